@@ -1,0 +1,5 @@
+/**
+ * Internals of {@link io.tensorbus.io}: a strict JSON codec, header parsers and encoders, byte sources,
+ * element decoding and layout conversion. Not an API: it may change in any release.
+ */
+package io.tensorbus.io.impl;

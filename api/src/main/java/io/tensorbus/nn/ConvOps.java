@@ -1,0 +1,142 @@
+package io.tensorbus.nn;
+
+import io.tensorbus.autograd.Autograd;
+import io.tensorbus.autograd.SavedTensor;
+import io.tensorbus.spi.DType;
+import io.tensorbus.tensor.Tensor;
+import io.tensorbus.tensor.impl.ConvGeometry;
+import io.tensorbus.tensor.impl.Gemm;
+import io.tensorbus.tensor.impl.Im2Col;
+import io.tensorbus.tensor.impl.Shapes;
+import java.lang.foreign.MemorySegment;
+
+/** 2-d convolution as im2col + GEMM per image and group, with its backward (input, weight, bias). */
+final class ConvOps {
+    private ConvOps() {
+    }
+
+    /** The sizes of one conv2d call. */
+    private record Dims(int n, int c, int o, int groups, int cg, int og, int k, int p, ConvGeometry g, boolean isFloat) {
+        boolean pointwise() {
+            return g.kH() == 1 && g.kW() == 1 && g.sH() == 1 && g.sW() == 1 && g.pH() == 0 && g.pW() == 0;
+        }
+    }
+
+    static Tensor conv2d(Tensor input, Tensor weight, Tensor bias, int[] stride, int[] padding, int[] dilation,
+            int groups) {
+        Dims d = check(input, weight, bias, stride, padding, dilation, groups);
+        Tensor x = input.contiguous();
+        Tensor w = weight.contiguous();
+        Tensor out = Tensor.empty(x.dtype(), d.n, d.o, d.g.outH(), d.g.outW());
+        Tensor col = d.pointwise() ? null : Tensor.empty(x.dtype(), d.k, d.p);
+        for (int n = 0; n < d.n; n++) {
+            for (int gi = 0; gi < d.groups; gi++) {
+                long xOff = x.storageOffset() + ((long) n * d.c + (long) gi * d.cg) * d.g.inPlane();
+                MemorySegment colSeg = columns(x, xOff, d, col);
+                long colOff = col == null ? xOff : 0;
+                gemm(d.isFloat, false, false, d.og, d.p, d.k, w.storage().segment(),
+                        w.storageOffset() + (long) gi * d.og * d.k, d.k, colSeg, colOff, d.p, 0,
+                        out.storage().segment(), ((long) n * d.o + (long) gi * d.og) * d.p, d.p);
+            }
+        }
+        if (bias != null) {
+            try (var ignored = Autograd.noGrad()) {
+                out.addi(bias.view(1, d.o, 1, 1));
+            }
+        }
+        if (!Autograd.needsGrad(input, weight, bias)) {
+            return out;
+        }
+        SavedTensor sx = SavedTensor.save(input);
+        SavedTensor sw = SavedTensor.save(weight);
+        boolean needX = input.requiresGrad();
+        boolean needW = weight.requiresGrad();
+        return Autograd.record("ConvolutionBackward0", out, gy -> backward(gy[0], sx.unpack(), sw.unpack(),
+                bias != null, needX, needW, d), input, weight, bias);
+    }
+
+    private static MemorySegment columns(Tensor x, long xOff, Dims d, Tensor col) {
+        if (col == null) {
+            return x.storage().segment();
+        }
+        Im2Col.im2col(x.storage().segment(), xOff, d.cg, d.g, col.storage().segment(), 0, d.isFloat);
+        return col.storage().segment();
+    }
+
+    private static Tensor[] backward(Tensor gradOut, Tensor input, Tensor weight, boolean hasBias, boolean needX,
+            boolean needW, Dims d) {
+        Tensor gy = gradOut.contiguous();
+        Tensor x = input.contiguous();
+        Tensor w = weight.contiguous();
+        Tensor gx = needX ? Tensor.zeros(x.dtype(), x.shape()) : null;
+        Tensor gw = needW ? Tensor.zeros(w.dtype(), w.shape()) : null;
+        Tensor col = d.pointwise() ? null : Tensor.empty(x.dtype(), d.k, d.p);
+        Tensor gcol = d.pointwise() || !needX ? null : Tensor.empty(x.dtype(), d.k, d.p);
+        MemorySegment gys = gy.storage().segment();
+        for (int n = 0; n < d.n; n++) {
+            for (int gi = 0; gi < d.groups; gi++) {
+                long xOff = x.storageOffset() + ((long) n * d.c + (long) gi * d.cg) * d.g.inPlane();
+                long yOff = gy.storageOffset() + ((long) n * d.o + (long) gi * d.og) * d.p;
+                long wOff = w.storageOffset() + (long) gi * d.og * d.k;
+                if (needW) {
+                    MemorySegment colSeg = columns(x, xOff, d, col);
+                    gemm(d.isFloat, false, true, d.og, d.k, d.p, gys, yOff, d.p, colSeg, col == null ? xOff : 0, d.p,
+                            1, gw.storage().segment(), (long) gi * d.og * d.k, d.k);
+                }
+                if (needX) {
+                    long gxOff = ((long) n * d.c + (long) gi * d.cg) * d.g.inPlane();
+                    MemorySegment dst = gcol == null ? gx.storage().segment() : gcol.storage().segment();
+                    gemm(d.isFloat, true, false, d.k, d.p, d.og, w.storage().segment(), wOff, d.k, gys, yOff, d.p, 0,
+                            dst, gcol == null ? gxOff : 0, d.p);
+                    if (gcol != null) {
+                        Im2Col.col2im(gcol.storage().segment(), 0, d.cg, d.g, gx.storage().segment(), gxOff, d.isFloat);
+                    }
+                }
+            }
+        }
+        Tensor gb = hasBias ? gy.sum(new int[] {0, 2, 3}, false) : null;
+        return new Tensor[] {gx, gw, gb};
+    }
+
+    private static void gemm(boolean isFloat, boolean ta, boolean tb, int m, int n, int k, MemorySegment a, long ao,
+            int lda, MemorySegment b, long bo, int ldb, double beta, MemorySegment c, long co, int ldc) {
+        if (isFloat) {
+            Gemm.sgemm(ta, tb, m, n, k, 1f, a, ao, lda, b, bo, ldb, (float) beta, c, co, ldc);
+        } else {
+            Gemm.dgemm(ta, tb, m, n, k, 1.0, a, ao, lda, b, bo, ldb, beta, c, co, ldc);
+        }
+    }
+
+    private static Dims check(Tensor x, Tensor w, Tensor b, int[] stride, int[] padding, int[] dilation, int groups) {
+        if (x.dim() != 4) {
+            throw new IllegalArgumentException("conv2d: expected a 4-d input [N, C, H, W], got shape " + Shapes.str(x.shape()));
+        }
+        if (w.dim() != 4) {
+            throw new IllegalArgumentException("conv2d: expected a 4-d weight [out, in/groups, kH, kW], got shape "
+                    + Shapes.str(w.shape()));
+        }
+        if (x.dtype() != w.dtype() || (x.dtype() != DType.FLOAT32 && x.dtype() != DType.FLOAT64)) {
+            throw new IllegalArgumentException("conv2d: input and weight must both be float32 or both float64, got "
+                    + x.dtype() + " and " + w.dtype());
+        }
+        if (groups < 1 || x.size(1) % groups != 0 || w.size(0) % groups != 0) {
+            throw new IllegalArgumentException("conv2d: groups=" + groups + " must be >= 1 and divide both the input "
+                    + "channels (" + x.size(1) + ") and the output channels (" + w.size(0) + ")");
+        }
+        if (w.size(1) * groups != x.size(1)) {
+            throw new IllegalArgumentException("conv2d: weight of shape " + Shapes.str(w.shape()) + " with groups="
+                    + groups + " expects input to have " + w.size(1) * groups + " channels, but got input of shape "
+                    + Shapes.str(x.shape()));
+        }
+        if (b != null && (b.dim() != 1 || b.size(0) != w.size(0) || b.dtype() != x.dtype())) {
+            throw new IllegalArgumentException("conv2d: bias must be a " + x.dtype() + " vector of " + w.size(0)
+                    + " elements, got " + b.dtype() + " " + Shapes.str(b.shape()));
+        }
+        ConvGeometry g = ConvGeometry.of("conv2d", x.size(2), x.size(3), new int[] {w.size(2), w.size(3)}, stride,
+                padding, dilation, false);
+        int cg = x.size(1) / groups;
+        int og = w.size(0) / groups;
+        return new Dims(x.size(0), x.size(1), w.size(0), groups, cg, og, cg * w.size(2) * w.size(3), g.outPlane(), g,
+                x.dtype() == DType.FLOAT32);
+    }
+}

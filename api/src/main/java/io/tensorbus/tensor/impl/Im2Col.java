@@ -1,0 +1,102 @@
+package io.tensorbus.tensor.impl;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+
+/**
+ * Unfolds image planes into the column matrix that turns convolution into GEMM, and folds columns back
+ * (summing overlaps) for the input gradient. Rows are (channel, ki, kj), columns are output positions.
+ * Works on float32 and float64 contiguous planes; offsets are in elements.
+ */
+public final class Im2Col {
+    private Im2Col() {
+    }
+
+    /** Writes the {@code [channels * kH * kW, outH * outW]} columns of {@code channels} planes at {@code xOff}. */
+    public static void im2col(MemorySegment x, long xOff, int channels, ConvGeometry g, MemorySegment col,
+            long colOff, boolean isFloat) {
+        int p = g.outPlane();
+        int kk = g.kH() * g.kW();
+        io.tensorbus.tensor.Threads.parallelFor(0, channels * kk, Math.max(1, 4096 / Math.max(p, 1)), (r0, r1) -> {
+            for (int row = r0; row < r1; row++) {
+                int c = row / kk;
+                int ki = (row % kk) / g.kW();
+                int kj = row % g.kW();
+                long plane = xOff + (long) c * g.inPlane();
+                long out = colOff + (long) row * p;
+                for (int oh = 0; oh < g.outH(); oh++) {
+                    int ih = oh * g.sH() - g.pH() + ki * g.dH();
+                    long o = out + (long) oh * g.outW();
+                    if (ih < 0 || ih >= g.inH()) {
+                        fillZero(col, o, g.outW(), isFloat);
+                    } else {
+                        copyRow(x, plane + (long) ih * g.inW(), g, kj, col, o, isFloat);
+                    }
+                }
+            }
+        });
+    }
+
+    private static void fillZero(MemorySegment col, long o, int n, boolean isFloat) {
+        int es = isFloat ? 4 : 8;
+        col.asSlice(o * es, (long) n * es).fill((byte) 0);
+    }
+
+    private static void copyRow(MemorySegment x, long rowOff, ConvGeometry g, int kj, MemorySegment col, long o,
+            boolean isFloat) {
+        int ow = g.outW();
+        int base = kj * g.dW() - g.pW();
+        int sw = g.sW();
+        for (int j = 0; j < ow; j++) {
+            int iw = j * sw + base;
+            boolean in = iw >= 0 && iw < g.inW();
+            if (isFloat) {
+                col.setAtIndex(ValueLayout.JAVA_INT, o + j, in ? x.getAtIndex(ValueLayout.JAVA_INT, rowOff + iw) : 0);
+            } else {
+                col.setAtIndex(ValueLayout.JAVA_LONG, o + j, in ? x.getAtIndex(ValueLayout.JAVA_LONG, rowOff + iw) : 0L);
+            }
+        }
+    }
+
+    /** Adds the columns back into {@code channels} planes at {@code xOff} (which the caller zeroed). */
+    public static void col2im(MemorySegment col, long colOff, int channels, ConvGeometry g, MemorySegment x,
+            long xOff, boolean isFloat) {
+        int p = g.outPlane();
+        int kk = g.kH() * g.kW();
+        // One channel per task: rows of the same channel add into the same plane.
+        io.tensorbus.tensor.Threads.parallelFor(0, channels, 1, (c0, c1) -> {
+            for (int c = c0; c < c1; c++) {
+                long plane = xOff + (long) c * g.inPlane();
+                for (int k = 0; k < kk; k++) {
+                    int ki = k / g.kW();
+                    int kj = k % g.kW();
+                    long in = colOff + (long) (c * kk + k) * p;
+                    for (int oh = 0; oh < g.outH(); oh++) {
+                        int ih = oh * g.sH() - g.pH() + ki * g.dH();
+                        if (ih >= 0 && ih < g.inH()) {
+                            addRow(col, in + (long) oh * g.outW(), g, kj, x, plane + (long) ih * g.inW(), isFloat);
+                        }
+                    }
+                }
+            }
+        });
+    }
+
+    private static void addRow(MemorySegment col, long o, ConvGeometry g, int kj, MemorySegment x, long rowOff,
+            boolean isFloat) {
+        int base = kj * g.dW() - g.pW();
+        int sw = g.sW();
+        int lo = Math.max(0, (-base + sw - 1) / sw);
+        int hi = Math.min(g.outW(), (g.inW() - base + sw - 1) / sw);
+        for (int j = lo; j < hi; j++) {
+            long xi = rowOff + j * sw + base;
+            if (isFloat) {
+                x.setAtIndex(ValueLayout.JAVA_FLOAT, xi, x.getAtIndex(ValueLayout.JAVA_FLOAT, xi)
+                        + col.getAtIndex(ValueLayout.JAVA_FLOAT, o + j));
+            } else {
+                x.setAtIndex(ValueLayout.JAVA_DOUBLE, xi, x.getAtIndex(ValueLayout.JAVA_DOUBLE, xi)
+                        + col.getAtIndex(ValueLayout.JAVA_DOUBLE, o + j));
+            }
+        }
+    }
+}

@@ -1,0 +1,182 @@
+package io.tensorbus.tensor.impl;
+
+import io.tensorbus.tensor.Threads;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+
+/**
+ * Max and average pooling over contiguous planes ({@code [planes, H, W]}), forward and backward. Windows
+ * are given per output row and column ({@link Windows}), which covers strided, padded and adaptive pooling.
+ * Element offsets; float32 when {@code isFloat}, else float64.
+ */
+public final class Pool2d {
+    private Pool2d() {
+    }
+
+    /**
+     * Input ranges of every output row ({@code h0[oh]..h1[oh]}) and column, clamped to the input, and the
+     * divisor that average pooling uses for each output position.
+     */
+    public record Windows(int inH, int inW, int[] h0, int[] h1, int[] w0, int[] w1, int[] padH, int[] padW,
+            boolean countPadding) {
+
+        /** Output height. */
+        public int outH() {
+            return h0.length;
+        }
+
+        /** Output width. */
+        public int outW() {
+            return w0.length;
+        }
+
+        double divisor(int oh, int ow) {
+            return countPadding ? (double) padH[oh] * padW[ow] : (double) (h1[oh] - h0[oh]) * (w1[ow] - w0[ow]);
+        }
+
+        /** Windows of a strided, padded pooling (PyTorch's avg/max pool rules for the window sizes). */
+        public static Windows strided(ConvGeometry g, boolean countPadding) {
+            int[][] h = axis(g.inH(), g.outH(), g.kH(), g.sH(), g.pH());
+            int[][] w = axis(g.inW(), g.outW(), g.kW(), g.sW(), g.pW());
+            return new Windows(g.inH(), g.inW(), h[0], h[1], w[0], w[1], h[2], w[2], countPadding);
+        }
+
+        private static int[][] axis(int in, int out, int k, int s, int p) {
+            int[] lo = new int[out];
+            int[] hi = new int[out];
+            int[] size = new int[out];
+            for (int o = 0; o < out; o++) {
+                int start = o * s - p;
+                int end = Math.min(start + k, in + p);
+                size[o] = end - start;
+                lo[o] = Math.max(start, 0);
+                hi[o] = Math.min(end, in);
+            }
+            return new int[][] {lo, hi, size};
+        }
+
+        /** Windows of adaptive pooling: {@code [floor(i*in/out), ceil((i+1)*in/out))}. */
+        public static Windows adaptive(int inH, int inW, int outH, int outW) {
+            int[][] h = adaptiveAxis(inH, outH);
+            int[][] w = adaptiveAxis(inW, outW);
+            return new Windows(inH, inW, h[0], h[1], w[0], w[1], h[2], w[2], false);
+        }
+
+        private static int[][] adaptiveAxis(int in, int out) {
+            int[] lo = new int[out];
+            int[] hi = new int[out];
+            for (int o = 0; o < out; o++) {
+                lo[o] = (int) Math.floorDiv((long) o * in, out);
+                hi[o] = (int) -Math.floorDiv(-(long) (o + 1) * in, out);
+            }
+            int[] size = new int[out];
+            for (int o = 0; o < out; o++) {
+                size[o] = hi[o] - lo[o];
+            }
+            return new int[][] {lo, hi, size};
+        }
+    }
+
+    private static double get(MemorySegment s, long i, boolean isFloat) {
+        return isFloat ? s.getAtIndex(ValueLayout.JAVA_FLOAT, i) : s.getAtIndex(ValueLayout.JAVA_DOUBLE, i);
+    }
+
+    private static void set(MemorySegment s, long i, double v, boolean isFloat) {
+        if (isFloat) {
+            s.setAtIndex(ValueLayout.JAVA_FLOAT, i, (float) v);
+        } else {
+            s.setAtIndex(ValueLayout.JAVA_DOUBLE, i, v);
+        }
+    }
+
+    /** Max pooling; writes values and each maximum's flat index within its input plane (int64). */
+    public static void maxForward(MemorySegment x, int planes, Windows w, MemorySegment out, MemorySegment idx,
+            boolean isFloat) {
+        int inPlane = w.inH() * w.inW();
+        int outPlane = w.outH() * w.outW();
+        Threads.parallelFor(0, planes, 1, (p0, p1) -> {
+            for (int p = p0; p < p1; p++) {
+                long xb = (long) p * inPlane;
+                long ob = (long) p * outPlane;
+                for (int oh = 0; oh < w.outH(); oh++) {
+                    for (int ow = 0; ow < w.outW(); ow++) {
+                        double best = Double.NEGATIVE_INFINITY;
+                        int at = w.h0()[oh] * w.inW() + w.w0()[ow];
+                        for (int ih = w.h0()[oh]; ih < w.h1()[oh]; ih++) {
+                            for (int iw = w.w0()[ow]; iw < w.w1()[ow]; iw++) {
+                                double v = get(x, xb + ih * w.inW() + iw, isFloat);
+                                if (v > best || Double.isNaN(v)) {
+                                    best = v;
+                                    at = ih * w.inW() + iw;
+                                }
+                            }
+                        }
+                        long o = ob + oh * w.outW() + ow;
+                        set(out, o, best, isFloat);
+                        idx.setAtIndex(ValueLayout.JAVA_LONG, o, at);
+                    }
+                }
+            }
+        });
+    }
+
+    /** Adds each output gradient into its maximum's input position ({@code gx} zeroed by the caller). */
+    public static void maxBackward(MemorySegment gy, MemorySegment idx, int planes, Windows w, MemorySegment gx,
+            boolean isFloat) {
+        int inPlane = w.inH() * w.inW();
+        int outPlane = w.outH() * w.outW();
+        Threads.parallelFor(0, planes, 1, (p0, p1) -> {
+            for (int p = p0; p < p1; p++) {
+                for (int o = 0; o < outPlane; o++) {
+                    long src = (long) p * outPlane + o;
+                    long dst = (long) p * inPlane + idx.getAtIndex(ValueLayout.JAVA_LONG, src);
+                    set(gx, dst, get(gx, dst, isFloat) + get(gy, src, isFloat), isFloat);
+                }
+            }
+        });
+    }
+
+    /** Average pooling: each output is its window's sum over {@link Windows#divisor}. */
+    public static void avgForward(MemorySegment x, int planes, Windows w, MemorySegment out, boolean isFloat) {
+        int inPlane = w.inH() * w.inW();
+        int outPlane = w.outH() * w.outW();
+        Threads.parallelFor(0, planes, 1, (p0, p1) -> {
+            for (int p = p0; p < p1; p++) {
+                long xb = (long) p * inPlane;
+                for (int oh = 0; oh < w.outH(); oh++) {
+                    for (int ow = 0; ow < w.outW(); ow++) {
+                        double sum = 0;
+                        for (int ih = w.h0()[oh]; ih < w.h1()[oh]; ih++) {
+                            for (int iw = w.w0()[ow]; iw < w.w1()[ow]; iw++) {
+                                sum += get(x, xb + ih * w.inW() + iw, isFloat);
+                            }
+                        }
+                        set(out, (long) p * outPlane + oh * w.outW() + ow, sum / w.divisor(oh, ow), isFloat);
+                    }
+                }
+            }
+        });
+    }
+
+    /** Spreads each output gradient evenly over its window ({@code gx} zeroed by the caller). */
+    public static void avgBackward(MemorySegment gy, int planes, Windows w, MemorySegment gx, boolean isFloat) {
+        int inPlane = w.inH() * w.inW();
+        int outPlane = w.outH() * w.outW();
+        Threads.parallelFor(0, planes, 1, (p0, p1) -> {
+            for (int p = p0; p < p1; p++) {
+                long xb = (long) p * inPlane;
+                for (int oh = 0; oh < w.outH(); oh++) {
+                    for (int ow = 0; ow < w.outW(); ow++) {
+                        double g = get(gy, (long) p * outPlane + oh * w.outW() + ow, isFloat) / w.divisor(oh, ow);
+                        for (int ih = w.h0()[oh]; ih < w.h1()[oh]; ih++) {
+                            for (int iw = w.w0()[ow]; iw < w.w1()[ow]; iw++) {
+                                long i = xb + ih * w.inW() + iw;
+                                set(gx, i, get(gx, i, isFloat) + g, isFloat);
+                            }
+                        }
+                    }
+                }
+            }
+        });
+    }
+}
