@@ -365,8 +365,15 @@ final class Ops {
     static Tensor copyi(Tensor self, Tensor src) {
         self.checkInplace("copyi");
         checkWritableShape(self, src);
-        if (Autograd.needsGrad(src)) {
-            Tensor r = src.to(self.dtype()).expand(self.shape());
+        if (Autograd.needsGrad(self, src)) {
+            // The old value of self gets a zero gradient (it was overwritten), src gets the incoming one.
+            Tensor history = self.detach();
+            if (self.gradFn() != null) {
+                history.setGradFn(self.gradFn(), self.outputNr());
+            }
+            Tensor value = ViewOps.copyRaw(src.detach().expand(self.shape()), self.dtype());
+            Tensor r = Autograd.record("CopyBackwards", value,
+                    g -> new Tensor[] {Tensor.zerosLike(g[0]), g[0]}, history, src);
             return writeResult(self, r);
         }
         Strided.copy(expandedView(src, self.shape()), self.view(), self.shape());

@@ -58,11 +58,11 @@ public final class Threads {
             return;
         }
         int parts = (int) Math.min(count, Math.max(1, n / (long) Math.max(grain, 1)));
-        if (parts <= 1 || Thread.currentThread() instanceof ForkJoinWorkerThread) {
+        ForkJoinPool p = pool;
+        if (parts <= 1 || (Thread.currentThread() instanceof ForkJoinWorkerThread w && w.getPool() == p)) {
             body.run(start, end);
             return;
         }
-        ForkJoinPool p = pool;
         List<ForkJoinTask<?>> tasks = new ArrayList<>(parts - 1);
         for (int i = 1; i < parts; i++) {
             int s = start + (int) ((long) n * i / parts);
