@@ -225,4 +225,37 @@ class AutogradTest {
                 () -> Tensor.of(new long[] {1}).requiresGrad(true));
         assertTrue(e.getMessage().contains("floating point"), e.getMessage());
     }
+
+    /** A node that hands its gradient to "the network" (a list), as distributed autograd's send node will. */
+    private static final class SendNode extends Node {
+        final List<Tensor> sent = new ArrayList<>();
+
+        SendNode(Tensor input) {
+            super(new Edge[] {Autograd.gradientEdge(input)}, 1);
+        }
+
+        @Override
+        public String name() {
+            return "SendRpcBackward";
+        }
+
+        @Override
+        protected Tensor[] apply(Tensor[] gradOutputs) {
+            sent.add(gradOutputs[0]);
+            return new Tensor[] {gradOutputs[0].mul(2.0)};
+        }
+    }
+
+    @Test
+    void customNodesJoinTheGraphAsDistributedAutogradWill() {
+        Tensor x = leaf(1, 2);
+        Tensor h = x.mul(3.0);
+        SendNode send = new SendNode(h);
+        Tensor received = h.detach();
+        received.setGradFn(send, 0);
+        received.sum().backward();
+        assertEquals(1, send.sent.size());
+        assertArrayEquals(new double[] {1, 1}, send.sent.get(0).toDoubleArray());
+        assertArrayEquals(new double[] {6, 6}, x.grad().toDoubleArray());
+    }
 }

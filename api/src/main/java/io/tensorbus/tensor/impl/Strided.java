@@ -2,6 +2,7 @@ package io.tensorbus.tensor.impl;
 
 import io.tensorbus.spi.DType;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 
 /**
  * Walks strided layouts: the one copy routine behind {@code contiguous}, {@code copyi}, dtype conversion,
@@ -62,6 +63,10 @@ public final class Strided {
             MemorySegment.copy(src.segment, so * es, dst.segment, d0 * es, n * es);
             return;
         }
+        if (st == dt) {
+            copySameType(src.segment, so, ss, dst.segment, d0, ds, n, st.byteSize());
+            return;
+        }
         boolean integral = !st.isFloatingPoint() && !dt.isFloatingPoint();
         for (int i = 0; i < n; i++) {
             long a = so + (long) i * ss;
@@ -70,6 +75,32 @@ public final class Strided {
                 Access.setLong(dst.segment, dt, b, Access.getLong(src.segment, st, a));
             } else {
                 Access.setDouble(dst.segment, dt, b, Access.getDouble(src.segment, st, a));
+            }
+        }
+    }
+
+    /** Bit copies of a strided run: the dtype does not matter, only the element size. */
+    private static void copySameType(MemorySegment s, long so, int ss, MemorySegment d, long d0, int ds, int n, int es) {
+        switch (es) {
+            case 1 -> {
+                for (int i = 0; i < n; i++) {
+                    d.set(ValueLayout.JAVA_BYTE, d0 + (long) i * ds, s.get(ValueLayout.JAVA_BYTE, so + (long) i * ss));
+                }
+            }
+            case 2 -> {
+                for (int i = 0; i < n; i++) {
+                    d.setAtIndex(ValueLayout.JAVA_SHORT, d0 + (long) i * ds, s.getAtIndex(ValueLayout.JAVA_SHORT, so + (long) i * ss));
+                }
+            }
+            case 4 -> {
+                for (int i = 0; i < n; i++) {
+                    d.setAtIndex(ValueLayout.JAVA_INT, d0 + (long) i * ds, s.getAtIndex(ValueLayout.JAVA_INT, so + (long) i * ss));
+                }
+            }
+            default -> {
+                for (int i = 0; i < n; i++) {
+                    d.setAtIndex(ValueLayout.JAVA_LONG, d0 + (long) i * ds, s.getAtIndex(ValueLayout.JAVA_LONG, so + (long) i * ss));
+                }
             }
         }
     }
