@@ -5,6 +5,7 @@ import io.tensorbus.io.impl.Dims;
 import io.tensorbus.io.impl.Layouts;
 import io.tensorbus.io.impl.NpyHeader;
 import io.tensorbus.io.impl.Output;
+import io.tensorbus.io.impl.TensorBytes;
 import io.tensorbus.spi.DType;
 import io.tensorbus.tensor.Tensor;
 import java.io.ByteArrayOutputStream;
@@ -141,7 +142,7 @@ public final class Npy {
      */
     public static byte[] toBytes(Tensor tensor) {
         Tensor c = prepare(tensor);
-        long size = header(c).length + c.dataSegment().byteSize();
+        long size = header(c).length + TensorBytes.of(c).byteSize();
         if (size > Integer.MAX_VALUE - 8) {
             throw new IllegalArgumentException("a .npy image of " + size + " bytes does not fit in a byte array;"
                     + " use Npy.write(Path, Tensor)");
@@ -163,7 +164,7 @@ public final class Npy {
     /** Writes the header and data of a contiguous tensor. */
     static void writeTo(WritableByteChannel out, Tensor contiguous) throws IOException {
         Output.writeFully(out, header(contiguous));
-        Output.writeFully(out, contiguous.dataSegment());
+        Output.writeFully(out, TensorBytes.of(contiguous));
     }
 
     /** Checks that a tensor can be written and returns it contiguous. */
@@ -173,6 +174,6 @@ public final class Npy {
             throw new IllegalArgumentException("bfloat16 has no NumPy dtype; convert first (t.to(DType.FLOAT32))"
                     + " or save it with SafeTensors");
         }
-        return tensor.contiguous();
+        return TensorBytes.contiguous(tensor);
     }
 }

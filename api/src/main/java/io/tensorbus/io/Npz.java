@@ -2,6 +2,7 @@ package io.tensorbus.io;
 
 import io.tensorbus.io.impl.ByteInput;
 import io.tensorbus.io.impl.Output;
+import io.tensorbus.io.impl.TensorBytes;
 import io.tensorbus.tensor.Tensor;
 import java.io.BufferedOutputStream;
 import java.io.EOFException;
@@ -130,11 +131,11 @@ public final class Npz {
         byte[] header = Npy.header(t);
         ZipEntry entry = new ZipEntry(name);
         if (!compressed) {
-            long size = header.length + t.dataSegment().byteSize();
+            long size = header.length + TensorBytes.of(t).byteSize();
             entry.setMethod(ZipEntry.STORED);
             entry.setSize(size);
             entry.setCompressedSize(size);
-            entry.setCrc(crc(header, t.dataSegment()));
+            entry.setCrc(crc(header, TensorBytes.of(t)));
         } else {
             entry.setMethod(ZipEntry.DEFLATED);
         }

@@ -4,6 +4,7 @@ import io.tensorbus.io.impl.ByteInput;
 import io.tensorbus.io.impl.Output;
 import io.tensorbus.io.impl.SafeTensorsHeader;
 import io.tensorbus.io.impl.SafeTensorsHeader.Entry;
+import io.tensorbus.io.impl.TensorBytes;
 import io.tensorbus.tensor.Tensor;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -157,7 +158,7 @@ public final class SafeTensors {
         byte[] header = SafeTensorsHeader.encode(prepared, metadata, order);
         long size = header.length;
         for (Tensor t : prepared.values()) {
-            size += t.dataSegment().byteSize();
+            size += TensorBytes.of(t).byteSize();
         }
         if (size > Integer.MAX_VALUE - 8) {
             throw new IllegalArgumentException("a safetensors image of " + size + " bytes does not fit in a byte"
@@ -176,7 +177,7 @@ public final class SafeTensors {
             List<String> order) throws IOException {
         Output.writeFully(out, header);
         for (String name : order) {
-            Output.writeFully(out, tensors.get(name).dataSegment());
+            Output.writeFully(out, TensorBytes.of(tensors.get(name)));
         }
     }
 
@@ -198,7 +199,7 @@ public final class SafeTensors {
             if (t == null) {
                 throw new IllegalArgumentException("tensor '" + name + "' is null");
             }
-            out.put(name, t.contiguous());
+            out.put(name, TensorBytes.contiguous(t));
         });
         return out;
     }

@@ -43,12 +43,12 @@ public record ElementType(String name, DType target, int itemSize, boolean signe
         in.require(numel * itemSize, "tensor data of shape " + Dims.str(shape));
         Tensor t = Tensor.empty(target, shape);
         if (isExact()) {
-            in.readFully(t.dataSegment(), "tensor data");
+            in.readFully(TensorBytes.of(t), "tensor data");
             return t;
         }
         MemorySegment raw = Arena.ofAuto().allocate(numel * itemSize, 8);
         in.readFully(raw, "tensor data");
-        convert(raw, t.dataSegment(), numel);
+        convert(raw, TensorBytes.of(t), numel);
         return t;
     }
 
@@ -60,9 +60,9 @@ public record ElementType(String name, DType target, int itemSize, boolean signe
     public Tensor decode(MemorySegment raw, int[] shape, long numel) {
         Tensor t = Tensor.empty(target, shape);
         if (isExact()) {
-            MemorySegment.copy(raw, 0, t.dataSegment(), 0, numel * itemSize);
+            MemorySegment.copy(raw, 0, TensorBytes.of(t), 0, numel * itemSize);
         } else {
-            convert(raw, t.dataSegment(), numel);
+            convert(raw, TensorBytes.of(t), numel);
         }
         return t;
     }

@@ -233,10 +233,14 @@ public record SafeTensorsHeader(Map<String, String> metadata, List<Entry> entrie
         return switch (v) {
             case null -> "null";
             case Map<?, ?> ignored -> "an object";
-            case List<?> l -> "an array " + Json.write(l);
-            case String s -> "the string \"" + s + "\"";
-            default -> v.toString();
+            case List<?> l -> "an array " + abbreviate(Json.write(l));
+            case String s -> "the string \"" + abbreviate(s) + "\"";
+            default -> abbreviate(v.toString());
         };
+    }
+
+    private static String abbreviate(String s) {
+        return s.length() <= 80 ? s : s.substring(0, 80) + "...";
     }
 
     // ---------------------------------------------------------------- writing

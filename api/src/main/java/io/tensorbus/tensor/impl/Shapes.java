@@ -40,6 +40,11 @@ public final class Shapes {
 
     /** True when a tensor with these shape and strides is laid out in row-major order without gaps. */
     public static boolean isContiguous(int[] shape, int[] strides) {
+        for (int s : shape) {
+            if (s == 0) {
+                return true; // an empty tensor has no layout to speak of (as PyTorch)
+            }
+        }
         int expected = 1;
         for (int i = shape.length - 1; i >= 0; i--) {
             if (shape[i] != 1 && strides[i] != expected) {
