@@ -49,8 +49,13 @@ final class LossOps {
         return switch (reduction) {
             case NONE -> input.dim() > 2 ? losses.reshape(target.shape()) : losses;
             case SUM -> losses.sum();
-            case MEAN -> losses.sum().div(weights.sum().item());
+            case MEAN -> meanOver(losses.sum(), weights.sum().item());
         };
+    }
+
+    /** The weighted mean; with all targets ignored, NaN (as PyTorch) but zero gradients instead of NaN ones. */
+    private static Tensor meanOver(Tensor sum, double totalWeight) {
+        return totalWeight == 0 ? sum.mul(0.0).add(Double.NaN) : sum.div(totalWeight);
     }
 
     private static void check(Tensor logp, Tensor tgt, Tensor input, Tensor target, Tensor weight) {

@@ -40,6 +40,24 @@ final class Ops {
         return x == DType.INT32 || y == DType.INT32 ? DType.INT32 : DType.BOOL;
     }
 
+    /**
+     * PyTorch's {@code result_type} for two tensors: a 0-d tensor does not promote a dimensioned tensor of
+     * the same or a higher category (bool < integer < floating).
+     */
+    static DType promote(Tensor a, Tensor b) {
+        if (a.dim() > 0 && b.dim() == 0 && category(b.dtype()) <= category(a.dtype())) {
+            return computeType(a.dtype());
+        }
+        if (b.dim() > 0 && a.dim() == 0 && category(a.dtype()) <= category(b.dtype())) {
+            return computeType(b.dtype());
+        }
+        return promote(a.dtype(), b.dtype());
+    }
+
+    private static int category(DType t) {
+        return t.isFloatingPoint() ? 2 : t == DType.BOOL ? 0 : 1;
+    }
+
     static DType computeType(DType t) {
         return t == DType.FLOAT16 || t == DType.BFLOAT16 ? DType.FLOAT32 : t;
     }
@@ -94,7 +112,7 @@ final class Ops {
     }
 
     static Tensor add(Tensor a, Tensor b, double alpha) {
-        DType ct = promote(a.dtype(), b.dtype());
+        DType ct = promote(a, b);
         if (ct == DType.BOOL) {
             ct = DType.INT64;
         }
@@ -121,7 +139,7 @@ final class Ops {
     }
 
     static Tensor mul(Tensor a, Tensor b) {
-        DType ct = promote(a.dtype(), b.dtype());
+        DType ct = promote(a, b);
         Tensor out = binaryRaw(MUL, a, b, ct, ct == DType.BOOL ? DType.BOOL : ct);
         if (!Autograd.needsGrad(a, b)) {
             return out;
@@ -140,7 +158,7 @@ final class Ops {
     }
 
     static Tensor div(Tensor a, Tensor b) {
-        DType ct = floatType(promote(a.dtype(), b.dtype()));
+        DType ct = floatType(promote(a, b));
         Tensor out = binaryRaw(DIV, a, b, ct, ct);
         if (!Autograd.needsGrad(a, b)) {
             return out;
@@ -162,7 +180,7 @@ final class Ops {
     }
 
     static Tensor compare(Tensor a, Tensor b, String op) {
-        DType ct = promote(a.dtype(), b.dtype());
+        DType ct = promote(a, b);
         Binary k = switch (op) {
             case "eq" -> EQ;
             case "gt" -> GT;
@@ -212,7 +230,7 @@ final class Ops {
     }
 
     static Tensor pow(Tensor a, Tensor b) {
-        DType ct = floatType(promote(a.dtype(), b.dtype()));
+        DType ct = floatType(promote(a, b));
         Tensor out = binaryRaw(POW, a, b, ct, ct);
         if (!Autograd.needsGrad(a, b)) {
             return out;
@@ -223,7 +241,10 @@ final class Ops {
         return Autograd.record("PowBackward1", out, g -> {
             Tensor x = sa.unpack();
             Tensor e = sb.unpack();
-            Tensor ga = g[0].mul(e).mul(x.pow(e.sub(1.0)));
+            // e * x^(e-1), defined as 0 where e == 0 (so 0^0 does not give 0 * inf).
+            Tensor dx = binaryRaw(new Binary("powGrad", null, (u, v) -> v == 0 ? 0 : v * Math.pow(u, v - 1), null),
+                    x, e, DType.FLOAT64, DType.FLOAT64).to(ct);
+            Tensor ga = g[0].mul(dx);
             // d/de x^e = x^e log x, defined as 0 where x == 0 and e >= 0 (as PyTorch).
             Tensor logx = binaryRaw(new Binary("xlog", null, (u, v) -> u == 0 && v >= 0 ? 0 : Math.log(u), null),
                     x, e, DType.FLOAT64, DType.FLOAT64).to(ct);
@@ -244,10 +265,11 @@ final class Ops {
     }
 
     static Tensor relu(Tensor a) {
-        Tensor out = map(a, "relu", x -> x > 0 ? x : 0f, x -> x > 0 ? x : 0.0);
+        // Written as !(x <= 0) so that NaN passes through, as in PyTorch.
+        Tensor out = map(a, "relu", x -> !(x <= 0) ? x : 0f, x -> !(x <= 0) ? x : 0.0);
         SavedTensor r = Autograd.needsGrad(a) ? SavedTensor.save(out) : null;
         return Autograd.record("ReluBackward0", out, g -> new Tensor[] {g[0].mul(
-                map(r.unpack(), "reluMask", x -> x > 0 ? 1f : 0f, x -> x > 0 ? 1 : 0))}, a);
+                map(r.unpack(), "reluMask", x -> !(x <= 0) ? 1f : 0f, x -> !(x <= 0) ? 1 : 0))}, a);
     }
 
     static Tensor sigmoid(Tensor a) {
@@ -290,7 +312,7 @@ final class Ops {
                         + " to a single memory location (an expanded tensor); clone() it first");
             }
         }
-        DType result = promote(self.dtype(), other.dtype());
+        DType result = promote(self, other);
         if (result.isFloatingPoint() && !self.dtype().isFloatingPoint()) {
             throw new IllegalArgumentException(op + "i: result type " + result + " can't be cast to the desired"
                     + " output type " + self.dtype());

@@ -4,6 +4,7 @@ import io.tensorbus.autograd.Autograd;
 import io.tensorbus.autograd.SavedTensor;
 import io.tensorbus.spi.DType;
 import io.tensorbus.tensor.impl.Access;
+import io.tensorbus.tensor.impl.Elementwise;
 import io.tensorbus.tensor.impl.Shapes;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -192,7 +193,9 @@ final class ReduceOps {
         return Autograd.record(max ? "MaxBackward1" : "MinBackward1", value, g -> {
             // Ties share the gradient evenly, as PyTorch's full max/min reduction.
             Tensor x = s.unpack();
-            Tensor mask = x.eq(value).to(g[0].dtype());
+            Tensor mask = Ops.binaryRaw(new Elementwise.Binary("isMax", null,
+                    (u, v) -> u == v || (Double.isNaN(u) && Double.isNaN(v)) ? 1 : 0, null),
+                    x, value, DType.FLOAT64, g[0].dtype());
             return new Tensor[] {mask.mul(g[0].div(mask.sum()))};
         }, t);
     }
