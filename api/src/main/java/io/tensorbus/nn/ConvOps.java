@@ -7,6 +7,7 @@ import io.tensorbus.tensor.Tensor;
 import io.tensorbus.tensor.impl.ConvGeometry;
 import io.tensorbus.tensor.impl.Gemm;
 import io.tensorbus.tensor.impl.Im2Col;
+import io.tensorbus.tensor.impl.Scratch;
 import io.tensorbus.tensor.impl.Shapes;
 import java.lang.foreign.MemorySegment;
 
@@ -17,6 +18,10 @@ final class ConvOps {
 
     /** The sizes of one conv2d call. */
     private record Dims(int n, int c, int o, int groups, int cg, int og, int k, int p, ConvGeometry g, boolean isFloat) {
+        long colBytes() {
+            return (long) k * p * (isFloat ? 4 : 8);
+        }
+
         boolean pointwise() {
             return g.kH() == 1 && g.kW() == 1 && g.sH() == 1 && g.sW() == 1 && g.pH() == 0 && g.pW() == 0;
         }
@@ -28,7 +33,7 @@ final class ConvOps {
         Tensor x = input.contiguous();
         Tensor w = weight.contiguous();
         Tensor out = Tensor.empty(x.dtype(), d.n, d.o, d.g.outH(), d.g.outW());
-        Tensor col = d.pointwise() ? null : Tensor.empty(x.dtype(), d.k, d.p);
+        MemorySegment col = d.pointwise() ? null : Scratch.get(0, d.colBytes());
         for (int n = 0; n < d.n; n++) {
             for (int gi = 0; gi < d.groups; gi++) {
                 long xOff = x.storageOffset() + ((long) n * d.c + (long) gi * d.cg) * d.g.inPlane();
@@ -55,12 +60,12 @@ final class ConvOps {
                 bias != null, needX, needW, d), input, weight, bias);
     }
 
-    private static MemorySegment columns(Tensor x, long xOff, Dims d, Tensor col) {
+    private static MemorySegment columns(Tensor x, long xOff, Dims d, MemorySegment col) {
         if (col == null) {
             return x.storage().segment();
         }
-        Im2Col.im2col(x.storage().segment(), xOff, d.cg, d.g, col.storage().segment(), 0, d.isFloat);
-        return col.storage().segment();
+        Im2Col.im2col(x.storage().segment(), xOff, d.cg, d.g, col, 0, d.isFloat);
+        return col;
     }
 
     private static Tensor[] backward(Tensor gradOut, Tensor input, Tensor weight, boolean hasBias, boolean needX,
@@ -70,8 +75,8 @@ final class ConvOps {
         Tensor w = weight.contiguous();
         Tensor gx = needX ? Tensor.zeros(x.dtype(), x.shape()) : null;
         Tensor gw = needW ? Tensor.zeros(w.dtype(), w.shape()) : null;
-        Tensor col = d.pointwise() ? null : Tensor.empty(x.dtype(), d.k, d.p);
-        Tensor gcol = d.pointwise() || !needX ? null : Tensor.empty(x.dtype(), d.k, d.p);
+        MemorySegment col = d.pointwise() ? null : Scratch.get(0, d.colBytes());
+        MemorySegment gcol = d.pointwise() || !needX ? null : Scratch.get(1, d.colBytes());
         MemorySegment gys = gy.storage().segment();
         for (int n = 0; n < d.n; n++) {
             for (int gi = 0; gi < d.groups; gi++) {
@@ -85,11 +90,11 @@ final class ConvOps {
                 }
                 if (needX) {
                     long gxOff = ((long) n * d.c + (long) gi * d.cg) * d.g.inPlane();
-                    MemorySegment dst = gcol == null ? gx.storage().segment() : gcol.storage().segment();
+                    MemorySegment dst = gcol == null ? gx.storage().segment() : gcol;
                     gemm(d.isFloat, true, false, d.k, d.p, d.og, w.storage().segment(), wOff, d.k, gys, yOff, d.p, 0,
                             dst, gcol == null ? gxOff : 0, d.p);
                     if (gcol != null) {
-                        Im2Col.col2im(gcol.storage().segment(), 0, d.cg, d.g, gx.storage().segment(), gxOff, d.isFloat);
+                        Im2Col.col2im(gcol, 0, d.cg, d.g, gx.storage().segment(), gxOff, d.isFloat);
                     }
                 }
             }

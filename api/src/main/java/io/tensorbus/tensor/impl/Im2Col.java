@@ -2,6 +2,9 @@ package io.tensorbus.tensor.impl;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorSpecies;
 
 /**
  * Unfolds image planes into the column matrix that turns convolution into GEMM, and folds columns back
@@ -9,6 +12,9 @@ import java.lang.foreign.ValueLayout;
  * Works on float32 and float64 contiguous planes; offsets are in elements.
  */
 public final class Im2Col {
+    private static final VectorSpecies<Float> F = FloatVector.SPECIES_PREFERRED;
+    private static final ByteOrder ORDER = ByteOrder.nativeOrder();
+
     private Im2Col() {
     }
 
@@ -47,13 +53,26 @@ public final class Im2Col {
         int ow = g.outW();
         int base = kj * g.dW() - g.pW();
         int sw = g.sW();
-        for (int j = 0; j < ow; j++) {
-            int iw = j * sw + base;
-            boolean in = iw >= 0 && iw < g.inW();
+        int lo = Math.min(ow, Math.max(0, (-base + sw - 1) / sw));
+        int hi = Math.max(lo, Math.min(ow, (g.inW() - base + sw - 1) / sw));
+        if (lo > 0) {
+            fillZero(col, o, lo, isFloat);
+        }
+        if (hi < ow) {
+            fillZero(col, o + hi, ow - hi, isFloat);
+        }
+        if (sw == 1) {
+            // Unit stride: the valid part of the row is one contiguous run of the input.
+            int es = isFloat ? 4 : 8;
+            MemorySegment.copy(x, (rowOff + lo + base) * es, col, (o + lo) * es, (long) (hi - lo) * es);
+            return;
+        }
+        for (int j = lo; j < hi; j++) {
+            long xi = rowOff + (long) j * sw + base;
             if (isFloat) {
-                col.setAtIndex(ValueLayout.JAVA_INT, o + j, in ? x.getAtIndex(ValueLayout.JAVA_INT, rowOff + iw) : 0);
+                col.setAtIndex(ValueLayout.JAVA_INT, o + j, x.getAtIndex(ValueLayout.JAVA_INT, xi));
             } else {
-                col.setAtIndex(ValueLayout.JAVA_LONG, o + j, in ? x.getAtIndex(ValueLayout.JAVA_LONG, rowOff + iw) : 0L);
+                col.setAtIndex(ValueLayout.JAVA_LONG, o + j, x.getAtIndex(ValueLayout.JAVA_LONG, xi));
             }
         }
     }
@@ -88,8 +107,12 @@ public final class Im2Col {
         int sw = g.sW();
         int lo = Math.max(0, (-base + sw - 1) / sw);
         int hi = Math.min(g.outW(), (g.inW() - base + sw - 1) / sw);
+        if (isFloat && sw == 1) {
+            addRunF32(col, o + lo, x, rowOff + lo + base, hi - lo);
+            return;
+        }
         for (int j = lo; j < hi; j++) {
-            long xi = rowOff + j * sw + base;
+            long xi = rowOff + (long) j * sw + base;
             if (isFloat) {
                 x.setAtIndex(ValueLayout.JAVA_FLOAT, xi, x.getAtIndex(ValueLayout.JAVA_FLOAT, xi)
                         + col.getAtIndex(ValueLayout.JAVA_FLOAT, o + j));
@@ -97,6 +120,20 @@ public final class Im2Col {
                 x.setAtIndex(ValueLayout.JAVA_DOUBLE, xi, x.getAtIndex(ValueLayout.JAVA_DOUBLE, xi)
                         + col.getAtIndex(ValueLayout.JAVA_DOUBLE, o + j));
             }
+        }
+    }
+
+    /** {@code x[xi .. xi+n) += col[ci .. ci+n)} with the Vector API. */
+    private static void addRunF32(MemorySegment col, long ci, MemorySegment x, long xi, int n) {
+        int i = 0;
+        for (int step = F.length(); i <= n - step; i += step) {
+            FloatVector a = FloatVector.fromMemorySegment(F, x, (xi + i) * 4, ORDER);
+            FloatVector b = FloatVector.fromMemorySegment(F, col, (ci + i) * 4, ORDER);
+            a.add(b).intoMemorySegment(x, (xi + i) * 4, ORDER);
+        }
+        for (; i < n; i++) {
+            x.setAtIndex(ValueLayout.JAVA_FLOAT, xi + i, x.getAtIndex(ValueLayout.JAVA_FLOAT, xi + i)
+                    + col.getAtIndex(ValueLayout.JAVA_FLOAT, ci + i));
         }
     }
 }
