@@ -40,6 +40,13 @@ public final class AccumulateGrad extends Node {
      * Runs without recording.
      */
     static void accumulate(Tensor variable, Tensor grad) {
+        // One lock per leaf, as PyTorch: backward passes may run on several threads at once.
+        synchronized (variable) {
+            accumulateLocked(variable, grad);
+        }
+    }
+
+    private static void accumulateLocked(Tensor variable, Tensor grad) {
         try (GradMode.Scope ignored = Autograd.noGrad()) {
             Tensor g = grad.dtype() == variable.dtype() ? grad : grad.to(variable.dtype());
             Tensor current = variable.grad();

@@ -72,7 +72,7 @@ public final class Engine {
             Tensor[] in = buffers.remove(node);
             Tensor[] out = run(node, in, options, needed, captured);
             propagate(node, out, deps, buffers, ready);
-            if (!options.retainGraph()) {
+            if (!options.retainGraph() && out != null) {
                 node.releaseVariables();
             }
         }

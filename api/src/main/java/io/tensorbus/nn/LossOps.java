@@ -15,6 +15,11 @@ final class LossOps {
         Objects.requireNonNull(reduction, "reduction");
         Tensor logp = input;
         Tensor tgt = target;
+        if (input.dim() > 2 && !spatialTargetFits(input, target)) {
+            throw new IllegalArgumentException("nllLoss: input of shape " + Shapes.str(input.shape())
+                    + " needs a target of shape [N, d...] = " + Shapes.str(spatialTarget(input)) + ", got "
+                    + Shapes.str(target.shape()));
+        }
         if (input.dim() > 2) {
             // [N, C, d...] -> [N*d..., C] so that every position is one sample.
             int c = input.size(1);
@@ -56,6 +61,18 @@ final class LossOps {
     /** The weighted mean; with all targets ignored, NaN (as PyTorch) but zero gradients instead of NaN ones. */
     private static Tensor meanOver(Tensor sum, double totalWeight) {
         return totalWeight == 0 ? sum.mul(0.0).add(Double.NaN) : sum.div(totalWeight);
+    }
+
+    private static int[] spatialTarget(Tensor input) {
+        int[] s = input.shape();
+        int[] t = new int[s.length - 1];
+        t[0] = s[0];
+        System.arraycopy(s, 2, t, 1, s.length - 2);
+        return t;
+    }
+
+    private static boolean spatialTargetFits(Tensor input, Tensor target) {
+        return java.util.Arrays.equals(spatialTarget(input), target.shape());
     }
 
     private static void check(Tensor logp, Tensor tgt, Tensor input, Tensor target, Tensor weight) {

@@ -13,6 +13,10 @@ final class Factories {
         if (step == 0 || Double.isNaN(step)) {
             throw new IllegalArgumentException("arange step must be non-zero, got " + step);
         }
+        if (!Double.isFinite(start) || !Double.isFinite(end)) {
+            throw new IllegalArgumentException("arange: unsupported range " + start + " -> " + end
+                    + "; bounds must be finite");
+        }
         if ((end - start) * step < 0) {
             throw new IllegalArgumentException("arange: upper bound and larger bound inconsistent with step sign"
                     + " (start=" + start + ", end=" + end + ", step=" + step + ")");
@@ -58,10 +62,21 @@ final class Factories {
         Tensor t = Tensor.empty(dtype, shape);
         MemorySegment s = t.storage().segment();
         int n = t.numel();
+        // Multiples of 2^-digits: exactly representable in the dtype, so rounding never reaches 1.0.
+        double scale = Math.scalb(1.0, mantissaDigits(dtype));
         for (int i = 0; i < n; i++) {
-            Access.setDouble(s, dtype, i, g.nextDouble());
+            Access.setDouble(s, dtype, i, Math.floor(g.nextDouble() * scale) / scale);
         }
         return t;
+    }
+
+    private static int mantissaDigits(DType dtype) {
+        return switch (dtype) {
+            case FLOAT64 -> 53;
+            case FLOAT32 -> 24;
+            case FLOAT16 -> 11;
+            default -> 8;
+        };
     }
 
     static Tensor randn(Generator g, DType dtype, int... shape) {

@@ -69,6 +69,9 @@ final class IndexOps {
                     + ts.length);
         }
         int rank = idxShape.length;
+        if (rank == 0 && idx.length == 1) {
+            checkIndex(idx[0], 1, op, 0);
+        }
         int[] pos = new int[rank];
         for (long p = 0; p < idx.length; p++) {
             long off = target.storageOffset();

@@ -24,20 +24,26 @@ final class Ops {
     static final Binary GT = new Binary("gt", null, (a, b) -> a > b ? 1 : 0, (a, b) -> a > b ? 1 : 0);
     static final Binary LT = new Binary("lt", null, (a, b) -> a < b ? 1 : 0, (a, b) -> a < b ? 1 : 0);
 
-    /** The dtype arithmetic on {@code a} and {@code b} computes in (PyTorch's promotion lattice). */
+    /**
+     * PyTorch's result type of arithmetic on two dtypes: floating beats integer beats bool, wider beats
+     * narrower, and float16 with bfloat16 gives float32.
+     */
     static DType promote(DType a, DType b) {
-        DType x = computeType(a);
-        DType y = computeType(b);
-        if (x == DType.FLOAT64 || y == DType.FLOAT64) {
-            return DType.FLOAT64;
+        if (a == b) {
+            return a;
         }
-        if (x == DType.FLOAT32 || y == DType.FLOAT32) {
-            return DType.FLOAT32;
+        boolean fa = a.isFloatingPoint();
+        boolean fb = b.isFloatingPoint();
+        if (fa && fb) {
+            return a == DType.FLOAT64 || b == DType.FLOAT64 ? DType.FLOAT64 : DType.FLOAT32;
         }
-        if (x == DType.INT64 || y == DType.INT64) {
+        if (fa || fb) {
+            return fa ? a : b;
+        }
+        if (a == DType.INT64 || b == DType.INT64) {
             return DType.INT64;
         }
-        return x == DType.INT32 || y == DType.INT32 ? DType.INT32 : DType.BOOL;
+        return a == DType.INT32 || b == DType.INT32 ? DType.INT32 : DType.BOOL;
     }
 
     /**
@@ -46,10 +52,10 @@ final class Ops {
      */
     static DType promote(Tensor a, Tensor b) {
         if (a.dim() > 0 && b.dim() == 0 && category(b.dtype()) <= category(a.dtype())) {
-            return computeType(a.dtype());
+            return a.dtype();
         }
         if (b.dim() > 0 && a.dim() == 0 && category(a.dtype()) <= category(b.dtype())) {
-            return computeType(b.dtype());
+            return b.dtype();
         }
         return promote(a.dtype(), b.dtype());
     }
@@ -58,21 +64,25 @@ final class Ops {
         return t.isFloatingPoint() ? 2 : t == DType.BOOL ? 0 : 1;
     }
 
+    /** The dtype kernels compute a result type in: float16 and bfloat16 compute in float32. */
     static DType computeType(DType t) {
         return t == DType.FLOAT16 || t == DType.BFLOAT16 ? DType.FLOAT32 : t;
     }
 
-    private static DType floatType(DType t) {
-        DType c = computeType(t);
-        return c.isFloatingPoint() ? c : DType.FLOAT32;
+    private static DType floatResult(DType t) {
+        return t.isFloatingPoint() ? t : DType.FLOAT32;
     }
 
-    private static DType scalarType(DType t, double v) {
-        DType c = computeType(t);
-        if (!c.isFloatingPoint() && v != Math.rint(v)) {
+    /** The result type of {@code tensor op scalar}: a fractional scalar makes integers float32, bool counts. */
+    private static DType scalarResult(DType t, double v) {
+        if (!t.isFloatingPoint() && v != Math.rint(v)) {
             return DType.FLOAT32;
         }
-        return c == DType.BOOL ? DType.INT64 : c;
+        return t == DType.BOOL ? DType.INT64 : t;
+    }
+
+    private static boolean isHalf(DType t) {
+        return computeType(t) != t;
     }
 
     /** Strides that walk {@code t} as if expanded to {@code shape} (0 on broadcast dimensions). */
@@ -91,56 +101,64 @@ final class Ops {
         return new Strided.View(t.storage().segment(), t.dtype(), t.storageOffset(), broadcastStrides(t, shape));
     }
 
-    /** Raw (unrecorded) {@code op(a, b)} computed in {@code ct}, written as {@code outType}. */
+    /**
+     * Raw (unrecorded) {@code op(a, b)} computed in {@code ct}, returned as {@code outType} (bool for
+     * comparisons; float16/bfloat16 results are computed in float32 and narrowed).
+     */
     static Tensor binaryRaw(Binary op, Tensor a, Tensor b, DType ct, DType outType) {
         Tensor a2 = a.dtype() == ct ? a : ViewOps.copyRaw(a, ct);
         Tensor b2 = b.dtype() == ct ? b : ViewOps.copyRaw(b, ct);
         int[] shape = Shapes.broadcast(a2.shape(), b2.shape());
-        Tensor out = Tensor.empty(outType, shape);
+        Tensor out = Tensor.empty(isHalf(outType) ? ct : outType, shape);
         boolean contiguous = a2.isContiguous() && b2.isContiguous()
                 && Arrays.equals(a2.shape(), shape) && Arrays.equals(b2.shape(), shape);
         Elementwise.binary(op, expandedView(a2, shape), expandedView(b2, shape), out.view(), shape, contiguous);
-        return out;
+        return out.dtype() == outType ? out : ViewOps.copyRaw(out, outType);
     }
 
-    /** Raw (unrecorded) {@code op(a)} in {@code ct}. */
-    static Tensor unaryRaw(Unary op, Tensor a, DType ct) {
+    /** Raw {@code op(a, b)} with the result type {@code rt} (computed in its compute type). */
+    private static Tensor arith(Binary op, Tensor a, Tensor b, DType rt) {
+        return binaryRaw(op, a, b, computeType(rt), rt);
+    }
+
+    /** Raw (unrecorded) {@code op(a)} with result type {@code rt}. */
+    static Tensor unaryRaw(Unary op, Tensor a, DType rt) {
+        DType ct = computeType(rt);
         Tensor a2 = a.dtype() == ct ? a : ViewOps.copyRaw(a, ct);
         Tensor out = Tensor.empty(ct, a2.shape());
         Elementwise.unary(op, a2.view(), out.view(), a2.shape(), a2.isContiguous());
-        return out;
+        return ct == rt ? out : ViewOps.copyRaw(out, rt);
     }
 
     static Tensor add(Tensor a, Tensor b, double alpha) {
-        DType ct = promote(a, b);
-        if (ct == DType.BOOL) {
-            ct = DType.INT64;
+        DType rt = promote(a, b);
+        if (!rt.isFloatingPoint() && alpha != Math.rint(alpha)) {
+            throw new IllegalArgumentException("for integral input tensors (" + rt + "), argument alpha must not be a"
+                    + " floating point number, got " + alpha);
+        }
+        if (rt == DType.BOOL && alpha == -1.0) {
+            throw new IllegalArgumentException("subtraction with two bool tensors is not supported; use logical ops");
         }
         Tensor out;
         if (alpha == 1.0) {
-            out = binaryRaw(ADD, a, b, ct, ct);
+            out = arith(ADD, a, b, rt);
         } else if (alpha == -1.0) {
-            out = binaryRaw(SUB, a, b, ct, ct);
+            out = arith(SUB, a, b, rt);
         } else {
-            out = binaryRaw(ADD, a, mulScalarRaw(b, alpha, ct), ct, ct);
+            out = arith(ADD, a, arith(MUL, b, Tensor.scalar(alpha, computeType(rt)), computeType(rt)), rt);
         }
         String name = alpha == -1.0 ? "SubBackward0" : "AddBackward0";
         return Autograd.record(name, out, g -> new Tensor[] {g[0], alpha == 1.0 ? g[0] : g[0].mul(alpha)}, a, b);
     }
 
     static Tensor addScalar(Tensor a, double v) {
-        DType ct = scalarType(a.dtype(), v);
-        Tensor out = binaryRaw(ADD, a, Tensor.scalar(v, ct), ct, ct);
+        DType rt = scalarResult(a.dtype(), v);
+        Tensor out = arith(ADD, a, Tensor.scalar(v, computeType(rt)), rt);
         return Autograd.record("AddBackward1", out, g -> new Tensor[] {g[0]}, a);
     }
 
-    private static Tensor mulScalarRaw(Tensor a, double v, DType ct) {
-        return binaryRaw(MUL, a, Tensor.scalar(v, ct), ct, ct);
-    }
-
     static Tensor mul(Tensor a, Tensor b) {
-        DType ct = promote(a, b);
-        Tensor out = binaryRaw(MUL, a, b, ct, ct == DType.BOOL ? DType.BOOL : ct);
+        Tensor out = arith(MUL, a, b, promote(a, b));
         if (!Autograd.needsGrad(a, b)) {
             return out;
         }
@@ -152,14 +170,13 @@ final class Ops {
     }
 
     static Tensor mulScalar(Tensor a, double v) {
-        DType ct = scalarType(a.dtype(), v);
-        Tensor out = mulScalarRaw(a, v, ct);
+        DType rt = scalarResult(a.dtype(), v);
+        Tensor out = arith(MUL, a, Tensor.scalar(v, computeType(rt)), rt);
         return Autograd.record(v == -1.0 ? "NegBackward0" : "MulBackward1", out, g -> new Tensor[] {g[0].mul(v)}, a);
     }
 
     static Tensor div(Tensor a, Tensor b) {
-        DType ct = floatType(promote(a, b));
-        Tensor out = binaryRaw(DIV, a, b, ct, ct);
+        Tensor out = arith(DIV, a, b, floatResult(promote(a, b)));
         if (!Autograd.needsGrad(a, b)) {
             return out;
         }
@@ -174,8 +191,8 @@ final class Ops {
     }
 
     static Tensor divScalar(Tensor a, double v) {
-        DType ct = floatType(a.dtype());
-        Tensor out = binaryRaw(DIV, a, Tensor.scalar(v, ct), ct, ct);
+        DType rt = floatResult(a.dtype());
+        Tensor out = arith(DIV, a, Tensor.scalar(v, computeType(rt)), rt);
         return Autograd.record("DivBackward1", out, g -> new Tensor[] {g[0].div(v)}, a);
     }
 
@@ -193,7 +210,7 @@ final class Ops {
     // ------------------------------------------------------------ unary ops
 
     static Tensor map(Tensor a, String name, Elementwise.F1 f, Elementwise.D1 d) {
-        return unaryRaw(new Unary(name, f, d, null), a, floatType(a.dtype()));
+        return unaryRaw(new Unary(name, f, d, null), a, floatResult(a.dtype()));
     }
 
     static Tensor exp(Tensor a) {
@@ -230,8 +247,8 @@ final class Ops {
     }
 
     static Tensor pow(Tensor a, Tensor b) {
-        DType ct = floatType(promote(a, b));
-        Tensor out = binaryRaw(POW, a, b, ct, ct);
+        DType ct = floatResult(promote(a, b));
+        Tensor out = arith(POW, a, b, ct);
         if (!Autograd.needsGrad(a, b)) {
             return out;
         }
@@ -257,11 +274,18 @@ final class Ops {
         if (min > max) {
             throw new IllegalArgumentException("clamp: min " + min + " is greater than max " + max);
         }
-        Tensor out = map(a, "clamp", x -> (float) Math.min(Math.max(x, min), max), x -> Math.min(Math.max(x, min), max));
+        Tensor out = !a.dtype().isFloatingPoint() && isWhole(min) && isWhole(max)
+                ? unaryRaw(new Unary("clamp", null, null, x -> (long) Math.min(Math.max(x, min), max)), a, a.dtype())
+                : map(a, "clamp", x -> (float) Math.min(Math.max(x, min), max), x -> Math.min(Math.max(x, min), max));
         SavedTensor s = Autograd.needsGrad(a) ? SavedTensor.save(a) : null;
         return Autograd.record("ClampBackward1", out, g -> new Tensor[] {g[0].mul(
                 map(s.unpack(), "clampMask", x -> x >= min && x <= max ? 1f : 0f, x -> x >= min && x <= max ? 1 : 0))},
                 a);
+    }
+
+    /** An integral value or an infinity (a one-sided bound). */
+    private static boolean isWhole(double v) {
+        return v == Math.rint(v) || Double.isInfinite(v);
     }
 
     static Tensor relu(Tensor a) {
@@ -304,19 +328,53 @@ final class Ops {
             throw new IllegalArgumentException(op + "i: output with shape " + Shapes.str(self.shape())
                     + " doesn't match the broadcast shape " + Shapes.str(shape));
         }
-        int[] st = self.strides();
-        int[] sh = self.shape();
-        for (int i = 0; i < st.length; i++) {
-            if (st[i] == 0 && sh[i] > 1) {
-                throw new IllegalArgumentException(op + "i: more than one element of the written-to tensor refers"
-                        + " to a single memory location (an expanded tensor); clone() it first");
-            }
-        }
+        checkNoInternalOverlap(self, op + "i");
+        checkNoPartialOverlap(self, other, op + "i");
         DType result = promote(self, other);
         if (result.isFloatingPoint() && !self.dtype().isFloatingPoint()) {
             throw new IllegalArgumentException(op + "i: result type " + result + " can't be cast to the desired"
                     + " output type " + self.dtype());
         }
+    }
+
+    private static void checkNoInternalOverlap(Tensor self, String op) {
+        int[] st = self.strides();
+        int[] sh = self.shape();
+        for (int i = 0; i < st.length; i++) {
+            if (st[i] == 0 && sh[i] > 1) {
+                throw new IllegalArgumentException(op + ": more than one element of the written-to tensor refers"
+                        + " to a single memory location (an expanded tensor); clone() it first");
+            }
+        }
+    }
+
+    /**
+     * Refuses an input that shares memory with the written-to tensor in a different layout (such as
+     * {@code x.addi(x.t())}), which an elementwise in-place kernel would read after overwriting.
+     */
+    private static void checkNoPartialOverlap(Tensor self, Tensor other, String op) {
+        if (other.storage() != self.storage()) {
+            return;
+        }
+        boolean same = other.storageOffset() == self.storageOffset() && Arrays.equals(other.shape(), self.shape())
+                && Arrays.equals(other.strides(), self.strides());
+        boolean disjoint = self.numel() == 0 || other.numel() == 0 || lastElement(self) < other.storageOffset()
+                || lastElement(other) < self.storageOffset();
+        if (!same && !disjoint) {
+            throw new IllegalArgumentException(op + ": some elements of the input tensor and the written-to tensor"
+                    + " refer to a single memory location; clone() the input first");
+        }
+    }
+
+    /** The storage index of a non-empty tensor's last element (strides are never negative). */
+    private static long lastElement(Tensor t) {
+        long last = t.storageOffset();
+        int[] sh = t.shape();
+        int[] st = t.strides();
+        for (int i = 0; i < sh.length; i++) {
+            last += (long) (sh[i] - 1) * st[i];
+        }
+        return last;
     }
 
     /** {@code self op= other} for op in add (with alpha), mul, div. */
@@ -338,7 +396,11 @@ final class Ops {
         DType ct = computeType(self.dtype());
         Tensor b = other.dtype() == ct ? other : ViewOps.copyRaw(other, ct);
         if (op.equals("add") && alpha != 1.0) {
-            b = mulScalarRaw(b, alpha, ct);
+            if (!ct.isFloatingPoint() && alpha != Math.rint(alpha)) {
+                throw new IllegalArgumentException("addi: for integral tensors (" + ct + "), alpha must not be a "
+                        + "floating point number, got " + alpha);
+            }
+            b = arith(MUL, b, Tensor.scalar(alpha, ct), ct);
         }
         Binary k = switch (op) {
             case "add" -> ADD;
@@ -350,8 +412,8 @@ final class Ops {
     }
 
     static Tensor inplaceScalar(Tensor self, double v, String op) {
-        return inplace(self, Tensor.scalar(v, self.dtype().isFloatingPoint() ? computeType(self.dtype())
-                : scalarType(self.dtype(), v)), 1.0, op);
+        DType rt = self.dtype().isFloatingPoint() ? computeType(self.dtype()) : scalarResult(self.dtype(), v);
+        return inplace(self, Tensor.scalar(v, rt), 1.0, op);
     }
 
     private static void applyInPlace(Tensor self, Binary k, Tensor b) {
@@ -387,6 +449,8 @@ final class Ops {
     static Tensor copyi(Tensor self, Tensor src) {
         self.checkInplace("copyi");
         checkWritableShape(self, src);
+        checkNoInternalOverlap(self, "copyi");
+        checkNoPartialOverlap(self, src, "copyi");
         if (Autograd.needsGrad(self, src)) {
             // The old value of self gets a zero gradient (it was overwritten), src gets the incoming one.
             Tensor history = self.detach();

@@ -26,6 +26,9 @@ final class ReduceOps {
         }
         for (int d : dims) {
             int n = Shapes.normalizeDim(d, rank);
+            if (rank == 0) {
+                continue; // a 0-d tensor reduces over "dimension 0" to itself, as PyTorch
+            }
             if (mask[n]) {
                 throw new IllegalArgumentException("dimension " + n + " appears multiple times in the list of dims "
                         + Arrays.toString(dims));
@@ -78,6 +81,7 @@ final class ReduceOps {
         int[] outShape = reducedShape(inShape, mask, keepDim);
         DType ct = Ops.computeType(t.dtype());
         DType outType = ct.isFloatingPoint() ? ct : DType.INT64;
+        DType resultType = t.dtype().isFloatingPoint() ? t.dtype() : DType.INT64;
         Tensor rows = rowsOf(t.dtype() == ct ? t : ViewOps.copyRaw(t, ct), mask);
         int outer = rows.size(0);
         int inner = rows.size(1);
@@ -101,7 +105,8 @@ final class ReduceOps {
                 }
             }
         });
-        return Autograd.record("SumBackward1", out, g -> new Tensor[] {expandBack(g[0], inShape, mask, keepDim)}, t);
+        Tensor result = resultType == outType ? out : ViewOps.copyRaw(out, resultType);
+        return Autograd.record("SumBackward1", result, g -> new Tensor[] {expandBack(g[0], inShape, mask, keepDim)}, t);
     }
 
     private static double sumFloat(MemorySegment s, long off, int n) {
@@ -222,6 +227,12 @@ final class ReduceOps {
         DType dt = t.dtype();
         for (int o = 0; o < outer; o++) {
             long off = base + (long) o * inner;
+            if (!dt.isFloatingPoint()) {
+                int best = bestLong(src, dt, off, inner, max);
+                Access.setLong(values.storage().segment(), dt, o, Access.getLong(src, dt, off + best));
+                Access.setLong(indices.storage().segment(), DType.INT64, o, best);
+                continue;
+            }
             int best = 0;
             double bv = Access.getDouble(src, dt, off);
             for (int i = 1; i < inner && !Double.isNaN(bv); i++) {
@@ -232,9 +243,6 @@ final class ReduceOps {
                 }
             }
             Access.setDouble(values.storage().segment(), dt, o, bv);
-            if (!dt.isFloatingPoint()) {
-                Access.setLong(values.storage().segment(), dt, o, Access.getLong(src, dt, off + best));
-            }
             Access.setLong(indices.storage().segment(), DType.INT64, o, best);
         }
         if (Autograd.needsGrad(t)) {
@@ -246,6 +254,20 @@ final class ReduceOps {
             }, t);
         }
         return new Tensor[] {values, indices};
+    }
+
+    /** Index of the first maximum (or minimum) of {@code n} integers, compared exactly as longs. */
+    private static int bestLong(MemorySegment src, DType dt, long off, int n, boolean max) {
+        int best = 0;
+        long bv = Access.getLong(src, dt, off);
+        for (int i = 1; i < n; i++) {
+            long v = Access.getLong(src, dt, off + i);
+            if (max ? v > bv : v < bv) {
+                best = i;
+                bv = v;
+            }
+        }
+        return best;
     }
 
     static Tensor logSoftmax(Tensor t, int dim) {

@@ -37,6 +37,7 @@ public final class Tensor {
     private Node gradFn;
     private int outputNr;
     private AccumulateGrad accumulator;
+    private boolean retainsGrad;
 
     Tensor(Storage storage, DType dtype, int[] shape, int[] strides, long offset, Tensor base) {
         this.storage = storage;
@@ -453,6 +454,10 @@ public final class Tensor {
             throw new IllegalArgumentException("assigned grad has shape " + Shapes.str(grad.shape)
                     + " but the tensor has shape " + Shapes.str(shape));
         }
+        if (grad != null && grad.dtype != dtype) {
+            throw new IllegalArgumentException("assigned grad has dtype " + grad.dtype + " but the tensor has dtype "
+                    + dtype);
+        }
         this.grad = grad;
     }
 
@@ -506,7 +511,8 @@ public final class Tensor {
 
     /** Keeps the gradient of a non-leaf tensor in {@link #grad()} after backward ({@code retain_grad}). */
     public Tensor retainGrad() {
-        if (gradFn != null) {
+        if (gradFn != null && !retainsGrad) {
+            retainsGrad = true;
             registerHook(g -> {
                 grad = grad == null ? g.clone() : grad.add(g);
                 return g;
@@ -532,7 +538,7 @@ public final class Tensor {
 
     /** A tensor sharing storage with this one but cut from the graph. */
     public Tensor detach() {
-        return new Tensor(storage, dtype, shape, strides, offset, base);
+        return new Tensor(storage, dtype, shape, strides, offset, null);
     }
 
     /** Marks this tensor as cut from the graph in place; returns this. */
@@ -875,7 +881,7 @@ public final class Tensor {
 
     /** {@code this /= value} in place. */
     public Tensor divi(double value) {
-        return Ops.inplaceScalar(this, 1.0 / value, "mul");
+        return Ops.inplaceScalar(this, value, "div");
     }
 
     /** Sets every element to zero in place. */

@@ -67,7 +67,12 @@ public final class Threads {
         for (int i = 1; i < parts; i++) {
             int s = start + (int) ((long) n * i / parts);
             int e = start + (int) ((long) n * (i + 1) / parts);
-            tasks.add(p.submit(() -> body.run(s, e)));
+            try {
+                tasks.add(p.submit(() -> body.run(s, e)));
+            } catch (java.util.concurrent.RejectedExecutionException rejected) {
+                // set() replaced the pool meanwhile: do this part here.
+                body.run(s, e);
+            }
         }
         body.run(start, start + n / parts);
         for (ForkJoinTask<?> t : tasks) {

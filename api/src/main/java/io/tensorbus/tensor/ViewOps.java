@@ -165,10 +165,11 @@ final class ViewOps {
     }
 
     static Tensor narrow(Tensor t, int dim, int start, int length) {
+        requireDims("narrow", t);
         int d = Shapes.normalizeDim(dim, t.dim());
         int size = t.shape()[d];
         int s = start < 0 ? start + size : start;
-        if (s < 0 || length < 0 || s + length > size) {
+        if (s < 0 || length < 0 || (long) s + length > size) {
             throw new IllegalArgumentException("narrow: start " + start + " + length " + length
                     + " exceeds dimension " + d + " of size " + size);
         }
@@ -176,6 +177,7 @@ final class ViewOps {
     }
 
     static Tensor slice(Tensor t, int dim, int start, int end, int step) {
+        requireDims("slice", t);
         int d = Shapes.normalizeDim(dim, t.dim());
         if (step <= 0) {
             throw new IllegalArgumentException("slice step must be positive, got " + step);
@@ -185,7 +187,7 @@ final class ViewOps {
         int size = shape[d];
         int s = clampIndex(start, size);
         int e = Math.max(s, clampIndex(end, size));
-        int len = (e - s + step - 1) / step;
+        int len = (int) (((long) e - s + step - 1) / step);
         long offset = t.storageOffset() + (long) s * strides[d];
         shape[d] = len;
         strides[d] *= step;
@@ -196,6 +198,13 @@ final class ViewOps {
             slice(z, d, s, e, step).copyi(g[0]);
             return new Tensor[] {z};
         }, t);
+    }
+
+    /** Views along a dimension need one: a 0-d tensor has none. */
+    static void requireDims(String op, Tensor t) {
+        if (t.dim() == 0) {
+            throw new IllegalArgumentException(op + "() cannot be applied to a 0-dim tensor; unsqueeze(0) it first");
+        }
     }
 
     private static int clampIndex(int i, int size) {
@@ -242,6 +251,7 @@ final class ViewOps {
     }
 
     static List<Tensor> split(Tensor t, int splitSize, int dim) {
+        requireDims("split", t);
         int d = Shapes.normalizeDim(dim, t.dim());
         if (splitSize <= 0) {
             throw new IllegalArgumentException("split size must be positive, got " + splitSize);
@@ -256,6 +266,7 @@ final class ViewOps {
     }
 
     static List<Tensor> splitSizes(Tensor t, int[] sizes, int dim) {
+        requireDims("split", t);
         int d = Shapes.normalizeDim(dim, t.dim());
         int total = 0;
         for (int s : sizes) {
@@ -300,6 +311,10 @@ final class ViewOps {
         int lead = r - ts.length;
         for (int i = 0; i < r; i++) {
             int own = i < lead ? 1 : ts[i - lead];
+            if (newShape[i] < -1) {
+                throw new IllegalArgumentException("expand: invalid size " + newShape[i] + " at dimension " + i
+                        + " of " + Arrays.toString(newShape) + " (sizes must be >= 0, or -1 to keep)");
+            }
             int want = newShape[i] == -1 ? own : newShape[i];
             if (i < lead && newShape[i] == -1) {
                 throw new IllegalArgumentException("expand: -1 is not allowed in a leading, new dimension");
@@ -371,6 +386,10 @@ final class ViewOps {
             throw new IllegalArgumentException("cat expects a non-empty list of tensors");
         }
         Tensor first = tensors.get(0);
+        if (first.dim() == 0) {
+            throw new IllegalArgumentException("cat: zero-dimensional tensor (at position 0) cannot be concatenated;"
+                    + " use stack, or unsqueeze(0) each tensor");
+        }
         int d = Shapes.normalizeDim(dim, first.dim());
         DType dtype = first.dtype();
         int[] shape = first.shape();

@@ -51,6 +51,7 @@ public final class Access {
             case INT32 -> s.setAtIndex(ValueLayout.JAVA_INT, index, (int) v);
             case INT64 -> s.setAtIndex(ValueLayout.JAVA_LONG, index, v);
             case BOOL -> s.set(ValueLayout.JAVA_BYTE, index, (byte) (v != 0 ? 1 : 0));
+            case FLOAT32 -> s.setAtIndex(ValueLayout.JAVA_FLOAT, index, (float) v);
             default -> setDouble(s, t, index, v);
         }
     }

@@ -71,7 +71,7 @@ public final class Strided {
         for (int i = 0; i < n; i++) {
             long a = so + (long) i * ss;
             long b = d0 + (long) i * ds;
-            if (integral || st == DType.INT64) {
+            if (integral || !st.isFloatingPoint()) {
                 Access.setLong(dst.segment, dt, b, Access.getLong(src.segment, st, a));
             } else {
                 Access.setDouble(dst.segment, dt, b, Access.getDouble(src.segment, st, a));
