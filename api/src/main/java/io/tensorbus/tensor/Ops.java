@@ -437,12 +437,20 @@ final class Ops {
         return copy;
     }
 
+    /**
+     * Writes a recorded op's result into {@code self} and moves the history over: onto {@code self} for a
+     * base tensor, onto its base (through {@link ViewHistory#writeThroughView}) for a view.
+     */
     private static Tensor writeResult(Tensor self, Tensor result) {
+        if (self.base() != null) {
+            return ViewHistory.writeThroughView(self, result);
+        }
         Strided.copy(result.view(), self.view(), self.shape());
         self.storage().bumpVersion();
         if (result.gradFn() != null) {
             self.setGradFn(result.gradFn(), result.outputNr());
         }
+        self.bumpHistory();
         return self;
     }
 

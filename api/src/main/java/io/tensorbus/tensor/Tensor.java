@@ -38,6 +38,8 @@ public final class Tensor {
     private int outputNr;
     private AccumulateGrad accumulator;
     private boolean retainsGrad;
+    private int historyVersion;
+    private int viewVersion;
 
     Tensor(Storage storage, DType dtype, int[] shape, int[] strides, long offset, Tensor base) {
         this.storage = storage;
@@ -415,7 +417,7 @@ public final class Tensor {
 
     /** True when gradients are computed for this tensor. */
     public boolean requiresGrad() {
-        return requiresGrad || gradFn != null;
+        return requiresGrad || gradFn() != null;
     }
 
     /**
@@ -436,7 +438,7 @@ public final class Tensor {
 
     /** True for tensors created by the user (not the result of a recorded op). */
     public boolean isLeaf() {
-        return gradFn == null;
+        return gradFn() == null;
     }
 
     /** The accumulated gradient of a leaf, or null before the first backward. */
@@ -463,6 +465,11 @@ public final class Tensor {
 
     /** The node that computes this tensor's gradient inputs, or null for a leaf. */
     public Node gradFn() {
+        if (base != null && viewVersion != base.historyVersion) {
+            // The base was changed in place after this view was taken: its history now starts there.
+            viewVersion = base.historyVersion;
+            ViewHistory.regenerate(this);
+        }
         return gradFn;
     }
 
@@ -560,17 +567,27 @@ public final class Tensor {
             throw new IllegalStateException("a leaf tensor that requires grad is being used in an in-place"
                     + " operation (" + op + "); do it inside Autograd.noGrad() or on a clone()");
         }
-        if (base != null && base.requiresGrad()) {
-            throw new IllegalStateException("in-place operation " + op + " on a view of a tensor that requires"
-                    + " grad is not supported; use the out-of-place op");
+        if (base != null && base.requiresGrad && base.gradFn == null) {
+            throw new IllegalStateException("a view of a leaf tensor that requires grad is being used in an in-place"
+                    + " operation (" + op + "); do it inside Autograd.noGrad() or on a clone()");
         }
     }
 
-    /** Attaches an in-place op's backward node to this tensor (history rewrite, as PyTorch). */
-    Tensor rebase(Node node) {
-        this.gradFn = node;
-        this.outputNr = 0;
-        return this;
+    /** Counts recorded in-place writes into this base tensor, so its views know their history is stale. */
+    int historyVersion() {
+        return historyVersion;
+    }
+
+    /** Records that a recorded in-place op rewrote this (base) tensor's history. */
+    void bumpHistory() {
+        historyVersion++;
+    }
+
+    /** Marks a view's history as current with respect to its base. */
+    void syncView() {
+        if (base != null) {
+            viewVersion = base.historyVersion;
+        }
     }
 
     void fillRaw(double v) {

@@ -16,7 +16,9 @@ final class ViewOps {
 
     static Tensor makeView(Tensor t, int[] shape, int[] strides, long offset) {
         Tensor base = t.base() != null ? t.base() : t;
-        return new Tensor(t.storage(), t.dtype(), shape, strides, offset, base);
+        Tensor view = new Tensor(t.storage(), t.dtype(), shape, strides, offset, base);
+        view.syncView();
+        return view;
     }
 
     /** A contiguous copy without recording. */

@@ -112,4 +112,29 @@ class TensorGradientTest {
         check("subi scalar", x -> x.get(0).mul(x.get(0)).subi(3.0), a);
         check("copyi", x -> x.get(0).mul(1.0).copyi(x.get(1)), a, row);
     }
+
+    @Test
+    void inPlaceOpsThroughViewsHaveCorrectGradients() {
+        check("muli through a narrow view", x -> {
+            Tensor buf = x.get(0).mul(2.0);
+            buf.narrow(1, 1, 2).muli(x.get(1));
+            return buf;
+        }, a, randn(30, 3, 2));
+        check("addi through a transposed view", x -> {
+            Tensor buf = x.get(0).mul(1.0);
+            buf.t().select(0, 2).addi(x.get(1), 3.0);
+            return buf.mul(buf);
+        }, a, randn(31, 3));
+        check("copyi into a slice of a plain buffer", x -> {
+            Tensor buf = Tensor.zeros(io.tensorbus.spi.DType.FLOAT64, 3, 4);
+            buf.slice(1, 0, 4, 2).copyi(x.get(0).exp());
+            return buf.mul(x.get(1));
+        }, randn(32, 3, 2), b);
+        check("view taken before the base changed in place", x -> {
+            Tensor y = x.get(0).mul(2.0);
+            Tensor v = y.narrow(0, 1, 2);
+            y.muli(x.get(1));
+            return v.mul(v);
+        }, a, b);
+    }
 }
