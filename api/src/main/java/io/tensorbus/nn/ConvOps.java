@@ -70,7 +70,7 @@ final class ConvOps {
 
     private static Tensor[] backward(Tensor gradOut, Tensor input, Tensor weight, boolean hasBias, boolean needX,
             boolean needW, Dims d) {
-        Tensor gy = gradOut.contiguous();
+        Tensor gy = contiguousInScratch(gradOut, 2);
         Tensor x = input.contiguous();
         Tensor w = weight.contiguous();
         Tensor gx = needX ? Tensor.zeros(x.dtype(), x.shape()) : null;
@@ -101,6 +101,22 @@ final class ConvOps {
         }
         Tensor gb = hasBias ? gy.sum(new int[] {0, 2, 3}, false) : null;
         return new Tensor[] {gx, gw, gb};
+    }
+
+    /**
+     * {@code t} itself when contiguous, else a contiguous copy in this thread's scratch slot: the upstream
+     * gradient is often an expanded view (from a sum) and the copy never leaves the backward pass.
+     */
+    private static Tensor contiguousInScratch(Tensor t, int slot) {
+        if (t.isContiguous()) {
+            return t;
+        }
+        long bytes = (long) t.numel() * t.dtype().byteSize();
+        Tensor copy = Tensor.fromSegment(Scratch.get(slot, bytes), t.dtype(), t.shape());
+        try (var ignored = Autograd.noGrad()) {
+            copy.copyi(t);
+        }
+        return copy;
     }
 
     private static void gemm(boolean isFloat, boolean ta, boolean tb, int m, int n, int k, MemorySegment a, long ao,

@@ -4,6 +4,7 @@ import io.tensorbus.autograd.Autograd;
 import io.tensorbus.autograd.SavedTensor;
 import io.tensorbus.spi.DType;
 import io.tensorbus.tensor.impl.Elementwise;
+import io.tensorbus.tensor.impl.FloatKernels;
 import io.tensorbus.tensor.impl.Elementwise.Binary;
 import io.tensorbus.tensor.impl.Elementwise.Unary;
 import io.tensorbus.tensor.impl.Shapes;
@@ -210,23 +211,27 @@ final class Ops {
     // ------------------------------------------------------------ unary ops
 
     static Tensor map(Tensor a, String name, Elementwise.F1 f, Elementwise.D1 d) {
-        return unaryRaw(new Unary(name, f, d, null), a, floatResult(a.dtype()));
+        return map(a, name, f, d, null);
+    }
+
+    static Tensor map(Tensor a, String name, Elementwise.F1 f, Elementwise.D1 d, FloatKernels.Loop vector) {
+        return unaryRaw(new Unary(name, f, d, null, vector), a, floatResult(a.dtype()));
     }
 
     static Tensor exp(Tensor a) {
-        Tensor out = map(a, "exp", x -> (float) Math.exp(x), Math::exp);
+        Tensor out = map(a, "exp", x -> (float) Math.exp(x), Math::exp, FloatKernels::exp);
         SavedTensor r = Autograd.needsGrad(a) ? SavedTensor.save(out) : null;
         return Autograd.record("ExpBackward0", out, g -> new Tensor[] {g[0].mul(r.unpack())}, a);
     }
 
     static Tensor log(Tensor a) {
-        Tensor out = map(a, "log", x -> (float) Math.log(x), Math::log);
+        Tensor out = map(a, "log", x -> (float) Math.log(x), Math::log, FloatKernels::log);
         SavedTensor s = Autograd.needsGrad(a) ? SavedTensor.save(a) : null;
         return Autograd.record("LogBackward0", out, g -> new Tensor[] {g[0].div(s.unpack())}, a);
     }
 
     static Tensor sqrt(Tensor a) {
-        Tensor out = map(a, "sqrt", x -> (float) Math.sqrt(x), Math::sqrt);
+        Tensor out = map(a, "sqrt", x -> (float) Math.sqrt(x), Math::sqrt, FloatKernels::sqrt);
         SavedTensor r = Autograd.needsGrad(a) ? SavedTensor.save(out) : null;
         return Autograd.record("SqrtBackward0", out, g -> new Tensor[] {g[0].div(r.unpack().mul(2.0))}, a);
     }
@@ -290,10 +295,10 @@ final class Ops {
 
     static Tensor relu(Tensor a) {
         // Written as !(x <= 0) so that NaN passes through, as in PyTorch.
-        Tensor out = map(a, "relu", x -> !(x <= 0) ? x : 0f, x -> !(x <= 0) ? x : 0.0);
+        Tensor out = map(a, "relu", x -> !(x <= 0) ? x : 0f, x -> !(x <= 0) ? x : 0.0, FloatKernels::relu);
         SavedTensor r = Autograd.needsGrad(a) ? SavedTensor.save(out) : null;
         return Autograd.record("ReluBackward0", out, g -> new Tensor[] {g[0].mul(
-                map(r.unpack(), "reluMask", x -> !(x <= 0) ? 1f : 0f, x -> !(x <= 0) ? 1 : 0))}, a);
+                map(r.unpack(), "reluMask", x -> !(x <= 0) ? 1f : 0f, x -> !(x <= 0) ? 1 : 0, FloatKernels::reluMask))}, a);
     }
 
     static Tensor sigmoid(Tensor a) {
@@ -306,7 +311,7 @@ final class Ops {
     }
 
     static Tensor tanh(Tensor a) {
-        Tensor out = map(a, "tanh", x -> (float) Math.tanh(x), Math::tanh);
+        Tensor out = map(a, "tanh", x -> (float) Math.tanh(x), Math::tanh, FloatKernels::tanh);
         SavedTensor r = Autograd.needsGrad(a) ? SavedTensor.save(out) : null;
         return Autograd.record("TanhBackward0", out, g -> {
             Tensor y = r.unpack();

@@ -29,6 +29,11 @@ class FunctionalGradientTest {
                 new int[] {0, 1}, new int[] {1, 1}, 2), x, randn(8, 4, 2, 2, 3), randn(9, 4));
         check("conv2d depthwise", v -> Functional.conv2d(v.get(0), v.get(1), null, new int[] {1, 1},
                 new int[] {1, 1}, new int[] {1, 1}, 4), x, randn(10, 4, 1, 3, 3));
+        check("conv2d same-size dilated", v -> Functional.conv2d(v.get(0), v.get(1), null, new int[] {1, 1},
+                new int[] {2, 2}, new int[] {2, 2}, 1), x, randn(13, 2, 4, 3, 3));
+        check("conv2d same-size 5x5 and 1x3", v -> Functional.conv2d(Functional.conv2d(v.get(0), v.get(1), null, 1, 2),
+                v.get(2), null, new int[] {1, 1}, new int[] {0, 1}, new int[] {1, 1}, 1), x, randn(14, 3, 4, 5, 5),
+                randn(15, 2, 3, 1, 3));
         check("conv2d 1x1", v -> Functional.conv2d(v.get(0), v.get(1), v.get(2), 1, 0), x, randn(11, 3, 4, 1, 1),
                 randn(12, 3));
     }

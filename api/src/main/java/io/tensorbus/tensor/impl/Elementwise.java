@@ -61,8 +61,15 @@ public final class Elementwise {
         long apply(long a, long b);
     }
 
-    /** A unary formula in each compute family; {@code l} may be null where integers are not allowed. */
-    public record Unary(String name, F1 f, D1 d, L1 l) {
+    /**
+     * A unary formula in each compute family; {@code l} may be null where integers are not allowed, and
+     * {@code vectorF32}, when present, is a vectorised float32 loop for unit strides.
+     */
+    public record Unary(String name, F1 f, D1 d, L1 l, FloatKernels.Loop vectorF32) {
+        /** A formula without a vectorised loop. */
+        public Unary(String name, F1 f, D1 d, L1 l) {
+            this(name, f, d, l, null);
+        }
     }
 
     /** A binary formula in each compute family; {@code l} may be null where integers are not allowed. */
@@ -86,6 +93,10 @@ public final class Elementwise {
                     long io = off[1];
                     switch (t) {
                         case FLOAT32 -> {
+                            if (op.vectorF32() != null && st[0] == 1 && st[1] == 1) {
+                                op.vectorF32().run(as, ia, os, io, n);
+                                return;
+                            }
                             for (int i = 0; i < n; i++, ia += st[0], io += st[1]) {
                                 os.setAtIndex(FL, io, op.f().apply(as.getAtIndex(FL, ia)));
                             }

@@ -28,8 +28,10 @@ public final class Gemm {
             scale(m, n, beta, c, cOff, ldc);
             return;
         }
-        GemmDriver.run(m, n, k, () -> new SgemmWorker(transA, transB, n, k, alpha, a, aOff, lda, b, bOff, ldb,
-                beta, c, cOff, ldc));
+        GemmMatrix ma = new GemmMatrix(a, aOff, lda, transA);
+        GemmMatrix mb = new GemmMatrix(b, bOff, ldb, transB);
+        GemmMatrix mc = new GemmMatrix(c, cOff, ldc, false);
+        GemmDriver.run(m, n, k, () -> new SgemmWorker(ma, mb, mc, n, k, alpha, beta));
     }
 
     /** float64 GEMM; see the class comment for the layout. */
@@ -44,8 +46,10 @@ public final class Gemm {
             scale(m, n, beta, c, cOff, ldc);
             return;
         }
-        GemmDriver.run(m, n, k, () -> new DgemmWorker(transA, transB, n, k, alpha, a, aOff, lda, b, bOff, ldb,
-                beta, c, cOff, ldc));
+        GemmMatrix ma = new GemmMatrix(a, aOff, lda, transA);
+        GemmMatrix mb = new GemmMatrix(b, bOff, ldb, transB);
+        GemmMatrix mc = new GemmMatrix(c, cOff, ldc, false);
+        GemmDriver.run(m, n, k, () -> new DgemmWorker(ma, mb, mc, n, k, alpha, beta));
     }
 
     private static void checkShapes(boolean transA, boolean transB, int m, int n, int k,

@@ -30,6 +30,10 @@ public final class Im2Col {
                 int kj = row % g.kW();
                 long plane = xOff + (long) c * g.inPlane();
                 long out = colOff + (long) row * p;
+                if (samePlane(g)) {
+                    shiftedCopy(x, plane, g, ki, kj, col, out, isFloat);
+                    continue;
+                }
                 for (int oh = 0; oh < g.outH(); oh++) {
                     int ih = oh * g.sH() - g.pH() + ki * g.dH();
                     long o = out + (long) oh * g.outW();
@@ -41,6 +45,60 @@ public final class Im2Col {
                 }
             }
         });
+    }
+
+    /**
+     * Stride 1 with an output plane the size of the input ("same" padding, as ResNet's 3x3 convolutions):
+     * a column row is then the input plane shifted by {@code dh*W + dw}, so it is one bulk copy plus the
+     * zeroing of the rows and edge columns that fall in the padding.
+     */
+    private static boolean samePlane(ConvGeometry g) {
+        return g.sH() == 1 && g.sW() == 1 && g.outH() == g.inH() && g.outW() == g.inW();
+    }
+
+    /** The band of output rows {@code [lo, hi)} that reads inside the input for a kernel row offset {@code dh}. */
+    private static int bandLo(int dh, int h) {
+        return Math.min(h, Math.max(0, -dh));
+    }
+
+    private static int bandHi(int dh, int h) {
+        return Math.max(0, Math.min(h, h - dh));
+    }
+
+    private static void shiftedCopy(MemorySegment x, long plane, ConvGeometry g, int ki, int kj, MemorySegment col,
+            long out, boolean isFloat) {
+        int w = g.inW();
+        int h = g.inH();
+        int dh = ki * g.dH() - g.pH();
+        int dw = kj * g.dW() - g.pW();
+        int lo = bandLo(dh, h);
+        int hi = Math.max(lo, bandHi(dh, h));
+        fillZero(col, out, lo * w, isFloat);
+        fillZero(col, out + (long) hi * w, (h - hi) * w, isFloat);
+        // The band's source starts at ((lo + dh) * W + dw); elements before 0 or past the plane are edge
+        // columns, zeroed below, so the copy is clipped to the plane.
+        long src = (long) (lo + dh) * w + dw;
+        long dst = (long) lo * w;
+        long len = (long) (hi - lo) * w;
+        long skip = Math.max(0, -src);
+        long end = Math.min(len, (long) h * w - src);
+        int es = isFloat ? 4 : 8;
+        if (end > skip) {
+            MemorySegment.copy(x, (plane + src + skip) * es, col, (out + dst + skip) * es, (end - skip) * es);
+        }
+        zeroEdgeColumns(col, out, lo, hi, w, dw, isFloat);
+    }
+
+    /** Zeroes, in rows {@code [lo, hi)} of a column row, the columns that read left or right of the input. */
+    private static void zeroEdgeColumns(MemorySegment col, long out, int lo, int hi, int w, int dw, boolean isFloat) {
+        int n = Math.min(Math.abs(dw), w);
+        if (n == 0) {
+            return;
+        }
+        for (int oh = lo; oh < hi; oh++) {
+            long rowStart = out + (long) oh * w;
+            fillZero(col, dw < 0 ? rowStart : rowStart + w - n, n, isFloat);
+        }
     }
 
     private static void fillZero(MemorySegment col, long o, int n, boolean isFloat) {
@@ -90,6 +148,10 @@ public final class Im2Col {
                     int ki = k / g.kW();
                     int kj = k % g.kW();
                     long in = colOff + (long) (c * kk + k) * p;
+                    if (isFloat && samePlane(g)) {
+                        shiftedAdd(col, in, g, ki, kj, x, plane);
+                        continue;
+                    }
                     for (int oh = 0; oh < g.outH(); oh++) {
                         int ih = oh * g.sH() - g.pH() + ki * g.dH();
                         if (ih >= 0 && ih < g.inH()) {
@@ -99,6 +161,28 @@ public final class Im2Col {
                 }
             }
         });
+    }
+
+    /**
+     * The inverse of {@link #shiftedCopy}: zeroes the padding entries of the column row (it is scratch),
+     * then adds the band to the input plane in one shifted vector pass.
+     */
+    private static void shiftedAdd(MemorySegment col, long in, ConvGeometry g, int ki, int kj, MemorySegment x,
+            long plane) {
+        int w = g.inW();
+        int h = g.inH();
+        int dh = ki * g.dH() - g.pH();
+        int dw = kj * g.dW() - g.pW();
+        int lo = bandLo(dh, h);
+        int hi = Math.max(lo, bandHi(dh, h));
+        zeroEdgeColumns(col, in, lo, hi, w, dw, true);
+        long src = (long) (lo + dh) * w + dw;
+        long len = (long) (hi - lo) * w;
+        long skip = Math.max(0, -src);
+        long end = Math.min(len, (long) h * w - src);
+        if (end > skip) {
+            addRunF32(col, in + (long) lo * w + skip, x, plane + src + skip, (int) (end - skip));
+        }
     }
 
     private static void addRow(MemorySegment col, long o, ConvGeometry g, int kj, MemorySegment x, long rowOff,

@@ -1,0 +1,93 @@
+package io.tensorbus.workloads.bench;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Objects;
+
+/**
+ * One benchmark result in the command line's format, {@code SUITE NAME key=value ...} (for example
+ * {@code tensor sgemm threads=1 n=1024 gflops=171.3}), so that a script can compare it with the PyTorch
+ * anchor measured in the same sitting. Values are numbers, kept in the order they were added.
+ */
+public final class Measurement {
+    private final String suite;
+    private final String name;
+    private final List<String[]> fields = new ArrayList<>();
+
+    /**
+     * Starts a measurement.
+     *
+     * @param suite the suite, such as {@code tensor}
+     * @param name the measurement's name within the suite, such as {@code sgemm}
+     */
+    public Measurement(String suite, String name) {
+        this.suite = Objects.requireNonNull(suite, "suite");
+        this.name = Objects.requireNonNull(name, "name");
+    }
+
+    /** Adds an integer value, such as {@code threads=2}. */
+    public Measurement with(String key, long value) {
+        fields.add(new String[] {key, Long.toString(value)});
+        return this;
+    }
+
+    /** Adds a value with {@code decimals} digits after the point, such as {@code gflops=171.3}. */
+    public Measurement with(String key, double value, int decimals) {
+        if (!Double.isFinite(value)) {
+            throw new IllegalArgumentException(key + " must be a finite number, got " + value);
+        }
+        fields.add(new String[] {key, String.format(Locale.ROOT, "%." + decimals + "f", value)});
+        return this;
+    }
+
+    /** The measurement as one line: {@code SUITE NAME key=value key=value ...}. */
+    public String line() {
+        StringBuilder sb = new StringBuilder(suite).append(' ').append(name);
+        for (String[] f : fields) {
+            sb.append(' ').append(f[0]).append('=').append(f[1]);
+        }
+        return sb.toString();
+    }
+
+    /** The measurement as a JSON object: {@code {"suite": ..., "name": ..., "key": number, ...}}. */
+    public String json() {
+        StringBuilder sb = new StringBuilder("{\"suite\": ").append(quote(suite)).append(", \"name\": ").append(quote(name));
+        for (String[] f : fields) {
+            sb.append(", ").append(quote(f[0])).append(": ").append(f[1]);
+        }
+        return sb.append('}').toString();
+    }
+
+    /** A JSON array of measurements, one per line. */
+    public static String jsonArray(List<Measurement> all) {
+        StringBuilder sb = new StringBuilder("[\n");
+        for (int i = 0; i < all.size(); i++) {
+            sb.append("  ").append(all.get(i).json()).append(i + 1 < all.size() ? ",\n" : "\n");
+        }
+        return sb.append("]\n").toString();
+    }
+
+    private static String quote(String s) {
+        StringBuilder sb = new StringBuilder("\"");
+        for (char ch : s.toCharArray()) {
+            switch (ch) {
+                case '"' -> sb.append("\\\"");
+                case '\\' -> sb.append("\\\\");
+                default -> {
+                    if (ch < 0x20) {
+                        sb.append(String.format(Locale.ROOT, "\\u%04x", (int) ch));
+                    } else {
+                        sb.append(ch);
+                    }
+                }
+            }
+        }
+        return sb.append('"').toString();
+    }
+
+    @Override
+    public String toString() {
+        return line();
+    }
+}

@@ -1,0 +1,83 @@
+package io.tensorbus.workloads.bench;
+
+import io.tensorbus.nn.Functional;
+import io.tensorbus.spi.DType;
+import io.tensorbus.tensor.Tensor;
+import io.tensorbus.tensor.Threads;
+import io.tensorbus.tensor.impl.Gemm;
+import java.util.function.Consumer;
+
+/**
+ * The {@code tensor} suite: the shapes of the PyTorch anchor {@code torch_compute.py}, on 1 and 2 compute
+ * threads. {@code sgemm} multiplies two {@code n x n} float32 matrices (n = 256, 1024, 2048) into a
+ * preallocated result; {@code conv3x3} runs a ResNet-style 3x3 convolution (64 to 64 channels, 56x56,
+ * batch 8, padding 1) forward and backward, {@code 3 * 2 * 8 * 64 * 56 * 56 * 64 * 9} flops.
+ */
+public final class TensorBench {
+    /** Matrix sizes of the sgemm measurements. */
+    static final int[] SGEMM_SIZES = {256, 1024, 2048};
+    /** Compute-thread counts, as {@code torch.set_num_threads}. */
+    static final int[] THREADS = {1, 2};
+    private static final int BATCH = 8;
+    private static final int CHANNELS = 64;
+    private static final int SIDE = 56;
+    private static final double CONV_FLOPS = 3.0 * 2 * BATCH * CHANNELS * SIDE * SIDE * CHANNELS * 9;
+
+    private final Timing timing;
+
+    /** A suite that times every measurement with {@code timing}. */
+    public TensorBench(Timing timing) {
+        this.timing = timing;
+    }
+
+    /** A suite with the default timing: 2 s of warm-up, then the median of 5 samples of at least 50 ms. */
+    public TensorBench() {
+        this(new Timing(2.0, 5, 0.05));
+    }
+
+    /**
+     * Runs every measurement, handing each to {@code sink} as soon as it is taken, and leaves the compute
+     * pool with the thread count it had before.
+     */
+    public void run(Consumer<Measurement> sink) {
+        int before = Threads.get();
+        try {
+            for (int threads : THREADS) {
+                Threads.set(threads);
+                for (int n : SGEMM_SIZES) {
+                    sink.accept(sgemm(threads, n));
+                }
+                sink.accept(conv3x3(threads));
+            }
+        } finally {
+            Threads.set(before);
+        }
+    }
+
+    /** {@code C = A x B} for random {@code n x n} float32 matrices, in GFLOP/s. */
+    Measurement sgemm(int threads, int n) {
+        Tensor a = Tensor.randn(n, n);
+        Tensor b = Tensor.randn(n, n);
+        Tensor c = Tensor.empty(DType.FLOAT32, n, n);
+        double s = timing.medianSeconds(() -> Gemm.sgemm(false, false, n, n, n, 1f, a.storage().segment(),
+                a.storageOffset(), n, b.storage().segment(), b.storageOffset(), n, 0f, c.storage().segment(),
+                c.storageOffset(), n));
+        return new Measurement("tensor", "sgemm").with("threads", threads).with("n", n)
+                .with("gflops", 2.0 * n * n * n / s / 1e9, 1);
+    }
+
+    /** conv2d 3x3 forward, {@code sum()}, backward to input and weight; GFLOP/s and seconds per step. */
+    Measurement conv3x3(int threads) {
+        Tensor x = Tensor.randn(BATCH, CHANNELS, SIDE, SIDE).requiresGrad(true);
+        Tensor w = Tensor.randn(CHANNELS, CHANNELS, 3, 3).requiresGrad(true);
+        int[] one = {1, 1};
+        double s = timing.medianSeconds(() -> {
+            x.setGrad(null);
+            w.setGrad(null);
+            Tensor y = Functional.conv2d(x, w, null, one, one, one, 1);
+            y.sum().backward();
+        });
+        return new Measurement("tensor", "conv3x3").with("threads", threads).with("batch", BATCH)
+                .with("gflops", CONV_FLOPS / s / 1e9, 1).with("s", s, 4);
+    }
+}

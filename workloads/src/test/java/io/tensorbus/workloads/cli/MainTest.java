@@ -1,0 +1,63 @@
+package io.tensorbus.workloads.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import org.junit.jupiter.api.Test;
+
+class MainTest {
+    private final ByteArrayOutputStream out = new ByteArrayOutputStream();
+    private final ByteArrayOutputStream err = new ByteArrayOutputStream();
+
+    private int run(String... args) {
+        return Main.run(args, new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void unknownCommandPrintsUsageAndExitsWithTwo() {
+        assertEquals(2, run("frobnicate"));
+        assertTrue(err.toString(StandardCharsets.UTF_8).contains("unknown command 'frobnicate'"));
+        assertTrue(err.toString(StandardCharsets.UTF_8).contains("usage: tensorbus"));
+    }
+
+    @Test
+    void missingCommandExitsWithTwo() {
+        assertEquals(2, run());
+    }
+
+    @Test
+    void unknownBenchSuiteExitsWithTwo() {
+        assertEquals(2, run("bench", "nope"));
+        assertTrue(err.toString(StandardCharsets.UTF_8).contains("unknown bench suite 'nope'"));
+    }
+
+    @Test
+    void jsonOptionWithoutFileExitsWithTwo() {
+        assertEquals(2, run("bench", "tensor", "--json"));
+    }
+
+    @Test
+    void unknownWorkloadExitsWithTwo() {
+        assertEquals(2, run("run", "no-such-workload"));
+    }
+
+    @Test
+    void helpPrintsUsageAndSucceeds() {
+        assertEquals(0, run("help"));
+        assertTrue(out.toString(StandardCharsets.UTF_8).contains("bench SUITE"));
+    }
+
+    @Test
+    void infoNamesJdkProcessorsAndVectorWidth() {
+        assertEquals(0, run("info"));
+        String text = out.toString(StandardCharsets.UTF_8);
+        assertTrue(text.contains("java: " + Runtime.version()), text);
+        assertTrue(text.contains("available processors: " + Runtime.getRuntime().availableProcessors()), text);
+        assertTrue(text.contains("vector species (preferred): "), text);
+        assertTrue(text.contains("tensorbus: "), text);
+    }
+}
