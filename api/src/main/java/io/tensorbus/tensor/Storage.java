@@ -33,8 +33,11 @@ public final class Storage {
         if (byteSize < 0) {
             throw new IllegalArgumentException("storage size must be >= 0 bytes, got " + byteSize);
         }
+        NativeMemoryPacer.beforeAllocate(byteSize);
         // Arena.ofAuto: freed by the GC when unreachable; allocate() returns zeroed memory.
-        return new Storage(Arena.ofAuto().allocate(Math.max(byteSize, 1), ALIGNMENT).asSlice(0, byteSize));
+        Storage s = new Storage(Arena.ofAuto().allocate(Math.max(byteSize, 1), ALIGNMENT).asSlice(0, byteSize));
+        NativeMemoryPacer.track(s, byteSize);
+        return s;
     }
 
     /**
