@@ -76,7 +76,10 @@ final class ConvOps {
         Tensor gx = needX ? Tensor.zeros(x.dtype(), x.shape()) : null;
         Tensor gw = needW ? Tensor.zeros(w.dtype(), w.shape()) : null;
         MemorySegment col = d.pointwise() ? null : Scratch.get(0, d.colBytes());
-        MemorySegment gcol = d.pointwise() || !needX ? null : Scratch.get(1, d.colBytes());
+        boolean transposed = needX && !d.pointwise() && d.g.isSamePlane();
+        Tensor wFlip = transposed ? flippedTransposed(w, d) : null;
+        MemorySegment gcol = d.pointwise() || !needX ? null
+                : Scratch.get(1, transposed ? (long) d.og * d.g.kH() * d.g.kW() * d.p * (d.isFloat ? 4 : 8) : d.colBytes());
         MemorySegment gys = gy.storage().segment();
         for (int n = 0; n < d.n; n++) {
             for (int gi = 0; gi < d.groups; gi++) {
@@ -88,7 +91,9 @@ final class ConvOps {
                     gemm(d.isFloat, false, true, d.og, d.k, d.p, gys, yOff, d.p, colSeg, col == null ? xOff : 0, d.p,
                             1, gw.storage().segment(), (long) gi * d.og * d.k, d.k);
                 }
-                if (needX) {
+                if (transposed) {
+                    inputGradSamePlane(gys, yOff, wFlip, gi, d, gcol, gx, ((long) n * d.c + (long) gi * d.cg) * d.p);
+                } else if (needX) {
                     long gxOff = ((long) n * d.c + (long) gi * d.cg) * d.g.inPlane();
                     MemorySegment dst = gcol == null ? gx.storage().segment() : gcol;
                     gemm(d.isFloat, true, false, d.k, d.p, d.og, w.storage().segment(), wOff, d.k, gys, yOff, d.p, 0,
@@ -101,6 +106,37 @@ final class ConvOps {
         }
         Tensor gb = hasBias ? gy.sum(new int[] {0, 2, 3}, false) : null;
         return new Tensor[] {gx, gw, gb};
+    }
+
+    /**
+     * The input gradient of a same-plane convolution (stride 1, output the size of the input) as a
+     * convolution of the output gradient by the flipped, transposed weights: one GEMM with the deep inner
+     * dimension {@code out/groups * kH * kW} writing straight into {@code gx}, where the general path does a
+     * shallow GEMM into columns and then folds them back with col2im.
+     */
+    private static void inputGradSamePlane(MemorySegment gy, long yOff, Tensor wFlip, int group, Dims d,
+            MemorySegment cols, Tensor gx, long gxOff) {
+        ConvGeometry t = d.g.transposedSamePlane();
+        int depth = d.og * t.kH() * t.kW();
+        Im2Col.im2col(gy, yOff, d.og, t, cols, 0, d.isFloat);
+        gemm(d.isFloat, false, false, d.cg, d.p, depth, wFlip.storage().segment(),
+                wFlip.storageOffset() + (long) group * d.cg * depth, depth, cols, 0, d.p, 0,
+                gx.storage().segment(), gxOff, d.p);
+    }
+
+    /**
+     * The weights of the input-gradient convolution: {@code [out, in/g, kH, kW]} becomes
+     * {@code [in, out/g, kH, kW]} group by group, each kernel turned by 180 degrees.
+     */
+    private static Tensor flippedTransposed(Tensor w, Dims d) {
+        int kh = d.g.kH();
+        int kw = d.g.kW();
+        try (var ignored = Autograd.noGrad()) {
+            Tensor rows = Tensor.arange(kh - 1, -1, -1, DType.INT64);
+            Tensor cols = Tensor.arange(kw - 1, -1, -1, DType.INT64);
+            return w.view(d.groups, d.og, d.cg, kh, kw).transpose(1, 2).indexSelect(3, rows).indexSelect(4, cols)
+                    .contiguous().view(d.c, d.og, kh, kw);
+        }
     }
 
     /**

@@ -50,6 +50,20 @@ public record ConvGeometry(int inH, int inW, int kH, int kW, int sH, int sW, int
         return out;
     }
 
+    /**
+     * Stride 1 with an output plane the size of the input ("same" padding, as ResNet's 3x3 convolutions):
+     * then a column row of im2col is the input plane shifted, and the input gradient is itself such a
+     * convolution (of the output gradient by the flipped weights).
+     */
+    public boolean isSamePlane() {
+        return sH == 1 && sW == 1 && outH == inH && outW == inW;
+    }
+
+    /** The geometry of the input-gradient convolution of a same-plane convolution (see {@link #isSamePlane}). */
+    public ConvGeometry transposedSamePlane() {
+        return new ConvGeometry(outH, outW, kH, kW, 1, 1, dH * (kH - 1) - pH, dW * (kW - 1) - pW, dH, dW, inH, inW);
+    }
+
     /** Output elements per plane. */
     public int outPlane() {
         return outH * outW;

@@ -48,12 +48,12 @@ public final class Im2Col {
     }
 
     /**
-     * Stride 1 with an output plane the size of the input ("same" padding, as ResNet's 3x3 convolutions):
-     * a column row is then the input plane shifted by {@code dh*W + dw}, so it is one bulk copy plus the
-     * zeroing of the rows and edge columns that fall in the padding.
+     * A same-plane geometry ({@link ConvGeometry#isSamePlane}): a column row is then the input plane shifted
+     * by {@code dh*W + dw}, so it is one bulk copy plus the zeroing of the rows and edge columns that fall
+     * in the padding.
      */
     private static boolean samePlane(ConvGeometry g) {
-        return g.sH() == 1 && g.sW() == 1 && g.outH() == g.inH() && g.outW() == g.inW();
+        return g.isSamePlane();
     }
 
     /** The band of output rows {@code [lo, hi)} that reads inside the input for a kernel row offset {@code dh}. */
