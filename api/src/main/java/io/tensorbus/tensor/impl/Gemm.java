@@ -49,7 +49,7 @@ public final class Gemm {
         GemmMatrix ma = new GemmMatrix(a, aOff, lda, transA);
         GemmMatrix mb = new GemmMatrix(b, bOff, ldb, transB);
         GemmMatrix mc = new GemmMatrix(c, cOff, ldc, false);
-        GemmDriver.run(m, n, k, () -> new DgemmWorker(ma, mb, mc, n, k, alpha, beta));
+        Dgemm.run(m, n, k, alpha, ma, mb, beta, mc);
     }
 
     private static void checkShapes(boolean transA, boolean transB, int m, int n, int k,

@@ -9,7 +9,6 @@ final class GemmBuffers {
     private static final ThreadLocal<GemmBuffers> LOCAL = ThreadLocal.withInitial(GemmBuffers::new);
 
     private final float[][] floats = new float[3][];
-    private final double[][] doubles = new double[3][];
     private int[] ints;
 
     private GemmBuffers() {
@@ -31,14 +30,5 @@ final class GemmBuffers {
             b.ints = new int[length];
         }
         return b.ints;
-    }
-
-    /** This thread's double buffer {@code slot} (0 to 2), at least {@code length} long; contents undefined. */
-    static double[] doubles(int slot, int length) {
-        double[][] d = LOCAL.get().doubles;
-        if (d[slot] == null || d[slot].length < length) {
-            d[slot] = new double[length];
-        }
-        return d[slot];
     }
 }
