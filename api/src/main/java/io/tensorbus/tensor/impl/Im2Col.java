@@ -56,48 +56,49 @@ public final class Im2Col {
         return g.isSamePlane();
     }
 
-    /** The band of output rows {@code [lo, hi)} that reads inside the input for a kernel row offset {@code dh}. */
-    private static int bandLo(int dh, int h) {
-        return Math.min(h, Math.max(0, -dh));
-    }
-
-    private static int bandHi(int dh, int h) {
-        return Math.max(0, Math.min(h, h - dh));
+    /**
+     * Where the column row of kernel tap {@code (ki, kj)} of a same-plane geometry meets the input: output
+     * rows {@code [lo, hi)} read inside it, starting at plane element {@code src} (shifted by
+     * {@code dh*W + dw}); of the {@code (hi-lo)*W} elements of that band, {@code [skip, end)} lie inside the
+     * plane, and the rest are edge columns that read the padding.
+     */
+    private record Band(int w, int h, int dw, int lo, int hi, long src, long skip, long end) {
+        static Band of(ConvGeometry g, int ki, int kj) {
+            int w = g.inW();
+            int h = g.inH();
+            int dh = ki * g.dH() - g.pH();
+            int dw = kj * g.dW() - g.pW();
+            int lo = Math.min(h, Math.max(0, -dh));
+            int hi = Math.max(lo, Math.min(h, h - dh));
+            long src = (long) (lo + dh) * w + dw;
+            long skip = Math.max(0, -src);
+            long end = Math.min((long) (hi - lo) * w, (long) h * w - src);
+            return new Band(w, h, dw, lo, hi, src, skip, end);
+        }
     }
 
     private static void shiftedCopy(MemorySegment x, long plane, ConvGeometry g, int ki, int kj, MemorySegment col,
             long out, boolean isFloat) {
-        int w = g.inW();
-        int h = g.inH();
-        int dh = ki * g.dH() - g.pH();
-        int dw = kj * g.dW() - g.pW();
-        int lo = bandLo(dh, h);
-        int hi = Math.max(lo, bandHi(dh, h));
-        fillZero(col, out, lo * w, isFloat);
-        fillZero(col, out + (long) hi * w, (h - hi) * w, isFloat);
-        // The band's source starts at ((lo + dh) * W + dw); elements before 0 or past the plane are edge
-        // columns, zeroed below, so the copy is clipped to the plane.
-        long src = (long) (lo + dh) * w + dw;
-        long dst = (long) lo * w;
-        long len = (long) (hi - lo) * w;
-        long skip = Math.max(0, -src);
-        long end = Math.min(len, (long) h * w - src);
+        Band b = Band.of(g, ki, kj);
+        fillZero(col, out, b.lo() * b.w(), isFloat);
+        fillZero(col, out + (long) b.hi() * b.w(), (b.h() - b.hi()) * b.w(), isFloat);
         int es = isFloat ? 4 : 8;
-        if (end > skip) {
-            MemorySegment.copy(x, (plane + src + skip) * es, col, (out + dst + skip) * es, (end - skip) * es);
+        if (b.end() > b.skip()) {
+            MemorySegment.copy(x, (plane + b.src() + b.skip()) * es, col,
+                    (out + (long) b.lo() * b.w() + b.skip()) * es, (b.end() - b.skip()) * es);
         }
-        zeroEdgeColumns(col, out, lo, hi, w, dw, isFloat);
+        zeroEdgeColumns(col, out, b, isFloat);
     }
 
-    /** Zeroes, in rows {@code [lo, hi)} of a column row, the columns that read left or right of the input. */
-    private static void zeroEdgeColumns(MemorySegment col, long out, int lo, int hi, int w, int dw, boolean isFloat) {
-        int n = Math.min(Math.abs(dw), w);
+    /** Zeroes, in the band's rows of a column row, the columns that read left or right of the input. */
+    private static void zeroEdgeColumns(MemorySegment col, long out, Band b, boolean isFloat) {
+        int n = Math.min(Math.abs(b.dw()), b.w());
         if (n == 0) {
             return;
         }
-        for (int oh = lo; oh < hi; oh++) {
-            long rowStart = out + (long) oh * w;
-            fillZero(col, dw < 0 ? rowStart : rowStart + w - n, n, isFloat);
+        for (int oh = b.lo(); oh < b.hi(); oh++) {
+            long rowStart = out + (long) oh * b.w();
+            fillZero(col, b.dw() < 0 ? rowStart : rowStart + b.w() - n, n, isFloat);
         }
     }
 
@@ -169,19 +170,11 @@ public final class Im2Col {
      */
     private static void shiftedAdd(MemorySegment col, long in, ConvGeometry g, int ki, int kj, MemorySegment x,
             long plane) {
-        int w = g.inW();
-        int h = g.inH();
-        int dh = ki * g.dH() - g.pH();
-        int dw = kj * g.dW() - g.pW();
-        int lo = bandLo(dh, h);
-        int hi = Math.max(lo, bandHi(dh, h));
-        zeroEdgeColumns(col, in, lo, hi, w, dw, true);
-        long src = (long) (lo + dh) * w + dw;
-        long len = (long) (hi - lo) * w;
-        long skip = Math.max(0, -src);
-        long end = Math.min(len, (long) h * w - src);
-        if (end > skip) {
-            addRunF32(col, in + (long) lo * w + skip, x, plane + src + skip, (int) (end - skip));
+        Band b = Band.of(g, ki, kj);
+        zeroEdgeColumns(col, in, b, true);
+        if (b.end() > b.skip()) {
+            addRunF32(col, in + (long) b.lo() * b.w() + b.skip(), x, plane + b.src() + b.skip(),
+                    (int) (b.end() - b.skip()));
         }
     }
 
