@@ -321,6 +321,24 @@ final class Ops {
 
     // ------------------------------------------------------------ in place
 
+    /** {@code self.filli(v)}: recorded (a zero gradient for the overwritten value) when self is in a graph. */
+    static Tensor filli(Tensor self, double v) {
+        self.checkInplace("filli");
+        boolean inGraph = self.requiresGrad() || (self.base() != null && self.base().requiresGrad());
+        if (Autograd.isGradEnabled() && inGraph) {
+            Tensor history = self.detach();
+            if (self.gradFn() != null) {
+                history.setGradFn(self.gradFn(), self.outputNr());
+            }
+            Tensor value = Tensor.full(v, self.dtype(), self.shape());
+            return writeResult(self, Autograd.record("FillBackward0", value,
+                    g -> new Tensor[] {Tensor.zerosLike(g[0])}, history));
+        }
+        fill(self, v);
+        self.storage().bumpVersion();
+        return self;
+    }
+
     static void fill(Tensor t, double v) {
         Tensor src = Tensor.empty(t.dtype());
         io.tensorbus.tensor.impl.Access.setDouble(src.storage().segment(), t.dtype(), 0, v);
@@ -363,12 +381,37 @@ final class Ops {
         }
         boolean same = other.storageOffset() == self.storageOffset() && Arrays.equals(other.shape(), self.shape())
                 && Arrays.equals(other.strides(), self.strides());
+        // As PyTorch: only two dense layouts can be compared by their memory ranges; interleaved views
+        // (m[:, 0] and m[:, 1]) share a range without sharing an element.
+        boolean comparable = isDense(self) && isDense(other);
         boolean disjoint = self.numel() == 0 || other.numel() == 0 || lastElement(self) < other.storageOffset()
                 || lastElement(other) < self.storageOffset();
-        if (!same && !disjoint) {
+        if (!same && comparable && !disjoint) {
             throw new IllegalArgumentException(op + ": some elements of the input tensor and the written-to tensor"
                     + " refer to a single memory location; clone() the input first");
         }
+    }
+
+    /** True when the elements fill a gap-free range, in some order of the dimensions (PyTorch's dense). */
+    private static boolean isDense(Tensor t) {
+        int[] sh = t.shape();
+        int[] st = t.strides();
+        Integer[] order = new Integer[sh.length];
+        for (int i = 0; i < order.length; i++) {
+            order[i] = i;
+        }
+        Arrays.sort(order, (x, y) -> Integer.compare(st[x], st[y]));
+        long expected = 1;
+        for (int d : order) {
+            if (sh[d] == 1) {
+                continue;
+            }
+            if (st[d] != expected) {
+                return false;
+            }
+            expected *= sh[d];
+        }
+        return true;
     }
 
     /** The storage index of a non-empty tensor's last element (strides are never negative). */

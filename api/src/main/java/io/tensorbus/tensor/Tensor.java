@@ -40,6 +40,7 @@ public final class Tensor {
     private boolean retainsGrad;
     private int historyVersion;
     private int viewVersion;
+    private boolean viewMadeWithoutGrad;
 
     Tensor(Storage storage, DType dtype, int[] shape, int[] strides, long offset, Tensor base) {
         this.storage = storage;
@@ -467,8 +468,8 @@ public final class Tensor {
     public Node gradFn() {
         if (base != null && viewVersion != base.historyVersion) {
             // The base was changed in place after this view was taken: its history now starts there.
-            viewVersion = base.historyVersion;
             ViewHistory.regenerate(this);
+            viewVersion = base.historyVersion;
         }
         return gradFn;
     }
@@ -571,6 +572,11 @@ public final class Tensor {
             throw new IllegalStateException("a view of a leaf tensor that requires grad is being used in an in-place"
                     + " operation (" + op + "); do it inside Autograd.noGrad() or on a clone()");
         }
+        if (base != null && viewMadeWithoutGrad && base.requiresGrad()) {
+            // Its history was never recorded, so the write could not be either (PyTorch refuses it too).
+            throw new IllegalStateException("a view made in noGrad mode (or by split/chunk) is being modified in"
+                    + " place (" + op + ") with grad mode enabled; take the view with grad enabled, or clone() it");
+        }
     }
 
     /** Counts recorded in-place writes into this base tensor, so its views know their history is stale. */
@@ -583,10 +589,11 @@ public final class Tensor {
         historyVersion++;
     }
 
-    /** Marks a view's history as current with respect to its base. */
+    /** Marks a new view's history as current with respect to its base, and notes the grad mode it was made in. */
     void syncView() {
         if (base != null) {
             viewVersion = base.historyVersion;
+            viewMadeWithoutGrad = !Autograd.isGradEnabled();
         }
     }
 
@@ -908,14 +915,7 @@ public final class Tensor {
 
     /** Sets every element to {@code value} in place. */
     public Tensor filli(double value) {
-        checkInplace("fill");
-        fillRaw(value);
-        storage.bumpVersion();
-        if (gradFn != null) {
-            gradFn = null;
-            requiresGrad = false;
-        }
-        return this;
+        return Ops.filli(this, value);
     }
 
     /**

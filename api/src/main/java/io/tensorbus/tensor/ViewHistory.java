@@ -1,7 +1,6 @@
 package io.tensorbus.tensor;
 
 import io.tensorbus.autograd.Autograd;
-import io.tensorbus.tensor.impl.Shapes;
 import io.tensorbus.tensor.impl.Strided;
 
 /**
@@ -61,27 +60,31 @@ final class ViewHistory {
         return view;
     }
 
-    /** Rebuilds a view's history from its base's current history (an as-strided view of it). */
+    /**
+     * Rebuilds a view's history from its base's current history (an as-strided view of it). Expanded
+     * dimensions (stride 0) map many elements to one, so their gradients are summed before the write back.
+     */
     static void regenerate(Tensor view) {
         Tensor base = view.base();
         if (!base.requiresGrad()) {
             view.setGradFn(null, 0);
             return;
         }
-        for (int s : view.strides()) {
-            if (s == 0 && view.numel() > 1) {
-                throw new IllegalStateException("an expanded view (shape " + Shapes.str(view.shape()) + ") of a "
-                        + "tensor changed in place after the view was taken cannot be used in autograd; take the view"
-                        + " again after the in-place op");
-            }
+        int[] shape = view.shape();
+        int[] strides = view.strides();
+        int[] expanded = java.util.stream.IntStream.range(0, shape.length)
+                .filter(i -> strides[i] == 0 && shape[i] > 1).toArray();
+        for (int i : expanded) {
+            shape[i] = 1;
         }
         long origin = base.storageOffset();
-        Tensor geometryOfView = view.detach();
+        Tensor geometryOfView = new Tensor(view.storage(), view.dtype(), shape, strides, view.storageOffset(), null);
         Tensor geometryOfBase = base.detach();
         try (var ignored = Autograd.enableGrad()) {
             Autograd.record("AsStridedBackward0", view, g -> {
-                Tensor buf = window(geometryOfBase, g[0]);
-                Strided.copy(g[0].view(), asStrided(buf, geometryOfView, origin).view(), g[0].shape());
+                Tensor gv = expanded.length == 0 ? g[0] : g[0].sum(expanded, true);
+                Tensor buf = window(geometryOfBase, gv);
+                Strided.copy(gv.view(), asStrided(buf, geometryOfView, origin).view(), gv.shape());
                 return new Tensor[] {asStrided(buf, geometryOfBase, origin).clone()};
             }, base);
         }

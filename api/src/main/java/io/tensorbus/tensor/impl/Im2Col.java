@@ -121,9 +121,12 @@ public final class Im2Col {
             fillZero(col, o + hi, ow - hi, isFloat);
         }
         if (sw == 1) {
-            // Unit stride: the valid part of the row is one contiguous run of the input.
+            // Unit stride: the valid part of the row is one contiguous run of the input (none when the tap
+            // lies wholly in the padding).
             int es = isFloat ? 4 : 8;
-            MemorySegment.copy(x, (rowOff + lo + base) * es, col, (o + lo) * es, (long) (hi - lo) * es);
+            if (hi > lo) {
+                MemorySegment.copy(x, (rowOff + lo + base) * es, col, (o + lo) * es, (long) (hi - lo) * es);
+            }
             return;
         }
         for (int j = lo; j < hi; j++) {
