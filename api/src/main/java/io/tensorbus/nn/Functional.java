@@ -104,6 +104,29 @@ public final class Functional {
      * @throws IllegalArgumentException when {@code p} is outside {@code [0, 1]}
      */
     public static Tensor dropout(Tensor x, double p, boolean training, Generator generator) {
+        return dropoutWithMask(x, p, training, generator, x.shape());
+    }
+
+    /**
+     * Zeroes whole channels ({@code [N, C, H, W]} or {@code [C, H, W]}) with probability {@code p} and scales
+     * the rest by {@code 1/(1-p)} in training, as {@code F.dropout2d}; the identity otherwise.
+     *
+     * @throws IllegalArgumentException for another rank or {@code p} outside {@code [0, 1]}
+     */
+    public static Tensor dropout2d(Tensor x, double p, boolean training, Generator generator) {
+        if (x.dim() != 3 && x.dim() != 4) {
+            throw new IllegalArgumentException("dropout2d: expected a 3-d [C, H, W] or 4-d [N, C, H, W] input, got "
+                    + Shapes.str(x.shape()));
+        }
+        int[] mask = x.shape();
+        mask[mask.length - 1] = 1;
+        mask[mask.length - 2] = 1;
+        return dropoutWithMask(x, p, training, generator, mask);
+    }
+
+    /** Dropout with one keep-or-drop draw per element of {@code maskShape}, broadcast over {@code x}. */
+    private static Tensor dropoutWithMask(Tensor x, double p, boolean training, Generator generator,
+            int[] maskShape) {
         if (!(p >= 0 && p <= 1)) {
             throw new IllegalArgumentException("dropout probability has to be between 0 and 1, but got " + p);
         }
@@ -114,8 +137,8 @@ public final class Functional {
         try (var ignored = Autograd.noGrad()) {
             DType dt = x.dtype().isFloatingPoint() ? x.dtype() : DType.FLOAT32;
             Generator g = generator == null ? Generator.defaultGenerator() : generator;
-            keep = p == 1 ? Tensor.zeros(dt, x.shape())
-                    : Tensor.rand(g, dt, x.shape()).gt(p).to(dt).div(1 - p);
+            keep = p == 1 ? Tensor.zeros(dt, maskShape)
+                    : Tensor.rand(g, dt, maskShape).gt(p).to(dt).div(1 - p);
         }
         return x.mul(keep);
     }

@@ -1,0 +1,23 @@
+package io.tensorbus.nn;
+
+import io.tensorbus.tensor.Tensor;
+
+/** Mean squared error, as {@code torch.nn.MSELoss}. */
+public final class MSELoss {
+    private final Reduction reduction;
+
+    /** Mean reduction. */
+    public MSELoss() {
+        this(Reduction.MEAN);
+    }
+
+    /** With a reduction. */
+    public MSELoss(Reduction reduction) {
+        this.reduction = java.util.Objects.requireNonNull(reduction, "reduction");
+    }
+
+    /** The loss of {@code input} against a {@code target} of the same shape. */
+    public Tensor forward(Tensor input, Tensor target) {
+        return Functional.mseLoss(input, target, reduction);
+    }
+}
