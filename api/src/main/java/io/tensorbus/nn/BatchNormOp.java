@@ -1,10 +1,17 @@
 package io.tensorbus.nn;
 
 import io.tensorbus.autograd.Autograd;
+import io.tensorbus.autograd.SavedTensor;
+import io.tensorbus.spi.DType;
 import io.tensorbus.tensor.Tensor;
+import io.tensorbus.tensor.impl.BatchNormKernel;
 import io.tensorbus.tensor.impl.Shapes;
 
-/** Batch normalisation over dimension 1, composed of differentiable ops, with the running-statistics update. */
+/**
+ * Batch normalisation over dimension 1 with its own kernels (statistics, normalisation and backward in a
+ * few passes per channel, where composing it from elementwise ops took a dozen), and the running-statistics
+ * update.
+ */
 final class BatchNormOp {
     private BatchNormOp() {
     }
@@ -20,42 +27,76 @@ final class BatchNormOp {
         checkVector("runningVar", runningVar, c);
         checkVector("weight", weight, c);
         checkVector("bias", bias, c);
-        int[] dims = reduceDims(x.dim());
-        int[] bshape = broadcastShape(x.dim(), c);
-        Tensor mean;
-        Tensor var;
+        if (!training && (runningMean == null || runningVar == null)) {
+            throw new IllegalArgumentException("batchNorm: inference mode needs runningMean and runningVar");
+        }
+        if (x.dtype() != DType.FLOAT32 && x.dtype() != DType.FLOAT64) {
+            throw new IllegalArgumentException("batchNorm: expected float32 or float64 input, got " + x.dtype());
+        }
+        Tensor xc = x.contiguous();
+        BatchNormKernel.Layout l = new BatchNormKernel.Layout(x.size(0), c, x.numel() / Math.max(1, x.size(0) * c),
+                x.dtype() == DType.FLOAT32);
+        double[] mean = new double[c];
+        double[] var = new double[c];
         if (training) {
-            long count = (long) x.numel() / Math.max(c, 1);
-            if (count <= 1) {
+            if (l.count() <= 1) {
                 throw new IllegalArgumentException("batchNorm: expected more than 1 value per channel when training,"
                         + " got input of shape " + Shapes.str(x.shape()));
             }
-            mean = x.mean(dims, true);
-            Tensor centered = x.sub(mean);
-            var = centered.mul(centered).mean(dims, true);
-            updateRunning(runningMean, runningVar, mean, var, momentum, count);
+            BatchNormKernel.statistics(xc.dataSegment(), l, mean, var);
+            updateRunning(runningMean, runningVar, mean, var, momentum, l.count());
         } else {
-            if (runningMean == null || runningVar == null) {
-                throw new IllegalArgumentException("batchNorm: inference mode needs runningMean and runningVar");
-            }
-            mean = runningMean.view(bshape);
-            var = runningVar.view(bshape);
+            mean = runningMean.toDoubleArray();
+            var = runningVar.toDoubleArray();
         }
-        Tensor y = x.sub(mean).div(var.add(eps).sqrt());
-        if (weight != null) {
-            y = y.mul(weight.view(bshape));
+        double[] invstd = new double[c];
+        for (int i = 0; i < c; i++) {
+            invstd[i] = 1 / Math.sqrt(var[i] + eps);
         }
-        return bias == null ? y : y.add(bias.view(bshape));
+        double[] scale = weight == null ? ones(c) : weight.toDoubleArray();
+        double[] shift = bias == null ? new double[c] : bias.toDoubleArray();
+        Tensor y = Tensor.empty(x.dtype(), x.shape());
+        BatchNormKernel.normalize(xc.dataSegment(), l, mean, invstd, scale, shift, y.dataSegment());
+        if (!Autograd.needsGrad(x, weight, bias)) {
+            return y;
+        }
+        SavedTensor sx = SavedTensor.save(xc);
+        double[] m = mean;
+        return Autograd.record("NativeBatchNormBackward0", y, g -> backward(g[0], sx.unpack(), l, m, invstd, scale,
+                training, x.requiresGrad(), weight, bias), x, weight, bias);
     }
 
-    private static void updateRunning(Tensor rm, Tensor rv, Tensor mean, Tensor var, double momentum, long count) {
+    private static Tensor[] backward(Tensor gradOut, Tensor x, BatchNormKernel.Layout l, double[] mean,
+            double[] invstd, double[] scale, boolean training, boolean needX, Tensor weight, Tensor bias) {
+        Tensor g = gradOut.contiguous();
+        Tensor gx = needX ? Tensor.empty(x.dtype(), x.shape()) : null;
+        double[] dScale = new double[l.c()];
+        double[] dShift = new double[l.c()];
+        BatchNormKernel.backward(x.dataSegment(), g.dataSegment(), l, mean, invstd, scale, training, dScale, dShift,
+                gx == null ? null : gx.dataSegment());
+        Tensor gw = weight == null ? null : Tensor.of(dScale).to(weight.dtype());
+        Tensor gb = bias == null ? null : Tensor.of(dShift).to(bias.dtype());
+        return new Tensor[] {gx, gw, gb};
+    }
+
+    private static double[] ones(int n) {
+        double[] a = new double[n];
+        java.util.Arrays.fill(a, 1.0);
+        return a;
+    }
+
+    private static void updateRunning(Tensor rm, Tensor rv, double[] mean, double[] var, double momentum,
+            long count) {
         try (var ignored = Autograd.noGrad()) {
             if (rm != null) {
-                rm.muli(1 - momentum).addi(mean.reshape(-1).to(rm.dtype()), momentum);
+                rm.muli(1 - momentum).addi(Tensor.of(mean).to(rm.dtype()), momentum);
             }
             if (rv != null) {
-                Tensor unbiased = var.reshape(-1).mul((double) count / (count - 1)).to(rv.dtype());
-                rv.muli(1 - momentum).addi(unbiased, momentum);
+                double[] unbiased = new double[var.length];
+                for (int i = 0; i < var.length; i++) {
+                    unbiased[i] = var[i] * count / (count - 1);
+                }
+                rv.muli(1 - momentum).addi(Tensor.of(unbiased).to(rv.dtype()), momentum);
             }
         }
     }
@@ -67,19 +108,4 @@ final class BatchNormOp {
         }
     }
 
-    private static int[] reduceDims(int rank) {
-        int[] dims = new int[rank - 1];
-        dims[0] = 0;
-        for (int i = 2; i < rank; i++) {
-            dims[i - 1] = i;
-        }
-        return dims;
-    }
-
-    private static int[] broadcastShape(int rank, int c) {
-        int[] s = new int[rank];
-        java.util.Arrays.fill(s, 1);
-        s[1] = c;
-        return s;
-    }
 }
