@@ -2,7 +2,7 @@ package io.tensorbus.workloads.cli;
 
 import io.tensorbus.workloads.bench.Measurement;
 import io.tensorbus.workloads.bench.TensorBench;
-import io.tensorbus.workloads.demo.SpiralDemo;
+import io.tensorbus.workloads.demo.FashionMnistTraining;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -27,7 +27,8 @@ public final class Main {
               bench SUITE [--json FILE]    run a benchmark suite; one line per measurement
                                            (SUITE NAME key=value ...), also written as JSON to FILE
                                            suites: tensor
-              run WORKLOAD [options]       run a workload; workloads: local-demo [--epochs N] [--seed S]
+              run WORKLOAD [options]       run a workload; workloads:
+                                           local-demo [--epochs N] [--data DIR] [--seed S] [--limit N]
               help                         this text""";
 
     private Main() {
@@ -103,10 +104,13 @@ public final class Main {
             return usage(err, "unknown workload '" + args[0] + "'");
         }
         try {
-            SpiralDemo.main(Arrays.copyOfRange(args, 1, args.length));
+            FashionMnistTraining.main(Arrays.copyOfRange(args, 1, args.length));
             return 0;
         } catch (IllegalArgumentException e) {
             return usage(err, e.getMessage());
+        } catch (java.io.IOException e) {
+            err.println("tensorbus: " + e.getMessage());
+            return 1;
         }
     }
 
