@@ -46,7 +46,9 @@ final class ConvOps {
         }
         if (bias != null) {
             try (var ignored = Autograd.noGrad()) {
-                out.addi(bias.view(1, d.o, 1, 1));
+                // [N, O, P] + b[O] as [N*O, P] + [N*O, 1]: each output row gets one value, added with vectors.
+                Tensor b = bias.contiguous().view(1, d.o).expand(d.n, d.o).reshape(d.n * d.o, 1);
+                out.view(d.n * d.o, d.p).addi(b);
             }
         }
         if (!Autograd.needsGrad(input, weight, bias)) {

@@ -25,6 +25,17 @@ public final class Threads {
         void run(int start, int end);
     }
 
+    /** Element operations below which handing work to another thread costs more than it saves. */
+    public static final int MIN_PARALLEL_WORK = 1 << 15;
+
+    /**
+     * The grain for {@link #parallelFor} over items that cost {@code workPerItem} element operations each:
+     * enough items per part to be worth a thread.
+     */
+    public static int grain(long workPerItem) {
+        return (int) Math.max(1, MIN_PARALLEL_WORK / Math.max(1, workPerItem));
+    }
+
     /** How many threads kernels use. */
     public static int get() {
         return count;

@@ -39,7 +39,7 @@ public final class BatchNormKernel {
 
     /** Per-channel mean and biased variance of {@code x}, into {@code mean[c]} and {@code var[c]}. */
     public static void statistics(MemorySegment x, Layout l, double[] mean, double[] var) {
-        Threads.parallelFor(0, l.c(), 1, (c0, c1) -> {
+        Threads.parallelFor(0, l.c(), Threads.grain(l.count()), (c0, c1) -> {
             for (int ch = c0; ch < c1; ch++) {
                 double sum = 0;
                 for (int b = 0; b < l.n(); b++) {
@@ -66,7 +66,7 @@ public final class BatchNormKernel {
     /** {@code y = (x - mean) * invstd * scale + shift}, channel by channel. */
     public static void normalize(MemorySegment x, Layout l, double[] mean, double[] invstd, double[] scale,
             double[] shift, MemorySegment y) {
-        Threads.parallelFor(0, l.c(), 1, (c0, c1) -> {
+        Threads.parallelFor(0, l.c(), Threads.grain(l.count()), (c0, c1) -> {
             for (int ch = c0; ch < c1; ch++) {
                 double a = invstd[ch] * scale[ch];
                 double b = shift[ch] - mean[ch] * a;
@@ -87,7 +87,7 @@ public final class BatchNormKernel {
      */
     public static void backward(MemorySegment x, MemorySegment g, Layout l, double[] mean, double[] invstd,
             double[] scale, boolean training, double[] dScale, double[] dShift, MemorySegment gx) {
-        Threads.parallelFor(0, l.c(), 1, (c0, c1) -> {
+        Threads.parallelFor(0, l.c(), Threads.grain(l.count()), (c0, c1) -> {
             for (int ch = c0; ch < c1; ch++) {
                 double sg = 0;
                 double sgx = 0;

@@ -132,8 +132,9 @@ public final class Elementwise {
                     if (ot != t) {
                         loopToOther(op, t, as, bs, os, ot, off, st, n);
                     } else if (t == DType.FLOAT32) {
-                        if (fast != Fast.NONE && st[0] == 1 && st[1] == 1 && st[2] == 1) {
-                            vectorF32(fast, as, off[0], bs, off[1], os, off[2], n);
+                        if (fast != Fast.NONE && st[2] == 1 && st[0] <= 1 && st[1] <= 1) {
+                            // Unit strides, or one operand constant along the run (a broadcast bias or mask).
+                            vectorF32(fast, as, off[0], st[0] == 0, bs, off[1], st[1] == 0, os, off[2], n);
                         } else {
                             loopF32(op.f(), as, bs, os, off, st, n);
                         }
@@ -198,14 +199,18 @@ public final class Elementwise {
         }
     }
 
-    private static void vectorF32(Fast fast, MemorySegment as, long ia, MemorySegment bs, long ib, MemorySegment os,
-            long io, int n) {
+    private static void vectorF32(Fast fast, MemorySegment as, long ia, boolean aConst, MemorySegment bs, long ib,
+            boolean bConst, MemorySegment os, long io, int n) {
         int lanes = F.length();
         int i = 0;
         ByteOrder bo = ByteOrder.nativeOrder();
+        float ca = aConst ? as.getAtIndex(FL, ia) : 0f;
+        float cb = bConst ? bs.getAtIndex(FL, ib) : 0f;
+        FloatVector va = FloatVector.broadcast(F, ca);
+        FloatVector vb = FloatVector.broadcast(F, cb);
         for (; i <= n - lanes; i += lanes) {
-            FloatVector x = FloatVector.fromMemorySegment(F, as, (ia + i) * 4, bo);
-            FloatVector y = FloatVector.fromMemorySegment(F, bs, (ib + i) * 4, bo);
+            FloatVector x = aConst ? va : FloatVector.fromMemorySegment(F, as, (ia + i) * 4, bo);
+            FloatVector y = bConst ? vb : FloatVector.fromMemorySegment(F, bs, (ib + i) * 4, bo);
             FloatVector r = switch (fast) {
                 case ADD -> x.add(y);
                 case SUB -> x.sub(y);
@@ -215,8 +220,8 @@ public final class Elementwise {
             r.intoMemorySegment(os, (io + i) * 4, bo);
         }
         for (; i < n; i++) {
-            float x = as.getAtIndex(FL, ia + i);
-            float y = bs.getAtIndex(FL, ib + i);
+            float x = aConst ? ca : as.getAtIndex(FL, ia + i);
+            float y = bConst ? cb : bs.getAtIndex(FL, ib + i);
             float r = switch (fast) {
                 case ADD -> x + y;
                 case SUB -> x - y;

@@ -23,7 +23,7 @@ public final class Im2Col {
             long colOff, boolean isFloat) {
         int p = g.outPlane();
         int kk = g.kH() * g.kW();
-        io.tensorbus.tensor.Threads.parallelFor(0, channels * kk, Math.max(1, 4096 / Math.max(p, 1)), (r0, r1) -> {
+        io.tensorbus.tensor.Threads.parallelFor(0, channels * kk, io.tensorbus.tensor.Threads.grain(p), (r0, r1) -> {
             for (int row = r0; row < r1; row++) {
                 int c = row / kk;
                 int ki = (row % kk) / g.kW();
@@ -124,8 +124,17 @@ public final class Im2Col {
             // Unit stride: the valid part of the row is one contiguous run of the input (none when the tap
             // lies wholly in the padding).
             int es = isFloat ? 4 : 8;
-            if (hi > lo) {
+            if (hi - lo >= 64) {
                 MemorySegment.copy(x, (rowOff + lo + base) * es, col, (o + lo) * es, (long) (hi - lo) * es);
+                return;
+            }
+            if (isFloat) {
+                // Short rows (small images): masked vector moves beat the bulk copy's set-up.
+                copyRunF32(x, rowOff + lo + base, col, o + lo, hi - lo);
+                return;
+            }
+            for (int j = lo; j < hi; j++) {
+                col.setAtIndex(ValueLayout.JAVA_LONG, o + j, x.getAtIndex(ValueLayout.JAVA_LONG, rowOff + j + base));
             }
             return;
         }
@@ -145,7 +154,8 @@ public final class Im2Col {
         int p = g.outPlane();
         int kk = g.kH() * g.kW();
         // One channel per task: rows of the same channel add into the same plane.
-        io.tensorbus.tensor.Threads.parallelFor(0, channels, 1, (c0, c1) -> {
+        io.tensorbus.tensor.Threads.parallelFor(0, channels, io.tensorbus.tensor.Threads.grain((long) kk * p),
+                (c0, c1) -> {
             for (int c = c0; c < c1; c++) {
                 long plane = xOff + (long) c * g.inPlane();
                 for (int k = 0; k < kk; k++) {
@@ -200,6 +210,14 @@ public final class Im2Col {
                 x.setAtIndex(ValueLayout.JAVA_DOUBLE, xi, x.getAtIndex(ValueLayout.JAVA_DOUBLE, xi)
                         + col.getAtIndex(ValueLayout.JAVA_DOUBLE, o + j));
             }
+        }
+    }
+
+    /** {@code dst[di .. di+n) = src[si .. si+n)} with the Vector API, the tail through a mask. */
+    private static void copyRunF32(MemorySegment src, long si, MemorySegment dst, long di, int n) {
+        for (int i = 0; i < n; i += F.length()) {
+            var m = F.indexInRange(i, n);
+            FloatVector.fromMemorySegment(F, src, (si + i) * 4, ORDER, m).intoMemorySegment(dst, (di + i) * 4, ORDER, m);
         }
     }
 

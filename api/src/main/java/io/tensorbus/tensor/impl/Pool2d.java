@@ -94,25 +94,15 @@ public final class Pool2d {
             boolean isFloat) {
         int inPlane = w.inH() * w.inW();
         int outPlane = w.outH() * w.outW();
-        Threads.parallelFor(0, planes, 1, (p0, p1) -> {
+        Threads.parallelFor(0, planes, Threads.grain((long) w.inH() * w.inW()), (p0, p1) -> {
             for (int p = p0; p < p1; p++) {
                 long xb = (long) p * inPlane;
                 long ob = (long) p * outPlane;
                 for (int oh = 0; oh < w.outH(); oh++) {
                     for (int ow = 0; ow < w.outW(); ow++) {
-                        double best = Double.NEGATIVE_INFINITY;
-                        int at = w.h0()[oh] * w.inW() + w.w0()[ow];
-                        for (int ih = w.h0()[oh]; ih < w.h1()[oh]; ih++) {
-                            for (int iw = w.w0()[ow]; iw < w.w1()[ow]; iw++) {
-                                double v = get(x, xb + ih * w.inW() + iw, isFloat);
-                                if (v > best || Double.isNaN(v)) {
-                                    best = v;
-                                    at = ih * w.inW() + iw;
-                                }
-                            }
-                        }
                         long o = ob + oh * w.outW() + ow;
-                        set(out, o, best, isFloat);
+                        int at = isFloat ? argmaxF32(x, xb, w, oh, ow) : argmax(x, xb, w, oh, ow);
+                        set(out, o, get(x, xb + at, isFloat), isFloat);
                         idx.setAtIndex(ValueLayout.JAVA_LONG, o, at);
                     }
                 }
@@ -120,12 +110,50 @@ public final class Pool2d {
         });
     }
 
+    /** Plane index of the first maximum of a window (a NaN counts as the maximum), float64. */
+    private static int argmax(MemorySegment x, long xb, Windows w, int oh, int ow) {
+        double best = Double.NEGATIVE_INFINITY;
+        int at = w.h0()[oh] * w.inW() + w.w0()[ow];
+        for (int ih = w.h0()[oh]; ih < w.h1()[oh]; ih++) {
+            for (int iw = w.w0()[ow]; iw < w.w1()[ow]; iw++) {
+                double v = x.getAtIndex(ValueLayout.JAVA_DOUBLE, xb + ih * w.inW() + iw);
+                if (v > best || v != v) {
+                    best = v;
+                    at = ih * w.inW() + iw;
+                    if (v != v) {
+                        return at;
+                    }
+                }
+            }
+        }
+        return at;
+    }
+
+    /** As {@link #argmax} for float32, the hot case. */
+    private static int argmaxF32(MemorySegment x, long xb, Windows w, int oh, int ow) {
+        float best = Float.NEGATIVE_INFINITY;
+        int at = w.h0()[oh] * w.inW() + w.w0()[ow];
+        for (int ih = w.h0()[oh]; ih < w.h1()[oh]; ih++) {
+            for (int iw = w.w0()[ow]; iw < w.w1()[ow]; iw++) {
+                float v = x.getAtIndex(ValueLayout.JAVA_FLOAT, xb + ih * w.inW() + iw);
+                if (v > best || v != v) {
+                    best = v;
+                    at = ih * w.inW() + iw;
+                    if (v != v) {
+                        return at;
+                    }
+                }
+            }
+        }
+        return at;
+    }
+
     /** Adds each output gradient into its maximum's input position ({@code gx} zeroed by the caller). */
     public static void maxBackward(MemorySegment gy, MemorySegment idx, int planes, Windows w, MemorySegment gx,
             boolean isFloat) {
         int inPlane = w.inH() * w.inW();
         int outPlane = w.outH() * w.outW();
-        Threads.parallelFor(0, planes, 1, (p0, p1) -> {
+        Threads.parallelFor(0, planes, Threads.grain((long) w.inH() * w.inW()), (p0, p1) -> {
             for (int p = p0; p < p1; p++) {
                 for (int o = 0; o < outPlane; o++) {
                     long src = (long) p * outPlane + o;
@@ -140,7 +168,7 @@ public final class Pool2d {
     public static void avgForward(MemorySegment x, int planes, Windows w, MemorySegment out, boolean isFloat) {
         int inPlane = w.inH() * w.inW();
         int outPlane = w.outH() * w.outW();
-        Threads.parallelFor(0, planes, 1, (p0, p1) -> {
+        Threads.parallelFor(0, planes, Threads.grain((long) w.inH() * w.inW()), (p0, p1) -> {
             for (int p = p0; p < p1; p++) {
                 long xb = (long) p * inPlane;
                 for (int oh = 0; oh < w.outH(); oh++) {
@@ -162,7 +190,7 @@ public final class Pool2d {
     public static void avgBackward(MemorySegment gy, int planes, Windows w, MemorySegment gx, boolean isFloat) {
         int inPlane = w.inH() * w.inW();
         int outPlane = w.outH() * w.outW();
-        Threads.parallelFor(0, planes, 1, (p0, p1) -> {
+        Threads.parallelFor(0, planes, Threads.grain((long) w.inH() * w.inW()), (p0, p1) -> {
             for (int p = p0; p < p1; p++) {
                 long xb = (long) p * inPlane;
                 for (int oh = 0; oh < w.outH(); oh++) {
