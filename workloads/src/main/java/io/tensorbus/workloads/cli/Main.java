@@ -1,6 +1,7 @@
 package io.tensorbus.workloads.cli;
 
 import io.tensorbus.workloads.bench.Measurement;
+import io.tensorbus.workloads.bench.NnBench;
 import io.tensorbus.workloads.bench.TensorBench;
 import io.tensorbus.workloads.demo.FashionMnistTraining;
 import java.io.IOException;
@@ -11,6 +12,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.function.Consumer;
 
 /**
  * The {@code tensorbus} command line (run by the {@code ./tensorbus} script): {@code info},
@@ -26,7 +28,7 @@ public final class Main {
               info                         JDK, processors, Vector API width, tensorbus version
               bench SUITE [--json FILE]    run a benchmark suite; one line per measurement
                                            (SUITE NAME key=value ...), also written as JSON to FILE
-                                           suites: tensor
+                                           suites: tensor, nn
               run WORKLOAD [options]       run a workload; workloads:
                                            local-demo [--epochs N] [--data DIR] [--seed S] [--limit N]
               help                         this text""";
@@ -73,12 +75,14 @@ public final class Main {
             }
         }
         List<Measurement> results = new ArrayList<>();
+        Consumer<Measurement> sink = m -> {
+            out.println(m.line());
+            out.flush();
+            results.add(m);
+        };
         switch (args[0]) {
-            case "tensor" -> new TensorBench().run(m -> {
-                out.println(m.line());
-                out.flush();
-                results.add(m);
-            });
+            case "tensor" -> new TensorBench().run(sink);
+            case "nn" -> new NnBench().run(sink);
             default -> {
                 return usage(err, "unknown bench suite '" + args[0] + "'");
             }

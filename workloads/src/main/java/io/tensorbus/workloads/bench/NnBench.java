@@ -1,0 +1,77 @@
+package io.tensorbus.workloads.bench;
+
+import io.tensorbus.nn.Functional;
+import io.tensorbus.nn.models.MnistNet;
+import io.tensorbus.nn.models.ResNet;
+import io.tensorbus.optim.SGD;
+import io.tensorbus.tensor.Generator;
+import io.tensorbus.tensor.Tensor;
+import io.tensorbus.tensor.Threads;
+import java.util.function.Consumer;
+
+/**
+ * The {@code nn} suite, the shapes of {@code ../shared/anchors/torch_compute.py} and {@code torch_ddp.py 1}:
+ * ResNet-50 forward+backward images/s in training mode at batch 8, 64x64 and 128x128, on one thread and on
+ * all threads; and a training step (forward, backward, SGD) of the tutorial network at batch 128.
+ */
+public final class NnBench {
+    private static final int[] IMAGE_SIDES = {64, 128};
+    private static final int RESNET_BATCH = 8;
+    private static final int TUTORIAL_BATCH = 128;
+
+    private final Timing timing;
+
+    /** A suite with the given timing. */
+    public NnBench(Timing timing) {
+        this.timing = timing;
+    }
+
+    /** A suite with a short warm-up (ResNet-50 steps take seconds) and the median of 3 samples. */
+    public NnBench() {
+        this(new Timing(3.0, 3, 0.05));
+    }
+
+    /** Runs every measurement, handing each to {@code sink}, and restores the thread count. */
+    public void run(Consumer<Measurement> sink) {
+        int before = Threads.get();
+        int all = Runtime.getRuntime().availableProcessors();
+        try {
+            for (int threads : all > 1 ? new int[] {1, all} : new int[] {1}) {
+                Threads.set(threads);
+                sink.accept(tutorialNet(threads));
+                for (int side : IMAGE_SIDES) {
+                    sink.accept(resnet50(threads, side));
+                }
+            }
+        } finally {
+            Threads.set(before);
+        }
+    }
+
+    /** ResNet-50 (1000 classes) forward, {@code sum()}, backward, in training mode; images/s. */
+    Measurement resnet50(int threads, int side) {
+        ResNet model = ResNet.resnet50(1000, new Generator(0));
+        Tensor x = Tensor.randn(new Generator(1), io.tensorbus.spi.DType.FLOAT32, RESNET_BATCH, 3, side, side);
+        double s = timing.medianSeconds(() -> {
+            model.zeroGrad(true);
+            model.forward(x).sum().backward();
+        });
+        return new Measurement("nn", "resnet50").with("threads", threads).with("batch", RESNET_BATCH)
+                .with("img", side).with("images_per_s", RESNET_BATCH / s, 2);
+    }
+
+    /** One SGD training step (lr 0.01, momentum 0.5) of the tutorial network on random 28x28 data. */
+    Measurement tutorialNet(int threads) {
+        MnistNet model = new MnistNet(new Generator(1234));
+        SGD sgd = SGD.builder().lr(0.01).momentum(0.5).build(model.parameters());
+        Tensor x = Tensor.randn(new Generator(2), io.tensorbus.spi.DType.FLOAT32, TUTORIAL_BATCH, 1, 28, 28);
+        Tensor y = Tensor.randint(new Generator(3), 0, 10, TUTORIAL_BATCH);
+        double s = timing.medianSeconds(() -> {
+            sgd.zeroGrad(true);
+            Functional.nllLoss(model.forward(x), y).backward();
+            sgd.step();
+        });
+        return new Measurement("nn", "tutorial_net").with("threads", threads).with("batch", TUTORIAL_BATCH)
+                .with("step_ms", s * 1000, 2).with("samples_per_s", TUTORIAL_BATCH / s, 0);
+    }
+}
