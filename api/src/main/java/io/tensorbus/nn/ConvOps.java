@@ -17,7 +17,7 @@ final class ConvOps {
     }
 
     /** The sizes of one conv2d call. */
-    private record Dims(int n, int c, int o, int groups, int cg, int og, int k, int p, ConvGeometry g, boolean isFloat) {
+    record Dims(int n, int c, int o, int groups, int cg, int og, int k, int p, ConvGeometry g, boolean isFloat) {
         long colBytes() {
             return (long) k * p * (isFloat ? 4 : 8);
         }
@@ -33,16 +33,10 @@ final class ConvOps {
         Tensor x = input.contiguous();
         Tensor w = weight.contiguous();
         Tensor out = Tensor.empty(x.dtype(), d.n, d.o, d.g.outH(), d.g.outW());
-        MemorySegment col = d.pointwise() ? null : Scratch.get(0, d.colBytes());
-        for (int n = 0; n < d.n; n++) {
-            for (int gi = 0; gi < d.groups; gi++) {
-                long xOff = x.storageOffset() + ((long) n * d.c + (long) gi * d.cg) * d.g.inPlane();
-                MemorySegment colSeg = columns(x, xOff, d, col);
-                long colOff = col == null ? xOff : 0;
-                gemm(d.isFloat, false, false, d.og, d.p, d.k, w.storage().segment(),
-                        w.storageOffset() + (long) gi * d.og * d.k, d.k, colSeg, colOff, d.p, 0,
-                        out.storage().segment(), ((long) n * d.o + (long) gi * d.og) * d.p, d.p);
-            }
+        if (BatchedConv.applies(d)) {
+            BatchedConv.forward(x, w, d, out);
+        } else {
+            perImageForward(x, w, d, out);
         }
         if (bias != null) {
             try (var ignored = Autograd.noGrad()) {
@@ -62,6 +56,21 @@ final class ConvOps {
                 bias != null, needX, needW, d), input, weight, bias);
     }
 
+    /** One GEMM per image and group: large planes, where the columns of a whole batch would not fit. */
+    private static void perImageForward(Tensor x, Tensor w, Dims d, Tensor out) {
+        MemorySegment col = d.pointwise() ? null : Scratch.get(0, d.colBytes());
+        for (int n = 0; n < d.n; n++) {
+            for (int gi = 0; gi < d.groups; gi++) {
+                long xOff = x.storageOffset() + ((long) n * d.c + (long) gi * d.cg) * d.g.inPlane();
+                MemorySegment colSeg = columns(x, xOff, d, col);
+                long colOff = col == null ? xOff : 0;
+                gemm(d.isFloat, false, false, d.og, d.p, d.k, w.storage().segment(),
+                        w.storageOffset() + (long) gi * d.og * d.k, d.k, colSeg, colOff, d.p, 0,
+                        out.storage().segment(), ((long) n * d.o + (long) gi * d.og) * d.p, d.p);
+            }
+        }
+    }
+
     private static MemorySegment columns(Tensor x, long xOff, Dims d, MemorySegment col) {
         if (col == null) {
             return x.storage().segment();
@@ -77,6 +86,10 @@ final class ConvOps {
         Tensor w = weight.contiguous();
         Tensor gx = needX ? Tensor.zeros(x.dtype(), x.shape()) : null;
         Tensor gw = needW ? Tensor.zeros(w.dtype(), w.shape()) : null;
+        if (BatchedConv.applies(d)) {
+            BatchedConv.backward(gy, x, w, d, gx, gw);
+            return new Tensor[] {gx, gw, hasBias ? gy.sum(new int[] {0, 2, 3}, false) : null};
+        }
         MemorySegment col = d.pointwise() ? null : Scratch.get(0, d.colBytes());
         boolean transposed = needX && !d.pointwise() && d.g.isSamePlane();
         Tensor wFlip = transposed ? flippedTransposed(w, d) : null;
@@ -157,7 +170,7 @@ final class ConvOps {
         return copy;
     }
 
-    private static void gemm(boolean isFloat, boolean ta, boolean tb, int m, int n, int k, MemorySegment a, long ao,
+    static void gemm(boolean isFloat, boolean ta, boolean tb, int m, int n, int k, MemorySegment a, long ao,
             int lda, MemorySegment b, long bo, int ldb, double beta, MemorySegment c, long co, int ldc) {
         if (isFloat) {
             Gemm.sgemm(ta, tb, m, n, k, 1f, a, ao, lda, b, bo, ldb, (float) beta, c, co, ldc);

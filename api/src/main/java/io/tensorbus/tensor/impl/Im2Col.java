@@ -21,6 +21,15 @@ public final class Im2Col {
     /** Writes the {@code [channels * kH * kW, outH * outW]} columns of {@code channels} planes at {@code xOff}. */
     public static void im2col(MemorySegment x, long xOff, int channels, ConvGeometry g, MemorySegment col,
             long colOff, boolean isFloat) {
+        im2col(x, xOff, channels, g, col, colOff, g.outPlane(), isFloat);
+    }
+
+    /**
+     * As {@link #im2col(MemorySegment, long, int, ConvGeometry, MemorySegment, long, boolean)} with column rows
+     * {@code ld} elements apart, so that several images can fill side-by-side blocks of one wide matrix.
+     */
+    public static void im2col(MemorySegment x, long xOff, int channels, ConvGeometry g, MemorySegment col,
+            long colOff, int ld, boolean isFloat) {
         int p = g.outPlane();
         int kk = g.kH() * g.kW();
         io.tensorbus.tensor.Threads.parallelFor(0, channels * kk, io.tensorbus.tensor.Threads.grain(p), (r0, r1) -> {
@@ -29,7 +38,7 @@ public final class Im2Col {
                 int ki = (row % kk) / g.kW();
                 int kj = row % g.kW();
                 long plane = xOff + (long) c * g.inPlane();
-                long out = colOff + (long) row * p;
+                long out = colOff + (long) row * ld;
                 if (samePlane(g)) {
                     shiftedCopy(x, plane, g, ki, kj, col, out, isFloat);
                     continue;
@@ -151,6 +160,12 @@ public final class Im2Col {
     /** Adds the columns back into {@code channels} planes at {@code xOff} (which the caller zeroed). */
     public static void col2im(MemorySegment col, long colOff, int channels, ConvGeometry g, MemorySegment x,
             long xOff, boolean isFloat) {
+        col2im(col, colOff, g.outPlane(), channels, g, x, xOff, isFloat);
+    }
+
+    /** As the other col2im, reading column rows {@code ld} elements apart. */
+    public static void col2im(MemorySegment col, long colOff, int ld, int channels, ConvGeometry g, MemorySegment x,
+            long xOff, boolean isFloat) {
         int p = g.outPlane();
         int kk = g.kH() * g.kW();
         // One channel per task: rows of the same channel add into the same plane.
@@ -161,7 +176,7 @@ public final class Im2Col {
                 for (int k = 0; k < kk; k++) {
                     int ki = k / g.kW();
                     int kj = k % g.kW();
-                    long in = colOff + (long) (c * kk + k) * p;
+                    long in = colOff + (long) (c * kk + k) * ld;
                     if (isFloat && samePlane(g)) {
                         shiftedAdd(col, in, g, ki, kj, x, plane);
                         continue;

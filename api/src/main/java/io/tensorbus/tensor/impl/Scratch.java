@@ -11,7 +11,7 @@ import java.lang.foreign.MemorySegment;
  */
 public final class Scratch {
     /** How many independent buffers a kernel may hold at once. */
-    public static final int SLOTS = 3;
+    public static final int SLOTS = 4;
 
     private static final ThreadLocal<MemorySegment[]> BUFFERS = ThreadLocal.withInitial(() -> new MemorySegment[SLOTS]);
 
