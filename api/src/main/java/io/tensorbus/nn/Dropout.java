@@ -4,10 +4,7 @@ import io.tensorbus.tensor.Generator;
 import io.tensorbus.tensor.Tensor;
 
 /** Element-wise dropout as a layer, active in training mode only, as {@code torch.nn.Dropout}. */
-public final class Dropout extends Module {
-    private final double p;
-    private final Generator generator;
-
+public final class Dropout extends DropoutLayer {
     /** Dropout with probability {@code p}, from the default generator. */
     public Dropout(double p) {
         this(p, null);
@@ -18,20 +15,11 @@ public final class Dropout extends Module {
      * @throws IllegalArgumentException when {@code p} is outside {@code [0, 1]}
      */
     public Dropout(double p, Generator generator) {
-        if (!(p >= 0 && p <= 1)) {
-            throw new IllegalArgumentException("dropout probability has to be between 0 and 1, but got " + p);
-        }
-        this.p = p;
-        this.generator = generator;
+        super(p, generator);
     }
 
     @Override
     public Tensor forward(Tensor x) {
         return Functional.dropout(x, p, isTraining(), generator);
-    }
-
-    @Override
-    protected String extraRepr() {
-        return "p=" + p;
     }
 }

@@ -4,14 +4,11 @@ import io.tensorbus.tensor.Generator;
 import io.tensorbus.tensor.Tensor;
 
 /**
- * Channel dropout as a layer (whole channels of {@code [N, C, H, W]} zeroed), active in training mode only, as
- * {@code torch.nn.Dropout2d}.
+ * Channel dropout as a layer (whole channels of {@code [N, C, H, W]} zeroed), active in training mode only,
+ * as {@code torch.nn.Dropout2d}.
  */
-public final class Dropout2d extends Module {
-    private final double p;
-    private final Generator generator;
-
-    /** Dropout with probability {@code p}, from the default generator. */
+public final class Dropout2d extends DropoutLayer {
+    /** Channel dropout with probability {@code p}, from the default generator. */
     public Dropout2d(double p) {
         this(p, null);
     }
@@ -21,20 +18,11 @@ public final class Dropout2d extends Module {
      * @throws IllegalArgumentException when {@code p} is outside {@code [0, 1]}
      */
     public Dropout2d(double p, Generator generator) {
-        if (!(p >= 0 && p <= 1)) {
-            throw new IllegalArgumentException("dropout probability has to be between 0 and 1, but got " + p);
-        }
-        this.p = p;
-        this.generator = generator;
+        super(p, generator);
     }
 
     @Override
     public Tensor forward(Tensor x) {
         return Functional.dropout2d(x, p, isTraining(), generator);
-    }
-
-    @Override
-    protected String extraRepr() {
-        return "p=" + p;
     }
 }

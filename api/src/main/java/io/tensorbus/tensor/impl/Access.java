@@ -65,4 +65,18 @@ public final class Access {
         int rounding = 0x7fff + ((bits >>> 16) & 1);
         return (short) ((bits + rounding) >>> 16);
     }
+
+    /** Reads element {@code i} of a float32 ({@code isFloat}) or float64 buffer, for kernels that serve both. */
+    public static double load(MemorySegment s, long i, boolean isFloat) {
+        return isFloat ? s.getAtIndex(ValueLayout.JAVA_FLOAT, i) : s.getAtIndex(ValueLayout.JAVA_DOUBLE, i);
+    }
+
+    /** Writes element {@code i} of a float32 ({@code isFloat}) or float64 buffer. */
+    public static void store(MemorySegment s, long i, double v, boolean isFloat) {
+        if (isFloat) {
+            s.setAtIndex(ValueLayout.JAVA_FLOAT, i, (float) v);
+        } else {
+            s.setAtIndex(ValueLayout.JAVA_DOUBLE, i, v);
+        }
+    }
 }

@@ -2,7 +2,6 @@ package io.tensorbus.tensor.impl;
 
 import io.tensorbus.tensor.Threads;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 
 /**
  * Batch normalisation over the channels of a contiguous {@code [N, C, S]} layout (S = spatial size, 1 for
@@ -25,18 +24,6 @@ public final class BatchNormKernel {
         }
     }
 
-    private static double get(MemorySegment m, long i, boolean f) {
-        return f ? m.getAtIndex(ValueLayout.JAVA_FLOAT, i) : m.getAtIndex(ValueLayout.JAVA_DOUBLE, i);
-    }
-
-    private static void set(MemorySegment m, long i, double v, boolean f) {
-        if (f) {
-            m.setAtIndex(ValueLayout.JAVA_FLOAT, i, (float) v);
-        } else {
-            m.setAtIndex(ValueLayout.JAVA_DOUBLE, i, v);
-        }
-    }
-
     /** Per-channel mean and biased variance of {@code x}, into {@code mean[c]} and {@code var[c]}. */
     public static void statistics(MemorySegment x, Layout l, double[] mean, double[] var) {
         Threads.parallelFor(0, l.c(), Threads.grain(l.count()), (c0, c1) -> {
@@ -45,7 +32,7 @@ public final class BatchNormKernel {
                 for (int b = 0; b < l.n(); b++) {
                     long o = l.at(b, ch);
                     for (int i = 0; i < l.s(); i++) {
-                        sum += get(x, o + i, l.isFloat());
+                        sum += Access.load(x, o + i, l.isFloat());
                     }
                 }
                 double m = sum / l.count();
@@ -53,7 +40,7 @@ public final class BatchNormKernel {
                 for (int b = 0; b < l.n(); b++) {
                     long o = l.at(b, ch);
                     for (int i = 0; i < l.s(); i++) {
-                        double d = get(x, o + i, l.isFloat()) - m;
+                        double d = Access.load(x, o + i, l.isFloat()) - m;
                         sq += d * d;
                     }
                 }
@@ -73,7 +60,7 @@ public final class BatchNormKernel {
                 for (int n = 0; n < l.n(); n++) {
                     long o = l.at(n, ch);
                     for (int i = 0; i < l.s(); i++) {
-                        set(y, o + i, get(x, o + i, l.isFloat()) * a + b, l.isFloat());
+                        Access.store(y, o + i, Access.load(x, o + i, l.isFloat()) * a + b, l.isFloat());
                     }
                 }
             }
@@ -94,9 +81,9 @@ public final class BatchNormKernel {
                 for (int n = 0; n < l.n(); n++) {
                     long o = l.at(n, ch);
                     for (int i = 0; i < l.s(); i++) {
-                        double gv = get(g, o + i, l.isFloat());
+                        double gv = Access.load(g, o + i, l.isFloat());
                         sg += gv;
-                        sgx += gv * (get(x, o + i, l.isFloat()) - mean[ch]) * invstd[ch];
+                        sgx += gv * (Access.load(x, o + i, l.isFloat()) - mean[ch]) * invstd[ch];
                     }
                 }
                 dScale[ch] = sgx;
@@ -117,8 +104,8 @@ public final class BatchNormKernel {
         for (int n = 0; n < l.n(); n++) {
             long o = l.at(n, ch);
             for (int i = 0; i < l.s(); i++) {
-                double xhat = (get(x, o + i, l.isFloat()) - mean) * invstd;
-                set(gx, o + i, k * (get(g, o + i, l.isFloat()) - meanG - xhat * meanGx), l.isFloat());
+                double xhat = (Access.load(x, o + i, l.isFloat()) - mean) * invstd;
+                Access.store(gx, o + i, k * (Access.load(g, o + i, l.isFloat()) - meanG - xhat * meanGx), l.isFloat());
             }
         }
     }

@@ -77,18 +77,6 @@ public final class Pool2d {
         }
     }
 
-    private static double get(MemorySegment s, long i, boolean isFloat) {
-        return isFloat ? s.getAtIndex(ValueLayout.JAVA_FLOAT, i) : s.getAtIndex(ValueLayout.JAVA_DOUBLE, i);
-    }
-
-    private static void set(MemorySegment s, long i, double v, boolean isFloat) {
-        if (isFloat) {
-            s.setAtIndex(ValueLayout.JAVA_FLOAT, i, (float) v);
-        } else {
-            s.setAtIndex(ValueLayout.JAVA_DOUBLE, i, v);
-        }
-    }
-
     /** Max pooling; writes values and each maximum's flat index within its input plane (int64). */
     public static void maxForward(MemorySegment x, int planes, Windows w, MemorySegment out, MemorySegment idx,
             boolean isFloat) {
@@ -102,7 +90,7 @@ public final class Pool2d {
                     for (int ow = 0; ow < w.outW(); ow++) {
                         long o = ob + oh * w.outW() + ow;
                         int at = isFloat ? argmaxF32(x, xb, w, oh, ow) : argmax(x, xb, w, oh, ow);
-                        set(out, o, get(x, xb + at, isFloat), isFloat);
+                        Access.store(out, o, Access.load(x, xb + at, isFloat), isFloat);
                         idx.setAtIndex(ValueLayout.JAVA_LONG, o, at);
                     }
                 }
@@ -158,7 +146,7 @@ public final class Pool2d {
                 for (int o = 0; o < outPlane; o++) {
                     long src = (long) p * outPlane + o;
                     long dst = (long) p * inPlane + idx.getAtIndex(ValueLayout.JAVA_LONG, src);
-                    set(gx, dst, get(gx, dst, isFloat) + get(gy, src, isFloat), isFloat);
+                    Access.store(gx, dst, Access.load(gx, dst, isFloat) + Access.load(gy, src, isFloat), isFloat);
                 }
             }
         });
@@ -176,10 +164,10 @@ public final class Pool2d {
                         double sum = 0;
                         for (int ih = w.h0()[oh]; ih < w.h1()[oh]; ih++) {
                             for (int iw = w.w0()[ow]; iw < w.w1()[ow]; iw++) {
-                                sum += get(x, xb + ih * w.inW() + iw, isFloat);
+                                sum += Access.load(x, xb + ih * w.inW() + iw, isFloat);
                             }
                         }
-                        set(out, (long) p * outPlane + oh * w.outW() + ow, sum / w.divisor(oh, ow), isFloat);
+                        Access.store(out, (long) p * outPlane + oh * w.outW() + ow, sum / w.divisor(oh, ow), isFloat);
                     }
                 }
             }
@@ -195,11 +183,11 @@ public final class Pool2d {
                 long xb = (long) p * inPlane;
                 for (int oh = 0; oh < w.outH(); oh++) {
                     for (int ow = 0; ow < w.outW(); ow++) {
-                        double g = get(gy, (long) p * outPlane + oh * w.outW() + ow, isFloat) / w.divisor(oh, ow);
+                        double g = Access.load(gy, (long) p * outPlane + oh * w.outW() + ow, isFloat) / w.divisor(oh, ow);
                         for (int ih = w.h0()[oh]; ih < w.h1()[oh]; ih++) {
                             for (int iw = w.w0()[ow]; iw < w.w1()[ow]; iw++) {
                                 long i = xb + ih * w.inW() + iw;
-                                set(gx, i, get(gx, i, isFloat) + g, isFloat);
+                                Access.store(gx, i, Access.load(gx, i, isFloat) + g, isFloat);
                             }
                         }
                     }
