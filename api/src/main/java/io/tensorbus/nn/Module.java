@@ -179,9 +179,9 @@ public abstract class Module {
         }
     }
 
-    /** {@code zeroGrad(true)}, PyTorch 2's default. */
+    /** {@code zeroGrad(false)}: zeroes in place, PyTorch 1.13's default (as {@code Optimizer.zeroGrad()}). */
     public final void zeroGrad() {
-        zeroGrad(true);
+        zeroGrad(false);
     }
 
     /** Parameters and buffers by dotted name, in PyTorch's state-dict order; the tensors themselves, not copies. */
