@@ -12,7 +12,7 @@ import jdk.incubator.vector.VectorSpecies;
  * Works on float32 and float64 contiguous planes; offsets are in elements.
  */
 public final class Im2Col {
-    private static final VectorSpecies<Float> F = FloatVector.SPECIES_PREFERRED;
+    private static final VectorSpecies<Float> F8 = FloatVector.SPECIES_256;
     private static final ByteOrder ORDER = ByteOrder.nativeOrder();
 
     private Im2Col() {
@@ -228,20 +228,26 @@ public final class Im2Col {
         }
     }
 
-    /** {@code dst[di .. di+n) = src[si .. si+n)} with the Vector API, the tail through a mask. */
+    /**
+     * {@code dst[di .. di+n) = src[si .. si+n)}: 256-bit vectors, which fit the short rows of small images
+     * (8, 24, 56 floats) better than the widest ones, then a scalar tail.
+     */
     private static void copyRunF32(MemorySegment src, long si, MemorySegment dst, long di, int n) {
-        for (int i = 0; i < n; i += F.length()) {
-            var m = F.indexInRange(i, n);
-            FloatVector.fromMemorySegment(F, src, (si + i) * 4, ORDER, m).intoMemorySegment(dst, (di + i) * 4, ORDER, m);
+        int i = 0;
+        for (; i <= n - F8.length(); i += F8.length()) {
+            FloatVector.fromMemorySegment(F8, src, (si + i) * 4, ORDER).intoMemorySegment(dst, (di + i) * 4, ORDER);
+        }
+        for (; i < n; i++) {
+            dst.setAtIndex(ValueLayout.JAVA_FLOAT, di + i, src.getAtIndex(ValueLayout.JAVA_FLOAT, si + i));
         }
     }
 
-    /** {@code x[xi .. xi+n) += col[ci .. ci+n)} with the Vector API. */
+    /** {@code x[xi .. xi+n) += col[ci .. ci+n)} with 256-bit vectors (see {@link #copyRunF32}). */
     private static void addRunF32(MemorySegment col, long ci, MemorySegment x, long xi, int n) {
         int i = 0;
-        for (int step = F.length(); i <= n - step; i += step) {
-            FloatVector a = FloatVector.fromMemorySegment(F, x, (xi + i) * 4, ORDER);
-            FloatVector b = FloatVector.fromMemorySegment(F, col, (ci + i) * 4, ORDER);
+        for (int step = F8.length(); i <= n - step; i += step) {
+            FloatVector a = FloatVector.fromMemorySegment(F8, x, (xi + i) * 4, ORDER);
+            FloatVector b = FloatVector.fromMemorySegment(F8, col, (ci + i) * 4, ORDER);
             a.add(b).intoMemorySegment(x, (xi + i) * 4, ORDER);
         }
         for (; i < n; i++) {
