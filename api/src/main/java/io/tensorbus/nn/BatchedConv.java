@@ -16,9 +16,9 @@ final class BatchedConv {
      * Output planes below this many elements are lowered batch-wide: there the per-image weight packing and
      * call overheads outweigh the extra gather and scatter copies (measured on ResNet-50 and the tutorial net).
      */
-    private static final int MAX_PLANE = 256;
-    /** Nor when the batch's columns would pass this many elements (the scratch would grow too large). */
-    private static final long MAX_COLUMNS = 1L << 24;
+    private static final int MAX_PLANE = 1024;
+    /** Nor when the batch's columns would pass this many elements (they may be kept for backward). */
+    private static final long MAX_COLUMNS = 1L << 22;
 
     private BatchedConv() {
     }
@@ -40,12 +40,20 @@ final class BatchedConv {
         }
     }
 
-    static void forward(Tensor x, Tensor w, ConvOps.Dims d, Tensor out) {
+    /**
+     * Computes {@code out}. With {@code keepColumns} the columns of every group go to a tensor that is
+     * returned for the weight gradient ({@code [groups, K, N * P]}), so backward need not unfold again;
+     * otherwise they live in scratch memory and null is returned.
+     */
+    static Tensor forward(Tensor x, Tensor w, ConvOps.Dims d, Tensor out, boolean keepColumns) {
         int np = d.n() * d.p();
-        MemorySegment cols = Scratch.get(0, bytes(d, (long) d.k() * np));
+        long groupColumns = (long) d.k() * np;
+        Tensor kept = keepColumns ? Tensor.empty(x.dtype(), d.groups(), d.k(), np) : null;
         MemorySegment result = Scratch.get(1, bytes(d, (long) d.og() * np));
         Tensor planes = out.view(d.n(), d.o(), d.p());
         for (int gi = 0; gi < d.groups(); gi++) {
+            MemorySegment cols = kept != null ? kept.dataSegment().asSlice(bytes(d, gi * groupColumns))
+                    : Scratch.get(0, bytes(d, groupColumns));
             columns(x, d, gi, cols);
             ConvOps.gemm(d.isFloat(), false, false, d.og(), np, d.k(), w.storage().segment(),
                     w.storageOffset() + (long) gi * d.og() * d.k(), d.k(), cols, 0, np, 0, result, 0, np);
@@ -54,10 +62,14 @@ final class BatchedConv {
                 planes.narrow(1, gi * d.og(), d.og()).copyi(r);
             }
         }
+        return kept;
     }
 
-    /** Accumulates into {@code gw} and {@code gx} (zeroed by the caller; either may be null). */
-    static void backward(Tensor gy, Tensor x, Tensor w, ConvOps.Dims d, Tensor gx, Tensor gw) {
+    /**
+     * Accumulates into {@code gw} and {@code gx} (zeroed by the caller; either may be null), reusing the
+     * forward's {@code columns} when it kept them (else unfolding again).
+     */
+    static void backward(Tensor gy, Tensor x, Tensor w, ConvOps.Dims d, Tensor gx, Tensor gw, Tensor columns) {
         int np = d.n() * d.p();
         MemorySegment gyCols = Scratch.get(3, bytes(d, (long) d.og() * np));
         Tensor gyPlanes = gy.view(d.n(), d.o(), d.p());
@@ -67,8 +79,13 @@ final class BatchedConv {
                         .copyi(gyPlanes.narrow(1, gi * d.og(), d.og()));
             }
             if (gw != null) {
-                MemorySegment cols = Scratch.get(0, bytes(d, (long) d.k() * np));
-                columns(x, d, gi, cols);
+                MemorySegment cols;
+                if (columns != null) {
+                    cols = columns.dataSegment().asSlice(bytes(d, (long) gi * d.k() * np));
+                } else {
+                    cols = Scratch.get(0, bytes(d, (long) d.k() * np));
+                    columns(x, d, gi, cols);
+                }
                 ConvOps.gemm(d.isFloat(), false, true, d.og(), d.k(), np, gyCols, 0, np, cols, 0, np, 0,
                         gw.storage().segment(), (long) gi * d.og() * d.k(), d.k());
             }

@@ -33,8 +33,10 @@ final class ConvOps {
         Tensor x = input.contiguous();
         Tensor w = weight.contiguous();
         Tensor out = Tensor.empty(x.dtype(), d.n, d.o, d.g.outH(), d.g.outW());
+        boolean keepColumns = Autograd.needsGrad(weight);
+        Tensor columns = null;
         if (BatchedConv.applies(d)) {
-            BatchedConv.forward(x, w, d, out);
+            columns = BatchedConv.forward(x, w, d, out, keepColumns);
         } else {
             perImageForward(x, w, d, out);
         }
@@ -52,8 +54,9 @@ final class ConvOps {
         SavedTensor sw = SavedTensor.save(weight);
         boolean needX = input.requiresGrad();
         boolean needW = weight.requiresGrad();
+        Tensor saved = columns;
         return Autograd.record("ConvolutionBackward0", out, gy -> backward(gy[0], sx.unpack(), sw.unpack(),
-                bias != null, needX, needW, d), input, weight, bias);
+                bias != null, needX, needW, d, saved), input, weight, bias);
     }
 
     /** One GEMM per image and group: large planes, where the columns of a whole batch would not fit. */
@@ -80,14 +83,14 @@ final class ConvOps {
     }
 
     private static Tensor[] backward(Tensor gradOut, Tensor input, Tensor weight, boolean hasBias, boolean needX,
-            boolean needW, Dims d) {
+            boolean needW, Dims d, Tensor columns) {
         Tensor gy = contiguousInScratch(gradOut, 2);
         Tensor x = input.contiguous();
         Tensor w = weight.contiguous();
         Tensor gx = needX ? Tensor.zeros(x.dtype(), x.shape()) : null;
         Tensor gw = needW ? Tensor.zeros(w.dtype(), w.shape()) : null;
         if (BatchedConv.applies(d)) {
-            BatchedConv.backward(gy, x, w, d, gx, gw);
+            BatchedConv.backward(gy, x, w, d, gx, gw, columns);
             return new Tensor[] {gx, gw, hasBias ? gy.sum(new int[] {0, 2, 3}, false) : null};
         }
         MemorySegment col = d.pointwise() ? null : Scratch.get(0, d.colBytes());
