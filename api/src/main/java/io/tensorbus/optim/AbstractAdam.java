@@ -97,4 +97,26 @@ abstract class AbstractAdam extends Optimizer {
         }
         target.copyi(Tensor.of(a, target.shape()));
     }
+
+    /** The options Adam and AdamW share on top of {@link Optimizer.Builder}'s. */
+    abstract static class AdamBuilder<B extends AdamBuilder<B, O>, O extends Optimizer> extends Optimizer.Builder<B, O> {
+        AdamBuilder(Map<String, Object> pytorchDefaults) {
+            super(pytorchDefaults);
+        }
+
+        /** The running-average coefficients of the gradient and its square, each in [0, 1). */
+        public B betas(double beta1, double beta2) {
+            return set(BETAS, List.of(beta1, beta2));
+        }
+
+        /** The term added to the denominator for numerical stability (at least 0). */
+        public B eps(double eps) {
+            return set(EPS, eps);
+        }
+
+        /** The AMSGrad variant (default false). */
+        public B amsgrad(boolean amsgrad) {
+            return set(AMSGRAD, amsgrad);
+        }
+    }
 }

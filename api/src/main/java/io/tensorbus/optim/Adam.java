@@ -1,8 +1,5 @@
 package io.tensorbus.optim;
 
-import static io.tensorbus.optim.ParamGroup.AMSGRAD;
-import static io.tensorbus.optim.ParamGroup.BETAS;
-import static io.tensorbus.optim.ParamGroup.EPS;
 
 import io.tensorbus.tensor.Tensor;
 import java.util.List;
@@ -43,24 +40,9 @@ public final class Adam extends AbstractAdam {
     }
 
     /** Builds an {@link Adam}; see the class comment for the options and their defaults. */
-    public static final class Builder extends Optimizer.Builder<Builder, Adam> {
+    public static final class Builder extends AdamBuilder<Builder, Adam> {
         private Builder() {
             super(pytorchDefaults(0.0));
-        }
-
-        /** The running-average coefficients of the gradient and its square, each in [0, 1). */
-        public Builder betas(double beta1, double beta2) {
-            return set(BETAS, List.of(beta1, beta2));
-        }
-
-        /** The term added to the denominator for numerical stability (at least 0). */
-        public Builder eps(double eps) {
-            return set(EPS, eps);
-        }
-
-        /** The AMSGrad variant (default false). */
-        public Builder amsgrad(boolean amsgrad) {
-            return set(AMSGRAD, amsgrad);
         }
 
         @Override
