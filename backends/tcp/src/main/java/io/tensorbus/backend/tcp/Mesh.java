@@ -1,0 +1,261 @@
+package io.tensorbus.backend.tcp;
+
+import io.netty.buffer.ByteBuf;
+import io.tensorbus.spi.Backend;
+import io.tensorbus.spi.BackendOptions;
+import io.tensorbus.spi.CommunicationException;
+import io.tensorbus.spi.Store;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.internal.ContextInternal;
+import io.vertx.core.internal.VertxInternal;
+import io.vertx.core.internal.net.NetSocketInternal;
+import io.vertx.core.net.NetClient;
+import io.vertx.core.net.NetClientOptions;
+import io.vertx.core.net.NetServer;
+import io.vertx.core.net.NetServerOptions;
+import io.vertx.core.net.NetSocket;
+
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Builds the full mesh of one group: listens on a free port, publishes {@code host:port} in the store,
+ * checks that every member agrees on the world size and that no rank is taken twice, then connects to
+ * every lower rank and accepts every higher one. Each connection starts with a HELLO frame each way that
+ * names the group, the rank and the world size; anything else on the port is dropped.
+ */
+final class Mesh {
+    private static final System.Logger LOG = System.getLogger(Mesh.class.getName());
+    private static final long HANDSHAKE_MILLIS = 10_000;
+
+    private final BackendOptions options;
+    private final ContextInternal context;
+    private final VertxInternal vertx;
+    private final Store store;
+    private final Promise<Backend> result;
+    private final TcpBackend backend;
+    private final List<Promise<Void>> connected = new ArrayList<>();
+    private NetServer server;
+    private NetClient client;
+    private long deadline = -1;
+
+    private Mesh(BackendOptions options, ContextInternal context, Promise<Backend> result) {
+        this.options = options;
+        this.context = context;
+        this.vertx = (VertxInternal) options.vertx();
+        this.store = options.store();
+        this.result = result;
+        this.backend = new TcpBackend(options, context, this::closeTransport);
+        for (int p = 0; p < options.worldSize(); p++) {
+            connected.add(Promise.promise());
+        }
+        connected.get(options.rank()).complete();
+    }
+
+    /** Creates the backend of one group; completes when every connection is up. */
+    static Future<Backend> create(BackendOptions options) {
+        ContextInternal context = ((VertxInternal) options.vertx()).createEventLoopContext();
+        Promise<Backend> result = context.promise();
+        context.runOnContext(v -> new Mesh(options, context, result).start());
+        return result.future();
+    }
+
+    private String key(String what, int rank) {
+        return "tcp/" + what + "/" + rank;
+    }
+
+    private void start() {
+        deadline = vertx.setTimer(options.timeout().toMillis(), id -> fail(setupTimeout()));
+        String bindHost = options.property("tcp.bindHost", "127.0.0.1");
+        server = vertx.createNetServer(new NetServerOptions().setHost(bindHost).setPort(0).setTcpNoDelay(true));
+        server.connectHandler(this::accepted);
+        server.listen()
+                .compose(s -> publish(advertisedHost(bindHost) + ":" + s.actualPort()))
+                .compose(v -> Future.all(checkPeers()))
+                .compose(v -> Future.all(new ArrayList<>(connected.stream().map(Promise::future).toList())))
+                .onSuccess(v -> ready())
+                .onFailure(this::fail);
+    }
+
+    private String advertisedHost(String bindHost) {
+        String advertised = options.property("tcp.advertiseHost", null);
+        if (advertised != null) {
+            return advertised;
+        }
+        if (!bindHost.equals("0.0.0.0")) {
+            return bindHost;
+        }
+        try {
+            return InetAddress.getLocalHost().getHostAddress();
+        } catch (UnknownHostException e) {
+            throw new IllegalStateException("cannot tell this host's address; set tcp.advertiseHost", e);
+        }
+    }
+
+    private Future<Void> publish(String address) {
+        int rank = options.rank();
+        return store.add(key("claim", rank), 1).compose(count -> {
+            if (count > 1) {
+                return Future.failedFuture(initError(backend.who(rank) + " of group '" + options.groupName()
+                        + "' was claimed by another process too: two processes were started with the same rank"));
+            }
+            return Future.all(store.set(key("world", rank), utf8(String.valueOf(options.worldSize()))),
+                    store.set(key("addr", rank), utf8(address))).mapEmpty();
+        });
+    }
+
+    private List<Future<Void>> checkPeers() {
+        List<Future<Void>> checks = new ArrayList<>();
+        for (int p = 0; p < options.worldSize(); p++) {
+            if (p == options.rank()) {
+                continue;
+            }
+            int peer = p;
+            Future<Void> agreed = store.get(key("world", peer)).compose(bytes -> {
+                int theirs = Integer.parseInt(new String(bytes, StandardCharsets.UTF_8).trim());
+                if (theirs != options.worldSize()) {
+                    return Future.failedFuture(initError("world size mismatch in group '" + options.groupName()
+                            + "': " + backend.who(options.rank()) + " has worldSize=" + options.worldSize() + " but "
+                            + backend.who(peer) + " has worldSize=" + theirs));
+                }
+                return Future.succeededFuture();
+            });
+            checks.add(peer < options.rank() ? agreed.compose(v -> connectTo(peer)) : agreed);
+        }
+        return checks;
+    }
+
+    private Future<Void> connectTo(int peer) {
+        client = client != null ? client
+                : vertx.createNetClient(new NetClientOptions().setTcpNoDelay(true).setConnectTimeout(
+                        (int) Math.min(Integer.MAX_VALUE, options.timeout().toMillis())));
+        return store.get(key("addr", peer)).compose(bytes -> {
+            String address = new String(bytes, StandardCharsets.UTF_8);
+            int colon = address.lastIndexOf(':');
+            return client.connect(Integer.parseInt(address.substring(colon + 1)), address.substring(0, colon));
+        }).compose(socket -> {
+            handshake((NetSocketInternal) socket, peer);
+            socket.write(io.vertx.core.internal.buffer.BufferInternal.buffer(hello().encode()));
+            return connected.get(peer).future();
+        });
+    }
+
+    private Frame hello() {
+        long aux = ((long) options.rank() << 32) | options.worldSize();
+        return new Frame(Frame.HELLO, 0, 0, Frame.NO_REDUCE, -1, -1, 0, 0, 0, backend.groupHash(), 0, aux);
+    }
+
+    private void accepted(NetSocket socket) {
+        long timer = vertx.setTimer(HANDSHAKE_MILLIS, id -> socket.close());
+        socket.closeHandler(v -> vertx.cancelTimer(timer));
+        handshake((NetSocketInternal) socket, -1);
+    }
+
+    /** Reads the first frame: the peer's HELLO. {@code expected} is -1 on the accepting side. */
+    private void handshake(NetSocketInternal socket, int expected) {
+        FrameReader reader = new FrameReader(null);
+        reader.listener(new FrameReader.Listener() {
+            @Override
+            public Sink onHeader(Frame f) {
+                return null;
+            }
+
+            @Override
+            public void onFrame(Frame f, Sink sink) {
+                int peer = helloPeer(f, expected);
+                if (expected < 0) {
+                    socket.write(io.vertx.core.internal.buffer.BufferInternal.buffer(hello().encode()));
+                }
+                PeerConnection c = new PeerConnection(backend, peer, socket, reader);
+                backend.attach(c);
+                c.start();
+                connected.get(peer).tryComplete();
+            }
+        });
+        socket.messageHandler(message -> {
+            if (!(message instanceof ByteBuf buf)) {
+                return;
+            }
+            try {
+                reader.feed(buf);
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.DEBUG, "dropped a connection to group '" + options.groupName()
+                        + "' on " + backend.who(options.rank()) + ": " + e.getMessage());
+                socket.close();
+                if (expected >= 0) {
+                    connected.get(expected).tryFail(initError(backend.who(expected) + " answered the handshake with "
+                            + e.getMessage()));
+                }
+            } finally {
+                buf.release();
+            }
+        });
+        if (expected >= 0) {
+            socket.closeHandler(v -> connected.get(expected).tryFail(initError(backend.who(expected)
+                    + " closed the connection during the handshake")));
+        }
+    }
+
+    private int helloPeer(Frame f, int expected) {
+        if (f.kind() != Frame.HELLO || f.groupHash() != backend.groupHash()) {
+            throw new Frame.MalformedFrameException("a frame of kind " + f.kind() + " for group hash "
+                    + f.groupHash() + " instead of this group's HELLO");
+        }
+        int peer = (int) (f.aux() >>> 32);
+        int world = (int) f.aux();
+        if (world != options.worldSize()) {
+            throw new Frame.MalformedFrameException("rank " + peer + " has worldSize=" + world + ", this rank has "
+                    + options.worldSize());
+        }
+        boolean valid = expected >= 0 ? peer == expected
+                : peer > options.rank() && peer < options.worldSize() && !connected.get(peer).future().isComplete();
+        if (!valid) {
+            throw new Frame.MalformedFrameException("HELLO from rank " + peer + " is not expected here");
+        }
+        return peer;
+    }
+
+    private void ready() {
+        vertx.cancelTimer(deadline);
+        result.tryComplete(backend);
+    }
+
+    private void fail(Throwable cause) {
+        vertx.cancelTimer(deadline);
+        if (result.tryFail(cause)) {
+            backend.close();
+        }
+    }
+
+    private CommunicationException setupTimeout() {
+        List<Integer> missing = new ArrayList<>();
+        for (int p = 0; p < connected.size(); p++) {
+            if (!connected.get(p).future().isComplete()) {
+                missing.add(p);
+            }
+        }
+        return initError("set-up of group '" + options.groupName() + "' timed out after " + options.timeout()
+                + " on " + backend.who(options.rank()) + ": ranks " + missing + " never connected");
+    }
+
+    private CommunicationException initError(String message) {
+        return new CommunicationException(options.groupName(), -1, message, null);
+    }
+
+    private void closeTransport() {
+        if (server != null) {
+            server.close();
+        }
+        if (client != null) {
+            client.close();
+        }
+    }
+
+    private static byte[] utf8(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+}

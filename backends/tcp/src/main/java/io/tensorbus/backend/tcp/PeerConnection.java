@@ -1,0 +1,146 @@
+package io.tensorbus.backend.tcp;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.vertx.core.Future;
+import io.vertx.core.internal.net.NetSocketInternal;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * The connection to one member of the group, after the handshake: writes frames (the payload straight from
+ * the tensor's off-heap memory) and reads them, handing data to the {@link Router} and control frames to
+ * the backend. Runs on the group's event loop.
+ */
+final class PeerConnection implements FrameReader.Listener {
+    /** How long a parked payload waits for its receive before it is copied aside, in milliseconds. */
+    static final long PARK_MILLIS = 20;
+
+    private final TcpBackend backend;
+    private final int peer;
+    private final NetSocketInternal socket;
+    private final FrameReader reader;
+    private Router.Early parked;
+    private long parkTimer = -1;
+
+    /** Takes over {@code socket} and its reader from the handshake (frames may already be behind the hello). */
+    PeerConnection(TcpBackend backend, int peer, NetSocketInternal socket, FrameReader reader) {
+        this.backend = backend;
+        this.peer = peer;
+        this.socket = socket;
+        this.reader = reader;
+        reader.listener(this);
+    }
+
+    /** The group rank at the other end. */
+    int peer() {
+        return peer;
+    }
+
+    /** Starts reading; the handshake already consumed its frames. */
+    void start() {
+        socket.messageHandler(this::handle);
+        socket.closeHandler(v -> backend.peerLost(peer, "the connection closed", null));
+        socket.exceptionHandler(e -> backend.peerLost(peer, "the connection failed: " + e.getMessage(), e));
+    }
+
+    /** Writes a header and its payload; completes once the bytes are in the kernel. */
+    Future<Void> write(Frame header, MemorySegment payload) {
+        ByteBuf h = header.encode();
+        if (payload == null || payload.byteSize() == 0) {
+            return socket.writeMessage(h);
+        }
+        return socket.writeMessage(Unpooled.wrappedBuffer(h, Unpooled.wrappedBuffer(payload.asByteBuffer())));
+    }
+
+    /** Closes the socket (pending writes are dropped). */
+    void close() {
+        reader.discard();
+        socket.close();
+    }
+
+    /** The parked payload's receive was posted: stream the payload into {@code sink}. */
+    void resume(Sink sink) {
+        cancelParkTimer();
+        parked = null;
+        backend.context().runOnContext(v -> {
+            reader.resume(sink);
+            socket.channelHandlerContext().channel().config().setAutoRead(true);
+        });
+    }
+
+    private void handle(Object message) {
+        if (!(message instanceof ByteBuf buf)) {
+            return;
+        }
+        try {
+            reader.feed(buf);
+        } catch (Frame.MalformedFrameException e) {
+            backend.peerLost(peer, "it sent a malformed frame (" + e.getMessage() + ")", e);
+            close();
+        } finally {
+            buf.release();
+        }
+    }
+
+    @Override
+    public Sink onHeader(Frame frame) {
+        return switch (frame.kind()) {
+            case Frame.DATA -> data(frame);
+            case Frame.STATUS_REQUEST -> {
+                write(backend.statusReply(frame), null);
+                yield null;
+            }
+            case Frame.STATUS_REPLY -> {
+                backend.statusArrived(peer, frame);
+                yield null;
+            }
+            case Frame.ABORT -> {
+                byte[] text = new byte[(int) frame.payloadBytes()];
+                Sink s = Sink.copyInto(java.lang.foreign.MemorySegment.ofArray(text));
+                s.whenFull = () -> backend.abortArrived(peer, new String(text, java.nio.charset.StandardCharsets.UTF_8));
+                yield s;
+            }
+            default -> throw new Frame.MalformedFrameException("unexpected frame kind " + frame.kind()
+                    + " after the handshake");
+        };
+    }
+
+    @Override
+    public void onFrame(Frame frame, Sink sink) {
+        // Completion runs through the sink's whenFull; nothing else to do per frame.
+    }
+
+    private Sink data(Frame frame) {
+        if (frame.groupHash() != backend.groupHash()) {
+            throw new Frame.MalformedFrameException("frame of another group (hash " + frame.groupHash() + ")");
+        }
+        Sink s = backend.arrived(this, frame);
+        if (s == null) {
+            park(frame);
+        }
+        return s;
+    }
+
+    private void park(Frame frame) {
+        socket.channelHandlerContext().channel().config().setAutoRead(false);
+        parked = backend.router().lastEarly();
+        Router.Early e = parked;
+        parkTimer = backend.vertx().setTimer(PARK_MILLIS, id -> {
+            parkTimer = -1;
+            if (parked == e) {
+                parked = null;
+                Sink s = backend.router().unpark(e);
+                reader.resume(s);
+                socket.channelHandlerContext().channel().config().setAutoRead(true);
+            }
+        });
+    }
+
+    private void cancelParkTimer() {
+        if (parkTimer >= 0) {
+            backend.vertx().cancelTimer(parkTimer);
+            parkTimer = -1;
+        }
+    }
+}

@@ -1,0 +1,61 @@
+package io.tensorbus.backend.tcp;
+
+import io.tensorbus.spi.DType;
+import io.tensorbus.spi.HostReductions;
+import io.tensorbus.spi.ReduceOp;
+import io.vertx.core.Future;
+
+import java.lang.foreign.MemorySegment;
+
+import static io.tensorbus.backend.tcp.CollectiveOp.tag;
+
+/**
+ * Latency-optimal all-reduce for small buffers: log2(p) rounds in which partners swap whole buffers and
+ * both reduce. A world that is not a power of two first folds its extra ranks into partners and sends them
+ * the result at the end (Rabenseifner's scheme). Both partners compute {@code a op b} with the same
+ * operands, so every rank ends with bit-identical results.
+ */
+final class RecursiveDoubling {
+    private static final int FOLD = 0;
+    private static final int ROUND = 1;
+    private static final int UNFOLD = 2;
+
+    private RecursiveDoubling() {
+    }
+
+    static Future<Void> allReduce(CollectiveOp op, MemorySegment buf, ReduceOp reduceOp, DType dtype) {
+        int n = op.size();
+        int rank = op.rank();
+        int pow2 = Integer.highestOneBit(n);
+        int extra = n - pow2;
+        if (rank < 2 * extra && rank % 2 == 0) {
+            // Folded out: hand the buffer to the odd partner, get the result back.
+            return op.send(rank + 1, tag(FOLD, 0, 0), buf).compose(v -> op.recvInto(rank + 1, tag(UNFOLD, 0, 0), buf));
+        }
+        Future<Void> f = rank < 2 * extra ? op.recvReduce(rank - 1, tag(FOLD, 0, 0), buf, reduceOp, dtype)
+                : Future.succeededFuture();
+        int virtual = rank < 2 * extra ? rank / 2 : rank - extra;
+        int round = 0;
+        for (int mask = 1; mask < pow2; mask <<= 1, round++) {
+            int partnerVirtual = virtual ^ mask;
+            int partner = partnerVirtual < extra ? partnerVirtual * 2 + 1 : partnerVirtual + extra;
+            long tag = tag(ROUND, round, 0);
+            f = f.compose(v -> exchange(op, partner, tag, buf, reduceOp, dtype));
+        }
+        if (rank < 2 * extra) {
+            f = f.compose(v -> op.send(rank - 1, tag(UNFOLD, 0, 0), buf));
+        }
+        return f;
+    }
+
+    private static Future<Void> exchange(CollectiveOp op, int partner, long tag, MemorySegment buf,
+                                         ReduceOp reduceOp, DType dtype) {
+        MemorySegment theirs = CollectiveOp.scratch(buf.byteSize());
+        Future<Void> recv = op.recvInto(partner, tag, theirs);
+        Future<Void> send = op.send(partner, tag, buf);
+        return Future.all(send, recv).map(v -> {
+            HostReductions.reduceInto(reduceOp, dtype, buf, theirs);
+            return null;
+        });
+    }
+}

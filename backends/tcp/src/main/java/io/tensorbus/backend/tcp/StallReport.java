@@ -1,0 +1,60 @@
+package io.tensorbus.backend.tcp;
+
+import io.tensorbus.spi.BackendOptions;
+import io.tensorbus.spi.CommunicationTimeoutException;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * What a timed-out collective tells its caller: which ranks never joined it. When the deadline passes, the
+ * rank asks every peer how many collectives of the group it has called; a peer that has called fewer than
+ * {@code sequence + 1} never reached this one. Peers that do not answer in time are named as such.
+ */
+final class StallReport {
+    private final TcpBackend backend;
+    private final CollectiveOp op;
+    private final long[] called;
+
+    StallReport(TcpBackend backend, CollectiveOp op) {
+        this.backend = backend;
+        this.op = op;
+        this.called = new long[backend.size()];
+        java.util.Arrays.fill(called, -1);
+        called[backend.rank()] = op.sequence + 1;
+    }
+
+    void answer(int peer, long collectivesCalled) {
+        called[peer] = collectivesCalled;
+    }
+
+    CommunicationTimeoutException exception(BackendOptions options) {
+        List<Integer> missing = new ArrayList<>();
+        List<Integer> silent = new ArrayList<>();
+        List<String> behind = new ArrayList<>();
+        for (int r = 0; r < called.length; r++) {
+            if (called[r] < 0) {
+                silent.add(r);
+            } else if (called[r] <= op.sequence) {
+                missing.add(r);
+                behind.add(backend.who(r) + " has called " + called[r] + " collectives");
+            }
+        }
+        StringBuilder m = new StringBuilder(backend.describe(op)).append(" timed out after ")
+                .append(options.timeout()).append(" on ").append(backend.who(backend.rank())).append(": ");
+        if (missing.isEmpty() && silent.isEmpty()) {
+            m.append("every rank joined it, so a peer is stalled inside it or issued a different collective");
+        } else {
+            if (!missing.isEmpty()) {
+                m.append("ranks ").append(missing).append(" never joined it (").append(String.join(", ", behind))
+                        .append(')');
+            }
+            if (!silent.isEmpty()) {
+                m.append(missing.isEmpty() ? "" : "; ").append("ranks ").append(silent)
+                        .append(" did not answer the status request");
+            }
+        }
+        int[] ranks = missing.stream().mapToInt(Integer::intValue).toArray();
+        return new CommunicationTimeoutException(options.groupName(), op.sequence, m.toString(), ranks);
+    }
+}

@@ -1,0 +1,71 @@
+package io.tensorbus.spi;
+
+import io.vertx.core.Vertx;
+
+import java.time.Duration;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * What a {@link BackendProvider} needs to create the backend of one process group: this process's rank in
+ * the group, the group size, the store the members rendezvous through (already scoped to the group by a
+ * prefix), the per-operation timeout, the group's name for messages, and the Vert.x instance whose event
+ * loops carry the traffic. {@code properties} carries backend-specific settings ({@code tcp.bindHost}, ...).
+ *
+ * @param rank this process's rank in the group, in {@code [0, worldSize)}
+ * @param worldSize the number of members, at least 1
+ * @param store the rendezvous store, scoped to this group
+ * @param timeout the deadline of every operation of the group, positive
+ * @param groupName the group's name, used in error messages and frame checks
+ * @param globalRanks the global rank of each group member, indexed by group rank (for messages)
+ * @param vertx the Vert.x instance to run on
+ * @param properties backend-specific settings, never null
+ */
+public record BackendOptions(int rank, int worldSize, Store store, Duration timeout, String groupName,
+                             int[] globalRanks, Vertx vertx, Map<String, String> properties) {
+
+    /**
+     * Checks the fields.
+     *
+     * @throws IllegalArgumentException when the rank is outside {@code [0, worldSize)}, the timeout is not
+     *         positive or {@code globalRanks} does not have {@code worldSize} entries
+     */
+    public BackendOptions {
+        Objects.requireNonNull(store, "store");
+        Objects.requireNonNull(timeout, "timeout");
+        Objects.requireNonNull(groupName, "groupName");
+        Objects.requireNonNull(vertx, "vertx");
+        properties = properties == null ? Map.of() : Map.copyOf(properties);
+        if (worldSize < 1) {
+            throw new IllegalArgumentException("worldSize=" + worldSize + " must be at least 1");
+        }
+        if (rank < 0 || rank >= worldSize) {
+            throw new IllegalArgumentException("rank=" + rank + " is outside [0, " + worldSize + ")");
+        }
+        if (timeout.isNegative() || timeout.isZero()) {
+            throw new IllegalArgumentException("timeout=" + timeout + " must be positive");
+        }
+        if (globalRanks == null) {
+            globalRanks = new int[worldSize];
+            for (int i = 0; i < worldSize; i++) {
+                globalRanks[i] = i;
+            }
+        } else if (globalRanks.length != worldSize) {
+            throw new IllegalArgumentException("globalRanks has " + globalRanks.length + " entries for a group of "
+                    + worldSize);
+        } else {
+            globalRanks = globalRanks.clone();
+        }
+    }
+
+    /** The global rank of each member (a copy). */
+    @Override
+    public int[] globalRanks() {
+        return globalRanks.clone();
+    }
+
+    /** A backend-specific setting, or {@code defaultValue} when absent. */
+    public String property(String key, String defaultValue) {
+        return properties.getOrDefault(key, defaultValue);
+    }
+}

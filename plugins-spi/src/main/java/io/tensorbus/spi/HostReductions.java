@@ -1,0 +1,196 @@
+package io.tensorbus.spi;
+
+import jdk.incubator.vector.DoubleVector;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorSpecies;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+
+/**
+ * The element-wise reductions of collectives over host memory, written once for every backend that reduces
+ * on the CPU: {@code acc[i] = acc[i] op src[i]}. Half-precision dtypes are combined in float32 and rounded
+ * back, as gloo does. {@link ReduceOp#AVG} reduces as a sum; {@link #divide} finishes it.
+ */
+public final class HostReductions {
+    private static final VectorSpecies<Float> FS = FloatVector.SPECIES_PREFERRED;
+    private static final VectorSpecies<Double> DS = DoubleVector.SPECIES_PREFERRED;
+    private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
+    private static final ValueLayout.OfFloat F = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(LE);
+    private static final ValueLayout.OfDouble D = ValueLayout.JAVA_DOUBLE_UNALIGNED.withOrder(LE);
+    private static final ValueLayout.OfInt I = ValueLayout.JAVA_INT_UNALIGNED.withOrder(LE);
+    private static final ValueLayout.OfLong L = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(LE);
+    private static final ValueLayout.OfShort S = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(LE);
+
+    private HostReductions() {
+    }
+
+    /**
+     * Combines {@code src} into {@code acc} element by element.
+     *
+     * @param op the reduction ({@link ReduceOp#AVG} sums)
+     * @param dtype the element type of both segments
+     * @param acc the accumulator, read and written
+     * @param src the other operand, the same size as {@code acc}
+     * @throws IllegalArgumentException when the sizes differ or {@code op} is not defined for {@code dtype}
+     */
+    public static void reduceInto(ReduceOp op, DType dtype, MemorySegment acc, MemorySegment src) {
+        if (acc.byteSize() != src.byteSize()) {
+            throw new IllegalArgumentException("reduce of " + acc.byteSize() + " bytes with " + src.byteSize());
+        }
+        op.checkSupports(dtype);
+        long n = acc.byteSize() / dtype.byteSize();
+        switch (dtype) {
+            case FLOAT32 -> floats(op, acc, src, n);
+            case FLOAT64 -> doubles(op, acc, src, n);
+            case FLOAT16, BFLOAT16 -> halves(op, dtype, acc, src, n);
+            case INT32 -> ints(op, acc, src, n);
+            case INT64 -> longs(op, acc, src, n);
+            case BOOL -> bools(op, acc, src, n);
+        }
+    }
+
+    /**
+     * Divides every element by {@code divisor}: the last step of {@link ReduceOp#AVG}.
+     *
+     * @throws IllegalArgumentException for a non-floating-point dtype
+     */
+    public static void divide(DType dtype, MemorySegment acc, int divisor) {
+        if (!dtype.isFloatingPoint()) {
+            throw new IllegalArgumentException("cannot average " + dtype);
+        }
+        long n = acc.byteSize() / dtype.byteSize();
+        switch (dtype) {
+            case FLOAT32 -> {
+                for (long i = 0; i < n; i++) {
+                    acc.setAtIndex(F, i, acc.getAtIndex(F, i) / divisor);
+                }
+            }
+            case FLOAT64 -> {
+                for (long i = 0; i < n; i++) {
+                    acc.setAtIndex(D, i, acc.getAtIndex(D, i) / divisor);
+                }
+            }
+            default -> {
+                for (long i = 0; i < n; i++) {
+                    setHalf(dtype, acc, i, getHalf(dtype, acc, i) / divisor);
+                }
+            }
+        }
+    }
+
+    private static void floats(ReduceOp op, MemorySegment acc, MemorySegment src, long n) {
+        VectorOperators.Binary vop = vectorOp(op);
+        long i = 0;
+        long bound = FS.loopBound(n);
+        for (; i < bound; i += FS.length()) {
+            FloatVector a = FloatVector.fromMemorySegment(FS, acc, i * 4, LE);
+            FloatVector b = FloatVector.fromMemorySegment(FS, src, i * 4, LE);
+            a.lanewise(vop, b).intoMemorySegment(acc, i * 4, LE);
+        }
+        for (; i < n; i++) {
+            acc.setAtIndex(F, i, (float) scalar(op, acc.getAtIndex(F, i), src.getAtIndex(F, i)));
+        }
+    }
+
+    private static void doubles(ReduceOp op, MemorySegment acc, MemorySegment src, long n) {
+        VectorOperators.Binary vop = vectorOp(op);
+        long i = 0;
+        long bound = DS.loopBound(n);
+        for (; i < bound; i += DS.length()) {
+            DoubleVector a = DoubleVector.fromMemorySegment(DS, acc, i * 8, LE);
+            DoubleVector b = DoubleVector.fromMemorySegment(DS, src, i * 8, LE);
+            a.lanewise(vop, b).intoMemorySegment(acc, i * 8, LE);
+        }
+        for (; i < n; i++) {
+            acc.setAtIndex(D, i, scalar(op, acc.getAtIndex(D, i), src.getAtIndex(D, i)));
+        }
+    }
+
+    private static VectorOperators.Binary vectorOp(ReduceOp op) {
+        return switch (op) {
+            case SUM, AVG -> VectorOperators.ADD;
+            case PRODUCT -> VectorOperators.MUL;
+            case MAX -> VectorOperators.MAX;
+            case MIN -> VectorOperators.MIN;
+            default -> throw new IllegalArgumentException(op + " on floating point");
+        };
+    }
+
+    private static double scalar(ReduceOp op, double a, double b) {
+        return switch (op) {
+            case SUM, AVG -> a + b;
+            case PRODUCT -> a * b;
+            case MAX -> Math.max(a, b);
+            case MIN -> Math.min(a, b);
+            default -> throw new IllegalArgumentException(op + " on floating point");
+        };
+    }
+
+    private static void halves(ReduceOp op, DType dtype, MemorySegment acc, MemorySegment src, long n) {
+        for (long i = 0; i < n; i++) {
+            setHalf(dtype, acc, i, (float) scalar(op, getHalf(dtype, acc, i), getHalf(dtype, src, i)));
+        }
+    }
+
+    private static float getHalf(DType dtype, MemorySegment s, long i) {
+        short bits = s.getAtIndex(S, i);
+        return dtype == DType.FLOAT16 ? Float.float16ToFloat(bits) : Float.intBitsToFloat((bits & 0xffff) << 16);
+    }
+
+    private static void setHalf(DType dtype, MemorySegment s, long i, float v) {
+        s.setAtIndex(S, i, dtype == DType.FLOAT16 ? Float.floatToFloat16(v) : toBFloat16(v));
+    }
+
+    /** Rounds to nearest even, keeping NaN a NaN, as PyTorch's bfloat16 conversion. */
+    private static short toBFloat16(float f) {
+        int bits = Float.floatToRawIntBits(f);
+        if (Float.isNaN(f)) {
+            return (short) 0x7fc0;
+        }
+        int rounding = 0x7fff + ((bits >>> 16) & 1);
+        return (short) ((bits + rounding) >>> 16);
+    }
+
+    private static long integer(ReduceOp op, long a, long b) {
+        return switch (op) {
+            case SUM -> a + b;
+            case PRODUCT -> a * b;
+            case MAX -> Math.max(a, b);
+            case MIN -> Math.min(a, b);
+            case BAND -> a & b;
+            case BOR -> a | b;
+            case BXOR -> a ^ b;
+            case AVG -> throw new IllegalArgumentException("AVG on an integer dtype");
+        };
+    }
+
+    private static void ints(ReduceOp op, MemorySegment acc, MemorySegment src, long n) {
+        for (long i = 0; i < n; i++) {
+            acc.setAtIndex(I, i, (int) integer(op, acc.getAtIndex(I, i), src.getAtIndex(I, i)));
+        }
+    }
+
+    private static void longs(ReduceOp op, MemorySegment acc, MemorySegment src, long n) {
+        for (long i = 0; i < n; i++) {
+            acc.setAtIndex(L, i, integer(op, acc.getAtIndex(L, i), src.getAtIndex(L, i)));
+        }
+    }
+
+    /** Bools reduce as 0/1 integers: SUM and MAX are "or", PRODUCT and MIN are "and", as in PyTorch. */
+    private static void bools(ReduceOp op, MemorySegment acc, MemorySegment src, long n) {
+        for (long i = 0; i < n; i++) {
+            long a = acc.get(ValueLayout.JAVA_BYTE, i) != 0 ? 1 : 0;
+            long b = src.get(ValueLayout.JAVA_BYTE, i) != 0 ? 1 : 0;
+            long r = switch (op) {
+                case SUM, MAX, BOR -> a | b;
+                case PRODUCT, MIN, BAND -> a & b;
+                case BXOR -> a ^ b;
+                case AVG -> throw new IllegalArgumentException("AVG on bool");
+            };
+            acc.set(ValueLayout.JAVA_BYTE, i, (byte) r);
+        }
+    }
+}
