@@ -50,7 +50,15 @@ final class PeerConnection implements FrameReader.Listener {
         if (payload == null || payload.byteSize() == 0) {
             return socket.writeMessage(h);
         }
-        return socket.writeMessage(Unpooled.wrappedBuffer(h, Unpooled.wrappedBuffer(payload.asByteBuffer())));
+        return socket.writeMessage(Unpooled.wrappedBuffer(h, Unpooled.wrappedBuffer(byteBuffer(payload))));
+    }
+
+    /** Off-heap and byte[] memory is sent in place; other heap arrays (long[], ...) have no byte view. */
+    private static java.nio.ByteBuffer byteBuffer(MemorySegment payload) {
+        if (payload.isNative() || payload.heapBase().map(a -> a instanceof byte[]).orElse(false)) {
+            return payload.asByteBuffer();
+        }
+        return java.nio.ByteBuffer.wrap(payload.toArray(java.lang.foreign.ValueLayout.JAVA_BYTE));
     }
 
     /** Closes the socket (pending writes are dropped). */
