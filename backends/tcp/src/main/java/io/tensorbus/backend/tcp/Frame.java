@@ -31,6 +31,8 @@ record Frame(int kind, int opcode, int dtype, int reduceOp, int root, long seque
     /** A rank gives up on the group (a mismatch it saw); the payload is its UTF-8 message. */
     static final int ABORT = 5;
     static final int MAX_ABORT_BYTES = 64 * 1024;
+    /** A rank leaves the group in order; aux is how many collectives it called (all of them finished). */
+    static final int GOODBYE = 6;
     static final int NO_REDUCE = 255;
     /** Larger payloads are refused as malformed: 1 TiB is beyond any tensor a host sends in one message. */
     static final long MAX_PAYLOAD = 1L << 40;
@@ -78,7 +80,7 @@ record Frame(int kind, int opcode, int dtype, int reduceOp, int root, long seque
     }
 
     private void validate() {
-        if (kind < HELLO || kind > ABORT) {
+        if (kind < HELLO || kind > GOODBYE) {
             throw new MalformedFrameException("unknown frame kind " + kind);
         }
         if (payloadBytes < 0 || payloadBytes > MAX_PAYLOAD || (kind != DATA && kind != ABORT && payloadBytes != 0)

@@ -67,6 +67,15 @@ final class PeerConnection implements FrameReader.Listener {
         socket.close();
     }
 
+    /** Says goodbye (this rank called {@code collectives} collectives, all finished), then closes. */
+    Future<Void> leave(long collectives) {
+        Frame bye = new Frame(Frame.GOODBYE, 0, 0, Frame.NO_REDUCE, -1, -1, 0, 0, 0, backend.groupHash(), 0, collectives);
+        return write(bye, null).eventually(() -> {
+            close();
+            return Future.succeededFuture();
+        });
+    }
+
     /** The parked payload's receive was posted: stream the payload into {@code sink}. */
     void resume(Sink sink) {
         cancelParkTimer();
@@ -101,6 +110,10 @@ final class PeerConnection implements FrameReader.Listener {
             }
             case Frame.STATUS_REPLY -> {
                 backend.statusArrived(peer, frame);
+                yield null;
+            }
+            case Frame.GOODBYE -> {
+                backend.peerDeparting(peer, frame.aux());
                 yield null;
             }
             case Frame.ABORT -> {

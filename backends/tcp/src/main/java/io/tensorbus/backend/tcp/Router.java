@@ -147,6 +147,18 @@ final class Router {
         return found;
     }
 
+    /** Fails the point-to-point receives that wait for {@code peer} alone (it left the group). */
+    void failFrom(int peer, Throwable cause) {
+        for (Iterator<Pending> it = postedP2p.iterator(); it.hasNext(); ) {
+            Pending p = it.next();
+            if (p.src == peer) {
+                it.remove();
+                p.sink.cancel();
+                p.promise.tryFail(cause);
+            }
+        }
+    }
+
     /** Fails and cancels every waiting receive (the group broke or closed). */
     void failAll(Throwable cause) {
         List<Pending> all = new ArrayList<>(posted.values());

@@ -48,6 +48,8 @@ final class TcpBackend implements Backend {
     private final long chunkBytes;
     private final int groupHash;
     private final Runnable onClose;
+    /** Per peer: the number of collectives it called before it left in order, or -1 while it is here. */
+    private final long[] departed;
     private volatile CommunicationException broken;
     private volatile boolean closed;
 
@@ -59,6 +61,8 @@ final class TcpBackend implements Backend {
         this.chunkBytes = Long.parseLong(options.property("tcp.chunkBytes", String.valueOf(1 << 20)));
         this.groupHash = options.groupName().hashCode();
         this.onClose = onClose;
+        this.departed = new long[options.worldSize()];
+        java.util.Arrays.fill(departed, -1);
     }
 
     @Override
@@ -264,6 +268,9 @@ final class TcpBackend implements Backend {
             return;
         }
         active.put(op.sequence, op);
+        if (failIfDeparted(op)) {
+            return;
+        }
         for (Router.Early e : router.earlyFor(op.sequence)) {
             if (!op.call.matches(e.frame)) {
                 mismatch(op, e.peer, e.frame);
@@ -365,7 +372,41 @@ final class TcpBackend implements Backend {
         if (closed) {
             return;
         }
+        if (departed[peer] >= 0) {
+            peerLeft(peer);
+            return;
+        }
         breakGroup(lost(peer, -1, null, cause == null ? new RuntimeException(why) : cause, why));
+    }
+
+    /** {@code peer} announced it leaves after {@code collectives} collectives, all of which it finished. */
+    void peerDeparting(int peer, long collectives) {
+        departed[peer] = collectives;
+    }
+
+    /**
+     * A peer left in order: operations it finished are unaffected (its data has arrived), but collectives
+     * it never called and receives that wait for it alone can never finish.
+     */
+    private void peerLeft(int peer) {
+        router.failFrom(peer, lost(peer, -1, "recv from " + who(peer), null, leftMessage(peer)));
+        for (CollectiveOp op : new ArrayList<>(active.values())) {
+            failIfDeparted(op);
+        }
+    }
+
+    private String leftMessage(int peer) {
+        return "it left the group after its " + departed[peer] + " collectives";
+    }
+
+    private boolean failIfDeparted(CollectiveOp op) {
+        for (int p = 0; p < departed.length; p++) {
+            if (departed[p] >= 0 && departed[p] <= op.sequence) {
+                breakGroup(lost(p, op.sequence, describe(op), null, leftMessage(p)));
+                return true;
+            }
+        }
+        return false;
     }
 
     private PeerLostException lost(int peer, long sequence, String what, Throwable cause) {
@@ -417,14 +458,21 @@ final class TcpBackend implements Backend {
         context.runOnContext(v -> {
             if (!closed) {
                 closed = true;
+                // Peers may rely on the collectives this rank finished, not on those cut short here.
+                long finished = active.keySet().stream().mapToLong(Long::longValue).min().orElse(calls.get());
                 breakGroup(new CommunicationException(options.groupName(), -1, "the group '" + options.groupName()
                         + "' was closed on " + who(rank()), null));
+                List<Future<Void>> goodbyes = new ArrayList<>();
                 for (PeerConnection c : peers) {
                     if (c != null) {
-                        c.close();
+                        goodbyes.add(c.leave(finished));
                     }
                 }
-                onClose.run();
+                Future.join(goodbyes).onComplete(ar -> {
+                    onClose.run();
+                    done.tryComplete();
+                });
+                return;
             }
             done.tryComplete();
         });
