@@ -1,5 +1,6 @@
 package io.tensorbus.workloads.cli;
 
+import io.tensorbus.spi.BackendProvider;
 import io.tensorbus.tensor.Threads;
 import java.io.IOException;
 import java.io.InputStream;
@@ -9,8 +10,8 @@ import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
- * {@code tensorbus info}: what this JVM offers the kernels (JDK, cores, Vector API width) and which
- * tensorbus build runs.
+ * {@code tensorbus info}: what this JVM offers the kernels (JDK, cores, Vector API width), which
+ * tensorbus build runs, and the communication backends {@link java.util.ServiceLoader} found.
  */
 public final class Info {
     private Info() {
@@ -27,6 +28,11 @@ public final class Info {
         out.println("compute threads: " + Threads.get());
         out.println("vector species (preferred): " + species.length() + " float lanes, " + species.vectorBitSize()
                 + " bits");
+        for (BackendProvider p : BackendProvider.all()) {
+            Throwable cause = p.isAvailable() ? null : p.unavailabilityCause();
+            out.println("backend " + p.name() + ": " + (cause == null && p.isAvailable() ? "available"
+                    : "unavailable (" + (cause == null ? "no reason given" : cause.getMessage()) + ")"));
+        }
     }
 
     /** The tensorbus version from the jar's Maven metadata, or a note when running from classes. */
