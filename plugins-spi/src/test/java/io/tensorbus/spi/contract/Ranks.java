@@ -14,16 +14,23 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * A group of {@code n} backends of one provider in this JVM (ranks as threads would use them), sharing a
- * {@link MemoryStore}; for the contract tests.
+ * {@link MemoryStore}; for the contract tests. The store and the group name are exposed so that a backend's
+ * own tests can find what its ranks published (addresses, ports).
  */
 public final class Ranks implements AutoCloseable {
     private final List<Backend> backends;
+    private final MemoryStore store;
+    private final String groupName;
+    private final Duration timeout;
 
-    private Ranks(List<Backend> backends) {
+    private Ranks(List<Backend> backends, MemoryStore store, String groupName, Duration timeout) {
         this.backends = backends;
+        this.store = store;
+        this.groupName = groupName;
+        this.timeout = timeout;
     }
 
-    /** Creates and connects {@code n} ranks; fails the test after 30 s. */
+    /** Creates and connects {@code n} ranks whose operations time out after {@code timeout}; fails after 30 s. */
     public static Ranks create(BackendProvider provider, Vertx vertx, int n, Duration timeout,
                                Map<String, String> properties) throws Exception {
         MemoryStore store = new MemoryStore(timeout);
@@ -33,10 +40,21 @@ public final class Ranks implements AutoCloseable {
             futures.add(provider.create(new BackendOptions(r, n, store, timeout, group, null, vertx, properties)));
         }
         List<Backend> out = new ArrayList<>();
+        Exception failure = null;
         for (Future<Backend> f : futures) {
-            out.add(f.await(30, TimeUnit.SECONDS));
+            try {
+                out.add(f.await(30, TimeUnit.SECONDS));
+            } catch (Exception e) {
+                failure = failure == null ? e : failure;
+            }
         }
-        return new Ranks(out);
+        if (failure != null) {
+            for (Backend b : out) {
+                b.close().await(10, TimeUnit.SECONDS);
+            }
+            throw failure;
+        }
+        return new Ranks(out, store, group, timeout);
     }
 
     /** The backend of {@code rank}. */
@@ -49,6 +67,22 @@ public final class Ranks implements AutoCloseable {
         return backends.size();
     }
 
+    /** The rendezvous store the ranks share. */
+    public MemoryStore store() {
+        return store;
+    }
+
+    /** The group's name (unique per instance). */
+    public String groupName() {
+        return groupName;
+    }
+
+    /** The per-operation timeout the group was created with. */
+    public Duration timeout() {
+        return timeout;
+    }
+
+    /** Closes every rank (closing is idempotent, so ranks a test already closed are fine). */
     @Override
     public void close() throws Exception {
         for (Backend b : backends) {

@@ -41,7 +41,8 @@ final class CollectiveOp {
 
     /** Sends {@code region} to {@code peer} as the message {@code tag} of this collective. */
     Future<Void> send(int peer, long tag, MemorySegment region) {
-        return backend.connection(peer).write(call.frame(sequence, tag, region.byteSize(), backend.groupHash()), region);
+        return backend.connection(peer).write(call.frame(sequence, tag, region.byteSize(), backend.groupHash()), region)
+                .recover(e -> Future.failedFuture(backend.writeFailed(peer, this, e)));
     }
 
     /** Receives the message {@code tag} from {@code peer} into {@code region}. */

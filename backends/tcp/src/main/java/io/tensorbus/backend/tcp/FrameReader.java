@@ -43,20 +43,24 @@ final class FrameReader {
     }
 
     /**
-     * Consumes every readable byte of {@code in} (the caller releases it).
+     * Consumes every readable byte of {@code in} (the caller releases it). While a payload is parked, the
+     * bytes are held, in order, until {@link #resume}.
      *
      * @throws Frame.MalformedFrameException when a header breaks the protocol
      */
     void feed(ByteBuf in) {
-        if (parked) {
-            backlog.add(in.retain());
-            return;
+        if (!parked) {
+            consume(in);
         }
-        while (in.isReadable()) {
-            if (parked) {
-                backlog.add(in.retainedSlice());
-                return;
-            }
+        if (in.isReadable()) {
+            // Parked before or inside this buffer: keep the rest, after everything held already.
+            backlog.addLast(in.retain());
+        }
+    }
+
+    /** Reads frames from {@code in} until it is empty or a payload parks. */
+    private void consume(ByteBuf in) {
+        while (in.isReadable() && !parked) {
             if (frame == null) {
                 readHeader(in);
             } else {
@@ -87,12 +91,29 @@ final class FrameReader {
         parked = sink == null;
     }
 
+    /**
+     * The memory the next bytes of the current payload belong in, when the socket may read them there
+     * directly: only for payloads that go whole into native memory, at least {@code min} bytes still to come,
+     * and at most {@code max} per read.
+     */
+    MemorySegment directWindow(long min, long max) {
+        if (frame == null || parked || sink == null || remaining < min || sink.written + remaining != sink.expectedBytes) {
+            return null;
+        }
+        return sink.window(Math.min(max, remaining));
+    }
+
     /** True while a payload waits for its sink. */
     boolean isParked() {
         return parked;
     }
 
-    /** Names the sink of the parked payload and processes the bytes held meanwhile. */
+    /**
+     * Names the sink of the parked payload and processes the bytes held meanwhile, oldest first, until they
+     * run out or another payload parks (whose bytes then stay first in line).
+     *
+     * @throws Frame.MalformedFrameException when a held header breaks the protocol
+     */
     void resume(Sink target) {
         if (!parked) {
             throw new IllegalStateException("no parked payload");
@@ -100,10 +121,10 @@ final class FrameReader {
         sink = target;
         parked = false;
         while (!parked && !backlog.isEmpty()) {
-            ByteBuf b = backlog.poll();
-            try {
-                feed(b);
-            } finally {
+            ByteBuf b = backlog.peekFirst();
+            consume(b);
+            if (!b.isReadable()) {
+                backlog.pollFirst();
                 b.release();
             }
         }

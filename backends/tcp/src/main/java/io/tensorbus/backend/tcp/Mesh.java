@@ -30,6 +30,7 @@ import java.util.List;
  */
 final class Mesh {
     private static final System.Logger LOG = System.getLogger(Mesh.class.getName());
+    /** How long an accepted connection may take to send its HELLO, by default. */
     private static final long HANDSHAKE_MILLIS = 10_000;
 
     private final BackendOptions options;
@@ -42,6 +43,7 @@ final class Mesh {
     private NetServer server;
     private NetClient client;
     private long deadline = -1;
+    private final long handshakeMillis;
 
     private Mesh(BackendOptions options, ContextInternal context, Promise<Backend> result) {
         this.options = options;
@@ -54,6 +56,7 @@ final class Mesh {
             connected.add(Promise.promise());
         }
         connected.get(options.rank()).complete();
+        this.handshakeMillis = Long.parseLong(options.property("tcp.handshakeMillis", String.valueOf(HANDSHAKE_MILLIS)));
     }
 
     /** Creates the backend of one group; completes when every connection is up. */
@@ -98,13 +101,13 @@ final class Mesh {
 
     private Future<Void> publish(String address) {
         int rank = options.rank();
-        return store.add(key("claim", rank), 1).compose(count -> {
+        return here(store.add(key("claim", rank), 1)).compose(count -> {
             if (count > 1) {
                 return Future.failedFuture(initError(backend.who(rank) + " of group '" + options.groupName()
                         + "' was claimed by another process too: two processes were started with the same rank"));
             }
-            return Future.all(store.set(key("world", rank), utf8(String.valueOf(options.worldSize()))),
-                    store.set(key("addr", rank), utf8(address))).mapEmpty();
+            return here(Future.all(store.set(key("world", rank), utf8(String.valueOf(options.worldSize()))),
+                    store.set(key("addr", rank), utf8(address))).mapEmpty());
         });
     }
 
@@ -115,7 +118,7 @@ final class Mesh {
                 continue;
             }
             int peer = p;
-            Future<Void> agreed = store.get(key("world", peer)).compose(bytes -> {
+            Future<Void> agreed = here(store.get(key("world", peer))).compose(bytes -> {
                 int theirs = Integer.parseInt(new String(bytes, StandardCharsets.UTF_8).trim());
                 if (theirs != options.worldSize()) {
                     return Future.failedFuture(initError("world size mismatch in group '" + options.groupName()
@@ -133,12 +136,12 @@ final class Mesh {
         client = client != null ? client
                 : vertx.createNetClient(new NetClientOptions().setTcpNoDelay(true).setConnectTimeout(
                         (int) Math.min(Integer.MAX_VALUE, options.timeout().toMillis())));
-        return store.get(key("addr", peer)).compose(bytes -> {
+        return here(store.get(key("addr", peer))).compose(bytes -> {
             String address = new String(bytes, StandardCharsets.UTF_8);
             int colon = address.lastIndexOf(':');
             return client.connect(Integer.parseInt(address.substring(colon + 1)), address.substring(0, colon));
         }).compose(socket -> {
-            handshake((NetSocketInternal) socket, peer);
+            handshake((NetSocketInternal) socket, peer, -1);
             socket.write(io.vertx.core.internal.buffer.BufferInternal.buffer(hello().encode()));
             return connected.get(peer).future();
         });
@@ -150,29 +153,42 @@ final class Mesh {
     }
 
     private void accepted(NetSocket socket) {
-        long timer = vertx.setTimer(HANDSHAKE_MILLIS, id -> socket.close());
+        // A connection that does not say HELLO in time is dropped; the timer stops once it has.
+        long timer = vertx.setTimer(handshakeMillis, id -> socket.close());
         socket.closeHandler(v -> vertx.cancelTimer(timer));
-        handshake((NetSocketInternal) socket, -1);
+        handshake((NetSocketInternal) socket, -1, timer);
     }
 
-    /** Reads the first frame: the peer's HELLO. {@code expected} is -1 on the accepting side. */
-    private void handshake(NetSocketInternal socket, int expected) {
+    /**
+     * Reads the first frame: the peer's HELLO. {@code expected} is -1 on the accepting side, whose handshake
+     * deadline is {@code timer}. Any other first frame, or bytes that are no frame, drop the connection.
+     */
+    private void handshake(NetSocketInternal socket, int expected, long timer) {
         FrameReader reader = new FrameReader(null);
+        PeerConnection[] handedOver = new PeerConnection[1];
         reader.listener(new FrameReader.Listener() {
             @Override
             public Sink onHeader(Frame f) {
+                if (f.kind() != Frame.HELLO) {
+                    // Refuse at the header: a payload must not be held for a stranger.
+                    throw new Frame.MalformedFrameException("a frame of kind " + f.kind() + " before the HELLO");
+                }
                 return null;
             }
 
             @Override
             public void onFrame(Frame f, Sink sink) {
                 int peer = helloPeer(f, expected);
+                if (timer >= 0) {
+                    vertx.cancelTimer(timer);
+                }
                 if (expected < 0) {
                     socket.write(io.vertx.core.internal.buffer.BufferInternal.buffer(hello().encode()));
                 }
                 PeerConnection c = new PeerConnection(backend, peer, socket, reader);
                 backend.attach(c);
                 c.start();
+                handedOver[0] = c;
                 connected.get(peer).tryComplete();
             }
         });
@@ -183,6 +199,12 @@ final class Mesh {
             try {
                 reader.feed(buf);
             } catch (RuntimeException e) {
+                if (handedOver[0] != null) {
+                    // The frames behind the HELLO in the same read belong to the established connection.
+                    backend.peerLost(handedOver[0].peer(), "it sent a malformed frame (" + e.getMessage() + ")", e);
+                    handedOver[0].close();
+                    return;
+                }
                 LOG.log(System.Logger.Level.DEBUG, "dropped a connection to group '" + options.groupName()
                         + "' on " + backend.who(options.rank()) + ": " + e.getMessage());
                 socket.close();
@@ -253,6 +275,18 @@ final class Mesh {
         if (client != null) {
             client.close();
         }
+    }
+
+    /**
+     * {@code f}, completing on this group's context. A store completes its futures on whatever thread answers
+     * (its own connection's event loop, or the thread of the rank that set a key): continuing there would
+     * open the connections, and so run every frame handler of the group, on a foreign event loop, racing with
+     * the group's own (the router, the readers and the park timers assume one thread).
+     */
+    private <T> Future<T> here(Future<T> f) {
+        Promise<T> p = context.promise();
+        f.onComplete(p);
+        return p.future();
     }
 
     private static byte[] utf8(String s) {

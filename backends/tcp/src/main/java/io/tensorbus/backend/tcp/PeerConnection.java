@@ -37,11 +37,48 @@ final class PeerConnection implements FrameReader.Listener {
         return peer;
     }
 
-    /** Starts reading; the handshake already consumed its frames. */
+    /** The event loop this connection's handlers run on (the group's own, see {@code Mesh#here}). */
+    io.netty.channel.EventLoop eventLoop() {
+        return socket.channelHandlerContext().channel().eventLoop();
+    }
+
+    /** Reads straight into tensors from this size on (smaller payloads are cheaper to copy). */
+    static final long DIRECT_MIN_BYTES = 32 * 1024;
+    static final long DIRECT_MAX_BYTES = 4 << 20;
+
+    /**
+     * Starts reading; the handshake already consumed its frames. Later bytes bypass Vert.x's inbound queue
+     * (a handler ahead of Vert.x's in the pipeline takes them), and large payloads are read in place.
+     */
     void start() {
         socket.messageHandler(this::handle);
+        installFastPath();
         socket.closeHandler(v -> backend.peerLost(peer, "the connection closed", null));
         socket.exceptionHandler(e -> backend.peerLost(peer, "the connection failed: " + e.getMessage(), e));
+    }
+
+    /**
+     * Later bytes bypass Vert.x's inbound queue (a handler ahead of Vert.x's in the pipeline takes them), and
+     * large payloads are read in place. Off until it is verified (-Dtensorbus.tcp.fastPath=true turns it on).
+     */
+    private void installFastPath() {
+        if (!Boolean.getBoolean("tensorbus.tcp.fastPath")) {
+            return;
+        }
+        io.netty.channel.ChannelHandlerContext vertxHandler = socket.channelHandlerContext();
+        vertxHandler.channel().config().setRecvByteBufAllocator(
+                new DirectReads(() -> reader.directWindow(DIRECT_MIN_BYTES, DIRECT_MAX_BYTES)));
+        vertxHandler.pipeline().addBefore(vertxHandler.name(), "tensorbus-frames",
+                new io.netty.channel.ChannelInboundHandlerAdapter() {
+                    @Override
+                    public void channelRead(io.netty.channel.ChannelHandlerContext ctx, Object msg) {
+                        if (msg instanceof ByteBuf) {
+                            handle(msg);
+                        } else {
+                            ctx.fireChannelRead(msg);
+                        }
+                    }
+                });
     }
 
     /** Writes a header and its payload; completes once the bytes are in the kernel. */
@@ -80,10 +117,20 @@ final class PeerConnection implements FrameReader.Listener {
     void resume(Sink sink) {
         cancelParkTimer();
         parked = null;
-        backend.context().runOnContext(v -> {
-            reader.resume(sink);
+        backend.context().runOnContext(v -> resumeReading(sink));
+    }
+
+    /**
+     * Hands the parked payload to {@code sink} and lets the held bytes through; reading from the socket starts
+     * again only if no later payload parked on the way (that one holds the connection in turn).
+     */
+    private void resumeReading(Sink sink) {
+        if (!guarded(() -> reader.resume(sink))) {
+            return;
+        }
+        if (!reader.isParked()) {
             socket.channelHandlerContext().channel().config().setAutoRead(true);
-        });
+        }
     }
 
     private void handle(Object message) {
@@ -91,13 +138,27 @@ final class PeerConnection implements FrameReader.Listener {
             return;
         }
         try {
-            reader.feed(buf);
-        } catch (Frame.MalformedFrameException e) {
-            backend.peerLost(peer, "it sent a malformed frame (" + e.getMessage() + ")", e);
-            close();
+            guarded(() -> reader.feed(buf));
         } finally {
             buf.release();
         }
+    }
+
+    /**
+     * Runs a step of the reader; a malformed frame (or any failure while dispatching frames) loses the peer:
+     * the group fails and the connection closes. Returns false when that happened.
+     */
+    private boolean guarded(Runnable step) {
+        try {
+            step.run();
+            return true;
+        } catch (Frame.MalformedFrameException e) {
+            backend.peerLost(peer, "it sent a malformed frame (" + e.getMessage() + ")", e);
+        } catch (RuntimeException e) {
+            backend.peerLost(peer, "its frames could not be processed (" + e + ")", e);
+        }
+        close();
+        return false;
     }
 
     @Override
@@ -151,9 +212,7 @@ final class PeerConnection implements FrameReader.Listener {
             parkTimer = -1;
             if (parked == e) {
                 parked = null;
-                Sink s = backend.router().unpark(e);
-                reader.resume(s);
-                socket.channelHandlerContext().channel().config().setAutoRead(true);
+                resumeReading(backend.router().unpark(e));
             }
         });
     }

@@ -100,6 +100,11 @@ final class Router {
         return p;
     }
 
+    /** True while {@code p} waits for a message that has not arrived (none matched it yet). */
+    boolean unmatched(Pending p) {
+        return postedP2p.contains(p) || posted.containsValue(p);
+    }
+
     /** Forgets a receive that timed out (no-op when its message already matched it). */
     void withdraw(Pending p) {
         postedP2p.remove(p);

@@ -1,6 +1,8 @@
 package io.tensorbus.backend.tcp;
 
 import io.tensorbus.spi.BackendOptions;
+import io.tensorbus.spi.CollectiveMismatchException;
+import io.tensorbus.spi.CommunicationException;
 import io.tensorbus.spi.CommunicationTimeoutException;
 
 import java.util.ArrayList;
@@ -9,12 +11,16 @@ import java.util.List;
 /**
  * What a timed-out collective tells its caller: which ranks never joined it. When the deadline passes, the
  * rank asks every peer how many collectives of the group it has called; a peer that has called fewer than
- * {@code sequence + 1} never reached this one. Peers that do not answer in time are named as such.
+ * {@code sequence + 1} never reached this one. Peers that do not answer in time are named as such. A peer
+ * whose answer carries a different call for this collective disagrees rather than stalls: that is a
+ * {@link CollectiveMismatchException} (the case of two ranks that both only receive, so no frame crossed).
  */
 final class StallReport {
     private final TcpBackend backend;
     private final CollectiveOp op;
     private final long[] called;
+    private int disagreeing = -1;
+    private Frame disagreement;
 
     StallReport(TcpBackend backend, CollectiveOp op) {
         this.backend = backend;
@@ -24,11 +30,21 @@ final class StallReport {
         called[backend.rank()] = op.sequence + 1;
     }
 
-    void answer(int peer, long collectivesCalled) {
-        called[peer] = collectivesCalled;
+    /** {@code peer}'s answer: how many collectives it called, and the fingerprint of its call of this one if any. */
+    void answer(int peer, Frame reply) {
+        called[peer] = reply.aux();
+        if (reply.opcode() != 0 && !op.call.matches(reply) && disagreement == null) {
+            disagreeing = peer;
+            disagreement = reply;
+        }
     }
 
-    CommunicationTimeoutException exception(BackendOptions options) {
+    CommunicationException exception(BackendOptions options) {
+        if (disagreement != null) {
+            return new CollectiveMismatchException(options.groupName(), op.sequence,
+                    backend.mismatchMessage(op.sequence, op.call, disagreeing, disagreement) + "; found when it timed out"
+                            + " after " + options.timeout() + " with no data exchanged");
+        }
         List<Integer> missing = new ArrayList<>();
         List<Integer> silent = new ArrayList<>();
         List<String> behind = new ArrayList<>();

@@ -36,6 +36,8 @@ final class TcpBackend implements Backend {
     static final long SMALL_BYTES = 64 * 1024;
     /** How long a stall report waits for the peers' answers, at most, in milliseconds. */
     static final long STATUS_WAIT_MILLIS = 500;
+    /** How many finished collectives' calls are remembered (frames of older ones are not checked). */
+    private static final int RECENT = 64;
 
     private final BackendOptions options;
     private final VertxInternal vertx;
@@ -50,6 +52,11 @@ final class TcpBackend implements Backend {
     private final Runnable onClose;
     /** Per peer: the number of collectives it called before it left in order, or -1 while it is here. */
     private final long[] departed;
+    /** Per peer: true once it left in order and its connection closed. */
+    private final boolean[] gone;
+    /** The calls of the last {@link #RECENT} finished collectives, to check frames that arrive after them. */
+    private final Call[] recent = new Call[RECENT];
+    private final long[] recentSequence = new long[RECENT];
     private volatile CommunicationException broken;
     private volatile boolean closed;
 
@@ -63,6 +70,8 @@ final class TcpBackend implements Backend {
         this.onClose = onClose;
         this.departed = new long[options.worldSize()];
         java.util.Arrays.fill(departed, -1);
+        this.gone = new boolean[options.worldSize()];
+        java.util.Arrays.fill(recentSequence, -1);
     }
 
     @Override
@@ -146,6 +155,12 @@ final class TcpBackend implements Backend {
                 return;
             }
             Router.Pending p = router.expectP2p(src, tag, Sink.copyInto(buffer.segment()), buffer.dtype());
+            if (src >= 0 && gone[src] && router.unmatched(p)) {
+                // Nothing more can come from a rank that left (what it sent before is matched above).
+                router.withdraw(p);
+                promise.tryFail(lost(src, -1, "recv from " + who(src) + " (tag " + tag + ")", null, leftMessage(src)));
+                return;
+            }
             long timer = vertx.setTimer(options.timeout().toMillis(), id -> {
                 router.withdraw(p);
                 p.promise.tryFail(p2pTimeout("recv from", src, tag));
@@ -166,14 +181,42 @@ final class TcpBackend implements Backend {
     }
 
     private boolean failIfBroken(Promise<?> promise, String what) {
+        return failIfBroken(promise, what, -1);
+    }
+
+    /** Fails {@code promise} (of operation {@code what}, collective {@code sequence} or -1) if the group is unusable. */
+    private boolean failIfBroken(Promise<?> promise, String what, long sequence) {
         CommunicationException b = broken;
         if (b == null && !closed) {
             return false;
         }
-        String why = b == null ? "the group was closed" : b.getMessage();
-        promise.tryFail(new CommunicationException(options.groupName(), -1, what + " in group '"
-                + options.groupName() + "' cannot run: " + why, b));
+        if (b == null) {
+            promise.tryFail(new CommunicationException(options.groupName(), sequence, what + " in group '"
+                    + options.groupName() + "' cannot run: the group was closed on " + who(rank()), null));
+        } else {
+            promise.tryFail(derived(b, sequence, what + " in group '" + options.groupName() + "' cannot run on "
+                    + who(rank()) + ": " + b.getMessage()));
+        }
         return true;
+    }
+
+    /**
+     * The failure of another operation caused by {@code cause}: the same kind of exception (a lost peer stays
+     * a {@link PeerLostException} naming that peer, a timeout keeps its missing ranks), with its own sequence
+     * number and message, so that callers can react to the kind whichever operation they were waiting on.
+     */
+    private CommunicationException derived(CommunicationException cause, long sequence, String message) {
+        String group = options.groupName();
+        if (cause instanceof PeerLostException p) {
+            return new PeerLostException(group, sequence, p.peer(), message, cause);
+        }
+        if (cause instanceof CommunicationTimeoutException t) {
+            return new CommunicationTimeoutException(group, sequence, message, t.missingRanks());
+        }
+        if (cause instanceof CollectiveMismatchException) {
+            return new CollectiveMismatchException(group, sequence, message);
+        }
+        return new CommunicationException(group, sequence, message, cause);
     }
 
     // ---- collectives ----------------------------------------------------------------------------------
@@ -264,7 +307,7 @@ final class TcpBackend implements Backend {
     }
 
     private void start(CollectiveOp op, Function<CollectiveOp, Future<Void>> algorithm) {
-        if (failIfBroken(op.promise, describe(op))) {
+        if (failIfBroken(op.promise, describe(op), op.sequence)) {
             return;
         }
         active.put(op.sequence, op);
@@ -273,14 +316,15 @@ final class TcpBackend implements Backend {
         }
         for (Router.Early e : router.earlyFor(op.sequence)) {
             if (!op.call.matches(e.frame)) {
-                mismatch(op, e.peer, e.frame);
+                mismatch(op.sequence, op.call, e.peer, e.frame);
                 return;
             }
         }
         op.timer = vertx.setTimer(options.timeout().toMillis(), id -> timedOut(op));
         Future<Void> done;
         try {
-            done = size() == 1 ? Future.succeededFuture() : algorithm.apply(op);
+            // A group of one runs the algorithm as well: it exchanges nothing but copies inputs to outputs.
+            done = algorithm.apply(op);
         } catch (RuntimeException e) {
             done = Future.failedFuture(e);
         }
@@ -296,6 +340,9 @@ final class TcpBackend implements Backend {
 
     private void finish(CollectiveOp op) {
         active.remove(op.sequence);
+        int slot = (int) (op.sequence % RECENT);
+        recent[slot] = op.call;
+        recentSequence[slot] = op.sequence;
         if (op.timer >= 0) {
             vertx.cancelTimer(op.timer);
         }
@@ -318,24 +365,43 @@ final class TcpBackend implements Backend {
     Sink arrived(PeerConnection conn, Frame frame) {
         if (!frame.isPointToPoint()) {
             CollectiveOp op = active.get(frame.sequence());
-            if (op != null && !op.call.matches(frame)) {
-                mismatch(op, conn.peer(), frame);
+            Call call = op != null ? op.call : finishedCall(frame.sequence());
+            if (call != null && !call.matches(frame)) {
+                // Also for a collective this rank finished already: one that only sends (a broadcast root)
+                // completes before its peers' frames can show that they called something else.
+                mismatch(frame.sequence(), call, conn.peer(), frame);
                 return Sink.discard(frame.payloadBytes());
             }
         }
         return router.arrived(conn, frame);
     }
 
-    private void mismatch(CollectiveOp op, int peer, Frame frame) {
-        CollectiveMismatchException e = new CollectiveMismatchException(options.groupName(), op.sequence,
-                "collective mismatch in group '" + options.groupName() + "' at collective #" + op.sequence + ": "
-                + who(rank()) + " called " + op.call.describe() + " but " + who(peer) + " called "
-                + Call.describe(frame) + " (every rank must call the same collectives in the same order)");
-        // Tell the peers, which may be waiting for frames this rank will never send.
+    /** The call of finished collective {@code sequence}, when it is recent enough to be remembered, or null. */
+    private Call finishedCall(long sequence) {
+        int slot = (int) (sequence % RECENT);
+        return sequence >= 0 && recentSequence[slot] == sequence ? recent[slot] : null;
+    }
+
+    private void mismatch(long sequence, Call call, int peer, Frame frame) {
+        mismatchFound(new CollectiveMismatchException(options.groupName(), sequence,
+                mismatchMessage(sequence, call, peer, frame)));
+    }
+
+    /** The message of a mismatch at collective {@code sequence}: this rank's call and what {@code peer}'s frame says. */
+    String mismatchMessage(long sequence, Call call, int peer, Frame frame) {
+        String shape = call.numel() == frame.opNumel() && call.shapeHash() != frame.shapeHash()
+                ? " (the same number of elements in another shape)" : "";
+        return "collective mismatch in group '" + options.groupName() + "' at collective #" + sequence + ": "
+                + who(rank()) + " called " + call.describe() + " but " + who(peer) + " called "
+                + Call.describe(frame) + shape + " (every rank must call the same collectives in the same order)";
+    }
+
+    /** Breaks the group with {@code e} and tells the peers, which may be waiting for frames this rank will never send. */
+    private void mismatchFound(CollectiveMismatchException e) {
         byte[] text = e.getMessage().getBytes(java.nio.charset.StandardCharsets.UTF_8);
         java.lang.foreign.MemorySegment payload = java.lang.foreign.MemorySegment.ofArray(
                 java.util.Arrays.copyOf(text, Math.min(text.length, Frame.MAX_ABORT_BYTES)));
-        Frame abort = new Frame(Frame.ABORT, 0, 0, Frame.NO_REDUCE, -1, -1, op.sequence, 0, 0, groupHash,
+        Frame abort = new Frame(Frame.ABORT, 0, 0, Frame.NO_REDUCE, -1, -1, e.sequence(), 0, 0, groupHash,
                 payload.byteSize(), 0);
         for (PeerConnection c : peers) {
             if (c != null) {
@@ -361,8 +427,8 @@ final class TcpBackend implements Backend {
         }
         for (CollectiveOp op : new ArrayList<>(active.values())) {
             finish(op);
-            op.promise.tryFail(op.sequence == cause.sequence() ? cause : new CommunicationException(
-                    options.groupName(), op.sequence, describe(op) + " failed: " + cause.getMessage(), cause));
+            op.promise.tryFail(op.sequence == cause.sequence() ? cause : derived(cause, op.sequence,
+                    describe(op) + " failed on " + who(rank()) + ": " + cause.getMessage()));
         }
         router.failAll(cause);
     }
@@ -389,6 +455,7 @@ final class TcpBackend implements Backend {
      * it never called and receives that wait for it alone can never finish.
      */
     private void peerLeft(int peer) {
+        gone[peer] = true;
         router.failFrom(peer, lost(peer, -1, "recv from " + who(peer), null, leftMessage(peer)));
         for (CollectiveOp op : new ArrayList<>(active.values())) {
             failIfDeparted(op);
@@ -407,6 +474,12 @@ final class TcpBackend implements Backend {
             }
         }
         return false;
+    }
+
+    /** A frame of collective {@code op} could not be written to {@code peer}: the peer is lost to it. */
+    CommunicationException writeFailed(int peer, CollectiveOp op, Throwable cause) {
+        CommunicationException b = broken;
+        return b != null ? b : lost(peer, op.sequence, describe(op), cause, "writing to it failed: " + cause.getMessage());
     }
 
     private PeerLostException lost(int peer, long sequence, String what, Throwable cause) {
@@ -433,20 +506,39 @@ final class TcpBackend implements Backend {
         }
         vertx.setTimer(Math.min(STATUS_WAIT_MILLIS, Math.max(1, options.timeout().toMillis() / 4)), id -> {
             reports.remove(op.sequence);
-            breakGroup(report.exception(options));
+            if (!active.containsKey(op.sequence)) {
+                return; // it finished (or the group broke) while the peers were asked
+            }
+            CommunicationException e = report.exception(options);
+            if (e instanceof CollectiveMismatchException m) {
+                mismatchFound(m);
+            } else {
+                breakGroup(e);
+            }
         });
     }
 
-    /** The answer to a peer's stall question: how many collectives this rank has called. */
+    /**
+     * The answer to a peer's stall question about collective {@code request.tag()}: how many collectives this
+     * rank has called and, when it is in that collective (or finished it recently), that call's fingerprint,
+     * so that a mismatch where no frame crossed (two ranks that both only receive) is told apart from a stall.
+     */
     Frame statusReply(Frame request) {
-        return new Frame(Frame.STATUS_REPLY, 0, 0, Frame.NO_REDUCE, -1, -1, request.tag(), 0, 0, groupHash, 0,
-                calls.get());
+        long sequence = request.tag();
+        CollectiveOp op = active.get(sequence);
+        Call call = op != null ? op.call : finishedCall(sequence);
+        if (call == null) {
+            return new Frame(Frame.STATUS_REPLY, 0, 0, Frame.NO_REDUCE, -1, -1, sequence, 0, 0, groupHash, 0,
+                    calls.get());
+        }
+        return new Frame(Frame.STATUS_REPLY, call.opcode().code, call.dtype().ordinal(), call.reduceOpCode(),
+                call.root(), -1, sequence, call.numel(), call.shapeHash(), groupHash, 0, calls.get());
     }
 
     void statusArrived(int peer, Frame reply) {
         StallReport r = reports.get(reply.tag());
         if (r != null) {
-            r.answer(peer, reply.aux());
+            r.answer(peer, reply);
         }
     }
 
