@@ -1,0 +1,48 @@
+package io.tensorbus.it;
+
+import io.tensorbus.workloads.cli.Launcher;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Every {@code ProcessGroup} operation across real JVMs: {@code tensorbus launch} (in-process, as
+ * {@link Launcher#run}) starts {@link CollectivesCheck} in N child JVMs on this test's class path, hosts the
+ * rendezvous store, and prefixes their output.
+ */
+class MultiJvmCollectivesTest {
+
+    @ParameterizedTest(name = "{0} JVMs")
+    @ValueSource(ints = {2, 3})
+    @Timeout(value = 130, unit = TimeUnit.SECONDS)
+    void everyOperationAgreesAcrossJvmsStartedByTheLauncher(int world) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        // A 30 s group timeout (every operation here takes well under a second), and --timeout bounds the
+        // whole job: the launcher stops every child and returns 124 when it runs out.
+        int code = Launcher.run(List.of("--nproc-per-node", String.valueOf(world), "--timeout", "100",
+                        CollectivesCheck.class.getName(), "30"),
+                new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8));
+        String o = out.toString(StandardCharsets.UTF_8);
+        String report = "exit " + code + "\n--- stdout\n" + o + "--- stderr\n" + err.toString(StandardCharsets.UTF_8);
+        assertEquals(0, code, report);
+        for (int r = 0; r < world; r++) {
+            Matcher m = Pattern.compile("(?m)^\\[rank " + r + "\\] CHECK OK (\\d+) ops \\(rank " + r + " of " + world
+                    + "\\)$").matcher(o);
+            assertTrue(m.find(), "no CHECK OK line of rank " + r + "\n" + report);
+            assertTrue(Integer.parseInt(m.group(1)) > 100, "too few operations checked on rank " + r + "\n" + report);
+        }
+        assertTrue(!o.contains("CHECK FAILED"), report);
+    }
+}

@@ -1,0 +1,121 @@
+package io.tensorbus.it;
+
+import io.tensorbus.distributed.TcpStore;
+import io.vertx.core.Vertx;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Failures across real JVMs that this test starts itself ({@link ChildJvm}), with the rendezvous store hosted
+ * here as a launcher would ({@code TENSORBUS_STORE_HOSTED=1}): a rank whose JVM dies in the middle of a large
+ * allReduce, and a world-size mismatch at init.
+ */
+@Timeout(value = 90, unit = TimeUnit.SECONDS)
+class PeerFailureTest {
+    /** The group timeout of the children: a lost peer must be reported well before it. */
+    private static final Duration GROUP_TIMEOUT = Duration.ofSeconds(20);
+
+    private static Vertx vertx;
+    private static TcpStore store;
+
+    @BeforeAll
+    static void hostStore() throws Exception {
+        vertx = Vertx.vertx();
+        store = TcpStore.server(vertx, "127.0.0.1", 0, Duration.ofSeconds(60)).await(20, TimeUnit.SECONDS);
+    }
+
+    @AfterAll
+    static void stopStore() throws Exception {
+        try {
+            if (store != null) {
+                store.closeAsync().await(10, TimeUnit.SECONDS);
+            }
+        } finally {
+            vertx.close().await(10, TimeUnit.SECONDS);
+        }
+    }
+
+    private static Map<String, String> env(int rank, int worldSize, String job) {
+        return Map.of("MASTER_ADDR", "127.0.0.1", "MASTER_PORT", String.valueOf(store.port()),
+                "TENSORBUS_STORE_HOSTED", "1", "RANK", String.valueOf(rank), "WORLD_SIZE", String.valueOf(worldSize),
+                "TENSORBUS_CHECK_TIMEOUT_S", String.valueOf(GROUP_TIMEOUT.toSeconds()),
+                // One store serves every test: each job rendezvouses under its own group name.
+                "TENSORBUS_CHECK_GROUP", job);
+    }
+
+    private static String outputs(List<ChildJvm> jvms) {
+        StringBuilder b = new StringBuilder();
+        for (int r = 0; r < jvms.size(); r++) {
+            b.append("--- rank ").append(r).append(' ').append(jvms.get(r)).append('\n').append(jvms.get(r).output());
+        }
+        return b.toString();
+    }
+
+    @Test
+    void aRankKilledInTheMiddleOfA64MiBAllReduceFailsTheOthersNamingIt() throws Exception {
+        List<ChildJvm> jvms = new ArrayList<>();
+        try {
+            for (int r = 0; r < 3; r++) {
+                jvms.add(ChildJvm.start("rank-" + r, env(r, 3, "peer-loss"), FaultCheck.class.getName(), "peer-loss",
+                        "2"));
+            }
+            Integer victim = jvms.get(2).awaitExit(Duration.ofSeconds(60));
+            long lostAt = System.nanoTime();
+            assertNotNull(victim, "rank 2 did not halt\n" + outputs(jvms));
+            assertEquals(FaultCheck.HALTED, victim, outputs(jvms));
+            assertTrue(jvms.get(2).output().contains("HALTING"), outputs(jvms));
+            for (int r = 0; r < 2; r++) {
+                // Well within the group timeout: the lost connection is noticed, not waited out.
+                long left = GROUP_TIMEOUT.toNanos() - (System.nanoTime() - lostAt);
+                Integer code = jvms.get(r).awaitExit(Duration.ofNanos(Math.max(0, left)));
+                assertNotNull(code, "rank " + r + " still ran " + GROUP_TIMEOUT + " after rank 2 died\n"
+                        + outputs(jvms));
+                assertEquals(FaultCheck.OP_FAILED, code, outputs(jvms));
+                String o = jvms.get(r).output();
+                assertTrue(o.contains("STARTED allReduce 1"), o);
+                assertTrue(o.contains("FAILED io.tensorbus.spi.PeerLostException: "), outputs(jvms));
+                String failure = o.lines().filter(l -> l.startsWith("FAILED ")).findFirst().orElseThrow();
+                assertTrue(failure.contains("rank 2"), "the error does not name rank 2: " + failure);
+            }
+            System.out.println("peer loss, as the JVMs saw it:\n" + outputs(jvms).lines()
+                    .filter(l -> !l.startsWith("\t") && !l.startsWith("WARNING")).collect(Collectors.joining("\n")));
+        } finally {
+            jvms.forEach(ChildJvm::close);
+        }
+    }
+
+    @Test
+    void aWorldSizeMismatchAtInitFailsBothJvmsNamingBothSizes() throws Exception {
+        List<ChildJvm> jvms = new ArrayList<>();
+        try {
+            jvms.add(ChildJvm.start("rank-0", env(0, 2, "mismatch"), FaultCheck.class.getName(), "init"));
+            jvms.add(ChildJvm.start("rank-1", env(1, 3, "mismatch"), FaultCheck.class.getName(), "init"));
+            for (int r = 0; r < 2; r++) {
+                Integer code = jvms.get(r).awaitExit(GROUP_TIMEOUT.plusSeconds(30));
+                assertNotNull(code, "rank " + r + " did not exit\n" + outputs(jvms));
+                assertNotEquals(0, code, outputs(jvms));
+                assertEquals(FaultCheck.INIT_FAILED, code, outputs(jvms));
+                String failure = jvms.get(r).output().lines().filter(l -> l.startsWith("INIT FAILED"))
+                        .findFirst().orElse("");
+                assertTrue(failure.contains("worldSize=2") && failure.contains("worldSize=3"),
+                        "rank " + r + ": " + failure + "\n" + outputs(jvms));
+            }
+        } finally {
+            jvms.forEach(ChildJvm::close);
+        }
+    }
+}
