@@ -82,41 +82,74 @@ public final class HostReductions {
     }
 
     private static void floats(ReduceOp op, MemorySegment acc, MemorySegment src, long n) {
-        VectorOperators.Binary vop = vectorOp(op);
-        long i = 0;
+        // One loop per operator: the Vector API compiles lanewise(...) to SIMD only for a constant operator.
         long bound = FS.loopBound(n);
-        for (; i < bound; i += FS.length()) {
-            FloatVector a = FloatVector.fromMemorySegment(FS, acc, i * 4, LE);
-            FloatVector b = FloatVector.fromMemorySegment(FS, src, i * 4, LE);
-            a.lanewise(vop, b).intoMemorySegment(acc, i * 4, LE);
+        long step = FS.length();
+        switch (op) {
+            case SUM, AVG -> {
+                for (long i = 0; i < bound; i += step) {
+                    floatAt(acc, i).add(floatAt(src, i)).intoMemorySegment(acc, i * 4, LE);
+                }
+            }
+            case PRODUCT -> {
+                for (long i = 0; i < bound; i += step) {
+                    floatAt(acc, i).mul(floatAt(src, i)).intoMemorySegment(acc, i * 4, LE);
+                }
+            }
+            case MAX -> {
+                for (long i = 0; i < bound; i += step) {
+                    floatAt(acc, i).lanewise(VectorOperators.MAX, floatAt(src, i)).intoMemorySegment(acc, i * 4, LE);
+                }
+            }
+            case MIN -> {
+                for (long i = 0; i < bound; i += step) {
+                    floatAt(acc, i).lanewise(VectorOperators.MIN, floatAt(src, i)).intoMemorySegment(acc, i * 4, LE);
+                }
+            }
+            default -> throw new IllegalArgumentException(op + " on floating point");
         }
-        for (; i < n; i++) {
+        for (long i = bound; i < n; i++) {
             acc.setAtIndex(F, i, (float) scalar(op, acc.getAtIndex(F, i), src.getAtIndex(F, i)));
         }
     }
 
-    private static void doubles(ReduceOp op, MemorySegment acc, MemorySegment src, long n) {
-        VectorOperators.Binary vop = vectorOp(op);
-        long i = 0;
-        long bound = DS.loopBound(n);
-        for (; i < bound; i += DS.length()) {
-            DoubleVector a = DoubleVector.fromMemorySegment(DS, acc, i * 8, LE);
-            DoubleVector b = DoubleVector.fromMemorySegment(DS, src, i * 8, LE);
-            a.lanewise(vop, b).intoMemorySegment(acc, i * 8, LE);
-        }
-        for (; i < n; i++) {
-            acc.setAtIndex(D, i, scalar(op, acc.getAtIndex(D, i), src.getAtIndex(D, i)));
-        }
+    private static FloatVector floatAt(MemorySegment s, long i) {
+        return FloatVector.fromMemorySegment(FS, s, i * 4, LE);
     }
 
-    private static VectorOperators.Binary vectorOp(ReduceOp op) {
-        return switch (op) {
-            case SUM, AVG -> VectorOperators.ADD;
-            case PRODUCT -> VectorOperators.MUL;
-            case MAX -> VectorOperators.MAX;
-            case MIN -> VectorOperators.MIN;
+    private static DoubleVector doubleAt(MemorySegment s, long i) {
+        return DoubleVector.fromMemorySegment(DS, s, i * 8, LE);
+    }
+
+    private static void doubles(ReduceOp op, MemorySegment acc, MemorySegment src, long n) {
+        long bound = DS.loopBound(n);
+        long step = DS.length();
+        switch (op) {
+            case SUM, AVG -> {
+                for (long i = 0; i < bound; i += step) {
+                    doubleAt(acc, i).add(doubleAt(src, i)).intoMemorySegment(acc, i * 8, LE);
+                }
+            }
+            case PRODUCT -> {
+                for (long i = 0; i < bound; i += step) {
+                    doubleAt(acc, i).mul(doubleAt(src, i)).intoMemorySegment(acc, i * 8, LE);
+                }
+            }
+            case MAX -> {
+                for (long i = 0; i < bound; i += step) {
+                    doubleAt(acc, i).lanewise(VectorOperators.MAX, doubleAt(src, i)).intoMemorySegment(acc, i * 8, LE);
+                }
+            }
+            case MIN -> {
+                for (long i = 0; i < bound; i += step) {
+                    doubleAt(acc, i).lanewise(VectorOperators.MIN, doubleAt(src, i)).intoMemorySegment(acc, i * 8, LE);
+                }
+            }
             default -> throw new IllegalArgumentException(op + " on floating point");
-        };
+        }
+        for (long i = bound; i < n; i++) {
+            acc.setAtIndex(D, i, scalar(op, acc.getAtIndex(D, i), src.getAtIndex(D, i)));
+        }
     }
 
     private static double scalar(ReduceOp op, double a, double b) {

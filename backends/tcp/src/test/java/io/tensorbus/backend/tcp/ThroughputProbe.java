@@ -21,11 +21,16 @@ public final class ThroughputProbe {
         Vertx vertx = Vertx.vertx(new VertxOptions().setPreferNativeTransport(true));
         System.out.println("native transport: " + vertx.isNativeTransportEnabled());
         try (Ranks ranks = Ranks.create(BackendProvider.named("tcp"), vertx, 2, Duration.ofSeconds(60), Map.of())) {
-            callbackPingPong(ranks);
-            for (long bytes : new long[] {4, 4 << 20, 64 << 20}) {
+            if (args.length == 0) {
+                callbackPingPong(ranks);
+            }
+            long[] sizes = args.length > 1 ? new long[] {Long.parseLong(args[1])} : new long[] {4, 4 << 20, 64 << 20};
+            String[] ops = args.length > 0 ? new String[] {args[0]} : new String[] {"allreduce", "broadcast", "pingpong"};
+            int iters = args.length > 2 ? Integer.parseInt(args[2]) : 0;
+            for (long bytes : sizes) {
                 DeviceBuffer a = buf(bytes), b = buf(bytes);
-                for (String op : new String[] {"allreduce", "broadcast", "pingpong"}) {
-                    double[] t = new double[bytes > 1 << 20 ? 8 : 200];
+                for (String op : ops) {
+                    double[] t = new double[iters > 0 ? iters : bytes > 1 << 20 ? 8 : 200];
                     for (int i = -3; i < t.length; i++) {
                         Future.all(ranks.get(0).barrier(), ranks.get(1).barrier()).await(10, TimeUnit.SECONDS);
                         long s = System.nanoTime();
@@ -64,20 +69,20 @@ public final class ThroughputProbe {
         java.util.concurrent.CompletableFuture<Long> done = new java.util.concurrent.CompletableFuture<>();
         // rank 1 echoes whatever arrives
         Runnable[] echo = new Runnable[1];
-        echo[0] = () -> ranks.get(1).recv(b, 0, 0).onSuccess(x -> { ranks.get(1).send(b, 0, 0); echo[0].run(); });
+        echo[0] = () -> ranks.get(1).recv(b, 0, 9).onSuccess(x -> { ranks.get(1).send(b, 0, 9); if (x >= 0) echo[0].run(); });
         echo[0].run();
         int[] left = {rounds};
         long start = System.nanoTime();
         Runnable[] ping = new Runnable[1];
         ping[0] = () -> {
-            ranks.get(0).recv(a, 1, 0).onSuccess(x -> {
+            ranks.get(0).recv(a, 1, 9).onSuccess(x -> {
                 if (--left[0] == 0) {
                     done.complete(System.nanoTime() - start);
                 } else {
                     ping[0].run();
                 }
             });
-            ranks.get(0).send(a, 1, 0);
+            ranks.get(0).send(a, 1, 9);
         };
         ping[0].run();
         long ns = done.get(60, TimeUnit.SECONDS);
