@@ -1,7 +1,9 @@
 package io.tensorbus.workloads.cli;
 
+import io.tensorbus.workloads.bench.CollectivesBench;
 import io.tensorbus.workloads.bench.Measurement;
 import io.tensorbus.workloads.bench.NnBench;
+import io.tensorbus.workloads.bench.P2pBench;
 import io.tensorbus.workloads.bench.TensorBench;
 import io.tensorbus.workloads.demo.FashionMnistTraining;
 import java.io.IOException;
@@ -13,11 +15,12 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.function.Consumer;
+import java.util.function.IntSupplier;
 
 /**
  * The {@code tensorbus} command line (run by the {@code ./tensorbus} script): {@code info},
- * {@code bench SUITE [--json FILE]} and {@code run WORKLOAD [options]}. Bad usage prints the usage and
- * exits with status 2.
+ * {@code bench SUITE [--json FILE]}, {@code run WORKLOAD [options]} and {@code launch ...} ({@link Launcher}).
+ * Bad usage prints the usage and exits with status 2.
  */
 public final class Main {
     /** Exit status for bad usage, as most Unix tools. */
@@ -28,7 +31,16 @@ public final class Main {
               info                         JDK, processors, Vector API width, tensorbus version
               bench SUITE [--json FILE]    run a benchmark suite; one line per measurement
                                            (SUITE NAME key=value ...), also written as JSON to FILE
-                                           suites: tensor, nn
+                                           suites: tensor, nn,
+                                           p2p [--max-bytes B] [--jit-warmup ROUNDS],
+                                           collectives [--world N] [--ops allreduce,broadcast,allgather]
+                                             [--max-bytes B] [--jit-warmup ROUNDS]
+                                           (p2p and collectives run one JVM per rank)
+              launch --nproc-per-node N [--nnodes M --node-rank K --master-addr A --master-port P]
+                     [--timeout SECONDS] TARGET [args]
+                                           start N processes of TARGET (a main class, or a workload
+                                           name) with RANK, WORLD_SIZE, MASTER_ADDR... set, as torchrun
+                                           (tensorbus launch --help for details)
               run WORKLOAD [options]       run a workload; workloads:
                                            local-demo [--epochs N] [--data DIR] [--seed S] [--limit N]
               help                         this text""";
@@ -54,6 +66,7 @@ public final class Main {
             }
             case "bench" -> bench(rest, out, err);
             case "run" -> runWorkload(rest, err);
+            case "launch" -> Launcher.run(List.of(rest), out, err);
             case "help", "-h", "--help" -> {
                 out.println(USAGE_TEXT);
                 yield 0;
@@ -67,11 +80,15 @@ public final class Main {
             return usage(err, "bench needs a suite");
         }
         Path json = null;
+        List<String> suiteArgs = new ArrayList<>();
         for (int i = 1; i < args.length; i++) {
-            if (args[i].equals("--json") && i + 1 < args.length) {
+            if (args[i].equals("--json")) {
+                if (i + 1 >= args.length) {
+                    return usage(err, "bench: --json needs a file");
+                }
                 json = Path.of(args[++i]);
             } else {
-                return usage(err, "bench: unexpected argument '" + args[i] + "'");
+                suiteArgs.add(args[i]);
             }
         }
         List<Measurement> results = new ArrayList<>();
@@ -80,14 +97,49 @@ public final class Main {
             out.flush();
             results.add(m);
         };
-        switch (args[0]) {
-            case "tensor" -> new TensorBench().run(sink);
-            case "nn" -> new NnBench().run(sink);
-            default -> {
-                return usage(err, "unknown bench suite '" + args[0] + "'");
-            }
+        IntSupplier suite;
+        try {
+            suite = switch (args[0]) {
+                case "tensor" -> {
+                    noSuiteArgs(args[0], suiteArgs);
+                    yield () -> {
+                        new TensorBench().run(sink);
+                        return 0;
+                    };
+                }
+                case "nn" -> {
+                    noSuiteArgs(args[0], suiteArgs);
+                    yield () -> {
+                        new NnBench().run(sink);
+                        return 0;
+                    };
+                }
+                case "p2p" -> {
+                    P2pBench p2p = new P2pBench(P2pBench.Options.parse(suiteArgs));
+                    yield () -> p2p.run(sink, err);
+                }
+                case "collectives" -> {
+                    CollectivesBench collectives = new CollectivesBench(CollectivesBench.Options.parse(suiteArgs));
+                    yield () -> collectives.run(sink, err);
+                }
+                default -> throw new IllegalArgumentException("unknown bench suite '" + args[0] + "'");
+            };
+        } catch (IllegalArgumentException e) {
+            return usage(err, "bench " + args[0] + ": " + e.getMessage());
+        }
+        int status = suite.getAsInt();
+        if (status != 0) {
+            err.println("tensorbus: bench " + args[0] + " failed (status " + status + ")");
+            return status;
         }
         return json == null ? 0 : writeJson(json, results, err);
+    }
+
+    private static void noSuiteArgs(String suite, List<String> suiteArgs) {
+        if (!suiteArgs.isEmpty()) {
+            throw new IllegalArgumentException("unexpected argument '" + suiteArgs.getFirst() + "' (suite " + suite
+                    + " takes no options)");
+        }
     }
 
     private static int writeJson(Path file, List<Measurement> results, PrintStream err) {

@@ -1,0 +1,149 @@
+package io.tensorbus.workloads.bench;
+
+import java.io.PrintStream;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.function.Consumer;
+
+/**
+ * The {@code collectives} suite, the measurements of {@code ../shared/anchors/torch_collectives.py} (gloo):
+ * all-reduce (SUM), broadcast (from rank 0) and all-gather of float32 tensors of 4 B, 4 KiB, 256 KiB, 4 MiB
+ * and 64 MiB across {@code --world} processes, each a separate JVM started through {@code tensorbus launch}
+ * ({@link CollectivesWorker}) with one compute thread. Each measurement is the median of 50, 10 or 4 calls
+ * (by size) after 3 warm-up calls, each call preceded by a barrier; rank 0 reports
+ * {@code collectives OP bytes=B world=N latency_us=T busbw_GBps=BW}.
+ *
+ * <p>Options: {@code --world N} (default 2), {@code --ops allreduce,broadcast,allgather} (the default, all
+ * three), {@code --max-bytes B} (skip larger sizes; default all) and {@code --jit-warmup ROUNDS} (default
+ * {@value #DEFAULT_JIT_WARMUP}; 0 measures a cold JVM).
+ */
+public final class CollectivesBench {
+    /** The anchor's sizes in bytes. */
+    static final long[] SIZES = {4, 4096, 262144, 4L << 20, 64L << 20};
+    /** The operations, in the anchor's order. */
+    static final List<String> OPS = List.of("allreduce", "broadcast", "allgather");
+    /** Rounds of each operation every rank runs before the first measurement. */
+    static final int DEFAULT_JIT_WARMUP = 300;
+    /** The usage of the suite's options. */
+    public static final String USAGE = "collectives [--world N] [--ops allreduce,broadcast,allgather]"
+            + " [--max-bytes B] [--jit-warmup ROUNDS]";
+
+    /**
+     * The suite's options.
+     *
+     * @param world the number of processes, 2 to 64
+     * @param ops the operations to measure, in the order given
+     * @param maxBytes the largest size to measure
+     * @param jitWarmup rounds of each operation before the first measurement
+     */
+    public record Options(int world, List<String> ops, long maxBytes, int jitWarmup) {
+        /** @throws IllegalArgumentException for values out of range or an unknown operation */
+        public Options {
+            if (world < 2 || world > 64) {
+                throw new IllegalArgumentException("--world must be from 2 to 64, got " + world);
+            }
+            ops = List.copyOf(ops);
+            if (ops.isEmpty()) {
+                throw new IllegalArgumentException("--ops needs at least one of " + String.join(", ", OPS));
+            }
+            for (String op : ops) {
+                if (!OPS.contains(op)) {
+                    throw new IllegalArgumentException("unknown operation '" + op + "' in --ops; known: "
+                            + String.join(", ", OPS));
+                }
+            }
+            if (maxBytes < SIZES[0]) {
+                throw new IllegalArgumentException("--max-bytes must be at least " + SIZES[0] + ", got " + maxBytes);
+            }
+            if (jitWarmup < 0) {
+                throw new IllegalArgumentException("--jit-warmup must be 0 or more, got " + jitWarmup);
+            }
+        }
+
+        /** The anchor's run on 2 processes. */
+        public static Options defaults() {
+            return new Options(2, OPS, Long.MAX_VALUE, DEFAULT_JIT_WARMUP);
+        }
+
+        /**
+         * Parses {@code --world N --ops LIST --max-bytes B --jit-warmup ROUNDS}, each optional.
+         *
+         * @throws IllegalArgumentException naming the wrong option and what it allows
+         */
+        public static Options parse(List<String> args) {
+            Options d = defaults();
+            int world = d.world();
+            List<String> ops = d.ops();
+            long maxBytes = d.maxBytes();
+            int jitWarmup = d.jitWarmup();
+            Set<String> seen = new LinkedHashSet<>();
+            for (int i = 0; i < args.size(); i += 2) {
+                String option = args.get(i);
+                if (!seen.add(option)) {
+                    throw new IllegalArgumentException(option + " is given twice");
+                }
+                String value = MultiProcessBench.value(args, i);
+                switch (option) {
+                    case "--world" -> world = (int) MultiProcessBench.number(option, value, 2, 64);
+                    case "--ops" -> ops = opList(value);
+                    case "--max-bytes" -> maxBytes = MultiProcessBench.number(option, value, SIZES[0], Long.MAX_VALUE);
+                    case "--jit-warmup" -> jitWarmup = (int) MultiProcessBench.number(option, value, 0, 1_000_000);
+                    default -> throw new IllegalArgumentException("unknown option '" + option + "'; " + USAGE);
+                }
+            }
+            return new Options(world, ops, maxBytes, jitWarmup);
+        }
+
+        /** The arguments that make {@link #parse} return these options (what the workers are given). */
+        public List<String> toArgs() {
+            return List.of("--world", Integer.toString(world), "--ops", String.join(",", ops), "--max-bytes",
+                    Long.toString(maxBytes), "--jit-warmup", Integer.toString(jitWarmup));
+        }
+
+        private static List<String> opList(String value) {
+            List<String> ops = new ArrayList<>();
+            for (String op : value.split(",")) {
+                if (!op.isBlank()) {
+                    ops.add(op.trim());
+                }
+            }
+            return ops;
+        }
+    }
+
+    private final Options options;
+
+    /** A run with {@code options}. */
+    public CollectivesBench(Options options) {
+        this.options = java.util.Objects.requireNonNull(options, "options");
+    }
+
+    /**
+     * Starts the ranks, hands each measurement to {@code sink} as rank 0 reports it, and returns 0, or the
+     * exit status of the launch when a rank failed (its output and the launcher's messages go to {@code err}).
+     */
+    public int run(Consumer<Measurement> sink, PrintStream err) {
+        return MultiProcessBench.launch("collectives", CollectivesWorker.class, options.world(), options.toArgs(),
+                sink, err);
+    }
+
+    /** The anchor's timed iterations: 50 up to 256 KiB, 10 up to 4 MiB, 4 above. */
+    static int iterations(long nbytes) {
+        return nbytes <= 262144 ? 50 : nbytes <= (4L << 20) ? 10 : 4;
+    }
+
+    /**
+     * nccl-tests' bus bandwidth factor, what the anchor multiplies the algorithm bandwidth by: all-reduce
+     * {@code 2 (n - 1) / n}, all-gather {@code (n - 1) / n}, broadcast 1.
+     */
+    static double busBandwidthFactor(String op, int world) {
+        return switch (op) {
+            case "allreduce" -> 2.0 * (world - 1) / world;
+            case "allgather" -> (world - 1) / (double) world;
+            case "broadcast" -> 1.0;
+            default -> throw new IllegalArgumentException("unknown operation '" + op + "'");
+        };
+    }
+}

@@ -1,0 +1,133 @@
+package io.tensorbus.workloads.bench;
+
+import io.tensorbus.distributed.ProcessGroup;
+import io.tensorbus.spi.DType;
+import io.tensorbus.spi.ReduceOp;
+import io.tensorbus.tensor.Tensor;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * One rank of {@code tensorbus bench collectives}, started by {@link CollectivesBench} through the launcher:
+ * the measurements of {@code ../shared/anchors/torch_collectives.py}. For each operation and size it runs 3
+ * untimed calls, then {@link CollectivesBench#iterations(long)} timed ones, each after an untimed barrier, and
+ * rank 0 prints the median as {@code collectives OP bytes=B world=N latency_us=T busbw_GBps=BW}, with the
+ * bus bandwidth of nccl-tests ({@link CollectivesBench#busBandwidthFactor}).
+ *
+ * <p>Before the first measurement every rank runs {@code --jit-warmup} rounds of each operation on small and
+ * middle-sized tensors (the same count on every rank, so the collectives match), so that the measurements
+ * time compiled code, as the anchors' precompiled C++ is, rather than the JVM's interpreter.
+ *
+ * <p>Arguments: the suite's options as {@link CollectivesBench.Options#toArgs()} writes them; the world size
+ * comes from the launcher's {@code WORLD_SIZE}.
+ */
+public final class CollectivesWorker {
+    private CollectivesWorker() {
+    }
+
+    /** Runs the measurements of this rank (environment as set by {@code tensorbus launch}). */
+    public static void main(String[] args) throws Exception {
+        CollectivesBench.Options options = CollectivesBench.Options.parse(List.of(args));
+        ProcessGroup pg = MultiProcessBench.join();
+        try {
+            for (String op : options.ops()) {
+                jitWarmup(pg, op, options.jitWarmup());
+            }
+            for (String op : options.ops()) {
+                for (long nbytes : CollectivesBench.SIZES) {
+                    if (nbytes <= options.maxBytes()) {
+                        Measurement m = measure(pg, op, (int) (nbytes / 4));
+                        if (pg.rank() == 0) {
+                            MultiProcessBench.report(m);
+                        }
+                    }
+                }
+            }
+            MultiProcessBench.finish(pg);
+        } finally {
+            pg.close();
+        }
+    }
+
+    /** One (operation, size) measurement of the anchor. */
+    static Measurement measure(ProcessGroup pg, String op, int n) {
+        int world = pg.size();
+        Tensor t = Tensor.ones(n);
+        List<Tensor> outs = new ArrayList<>(world);
+        for (int r = 0; r < world; r++) {
+            outs.add(Tensor.empty(DType.FLOAT32, n));
+        }
+        long nbytes = 4L * n;
+        check(pg, op, t, outs);
+        Runnable once = operation(pg, op, t, outs);
+        double seconds = MultiProcessBench.medianSeconds(3, CollectivesBench.iterations(nbytes),
+                () -> pg.barrier().await(), once);
+        double busbw = nbytes * CollectivesBench.busBandwidthFactor(op, world) / seconds / 1e9;
+        return new Measurement("collectives", op).with("bytes", nbytes).with("world", world)
+                .with("latency_us", seconds * 1e6, 1).with("busbw_GBps", busbw, 4);
+    }
+
+    private static Runnable operation(ProcessGroup pg, String op, Tensor t, List<Tensor> outs) {
+        return switch (op) {
+            case "allreduce" -> () -> pg.allReduce(t, ReduceOp.SUM).await();
+            case "broadcast" -> () -> pg.broadcast(t, 0).await();
+            case "allgather" -> () -> pg.allGather(outs, t).await();
+            default -> throw new IllegalArgumentException("unknown operation '" + op + "'");
+        };
+    }
+
+    /**
+     * Checks once, before timing, that the operation computes what it should on these tensors, then puts
+     * them back to ones: a fast wrong answer would be no measurement.
+     */
+    private static void check(ProcessGroup pg, String op, Tensor t, List<Tensor> outs) {
+        int n = t.numel();
+        int world = pg.size();
+        switch (op) {
+            case "allreduce" -> {
+                t.filli(pg.rank() + 1);
+                pg.allReduce(t, ReduceOp.SUM).await();
+                expect(t, world * (world + 1) / 2.0, op, n);
+            }
+            case "broadcast" -> {
+                t.filli(pg.rank() == 0 ? 7 : -1);
+                pg.broadcast(t, 0).await();
+                expect(t, 7, op, n);
+            }
+            case "allgather" -> {
+                t.filli(pg.rank() + 1);
+                pg.allGather(outs, t).await();
+                for (int r = 0; r < world; r++) {
+                    expect(outs.get(r), r + 1, op + " slot " + r, n);
+                }
+            }
+            default -> throw new IllegalArgumentException("unknown operation '" + op + "'");
+        }
+        t.filli(1);
+    }
+
+    private static void expect(Tensor t, double value, String what, int n) {
+        for (int i : new int[] {0, n / 2, n - 1}) {
+            if (t.getDouble(i) != value) {
+                throw new IllegalStateException(what + " of " + n + " floats gave " + t.getDouble(i) + " at index " + i
+                        + ", expected " + value);
+            }
+        }
+    }
+
+    /** {@code rounds} calls of {@code op} at 4 KiB, and a tenth as many at 256 KiB, each after a barrier. */
+    private static void jitWarmup(ProcessGroup pg, String op, int rounds) {
+        for (int[] shape : new int[][] {{1024, rounds}, {65536, rounds / 10}}) {
+            Tensor t = Tensor.ones(shape[0]);
+            List<Tensor> outs = new ArrayList<>();
+            for (int r = 0; r < pg.size(); r++) {
+                outs.add(Tensor.empty(DType.FLOAT32, shape[0]));
+            }
+            Runnable once = operation(pg, op, t, outs);
+            for (int i = 0; i < shape[1]; i++) {
+                pg.barrier().await();
+                once.run();
+            }
+        }
+    }
+}

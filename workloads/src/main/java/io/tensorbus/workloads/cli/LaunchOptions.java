@@ -1,0 +1,172 @@
+package io.tensorbus.workloads.cli;
+
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * The parsed options of {@code tensorbus launch}, torchrun's: how many processes on this node, how many
+ * nodes, which node this is, where rank 0's rendezvous store listens, an optional job timeout, and what each
+ * process runs.
+ *
+ * @param nprocPerNode processes started on this node, 1 to {@link #MAX_NPROC}
+ * @param nnodes nodes in the job, at least 1
+ * @param nodeRank this node's index, 0 to {@code nnodes - 1}
+ * @param masterAddr the host of the rendezvous store
+ * @param masterPort its TCP port, or 0 when the launcher hosts the store on a free port (one node only)
+ * @param timeout how long the whole job may run, or null for no limit
+ * @param target a fully qualified main class, or a workload name run as {@code Main run TARGET}
+ * @param targetArgs the arguments passed to every process after the target
+ * @param help true when {@code --help} was asked (the other fields then hold defaults)
+ */
+public record LaunchOptions(int nprocPerNode, int nnodes, int nodeRank, String masterAddr, int masterPort,
+        Duration timeout, String target, List<String> targetArgs, boolean help) {
+    /** The most processes one launcher starts. */
+    public static final int MAX_NPROC = 1024;
+
+    /** torchrun's default port, used when several nodes are launched and no port is given. */
+    public static final int DEFAULT_MULTI_NODE_PORT = 29500;
+
+    /** The usage text of {@code tensorbus launch}. */
+    public static final String USAGE = """
+            usage: tensorbus launch --nproc-per-node N [--nnodes M --node-rank K --master-addr A --master-port P]
+                                    [--timeout SECONDS] TARGET [args]
+              --nproc-per-node N   processes to start on this node (1 to %d)
+              --nnodes M           nodes in the job (default 1)
+              --node-rank K        this node's index, 0 to M-1 (default 0)
+              --master-addr A      host of rank 0's rendezvous store (default 127.0.0.1)
+              --master-port P      its port, 0 to 65535; with one node, 0 or none makes the launcher host the
+                                   store on a free port; with several nodes the default is %d
+              --timeout SECONDS    stop every process and fail when the job runs longer (default: no limit)
+              TARGET               a main class on the class path (io.tensorbus.examples.AllReduceExample)
+                                   or a workload name, run as 'tensorbus run TARGET [args]'
+            Each process gets RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, GROUP_RANK, MASTER_ADDR and
+            MASTER_PORT. Option names may also be written with underscores, as torchrun accepts them.""".formatted(
+            MAX_NPROC, DEFAULT_MULTI_NODE_PORT);
+
+    private static final List<String> KNOWN = List.of("--nproc-per-node", "--nnodes", "--node-rank", "--master-addr",
+            "--master-port", "--timeout", "--help");
+
+    /** The processes in the whole job: {@code nnodes * nprocPerNode}. */
+    public int worldSize() {
+        return nnodes * nprocPerNode;
+    }
+
+    /** The global rank of this node's process {@code localRank}. */
+    public int globalRank(int localRank) {
+        return nodeRank * nprocPerNode + localRank;
+    }
+
+    /** True when the launcher itself hosts the rendezvous store (one node and no port given). */
+    public boolean hostsStore() {
+        return masterPort == 0;
+    }
+
+    /**
+     * Parses {@code launch}'s arguments: options (as {@code --name value} or {@code --name=value}), then
+     * TARGET and its arguments, which are passed on untouched (a {@code --} before TARGET is allowed).
+     *
+     * @throws IllegalArgumentException saying which option is wrong and what is allowed
+     */
+    public static LaunchOptions parse(List<String> args) {
+        Parser p = new Parser();
+        int i = 0;
+        while (i < args.size() && args.get(i).startsWith("-")) {
+            String a = args.get(i++);
+            if (a.equals("--")) {
+                break;
+            }
+            if (a.equals("-h") || a.equals("--help")) {
+                p.help = true;
+                continue;
+            }
+            int eq = a.indexOf('=');
+            String name = (eq > 0 ? a.substring(0, eq) : a).replace('_', '-');
+            if (!KNOWN.contains(name)) {
+                throw new IllegalArgumentException("unknown option '" + a + "'; known options: " + String.join(", ", KNOWN));
+            }
+            if (eq < 0 && i >= args.size()) {
+                throw new IllegalArgumentException("option " + name + " needs a value");
+            }
+            p.set(name, eq > 0 ? a.substring(eq + 1) : args.get(i++));
+        }
+        if (p.help) {
+            return new LaunchOptions(1, 1, 0, "127.0.0.1", 0, null, null, List.of(), true);
+        }
+        if (i >= args.size()) {
+            throw new IllegalArgumentException("missing TARGET: a main class such as"
+                    + " io.tensorbus.examples.AllReduceExample, or a workload name");
+        }
+        return p.build(args.get(i), List.copyOf(args.subList(i + 1, args.size())));
+    }
+
+    /** Collects option values, then checks them together. */
+    private static final class Parser {
+        private final Set<String> seen = new HashSet<>();
+        private boolean help;
+        private Integer nproc;
+        private int nnodes = 1;
+        private int nodeRank;
+        private String masterAddr = "127.0.0.1";
+        private Integer masterPort;
+        private Duration timeout;
+
+        void set(String name, String value) {
+            if (!seen.add(name)) {
+                throw new IllegalArgumentException("option " + name + " is given twice");
+            }
+            switch (name) {
+                case "--nproc-per-node" -> nproc = number(name, value, 1, MAX_NPROC);
+                case "--nnodes" -> nnodes = number(name, value, 1, Integer.MAX_VALUE);
+                case "--node-rank" -> nodeRank = number(name, value, 0, Integer.MAX_VALUE);
+                case "--master-port" -> masterPort = number(name, value, 0, 65535);
+                case "--timeout" -> timeout = Duration.ofSeconds(number(name, value, 1, Integer.MAX_VALUE));
+                case "--master-addr" -> masterAddr = address(value);
+                default -> throw new IllegalArgumentException("option " + name + " takes no value");
+            }
+        }
+
+        LaunchOptions build(String target, List<String> targetArgs) {
+            if (nproc == null) {
+                throw new IllegalArgumentException("--nproc-per-node is required: the number of processes to"
+                        + " start on this node, 1 to " + MAX_NPROC);
+            }
+            if (nodeRank >= nnodes) {
+                throw new IllegalArgumentException("--node-rank must be in [0, " + nnodes + ") for --nnodes "
+                        + nnodes + ", got " + nodeRank);
+            }
+            if ((long) nnodes * nproc > Integer.MAX_VALUE) {
+                throw new IllegalArgumentException("--nnodes " + nnodes + " times --nproc-per-node " + nproc
+                        + " is more ranks than an int holds");
+            }
+            if (nnodes > 1 && masterPort != null && masterPort == 0) {
+                throw new IllegalArgumentException("--master-port 0 (a free port picked by the launcher) works"
+                        + " with one node only; with --nnodes " + nnodes + " give every node the same port 1 to 65535");
+            }
+            int port = masterPort != null ? masterPort : nnodes > 1 ? DEFAULT_MULTI_NODE_PORT : 0;
+            return new LaunchOptions(nproc, nnodes, nodeRank, masterAddr, port, timeout, target, targetArgs, false);
+        }
+
+        private static int number(String name, String value, int min, int max) {
+            String allowed = max == Integer.MAX_VALUE ? "a whole number >= " + min : min + " to " + max;
+            int n;
+            try {
+                n = Integer.parseInt(value.trim());
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException(name + " must be " + allowed + ", got '" + value + "'");
+            }
+            if (n < min || n > max) {
+                throw new IllegalArgumentException(name + " must be " + allowed + ", got " + n);
+            }
+            return n;
+        }
+
+        private static String address(String value) {
+            if (value.isBlank()) {
+                throw new IllegalArgumentException("--master-addr must be a host name or address, got ''");
+            }
+            return value.trim();
+        }
+    }
+}

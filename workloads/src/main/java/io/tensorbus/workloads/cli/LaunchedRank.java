@@ -1,0 +1,135 @@
+package io.tensorbus.workloads.cli;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * One child JVM of {@code tensorbus launch}: its ranks, its process, and the threads forwarding its output.
+ */
+final class LaunchedRank {
+    /** The main class that runs a workload given by name. */
+    static final String WORKLOAD_MAIN = Main.class.getName();
+
+    /** JVM flags every tensorbus process needs (the Vector API, native access), plus UTF-8 output. */
+    static final List<String> JVM_FLAGS = List.of("--add-modules", "jdk.incubator.vector",
+            "--enable-native-access=ALL-UNNAMED", "-Dstdout.encoding=UTF-8", "-Dstderr.encoding=UTF-8");
+
+    private final int rank;
+    private final int localRank;
+    private final Process process;
+    private final Thread stdout;
+    private final Thread stderr;
+
+    private LaunchedRank(int rank, int localRank, Process process, Thread stdout, Thread stderr) {
+        this.rank = rank;
+        this.localRank = localRank;
+        this.process = process;
+        this.stdout = stdout;
+        this.stderr = stderr;
+    }
+
+    /**
+     * Starts the process of local rank {@code localRank} and forwards its output.
+     *
+     * @param storePort the rendezvous port the children are told (MASTER_PORT)
+     * @throws IOException when the java executable cannot be started
+     */
+    static LaunchedRank start(LaunchOptions o, int localRank, int storePort, PrintStream out, PrintStream err)
+            throws IOException {
+        int rank = o.globalRank(localRank);
+        ProcessBuilder pb = new ProcessBuilder(command(o));
+        environment(pb.environment(), o, rank, localRank, storePort);
+        Process p = pb.start();
+        // The children read nothing; an open stdin would let one block on the launcher's terminal.
+        p.getOutputStream().close();
+        String prefix = "[rank " + rank + "] ";
+        Thread o1 = LaunchOutput.forward(p.getInputStream(), out, prefix, "tensorbus-launch-rank-" + rank + "-out");
+        Thread o2 = LaunchOutput.forward(p.getErrorStream(), err, prefix, "tensorbus-launch-rank-" + rank + "-err");
+        return new LaunchedRank(rank, localRank, p, o1, o2);
+    }
+
+    /** The child's command line: this JVM's java and class path, the target and its arguments. */
+    static List<String> command(LaunchOptions o) {
+        List<String> cmd = new ArrayList<>();
+        cmd.add(javaExecutable());
+        cmd.addAll(JVM_FLAGS);
+        cmd.add("-cp");
+        cmd.add(System.getProperty("java.class.path"));
+        if (isMainClass(o.target())) {
+            cmd.add(o.target());
+        } else {
+            cmd.addAll(List.of(WORKLOAD_MAIN, "run", o.target()));
+        }
+        cmd.addAll(o.targetArgs());
+        return cmd;
+    }
+
+    /** True when TARGET names a class (it has a dot) rather than a workload. */
+    static boolean isMainClass(String target) {
+        return target.contains(".");
+    }
+
+    private static void environment(Map<String, String> env, LaunchOptions o, int rank, int localRank, int port) {
+        env.put("RANK", Integer.toString(rank));
+        env.put("LOCAL_RANK", Integer.toString(localRank));
+        env.put("WORLD_SIZE", Integer.toString(o.worldSize()));
+        env.put("LOCAL_WORLD_SIZE", Integer.toString(o.nprocPerNode()));
+        env.put("GROUP_RANK", Integer.toString(o.nodeRank()));
+        env.put("MASTER_ADDR", o.masterAddr());
+        env.put("MASTER_PORT", Integer.toString(port));
+        if (o.hostsStore()) {
+            env.put("TENSORBUS_STORE_HOSTED", "1");
+        } else {
+            // Inherited from an enclosing launch, it would send rank 0 to a store nobody hosts.
+            env.remove("TENSORBUS_STORE_HOSTED");
+        }
+    }
+
+    private static String javaExecutable() {
+        return ProcessHandle.current().info().command()
+                .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    }
+
+    /** The global rank. */
+    int rank() {
+        return rank;
+    }
+
+    /** The rank on this node. */
+    int localRank() {
+        return localRank;
+    }
+
+    /** The child process. */
+    Process process() {
+        return process;
+    }
+
+    /** Asks the process and everything it started to stop (SIGTERM: shutdown hooks run). */
+    void terminate() {
+        process.descendants().forEach(ProcessHandle::destroy);
+        process.destroy();
+    }
+
+    /** Kills the process and everything it started (SIGKILL). */
+    void kill() {
+        process.descendants().forEach(ProcessHandle::destroyForcibly);
+        process.destroyForcibly();
+    }
+
+    /** Waits up to {@code millis} for the output threads to forward the last lines. */
+    void drainOutput(long millis) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
+        for (Thread t : List.of(stdout, stderr)) {
+            long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+            if (left > 0) {
+                t.join(left);
+            }
+        }
+    }
+}

@@ -1,0 +1,261 @@
+package io.tensorbus.workloads.cli;
+
+import io.tensorbus.distributed.TcpStore;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * {@code tensorbus launch}: torchrun's job for the JVM. Starts {@code --nproc-per-node} child JVMs with this
+ * JVM's java executable and class path, each told its place in the job through the environment variables
+ * {@code RANK}, {@code LOCAL_RANK}, {@code WORLD_SIZE}, {@code LOCAL_WORLD_SIZE}, {@code GROUP_RANK},
+ * {@code MASTER_ADDR} and {@code MASTER_PORT}, forwards their output with a {@code [rank R] } prefix, and
+ * exits with 0 when all of them do.
+ *
+ * <p>For a one-node job without {@code --master-port} the launcher hosts the rendezvous {@code TcpStore}
+ * itself on a free port and sets {@code TENSORBUS_STORE_HOSTED=1}, so that rank 0 connects as a client like
+ * the others (torchrun's agent store): no port is chosen twice and none can be taken between choosing and
+ * binding. When a child exits with a non-zero status the others are stopped (SIGTERM, then SIGKILL after
+ * {@link #GRACE}) and the launcher exits with that status; {@code --timeout} and Ctrl-C stop them too.
+ */
+public final class Launcher {
+    /** The exit status when {@code --timeout} ran out, as timeout(1). */
+    public static final int TIMEOUT_EXIT = 124;
+
+    /** The exit status when the launcher was interrupted, as a shell after SIGINT. */
+    public static final int INTERRUPTED_EXIT = 130;
+
+    /** How long children get to stop after SIGTERM before they are killed. */
+    public static final Duration GRACE = Duration.ofSeconds(5);
+
+    /** How long the forwarders get to pass on the last lines of a process that ended, in milliseconds. */
+    private static final long DRAIN_MILLIS = 2000;
+
+    private final LaunchOptions options;
+    private final PrintStream out;
+    private final PrintStream err;
+    private final List<LaunchedRank> ranks = new CopyOnWriteArrayList<>();
+    /** Set by the shutdown hook, so that the children it stops are not reported as failures. */
+    private volatile boolean shuttingDown;
+
+    private Launcher(LaunchOptions options, PrintStream out, PrintStream err) {
+        this.options = options;
+        this.out = out;
+        this.err = err;
+    }
+
+    /** Runs {@code tensorbus launch} with {@code args} (the options after {@code launch}) and exits with its status. */
+    public static void main(String[] args) {
+        System.exit(run(List.of(args), System.out, System.err));
+    }
+
+    /**
+     * Runs a job to its end; callable in-process (the tests do).
+     *
+     * @param args the options, TARGET and its arguments, as after {@code tensorbus launch}
+     * @param out where the children's stdout goes, each line prefixed with {@code [rank R] }
+     * @param err where their stderr goes (prefixed too), and the launcher's own messages
+     * @return 0 when every child exited with 0; the status of the first child that failed; 2 for bad
+     *     options; {@link #TIMEOUT_EXIT} when {@code --timeout} ran out; 1 when a child or the store could not
+     *     be started; {@link #INTERRUPTED_EXIT} when the calling thread was interrupted
+     */
+    public static int run(List<String> args, PrintStream out, PrintStream err) {
+        LaunchOptions o;
+        try {
+            o = LaunchOptions.parse(args);
+        } catch (IllegalArgumentException e) {
+            return usage(err, e.getMessage());
+        }
+        if (o.help()) {
+            out.println(LaunchOptions.USAGE);
+            return 0;
+        }
+        if (LaunchedRank.isMainClass(o.target()) && !onClassPath(o.target())) {
+            return usage(err, "TARGET class " + o.target() + " is not on the class path; give a fully qualified"
+                    + " main class name, or a workload name without dots");
+        }
+        return new Launcher(o, out, err).launch();
+    }
+
+    private int launch() {
+        Thread hook = new Thread(this::shutDown, "tensorbus-launch-shutdown");
+        Runtime.getRuntime().addShutdownHook(hook);
+        LaunchStore store = null;
+        try {
+            int port = options.masterPort();
+            if (options.hostsStore()) {
+                store = startStore();
+                if (store == null) {
+                    return 1;
+                }
+                port = store.port();
+            }
+            announce(port);
+            return startAll(port) ? supervise() : 1;
+        } finally {
+            stopAll();
+            drainOutput();
+            if (store != null) {
+                store.close();
+            }
+            removeHook(hook);
+        }
+    }
+
+    private LaunchStore startStore() {
+        Duration timeout = options.timeout() != null ? options.timeout() : TcpStore.DEFAULT_TIMEOUT;
+        try {
+            return LaunchStore.start(options.masterAddr(), timeout);
+        } catch (Exception e) {
+            err.println("tensorbus launch: cannot host the rendezvous store on " + options.masterAddr() + ": " + e);
+            return null;
+        }
+    }
+
+    private void announce(int port) {
+        int first = options.globalRank(0);
+        err.println("tensorbus launch: starting " + options.nprocPerNode() + " process(es), ranks " + first + " to "
+                + (first + options.nprocPerNode() - 1) + " of world size " + options.worldSize() + ", running "
+                + options.target() + "; rendezvous store at " + options.masterAddr() + ":" + port
+                + (options.hostsStore() ? " (hosted by the launcher)" : " (hosted by rank 0)"));
+    }
+
+    private boolean startAll(int port) {
+        for (int local = 0; local < options.nprocPerNode(); local++) {
+            try {
+                ranks.add(LaunchedRank.start(options, local, port, out, err));
+            } catch (IOException e) {
+                err.println("tensorbus launch: cannot start rank " + options.globalRank(local) + ": " + e.getMessage());
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Waits for every child to exit, for the first to fail, or for the timeout. */
+    private int supervise() {
+        BlockingQueue<LaunchedRank> exited = new LinkedBlockingQueue<>();
+        for (LaunchedRank r : ranks) {
+            r.process().onExit().thenRun(() -> exited.add(r));
+        }
+        long deadline = options.timeout() == null ? Long.MAX_VALUE : System.nanoTime() + options.timeout().toNanos();
+        try {
+            for (int left = ranks.size(); left > 0; ) {
+                long wait = deadline - System.nanoTime();
+                if (wait <= 0) {
+                    return timedOut();
+                }
+                LaunchedRank r = exited.poll(wait, TimeUnit.NANOSECONDS);
+                if (r != null) {
+                    left--;
+                    int code = r.process().exitValue();
+                    if (code != 0) {
+                        return failed(r, code);
+                    }
+                }
+            }
+            return 0;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            err.println("tensorbus launch: interrupted; stopping every rank");
+            return INTERRUPTED_EXIT;
+        }
+    }
+
+    private int failed(LaunchedRank r, int code) {
+        if (shuttingDown) {
+            err.println("tensorbus launch: shutting down (Ctrl-C or SIGTERM); stopped every rank");
+            return INTERRUPTED_EXIT;
+        }
+        err.println("tensorbus launch: rank " + r.rank() + " (local rank " + r.localRank() + ", pid "
+                + r.process().pid() + ") exited with code " + code + "; stopping the other ranks");
+        stopAll();
+        drainOutput();
+        err.println("tensorbus launch: failed: rank " + r.rank() + " exited with code " + code);
+        return code;
+    }
+
+    private int timedOut() {
+        err.println("tensorbus launch: the job ran longer than --timeout " + options.timeout().toSeconds()
+                + " s; stopping every rank");
+        stopAll();
+        drainOutput();
+        err.println("tensorbus launch: failed: timed out after " + options.timeout().toSeconds() + " s");
+        return TIMEOUT_EXIT;
+    }
+
+    /** The shutdown hook (Ctrl-C, SIGTERM): the children must not outlive the launcher. */
+    private void shutDown() {
+        shuttingDown = true;
+        stopAll();
+    }
+
+    /**
+     * Stops every child still running: SIGTERM, up to {@link #GRACE} to exit, then SIGKILL. Runs from the
+     * supervisor and from the shutdown hook (Ctrl-C), hence synchronized.
+     */
+    private synchronized void stopAll() {
+        List<LaunchedRank> alive = ranks.stream().filter(r -> r.process().isAlive()).toList();
+        if (alive.isEmpty()) {
+            return;
+        }
+        alive.forEach(LaunchedRank::terminate);
+        long deadline = System.nanoTime() + GRACE.toNanos();
+        try {
+            for (LaunchedRank r : alive) {
+                r.process().waitFor(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            }
+        } catch (InterruptedException e) {
+            // Interrupted while being polite: skip to killing, and keep the interrupt for the caller.
+            Thread.currentThread().interrupt();
+        }
+        for (LaunchedRank r : alive) {
+            if (r.process().isAlive()) {
+                err.println("tensorbus launch: rank " + r.rank() + " did not stop within " + GRACE.toSeconds()
+                        + " s of SIGTERM; killing it");
+                r.kill();
+            }
+        }
+    }
+
+    private void drainOutput() {
+        try {
+            for (LaunchedRank r : ranks) {
+                r.drainOutput(DRAIN_MILLIS);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private static void removeHook(Thread hook) {
+        try {
+            Runtime.getRuntime().removeShutdownHook(hook);
+        } catch (IllegalStateException e) {
+            // The JVM is already shutting down: the hook is running or has run.
+        }
+    }
+
+    private static boolean onClassPath(String className) {
+        try {
+            Class.forName(className, false, Launcher.class.getClassLoader());
+            return true;
+        } catch (ClassNotFoundException e) {
+            return false;
+        } catch (LinkageError e) {
+            // It is there but does not link here; the child reports that with its own message.
+            return true;
+        }
+    }
+
+    private static int usage(PrintStream err, String problem) {
+        err.println("tensorbus launch: " + problem);
+        err.println(LaunchOptions.USAGE);
+        return Main.USAGE;
+    }
+}

@@ -1,0 +1,211 @@
+package io.tensorbus.workloads.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/** Runs {@link Launcher} in-process; its children are real JVMs on this test's class path. */
+class LauncherTest {
+    private static final String ECHO = EnvEchoMain.class.getName();
+    private static final String FAILING = FailingMain.class.getName();
+
+    @TempDir
+    Path dir;
+
+    private final ByteArrayOutputStream out = new ByteArrayOutputStream();
+    private final ByteArrayOutputStream err = new ByteArrayOutputStream();
+
+    private int launch(String... args) {
+        return Launcher.run(List.of(args), new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8));
+    }
+
+    private String out() {
+        return out.toString(StandardCharsets.UTF_8);
+    }
+
+    private String err() {
+        return err.toString(StandardCharsets.UTF_8);
+    }
+
+    private static void assertContains(String text, String... parts) {
+        for (String p : parts) {
+            assertTrue(text.contains(p), () -> "'" + p + "' not in:\n" + text);
+        }
+    }
+
+    @Test
+    @Timeout(120)
+    void twoChildrenGetTheirRanksAndConnectToTheStoreTheLauncherHosts() {
+        assertEquals(0, launch("--nproc-per-node", "2", ECHO, "a", "--b"), err());
+        String o = out();
+        Set<String> ports = new HashSet<>();
+        for (int r = 0; r < 2; r++) {
+            String p = "[rank " + r + "] ";
+            assertContains(o, p + "env RANK=" + r + "\n", p + "env LOCAL_RANK=" + r + "\n", p + "env WORLD_SIZE=2\n",
+                    p + "env LOCAL_WORLD_SIZE=2\n", p + "env GROUP_RANK=0\n", p + "env MASTER_ADDR=127.0.0.1\n",
+                    p + "env TENSORBUS_STORE_HOSTED=1\n", p + "args [a, --b]\n", p + "store reachable=true\n");
+            Matcher m = Pattern.compile(Pattern.quote(p) + "env MASTER_PORT=(\\d+)\n").matcher(o);
+            assertTrue(m.find(), o);
+            ports.add(m.group(1));
+        }
+        assertEquals(1, ports.size(), "one port for all ranks: " + ports);
+        assertTrue(Integer.parseInt(ports.iterator().next()) > 0);
+        assertContains(err(), "[rank 0] stderr of rank 0 é\n", "[rank 1] stderr of rank 1 é\n",
+                "hosted by the launcher");
+    }
+
+    @Test
+    @Timeout(120)
+    void threeChildrenOfTheSecondNodeGetGlobalRanksAndTheGivenPort() {
+        assertEquals(0, launch("--nproc-per-node=3", "--nnodes", "2", "--node_rank", "1", "--master-addr", "localhost",
+                "--master-port", "29555", ECHO), err());
+        String o = out();
+        for (int local = 0; local < 3; local++) {
+            int r = 3 + local;
+            String p = "[rank " + r + "] ";
+            assertContains(o, p + "env RANK=" + r + "\n", p + "env LOCAL_RANK=" + local + "\n",
+                    p + "env WORLD_SIZE=6\n", p + "env LOCAL_WORLD_SIZE=3\n", p + "env GROUP_RANK=1\n",
+                    p + "env MASTER_ADDR=localhost\n", p + "env MASTER_PORT=29555\n",
+                    p + "env TENSORBUS_STORE_HOSTED=unset\n");
+        }
+        assertFalse(o.contains("[rank 0]"), o);
+        assertContains(err(), "ranks 3 to 5 of world size 6", "hosted by rank 0");
+    }
+
+    @Test
+    @Timeout(120)
+    void linesOfDifferentRanksNeverMixMidLine() {
+        assertEquals(0, launch("--nproc-per-node", "2", "--master-port", "29556", ECHO, "lines=400"), err());
+        String x = "x".repeat(200);
+        Pattern outLine = Pattern.compile("\\[rank (\\d)] (env .*|args .*|store .*|line \\d+ of rank \\1 " + x + ")");
+        Pattern errLine = Pattern.compile("\\[rank (\\d)] (err \\d+ of rank \\1 " + x + "|stderr of rank \\1 é|WARNING: .*)"
+                + "|tensorbus launch: .*");
+        int[] counted = new int[2];
+        for (String line : out().split("\n")) {
+            Matcher m = outLine.matcher(line);
+            assertTrue(m.matches(), () -> "mixed or unexpected line: " + line);
+            if (m.group(2).startsWith("line ")) {
+                counted[Integer.parseInt(m.group(1))]++;
+            }
+        }
+        assertEquals(400, counted[0]);
+        assertEquals(400, counted[1]);
+        for (String line : err().split("\n")) {
+            assertTrue(errLine.matcher(line).matches(), () -> "mixed or unexpected line: " + line);
+        }
+    }
+
+    @Test
+    @Timeout(120)
+    void aFailingRankStopsTheOthersAndTheLauncherReturnsItsStatus() throws IOException {
+        assertEquals(3, launch("--nproc-per-node", "3", FAILING, dir.toString()), err());
+        assertContains(err(), "rank 1 (local rank 1, pid ", "exited with code 3; stopping the other ranks",
+                "failed: rank 1 exited with code 3");
+        assertContains(out(), "[rank 1] rank 1 fails now", "[rank 0] rank 0 sleeps", "[rank 2] rank 2 sleeps");
+        assertStopped(List.of(0, 2));
+    }
+
+    @Test
+    @Timeout(120)
+    void theTimeoutStopsEveryRankAndFails() throws IOException {
+        assertEquals(Launcher.TIMEOUT_EXIT, launch("--nproc-per-node", "2", "--timeout", "3", FAILING, dir.toString(),
+                "never-fail"), err());
+        assertContains(err(), "ran longer than --timeout 3 s", "failed: timed out after 3 s");
+        assertStopped(List.of(0, 1));
+    }
+
+    /** Reads the pid files FailingMain wrote and checks those processes are gone. */
+    private void assertStopped(List<Integer> ranks) throws IOException {
+        for (int r : ranks) {
+            Path pidFile = dir.resolve("pid-" + r);
+            assertTrue(Files.exists(pidFile), "rank " + r + " never started");
+            long pid = Long.parseLong(Files.readString(pidFile).trim());
+            assertFalse(ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false),
+                    "rank " + r + " (pid " + pid + ") still runs");
+        }
+    }
+
+    @Test
+    @Timeout(120)
+    void aTargetWithoutDotsRunsThatWorkloadThroughMain() {
+        assertEquals(Main.USAGE, launch("--nproc-per-node", "1", "no-such-workload"), err());
+        assertContains(err(), "[rank 0] tensorbus: unknown workload 'no-such-workload'",
+                "failed: rank 0 exited with code 2");
+    }
+
+    static Stream<Arguments> badOptions() {
+        return Stream.of(
+                Arguments.of(List.of("--nproc-per-node", "0", ECHO), "--nproc-per-node must be 1 to 1024, got 0"),
+                Arguments.of(List.of("--nproc-per-node", "two", ECHO), "--nproc-per-node must be 1 to 1024, got 'two'"),
+                Arguments.of(List.of(ECHO), "--nproc-per-node is required"),
+                Arguments.of(List.of("--nproc-per-node", "2"), "missing TARGET"),
+                Arguments.of(List.of("--nproc-per-node"), "option --nproc-per-node needs a value"),
+                Arguments.of(List.of("--nproc-per-node", "1", "--nnodes", "2", "--node-rank", "2", ECHO),
+                        "--node-rank must be in [0, 2) for --nnodes 2, got 2"),
+                Arguments.of(List.of("--nproc-per-node", "1", "--node-rank", "-1", ECHO),
+                        "--node-rank must be a whole number >= 0, got -1"),
+                Arguments.of(List.of("--nproc-per-node", "1", "--master-port", "70000", ECHO),
+                        "--master-port must be 0 to 65535, got 70000"),
+                Arguments.of(List.of("--nproc-per-node", "1", "--nnodes", "2", "--master-port", "0", ECHO),
+                        "--master-port 0 (a free port picked by the launcher) works with one node only"),
+                Arguments.of(List.of("--nproc-per-node", "1", "--timeout", "0", ECHO),
+                        "--timeout must be a whole number >= 1, got 0"),
+                Arguments.of(List.of("--nproc-per-node", "1", "--nproc-per-node", "2", ECHO),
+                        "option --nproc-per-node is given twice"),
+                Arguments.of(List.of("--nproc-per-node", "1", "--frobnicate", "3", ECHO),
+                        "unknown option '--frobnicate'; known options: --nproc-per-node, --nnodes, --node-rank,"
+                                + " --master-addr, --master-port, --timeout, --help"),
+                Arguments.of(List.of("--nproc-per-node", "1", "com.example.NoSuchMain"),
+                        "TARGET class com.example.NoSuchMain is not on the class path"));
+    }
+
+    @ParameterizedTest
+    @MethodSource("badOptions")
+    @Timeout(30)
+    void badOptionsFailWithUsageAndSayWhatIsAllowed(List<String> args, String message) {
+        assertEquals(Main.USAGE, launch(args.toArray(String[]::new)));
+        assertContains(err(), "tensorbus launch: " + message, "usage: tensorbus launch");
+        assertEquals("", out());
+    }
+
+    @Test
+    @Timeout(30)
+    void helpPrintsTheUsage() {
+        assertEquals(0, launch("--help"));
+        assertContains(out(), "usage: tensorbus launch --nproc-per-node N", "LOCAL_WORLD_SIZE");
+    }
+
+    @Test
+    @Timeout(30)
+    void mainDispatchesLaunchAndListsItInItsUsage() {
+        List<String> args = new ArrayList<>(List.of("launch", "--nproc-per-node", "0", ECHO));
+        int code = Main.run(args.toArray(String[]::new), new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8));
+        assertEquals(Main.USAGE, code);
+        assertContains(err(), "--nproc-per-node must be 1 to 1024");
+        assertEquals(0, Main.run(new String[] {"help"}, new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8)));
+        assertContains(out(), "launch --nproc-per-node N");
+    }
+}
