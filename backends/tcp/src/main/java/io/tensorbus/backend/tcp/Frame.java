@@ -1,7 +1,7 @@
 package io.tensorbus.backend.tcp;
 
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.Unpooled;
+import io.netty.buffer.ByteBufAllocator;
 
 /**
  * The data-plane frame header: 72 bytes, little-endian, followed by {@code payloadBytes} raw bytes.
@@ -44,7 +44,8 @@ record Frame(int kind, int opcode, int dtype, int reduceOp, int root, long seque
 
     /** Writes this header into a new 72-byte buffer. */
     ByteBuf encode() {
-        ByteBuf b = Unpooled.directBuffer(HEADER_BYTES, HEADER_BYTES);
+        // Pooled: a fresh direct buffer per frame costs more than the small write it carries.
+        ByteBuf b = ByteBufAllocator.DEFAULT.directBuffer(HEADER_BYTES, HEADER_BYTES);
         b.writeIntLE(MAGIC).writeByte(VERSION).writeByte(kind).writeByte(opcode).writeByte(dtype);
         b.writeByte(reduceOp).writeByte(0).writeShort(0).writeIntLE(root);
         b.writeLongLE(sequence).writeLongLE(tag).writeLongLE(opNumel);

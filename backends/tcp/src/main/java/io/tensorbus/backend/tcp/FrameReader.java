@@ -91,18 +91,6 @@ final class FrameReader {
         parked = sink == null;
     }
 
-    /**
-     * The memory the next bytes of the current payload belong in, when the socket may read them there
-     * directly: only for payloads that go whole into native memory, at least {@code min} bytes still to come,
-     * and at most {@code max} per read.
-     */
-    MemorySegment directWindow(long min, long max) {
-        if (frame == null || parked || sink == null || remaining < min || sink.written + remaining != sink.expectedBytes) {
-            return null;
-        }
-        return sink.window(Math.min(max, remaining));
-    }
-
     /** True while a payload waits for its sink. */
     boolean isParked() {
         return parked;

@@ -42,43 +42,11 @@ final class PeerConnection implements FrameReader.Listener {
         return socket.channelHandlerContext().channel().eventLoop();
     }
 
-    /** Reads straight into tensors from this size on (smaller payloads are cheaper to copy). */
-    static final long DIRECT_MIN_BYTES = 32 * 1024;
-    static final long DIRECT_MAX_BYTES = 4 << 20;
-
-    /**
-     * Starts reading; the handshake already consumed its frames. Later bytes bypass Vert.x's inbound queue
-     * (a handler ahead of Vert.x's in the pipeline takes them), and large payloads are read in place.
-     */
+    /** Starts reading; the handshake already consumed its frames. */
     void start() {
         socket.messageHandler(this::handle);
-        installFastPath();
         socket.closeHandler(v -> backend.peerLost(peer, "the connection closed", null));
         socket.exceptionHandler(e -> backend.peerLost(peer, "the connection failed: " + e.getMessage(), e));
-    }
-
-    /**
-     * Later bytes bypass Vert.x's inbound queue (a handler ahead of Vert.x's in the pipeline takes them), and
-     * large payloads are read in place. Off until it is verified (-Dtensorbus.tcp.fastPath=true turns it on).
-     */
-    private void installFastPath() {
-        if (!Boolean.getBoolean("tensorbus.tcp.fastPath")) {
-            return;
-        }
-        io.netty.channel.ChannelHandlerContext vertxHandler = socket.channelHandlerContext();
-        vertxHandler.channel().config().setRecvByteBufAllocator(
-                new DirectReads(() -> reader.directWindow(DIRECT_MIN_BYTES, DIRECT_MAX_BYTES)));
-        vertxHandler.pipeline().addBefore(vertxHandler.name(), "tensorbus-frames",
-                new io.netty.channel.ChannelInboundHandlerAdapter() {
-                    @Override
-                    public void channelRead(io.netty.channel.ChannelHandlerContext ctx, Object msg) {
-                        if (msg instanceof ByteBuf) {
-                            handle(msg);
-                        } else {
-                            ctx.fireChannelRead(msg);
-                        }
-                    }
-                });
     }
 
     /** Writes a header and its payload; completes once the bytes are in the kernel. */

@@ -46,14 +46,6 @@ abstract class Sink {
         return new CopyingSink(dest);
     }
 
-    /**
-     * Where the socket may read the next bytes of this message directly (at most {@code max} bytes), or null
-     * when they must pass through a buffer first.
-     */
-    MemorySegment window(long max) {
-        return null;
-    }
-
     private static final class CopyingSink extends Sink {
         private final MemorySegment dest;
 
@@ -64,17 +56,8 @@ abstract class Sink {
 
         @Override
         void write(MemorySegment bytes) {
-            // A direct read already put the bytes in place: the piece is a window on dest itself.
-            boolean inPlace = bytes.isNative() && dest.isNative() && bytes.address() == dest.address() + written;
-            if (!inPlace) {
-                MemorySegment.copy(bytes, 0, dest, written, bytes.byteSize());
-            }
+            MemorySegment.copy(bytes, 0, dest, written, bytes.byteSize());
             written += bytes.byteSize();
-        }
-
-        @Override
-        MemorySegment window(long max) {
-            return dest.isNative() ? dest.asSlice(written, Math.min(max, dest.byteSize() - written)) : null;
         }
     }
 
