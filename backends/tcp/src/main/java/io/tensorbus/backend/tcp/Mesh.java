@@ -74,7 +74,8 @@ final class Mesh {
     private void start() {
         deadline = vertx.setTimer(options.timeout().toMillis(), id -> fail(setupTimeout()));
         String bindHost = options.property("tcp.bindHost", "127.0.0.1");
-        server = vertx.createNetServer(new NetServerOptions().setHost(bindHost).setPort(0).setTcpNoDelay(true));
+        server = vertx.createNetServer(new NetServerOptions().setHost(bindHost).setPort(0).setTcpNoDelay(true)
+                .setReceiveBufferSize(receiveBufferBytes()));
         server.connectHandler(this::accepted);
         server.listen()
                 .compose(s -> publish(advertisedHost(bindHost) + ":" + s.actualPort()))
@@ -134,7 +135,7 @@ final class Mesh {
 
     private Future<Void> connectTo(int peer) {
         client = client != null ? client
-                : vertx.createNetClient(new NetClientOptions().setTcpNoDelay(true).setConnectTimeout(
+                : vertx.createNetClient(new NetClientOptions().setTcpNoDelay(true).setReceiveBufferSize(receiveBufferBytes()).setConnectTimeout(
                         (int) Math.min(Integer.MAX_VALUE, options.timeout().toMillis())));
         return here(store.get(key("addr", peer))).compose(bytes -> {
             String address = new String(bytes, StandardCharsets.UTF_8);
@@ -145,6 +146,14 @@ final class Mesh {
             socket.write(io.vertx.core.internal.buffer.BufferInternal.buffer(hello().encode()));
             return connected.get(peer).future();
         });
+    }
+
+    /**
+     * SO_RCVBUF of the group's sockets. A large fixed receive buffer (kernel-capped by net.core.rmem_max)
+     * measured 3-4.5 GB/s one way on loopback against 2.2-2.5 with the autotuned default.
+     */
+    private int receiveBufferBytes() {
+        return Integer.parseInt(options.property("tcp.receiveBufferBytes", String.valueOf(8 << 20)));
     }
 
     private Frame hello() {
