@@ -65,7 +65,7 @@ final class TcpBackend implements Backend {
         this.vertx = (VertxInternal) options.vertx();
         this.context = context;
         this.peers = new PeerConnection[options.worldSize()];
-        this.chunkBytes = Long.parseLong(options.property("tcp.chunkBytes", String.valueOf(Long.getLong("tensorbus.tcp.chunkBytes", 4 << 20))));
+        this.chunkBytes = Long.parseLong(options.property("tcp.chunkBytes", String.valueOf(Long.getLong("tensorbus.tcp.chunkBytes", 16 << 20))));
         this.groupHash = options.groupName().hashCode();
         this.onClose = onClose;
         this.departed = new long[options.worldSize()];

@@ -10,7 +10,7 @@ import io.vertx.core.Future;
  * Vert.x TCP connections, one per pair of ranks. Always available. Settings read from
  * {@link BackendOptions#properties()}: {@code tcp.bindHost} (default {@code 127.0.0.1}),
  * {@code tcp.advertiseHost} (the address peers dial; default the bind host, or this host's address when
- * binding {@code 0.0.0.0}), {@code tcp.receiveBufferBytes} (SO_RCVBUF, default 8 MiB), {@code tcp.chunkBytes} (pipeline chunk size; default 4 MiB, or the system property {@code tensorbus.tcp.chunkBytes}) and
+ * binding {@code 0.0.0.0}), {@code tcp.receiveBufferBytes} (SO_RCVBUF, default 8 MiB), {@code tcp.chunkBytes} (pipeline chunk size; default 16 MiB, or the system property {@code tensorbus.tcp.chunkBytes}) and
  * {@code tcp.handshakeMillis} (how long an accepted connection may take to send its HELLO before it is
  * dropped, default 10000).
  */
