@@ -15,6 +15,8 @@ import java.lang.foreign.MemorySegment;
 final class PeerConnection implements FrameReader.Listener {
     /** How long a parked payload waits for its receive before it is copied aside, in milliseconds. */
     static final long PARK_MILLIS = 20;
+    /** Early payloads larger than this are never copied aside; they wait parked for their receive. */
+    static final long MAX_EARLY_COPY_BYTES = Long.getLong("tensorbus.tcp.maxEarlyCopyBytes", 1L << 30);
 
     private final TcpBackend backend;
     private final int peer;
@@ -176,6 +178,11 @@ final class PeerConnection implements FrameReader.Listener {
         socket.channelHandlerContext().channel().config().setAutoRead(false);
         parked = backend.router().lastEarly();
         Router.Early e = parked;
+        if (frame.payloadBytes() > MAX_EARLY_COPY_BYTES) {
+            // Too large to copy aside (a header from a broken or hostile peer may announce up to 1 TiB):
+            // it waits parked for its receive, and the operations' deadlines bound the wait.
+            return;
+        }
         parkTimer = backend.vertx().setTimer(PARK_MILLIS, id -> {
             parkTimer = -1;
             if (parked == e) {

@@ -36,6 +36,7 @@ import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
@@ -211,6 +212,37 @@ class TcpTransportTest {
         // The process is fine: a new group works.
         try (Ranks ranks = ranks(2, Map.of())) {
             assertGroupWorks(ranks);
+        }
+    }
+
+    @Test
+    void aHeaderAnnouncingATebibyteIsNeverBufferedAndItsReceiveFailsClearly() throws Exception {
+        MemoryStore store = new MemoryStore(Duration.ofSeconds(10));
+        String group = "huge-header-" + System.nanoTime();
+        Future<Backend> created = provider.create(new BackendOptions(0, 2, store, Duration.ofSeconds(10), group, null,
+                vertx, Map.of()));
+        store.add("tcp/claim/1", 1).await(5, TimeUnit.SECONDS);
+        store.set("tcp/world/1", "2".getBytes(StandardCharsets.UTF_8)).await(5, TimeUnit.SECONDS);
+        store.set("tcp/addr/1", "127.0.0.1:9".getBytes(StandardCharsets.UTF_8)).await(5, TimeUnit.SECONDS);
+        try (Socket s = connect(store, 0)) {
+            OutputStream out = s.getOutputStream();
+            out.write(bytes(hello(group, 1, 2)));
+            out.flush();
+            readFrame(s.getInputStream());
+            Backend rank0 = created.await(10, TimeUnit.SECONDS);
+            try {
+                // A point-to-point header for 1 TiB that nobody receives yet: copying it aside would need 1 TiB.
+                out.write(bytes(new Frame(Frame.DATA, Opcode.SEND.code, DType.FLOAT32.ordinal(), Frame.NO_REDUCE, -1,
+                        -1, 5, Frame.MAX_PAYLOAD / 4, 0, group.hashCode(), Frame.MAX_PAYLOAD, 0)));
+                out.flush();
+                Thread.sleep(10 * PeerConnection.PARK_MILLIS);
+                Future<Integer> recv = rank0.recv(Buffers.vector(DType.FLOAT32, 10), 1, 5);
+                Throwable e = assertThrows(Exception.class, () -> recv.await(3, TimeUnit.SECONDS));
+                assertTrue(recv.isComplete(), "the receive hangs behind the parked header: " + e);
+                assertTrue(recv.cause().getMessage().contains("does not fit"), recv.cause().getMessage());
+            } finally {
+                rank0.close().await(10, TimeUnit.SECONDS);
+            }
         }
     }
 
