@@ -39,7 +39,7 @@ public record LaunchOptions(int nprocPerNode, int nnodes, int nodeRank, String m
               --master-port P      its port, 0 to 65535; with one node, 0 or none makes the launcher host the
                                    store on a free port; with several nodes the default is %d
               --timeout SECONDS    stop every process and fail when the job runs longer (default: no limit)
-              TARGET               a main class on the class path (io.tensorbus.examples.AllReduceExample)
+              TARGET               a main class on the class path (io.tensorbus.workloads.examples.GroupAllReduce)
                                    or a workload name, run as 'tensorbus run TARGET [args]'
             Each process gets RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, GROUP_RANK, MASTER_ADDR and
             MASTER_PORT. Option names may also be written with underscores, as torchrun accepts them.""".formatted(
@@ -96,7 +96,7 @@ public record LaunchOptions(int nprocPerNode, int nnodes, int nodeRank, String m
         }
         if (i >= args.size()) {
             throw new IllegalArgumentException("missing TARGET: a main class such as"
-                    + " io.tensorbus.examples.AllReduceExample, or a workload name");
+                    + " io.tensorbus.workloads.examples.GroupAllReduce, or a workload name");
         }
         return p.build(args.get(i), List.copyOf(args.subList(i + 1, args.size())));
     }
