@@ -24,7 +24,29 @@ import java.util.function.BiConsumer;
  * to a caller-supplied accumulator instead of {@code .grad}.
  */
 public final class Engine {
+    /** Callbacks queued by the nodes and hooks of the {@link #execute} running on this thread, innermost last. */
+    private static final ThreadLocal<Deque<List<Runnable>>> CALLBACKS = ThreadLocal.withInitial(ArrayDeque::new);
+
     private Engine() {
+    }
+
+    /**
+     * Queues {@code callback} to run once the backward pass running on this thread has finished all its
+     * nodes, before {@code backward()} returns (PyTorch's {@code Engine.queue_callback}). This is how
+     * DistributedDataParallel waits for its last buckets: a hook cannot wait inside the pass, because nodes
+     * still to run would be delayed. Callbacks run in the order queued and may queue further callbacks; an
+     * exception from one ends the pass with that exception.
+     *
+     * @throws IllegalStateException when no backward pass is running on this thread
+     */
+    public static void queueCallback(Runnable callback) {
+        Objects.requireNonNull(callback, "callback");
+        List<Runnable> current = CALLBACKS.get().peekLast();
+        if (current == null) {
+            throw new IllegalStateException("queueCallback is only allowed while a backward pass runs on this thread"
+                    + " (from a hook or a node)");
+        }
+        current.add(callback);
     }
 
     /**
@@ -67,13 +89,27 @@ public final class Engine {
             }
         }
         Map<Edge, Tensor> captured = new LinkedHashMap<>();
-        while (!ready.isEmpty()) {
-            Node node = ready.poll();
-            Tensor[] in = buffers.remove(node);
-            Tensor[] out = run(node, in, options, needed, captured);
-            propagate(node, out, deps, buffers, ready);
-            if (!options.retainGraph() && out != null) {
-                node.releaseVariables();
+        Deque<List<Runnable>> callbacks = CALLBACKS.get();
+        List<Runnable> queued = new ArrayList<>();
+        callbacks.addLast(queued);
+        try {
+            while (!ready.isEmpty()) {
+                Node node = ready.poll();
+                Tensor[] in = buffers.remove(node);
+                Tensor[] out = run(node, in, options, needed, captured);
+                propagate(node, out, deps, buffers, ready);
+                if (!options.retainGraph() && out != null) {
+                    node.releaseVariables();
+                }
+            }
+            // Indexed on purpose: a callback may queue more callbacks.
+            for (int i = 0; i < queued.size(); i++) {
+                queued.get(i).run();
+            }
+        } finally {
+            callbacks.removeLast();
+            if (callbacks.isEmpty()) {
+                CALLBACKS.remove();
             }
         }
         return captured;

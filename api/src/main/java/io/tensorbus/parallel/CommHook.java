@@ -1,0 +1,26 @@
+package io.tensorbus.parallel;
+
+import io.tensorbus.distributed.ProcessGroup;
+import io.tensorbus.tensor.Tensor;
+import io.vertx.core.Future;
+
+/**
+ * How a bucket of gradients is communicated (PyTorch's DDP communication hook,
+ * {@code register_comm_hook}). DistributedDataParallel calls it once per bucket and iteration, on the
+ * thread running the backward pass, in bucket order on every rank; the hook must issue the same
+ * collectives in the same order on every rank.
+ *
+ * <p>The returned future completes with a tensor of the bucket's element count and dtype that holds the
+ * averaged gradients (the bucket's own buffer may be returned). Built-in hooks are in {@link CommHooks}.
+ */
+@FunctionalInterface
+public interface CommHook {
+    /**
+     * Starts communicating {@code bucket}; must not block.
+     *
+     * @param group the DistributedDataParallel's process group
+     * @param bucket this rank's local, not yet averaged gradients
+     * @return a future of the averaged gradients of the bucket
+     */
+    Future<Tensor> apply(ProcessGroup group, GradBucket bucket);
+}
