@@ -3,7 +3,12 @@ package io.tensorbus.it;
 import io.tensorbus.distributed.Distributed;
 import io.tensorbus.distributed.InitOptions;
 import io.tensorbus.distributed.ProcessGroup;
+import io.tensorbus.nn.Functional;
+import io.tensorbus.nn.models.MnistNet;
+import io.tensorbus.optim.SGD;
+import io.tensorbus.parallel.DistributedDataParallel;
 import io.tensorbus.spi.DType;
+import io.tensorbus.tensor.Generator;
 import io.tensorbus.tensor.Tensor;
 import io.vertx.core.Future;
 
@@ -19,6 +24,9 @@ import java.time.Duration;
  *       printing {@code STARTED allReduce k} before each; rank VICTIM halts its JVM ({@code Runtime.halt(9)},
  *       no shutdown hooks, sockets dropped by the OS) a moment after starting the first. The survivors print
  *       {@code FAILED <exception class>: <message>} and exit 3, or {@code UNEXPECTED OK} and exit 0.</li>
+ *   <li>{@code ddp-peer-loss VICTIM}: DistributedDataParallel training of the tutorial network, printing
+ *       {@code STEP k} before each step; rank VICTIM halts inside the backward pass of step 3, once its
+ *       gradient of {@code fc1.weight} is ready. The survivors print {@code FAILED ...} and exit 3.</li>
  * </ul>
  */
 public final class FaultCheck {
@@ -53,6 +61,8 @@ public final class FaultCheck {
         int code = 0;
         if (mode.equals("peer-loss")) {
             code = peerLoss(pg, Integer.parseInt(args[1]), timeout);
+        } else if (mode.equals("ddp-peer-loss")) {
+            code = ddpPeerLoss(pg, Integer.parseInt(args[1]));
         }
         try {
             Vals.await(pg.destroy(), Duration.ofSeconds(10), "destroy");
@@ -89,6 +99,39 @@ public final class FaultCheck {
             }
         }
         System.out.println("UNEXPECTED OK: four 64 MiB allReduces finished although rank " + victim + " halted");
+        return 0;
+    }
+
+    private static int ddpPeerLoss(ProcessGroup pg, int victim) {
+        DistributedDataParallel ddp = DistributedDataParallel.builder(new MnistNet(new Generator(1)), pg)
+                .bucketCapMb(0.01).build();
+        SGD sgd = SGD.builder().lr(0.01).momentum(0.5).build(ddp.parameters());
+        int[] step = {0};
+        if (pg.rank() == victim) {
+            ddp.module().namedParameters().get("fc1.weight").gradAccumulator().registerPostHook((in, out) -> {
+                if (step[0] == 3) {
+                    System.out.println("HALTING");
+                    System.out.flush();
+                    Runtime.getRuntime().halt(HALTED);
+                }
+            });
+        }
+        Tensor x = Tensor.randn(new Generator(pg.rank()), DType.FLOAT32, 32, 1, 28, 28);
+        Tensor y = Tensor.of(new long[32], 32);
+        try {
+            for (step[0] = 1; step[0] <= 6; step[0]++) {
+                System.out.println("STEP " + step[0]);
+                System.out.flush();
+                sgd.zeroGrad();
+                Functional.nllLoss(ddp.forward(x), y).backward();
+                sgd.step();
+            }
+        } catch (Throwable e) {
+            System.out.println("FAILED " + e.getClass().getName() + ": " + e.getMessage());
+            e.printStackTrace();
+            return OP_FAILED;
+        }
+        System.out.println("UNEXPECTED OK: six DDP steps finished although rank " + victim + " halted");
         return 0;
     }
 }
