@@ -67,44 +67,20 @@ class PeerFailureTest {
 
     @Test
     void aRankKilledInTheMiddleOfA64MiBAllReduceFailsTheOthersNamingIt() throws Exception {
-        List<ChildJvm> jvms = new ArrayList<>();
-        try {
-            for (int r = 0; r < 3; r++) {
-                jvms.add(ChildJvm.start("rank-" + r, env(r, 3, "peer-loss"), FaultCheck.class.getName(), "peer-loss",
-                        "2"));
-            }
-            Integer victim = jvms.get(2).awaitExit(Duration.ofSeconds(60));
-            long lostAt = System.nanoTime();
-            assertNotNull(victim, "rank 2 did not halt\n" + outputs(jvms));
-            assertEquals(FaultCheck.HALTED, victim, outputs(jvms));
-            assertTrue(jvms.get(2).output().contains("HALTING"), outputs(jvms));
-            for (int r = 0; r < 2; r++) {
-                // Well within the group timeout: the lost connection is noticed, not waited out.
-                long left = GROUP_TIMEOUT.toNanos() - (System.nanoTime() - lostAt);
-                Integer code = jvms.get(r).awaitExit(Duration.ofNanos(Math.max(0, left)));
-                assertNotNull(code, "rank " + r + " still ran " + GROUP_TIMEOUT + " after rank 2 died\n"
-                        + outputs(jvms));
-                assertEquals(FaultCheck.OP_FAILED, code, outputs(jvms));
-                String o = jvms.get(r).output();
-                assertTrue(o.contains("STARTED allReduce 1"), o);
-                assertTrue(o.contains("FAILED io.tensorbus.spi.PeerLostException: "), outputs(jvms));
-                String failure = o.lines().filter(l -> l.startsWith("FAILED ")).findFirst().orElseThrow();
-                assertTrue(failure.contains("rank 2"), "the error does not name rank 2: " + failure);
-            }
-            System.out.println("peer loss, as the JVMs saw it:\n" + outputs(jvms).lines()
-                    .filter(l -> !l.startsWith("\t") && !l.startsWith("WARNING")).collect(Collectors.joining("\n")));
-        } finally {
-            jvms.forEach(ChildJvm::close);
-        }
+        rankTwoDiesAndTheOthersFailNamingIt("peer-loss", "STARTED allReduce 1");
     }
 
     @Test
     void aRankKilledInTheMiddleOfADdpBackwardPassFailsTheOthersNamingIt() throws Exception {
+        rankTwoDiesAndTheOthersFailNamingIt("ddp-peer-loss", "STEP 3");
+    }
+
+    /** Runs {@link FaultCheck} {@code mode} on three JVMs, rank 2 the victim; {@code reached} is a survivor's line. */
+    private static void rankTwoDiesAndTheOthersFailNamingIt(String mode, String reached) throws Exception {
         List<ChildJvm> jvms = new ArrayList<>();
         try {
             for (int r = 0; r < 3; r++) {
-                jvms.add(ChildJvm.start("rank-" + r, env(r, 3, "ddp-peer-loss"), FaultCheck.class.getName(),
-                        "ddp-peer-loss", "2"));
+                jvms.add(ChildJvm.start("rank-" + r, env(r, 3, mode), FaultCheck.class.getName(), mode, "2"));
             }
             Integer victim = jvms.get(2).awaitExit(Duration.ofSeconds(60));
             long lostAt = System.nanoTime();
@@ -119,12 +95,12 @@ class PeerFailureTest {
                         + outputs(jvms));
                 assertEquals(FaultCheck.OP_FAILED, code, outputs(jvms));
                 String o = jvms.get(r).output();
-                assertTrue(o.contains("STEP 3"), o);
+                assertTrue(o.contains(reached), o);
                 assertTrue(o.contains("FAILED io.tensorbus.spi.PeerLostException: "), outputs(jvms));
                 String failure = o.lines().filter(l -> l.startsWith("FAILED ")).findFirst().orElseThrow();
                 assertTrue(failure.contains("rank 2"), "the error does not name rank 2: " + failure);
             }
-            System.out.println("DDP peer loss, as the JVMs saw it:\n" + outputs(jvms).lines()
+            System.out.println(mode + ", as the JVMs saw it:\n" + outputs(jvms).lines()
                     .filter(l -> !l.startsWith("\t") && !l.startsWith("WARNING")).collect(Collectors.joining("\n")));
         } finally {
             jvms.forEach(ChildJvm::close);
