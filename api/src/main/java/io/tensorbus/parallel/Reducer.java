@@ -5,7 +5,6 @@ import io.tensorbus.autograd.Autograd;
 import io.tensorbus.autograd.Edge;
 import io.tensorbus.autograd.Engine;
 import io.tensorbus.autograd.Node;
-import io.tensorbus.autograd.RemovableHandle;
 import io.tensorbus.distributed.ProcessGroup;
 import io.tensorbus.distributed.impl.Blocking;
 import io.tensorbus.spi.DType;
@@ -42,7 +41,6 @@ final class Reducer {
     private final boolean gradientAsBucketView;
     private final boolean findUnused;
     private final boolean staticGraph;
-    private final List<RemovableHandle> handles = new ArrayList<>();
     private CommHook hook = CommHooks.allReduce();
     private boolean customHook;
 
@@ -87,7 +85,7 @@ final class Reducer {
         }
         for (int i = 0; i < this.params.size(); i++) {
             int index = i;
-            handles.add(this.params.get(i).gradAccumulator().registerPostHook((in, out) -> autogradHook(index)));
+            this.params.get(i).gradAccumulator().registerPostHook((in, out) -> autogradHook(index));
         }
     }
 
@@ -356,13 +354,6 @@ final class Reducer {
         if (used != null) {
             await(used, "the used-parameter map (joined rank)");
         }
-    }
-
-    /** Removes the hooks; the wrapper is unusable afterwards. */
-    void close() {
-        handles.forEach(RemovableHandle::remove);
-        handles.clear();
-        expectHooks = false;
     }
 
     private void pointGradientsAtBuckets() {
