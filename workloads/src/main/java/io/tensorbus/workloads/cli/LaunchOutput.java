@@ -10,6 +10,11 @@ import java.nio.charset.StandardCharsets;
 /**
  * Copies one child stream to the launcher's stream line by line with a {@code [rank R] } prefix, as
  * torchrun's log prefix does, on a virtual thread of its own.
+ *
+ * <p>A text ended by a lone carriage return (a progress-bar frame, see
+ * {@link io.tensorbus.workloads.demo.ProgressBar}) is passed on at once with its prefix and its carriage
+ * return, so that the next frame overwrites it on the terminal; a carriage return followed by a line feed
+ * ends a line as the line feed alone does.
  */
 final class LaunchOutput {
     private LaunchOutput() {
@@ -30,13 +35,44 @@ final class LaunchOutput {
     }
 
     private static void copy(InputStream in, PrintStream sink, String prefix) {
+        StringBuilder line = new StringBuilder();
         try (BufferedReader r = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8))) {
-            for (String line = r.readLine(); line != null; line = r.readLine()) {
-                sink.println(prefix + line);
+            for (int c = r.read(); c >= 0; c = r.read()) {
+                if (c == '\n') {
+                    sink.println(prefix + line);
+                    line.setLength(0);
+                } else if (c == '\r') {
+                    carriageReturn(r, sink, prefix, line);
+                } else {
+                    line.append((char) c);
+                }
             }
         } catch (IOException e) {
             // The pipe closes under us when the child is killed; what was read was forwarded.
         }
+        if (!line.isEmpty()) {
+            sink.println(prefix + line);
+        }
         sink.flush();
+    }
+
+    /** A CRLF ends the line; a lone CR passes the text on as a frame to be overwritten by the next. */
+    private static void carriageReturn(BufferedReader r, PrintStream sink, String prefix, StringBuilder line)
+            throws IOException {
+        // A CRLF arrives in one write, so its LF is already readable; a frame's CR is the last byte written.
+        if (r.ready()) {
+            r.mark(1);
+            if (r.read() == '\n') {
+                sink.println(prefix + line);
+                line.setLength(0);
+                return;
+            }
+            r.reset();
+        }
+        if (!line.isEmpty()) {
+            sink.print(prefix + line + "\r");
+            sink.flush();
+            line.setLength(0);
+        }
     }
 }

@@ -1,5 +1,6 @@
 package io.tensorbus.workloads.cli;
 
+import io.tensorbus.workloads.demo.ProgressBar;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Path;
@@ -44,6 +45,10 @@ final class LaunchedRank {
         int rank = o.globalRank(localRank);
         ProcessBuilder pb = new ProcessBuilder(command(o));
         environment(pb.environment(), o, rank, localRank, storePort);
+        if (out == System.out && System.console() != null) {
+            // The children write to pipes, but what they write ends on this terminal: progress bars may draw.
+            pb.environment().put(ProgressBar.TERMINAL_ENV, "1");
+        }
         Process p = pb.start();
         // The children read nothing; an open stdin would let one block on the launcher's terminal.
         p.getOutputStream().close();

@@ -1,10 +1,12 @@
 package io.tensorbus.workloads.cli;
 
 import io.tensorbus.workloads.bench.CollectivesBench;
+import io.tensorbus.workloads.bench.DdpBench;
 import io.tensorbus.workloads.bench.Measurement;
 import io.tensorbus.workloads.bench.NnBench;
 import io.tensorbus.workloads.bench.P2pBench;
 import io.tensorbus.workloads.bench.TensorBench;
+import io.tensorbus.workloads.ddp.DdpFashionMnistCommand;
 import io.tensorbus.workloads.demo.FashionMnistTraining;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -35,13 +37,17 @@ public final class Main {
                                            p2p [--max-bytes B] [--jit-warmup ROUNDS],
                                            collectives [--world N] [--ops allreduce,broadcast,allgather]
                                              [--max-bytes B] [--jit-warmup ROUNDS]
-                                           (p2p and collectives run one JVM per rank)
+                                           ddp [--world N] [--steps S]
+                                           (p2p, collectives and ddp run one JVM per rank)
               launch --nproc-per-node N [--nnodes M --node-rank K --master-addr A --master-port P]
                      [--timeout SECONDS] TARGET [args]
                                            start N processes of TARGET (a main class, or a workload
                                            name) with RANK, WORLD_SIZE, MASTER_ADDR... set, as torchrun
                                            (tensorbus launch --help for details)
               run WORKLOAD [options]       run a workload; workloads:
+                                           ddp-fashion-mnist [--nproc N] [--epochs N] [--data DIR]
+                                             [--seed S] [--limit N]
+                                             (N processes, default 2, training with DDP)
                                            local-demo [--epochs N] [--data DIR] [--seed S] [--limit N]
               help                         this text""";
 
@@ -65,7 +71,7 @@ public final class Main {
                 yield 0;
             }
             case "bench" -> bench(rest, out, err);
-            case "run" -> runWorkload(rest, err);
+            case "run" -> runWorkload(rest, out, err);
             case "launch" -> Launcher.run(List.of(rest), out, err);
             case "help", "-h", "--help" -> {
                 out.println(USAGE_TEXT);
@@ -122,6 +128,10 @@ public final class Main {
                     CollectivesBench collectives = new CollectivesBench(CollectivesBench.Options.parse(suiteArgs));
                     yield () -> collectives.run(sink, err);
                 }
+                case "ddp" -> {
+                    DdpBench ddp = new DdpBench(DdpBench.Options.parse(suiteArgs));
+                    yield () -> ddp.run(sink, err);
+                }
                 default -> throw new IllegalArgumentException("unknown bench suite '" + args[0] + "'");
             };
         } catch (IllegalArgumentException e) {
@@ -152,19 +162,23 @@ public final class Main {
         }
     }
 
-    private static int runWorkload(String[] args, PrintStream err) {
+    private static int runWorkload(String[] args, PrintStream out, PrintStream err) {
         if (args.length == 0) {
             return usage(err, "run needs a workload");
         }
-        if (!args[0].equals("local-demo")) {
-            return usage(err, "unknown workload '" + args[0] + "'");
-        }
+        List<String> options = List.of(args).subList(1, args.length);
         try {
-            FashionMnistTraining.main(Arrays.copyOfRange(args, 1, args.length));
-            return 0;
+            return switch (args[0]) {
+                case "local-demo" -> {
+                    FashionMnistTraining.main(options.toArray(String[]::new));
+                    yield 0;
+                }
+                case DdpFashionMnistCommand.NAME -> DdpFashionMnistCommand.run(options, System.getenv(), out, err);
+                default -> usage(err, "unknown workload '" + args[0] + "'");
+            };
         } catch (IllegalArgumentException e) {
-            return usage(err, e.getMessage());
-        } catch (java.io.IOException e) {
+            return usage(err, "run " + args[0] + ": " + e.getMessage());
+        } catch (IOException e) {
             err.println("tensorbus: " + e.getMessage());
             return 1;
         }

@@ -1,29 +1,39 @@
 package io.tensorbus.workloads.demo;
 
-import io.tensorbus.autograd.Autograd;
-import io.tensorbus.data.Batch;
-import io.tensorbus.data.BatchIterator;
 import io.tensorbus.data.DataLoader;
 import io.tensorbus.data.FashionMnist;
-import io.tensorbus.nn.Functional;
 import io.tensorbus.nn.models.MnistNet;
 import io.tensorbus.optim.SGD;
-import io.tensorbus.spi.DType;
 import io.tensorbus.tensor.Generator;
-import io.tensorbus.tensor.Tensor;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Locale;
+import java.util.Objects;
 
 /**
  * The local training demo: the PyTorch distributed tutorial's network trained on Fashion-MNIST with SGD
  * (lr 0.01, momentum 0.5, batch 128), as {@code ../shared/anchors/torch_fashion_mnist.py} does in PyTorch.
  * It reads the embedded subset by default (no download) or a directory with the full set, shows a progress
- * bar and the loss of each epoch, and ends with the test accuracy. DDP training replaces it as the main job.
+ * bar and the loss of each epoch, and ends with the test accuracy. The DDP workload
+ * ({@code io.tensorbus.workloads.ddp}) trains the same network with the same settings on several processes.
  */
 public final class FashionMnistTraining {
-    /** The run's settings. */
+    /** The usage of {@code local-demo}'s options. */
+    public static final String USAGE = "local-demo [--epochs N] [--data DIR] [--seed S] [--limit N]";
+
+    /**
+     * The run's settings.
+     *
+     * @param epochs passes over the training data, at least 1
+     * @param dataDir a directory with the Fashion-MNIST files, or null for the embedded subset
+     * @param seed of the initial weights, the dropout masks and the shuffling
+     * @param batchSize images per optimizer step (for DDP: over all ranks together)
+     * @param lr the SGD learning rate
+     * @param momentum the SGD momentum
+     * @param trainLimit images trained per epoch, 0 for all
+     */
     public record Options(int epochs, Path dataDir, long seed, int batchSize, double lr, double momentum,
             int trainLimit) {
         /**
@@ -41,13 +51,69 @@ public final class FashionMnistTraining {
         public static Options defaults() {
             return new Options(5, null, 1234, 128, 0.01, 0.5, 0);
         }
+
+        /** The training split, or the test split, of the data these options name. */
+        public FashionMnist dataset(boolean train) throws IOException {
+            return dataDir == null ? FashionMnist.embedded(train) : FashionMnist.load(dataDir, train);
+        }
+
+        /** Where the data comes from, for the first line of a run. */
+        public String dataName() {
+            return dataDir == null ? "embedded subset" : dataDir.toString();
+        }
+
+        /**
+         * Parses {@code --epochs N --data DIR --seed S --limit N}, each optional, over {@link #defaults()}.
+         *
+         * @param usage the usage line quoted when an option is unknown
+         * @throws IllegalArgumentException naming the option that is wrong and what it allows
+         */
+        public static Options parse(List<String> args, String usage) {
+            Options d = defaults();
+            int epochs = d.epochs();
+            Path data = null;
+            long seed = d.seed();
+            int limit = 0;
+            for (int i = 0; i < args.size(); i += 2) {
+                String option = args.get(i);
+                String value = value(args, i);
+                switch (option) {
+                    case "--epochs" -> epochs = (int) number(option, value, 1, Integer.MAX_VALUE);
+                    case "--data" -> data = Path.of(value);
+                    case "--seed" -> seed = number(option, value, Long.MIN_VALUE, Long.MAX_VALUE);
+                    case "--limit" -> limit = (int) number(option, value, 0, Integer.MAX_VALUE);
+                    default -> throw new IllegalArgumentException("unknown option " + option + "; usage: " + usage);
+                }
+            }
+            return new Options(epochs, data, seed, d.batchSize(), d.lr(), d.momentum(), limit);
+        }
+
+        private static String value(List<String> args, int i) {
+            if (i + 1 >= args.size()) {
+                throw new IllegalArgumentException(args.get(i) + " needs a value");
+            }
+            return args.get(i + 1);
+        }
+
+        private static long number(String option, String value, long min, long max) {
+            long n;
+            try {
+                n = Long.parseLong(value.trim());
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException(option + " needs a whole number, got '" + value + "'");
+            }
+            if (n < min || n > max) {
+                throw new IllegalArgumentException(option + " must be at least " + min + ", got " + n);
+            }
+            return n;
+        }
     }
 
     private final Options options;
 
     /** A run with the given settings. */
     public FashionMnistTraining(Options options) {
-        this.options = java.util.Objects.requireNonNull(options, "options");
+        this.options = Objects.requireNonNull(options, "options");
     }
 
     /**
@@ -56,69 +122,28 @@ public final class FashionMnistTraining {
      * @throws IOException when the data directory cannot be read
      */
     public double run(PrintStream out) throws IOException {
-        FashionMnist train = dataset(true);
-        FashionMnist test = dataset(false);
+        FashionMnist train = options.dataset(true);
+        FashionMnist test = options.dataset(false);
         out.printf(Locale.ROOT, "tensorbus local demo: tutorial network on Fashion-MNIST (%s), %d training and %d"
-                + " test images, SGD lr %s momentum %s, batch %d%n", options.dataDir() == null ? "embedded subset"
-                : options.dataDir(), trainSize(train), test.size(), options.lr(), options.momentum(),
-                options.batchSize());
-        Generator gen = new Generator(options.seed());
-        MnistNet model = new MnistNet(gen);
+                + " test images, SGD lr %s momentum %s, batch %d%n", options.dataName(), trainSize(train),
+                test.size(), options.lr(), options.momentum(), options.batchSize());
+        MnistNet model = new MnistNet(new Generator(options.seed()));
         SGD sgd = SGD.builder().lr(options.lr()).momentum(options.momentum()).build(model.parameters());
         DataLoader<?> loader = DataLoader.builder(train).batchSize(options.batchSize()).shuffle(true)
                 .seed(options.seed()).build();
+        int batches = TrainingLoop.batchesPerEpoch(loader.size(), options.trainLimit(), options.batchSize());
         for (int epoch = 1; epoch <= options.epochs(); epoch++) {
-            trainEpoch(model, sgd, loader, epoch, out);
+            TrainingLoop.EpochStats s = TrainingLoop.epoch(model, sgd, loader, batches, epoch, options.epochs(), out);
+            out.println(TrainingLoop.epochLine(epoch, options.epochs(), s.meanLoss(), s.seconds(),
+                    s.samplesPerSecond()));
         }
-        double accuracy = accuracy(model, test);
-        out.printf(Locale.ROOT, "test accuracy %.2f%%%n", accuracy * 100);
+        double accuracy = TrainingLoop.correct(model, test.images(), test.labels()) / (double) test.size();
+        out.println(TrainingLoop.accuracyLine(accuracy));
         return accuracy;
-    }
-
-    private FashionMnist dataset(boolean train) throws IOException {
-        return options.dataDir() == null ? FashionMnist.embedded(train) : FashionMnist.load(options.dataDir(), train);
     }
 
     private int trainSize(FashionMnist train) {
         return options.trainLimit() == 0 ? train.size() : Math.min(options.trainLimit(), train.size());
-    }
-
-    private void trainEpoch(MnistNet model, SGD sgd, DataLoader<?> loader, int epoch, PrintStream out) {
-        model.train();
-        int batches = batchesPerEpoch(loader);
-        double total = 0;
-        int seen = 0;
-        long start = System.nanoTime();
-        try (BatchIterator it = loader.iterator()) {
-            for (int b = 0; b < batches && it.hasNext(); b++) {
-                Batch batch = it.next();
-                sgd.zeroGrad(true);
-                Tensor loss = Functional.nllLoss(model.forward(batch.inputs()), batch.targets());
-                loss.backward();
-                sgd.step();
-                total += loss.item();
-                seen += batch.inputs().size(0);
-                ProgressBar.show(out, epoch, options.epochs(), b + 1, batches, total / (b + 1));
-            }
-        }
-        double seconds = (System.nanoTime() - start) / 1e9;
-        ProgressBar.finish(out);
-        out.printf(Locale.ROOT, "epoch %d/%d  loss %.4f  %.1f s  %.0f samples/s%n", epoch, options.epochs(),
-                total / Math.max(1, batches), seconds, seen / seconds);
-    }
-
-    private int batchesPerEpoch(DataLoader<?> loader) {
-        int limit = options.trainLimit() == 0 ? Integer.MAX_VALUE
-                : (options.trainLimit() + options.batchSize() - 1) / options.batchSize();
-        return Math.min(loader.size(), limit);
-    }
-
-    private static double accuracy(MnistNet model, FashionMnist test) {
-        model.eval();
-        try (var ignored = Autograd.noGrad()) {
-            Tensor predicted = model.forward(test.images()).argmax(1, false);
-            return predicted.eq(test.labels()).to(DType.FLOAT32).mean().item();
-        }
     }
 
     /** {@code local-demo [--epochs N] [--data DIR] [--seed S] [--limit N]}. */
@@ -127,30 +152,6 @@ public final class FashionMnistTraining {
     }
 
     static Options parse(String[] args) {
-        Options d = Options.defaults();
-        int epochs = d.epochs();
-        Path data = null;
-        long seed = d.seed();
-        int limit = 0;
-        for (int i = 0; i < args.length; i++) {
-            String value = i + 1 < args.length ? args[i + 1] : null;
-            switch (args[i]) {
-                case "--epochs" -> epochs = Integer.parseInt(require(value, "--epochs"));
-                case "--data" -> data = Path.of(require(value, "--data"));
-                case "--seed" -> seed = Long.parseLong(require(value, "--seed"));
-                case "--limit" -> limit = Integer.parseInt(require(value, "--limit"));
-                default -> throw new IllegalArgumentException("unknown option " + args[i]
-                        + "; usage: local-demo [--epochs N] [--data DIR] [--seed S] [--limit N]");
-            }
-            i++;
-        }
-        return new Options(epochs, data, seed, d.batchSize(), d.lr(), d.momentum(), limit);
-    }
-
-    private static String require(String value, String option) {
-        if (value == null) {
-            throw new IllegalArgumentException(option + " needs a value");
-        }
-        return value;
+        return Options.parse(List.of(args), USAGE);
     }
 }

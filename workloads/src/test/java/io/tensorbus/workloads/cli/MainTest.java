@@ -46,9 +46,24 @@ class MainTest {
     }
 
     @Test
+    void badDdpWorkloadArgumentsExitWithTwoAndSayWhatIsAllowed() {
+        assertEquals(2, run("run", "ddp-fashion-mnist", "--nproc", "0"));
+        String e = err.toString(StandardCharsets.UTF_8);
+        assertTrue(e.contains("tensorbus: run ddp-fashion-mnist: --nproc must be a whole number from 1 to 1024"), e);
+        assertTrue(e.contains("usage: tensorbus"), e);
+    }
+
+    @Test
+    void badDdpBenchOptionsExitWithTwo() {
+        assertEquals(2, run("bench", "ddp", "--world", "65"));
+        assertTrue(err.toString(StandardCharsets.UTF_8).contains("bench ddp: --world must be from 1 to 64, got 65"));
+    }
+
+    @Test
     void helpPrintsUsageAndSucceeds() {
         assertEquals(0, run("help"));
         assertTrue(out.toString(StandardCharsets.UTF_8).contains("bench SUITE"));
+        assertTrue(out.toString(StandardCharsets.UTF_8).contains("ddp-fashion-mnist [--nproc N]"));
     }
 
     @Test

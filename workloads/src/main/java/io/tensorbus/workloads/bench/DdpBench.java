@@ -1,0 +1,158 @@
+package io.tensorbus.workloads.bench;
+
+import io.tensorbus.nn.Functional;
+import io.tensorbus.nn.Module;
+import io.tensorbus.nn.models.MnistNet;
+import io.tensorbus.optim.SGD;
+import io.tensorbus.parallel.DistributedDataParallel;
+import io.tensorbus.spi.DType;
+import io.tensorbus.tensor.Generator;
+import io.tensorbus.tensor.Tensor;
+import io.tensorbus.tensor.Threads;
+import java.io.PrintStream;
+import java.util.Arrays;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+import java.util.function.Consumer;
+
+/**
+ * The {@code ddp} suite, the measurement of {@code ../shared/anchors/torch_ddp.py}: training steps (zero grad,
+ * forward, NLL loss, backward, SGD lr 0.01 momentum 0.5) of the tutorial network at global batch 128 on
+ * synthetic 28x28 data, each of {@code --world} processes taking {@code 128 / world} images, with one compute
+ * thread per process; the median of steps 10 to the end of {@code --steps} (60). With {@code --world 1} it
+ * trains locally without DDP in this JVM, as the anchor does; with more, each rank is a JVM started through
+ * {@code tensorbus launch} ({@link DdpBenchWorker}) and wraps the network in {@link DistributedDataParallel}.
+ * Rank 0 reports {@code ddp step world=N batch=128 step_ms=T samples_per_s=S exposed_comm_ms=C}, where the
+ * last is the median time a backward pass waited for gradient communication after its compute had ended
+ * ({@link DistributedDataParallel#lastExposedCommunication()}; absent for world 1, which has none).
+ */
+public final class DdpBench {
+    /** The anchor's global batch. */
+    static final int GLOBAL_BATCH = 128;
+    /** The anchor's steps left out of the median (warm-up). */
+    static final int SKIPPED_STEPS = 10;
+    /** The usage of the suite's options. */
+    public static final String USAGE = "ddp [--world N] [--steps S]";
+
+    /**
+     * The suite's options.
+     *
+     * @param world the number of processes, 1 to 64 (1: local training without DDP)
+     * @param steps the training steps, more than {@link #SKIPPED_STEPS}
+     */
+    public record Options(int world, int steps) {
+        /**
+         * Checks the ranges.
+         *
+         * @throws IllegalArgumentException for values out of range
+         */
+        public Options {
+            if (world < 1 || world > 64) {
+                throw new IllegalArgumentException("--world must be from 1 to 64, got " + world);
+            }
+            if (world > GLOBAL_BATCH) {
+                throw new IllegalArgumentException("--world " + world + " leaves no image per rank of batch "
+                        + GLOBAL_BATCH);
+            }
+            if (steps <= SKIPPED_STEPS) {
+                throw new IllegalArgumentException("--steps must be more than the " + SKIPPED_STEPS
+                        + " warm-up steps, got " + steps);
+            }
+        }
+
+        /** The anchor's run: 2 processes, 60 steps. */
+        public static Options defaults() {
+            return new Options(2, 60);
+        }
+
+        /**
+         * Parses {@code --world N --steps S}, each optional.
+         *
+         * @throws IllegalArgumentException naming the wrong option and what it allows
+         */
+        public static Options parse(List<String> args) {
+            Options d = defaults();
+            int world = d.world();
+            int steps = d.steps();
+            Set<String> seen = new LinkedHashSet<>();
+            for (int i = 0; i < args.size(); i += 2) {
+                String option = args.get(i);
+                if (!seen.add(option)) {
+                    throw new IllegalArgumentException(option + " is given twice");
+                }
+                String value = MultiProcessBench.value(args, i);
+                switch (option) {
+                    case "--world" -> world = (int) MultiProcessBench.number(option, value, 1, 64);
+                    case "--steps" -> steps = (int) MultiProcessBench.number(option, value, SKIPPED_STEPS + 1,
+                            1_000_000);
+                    default -> throw new IllegalArgumentException("unknown option '" + option + "'; " + USAGE);
+                }
+            }
+            return new Options(world, steps);
+        }
+
+        /** The arguments that make {@link #parse} return these options (what the workers are given). */
+        public List<String> toArgs() {
+            return List.of("--world", Integer.toString(world), "--steps", Integer.toString(steps));
+        }
+    }
+
+    private final Options options;
+
+    /** A run with {@code options}. */
+    public DdpBench(Options options) {
+        this.options = Objects.requireNonNull(options, "options");
+    }
+
+    /**
+     * Runs the measurement and hands it to {@code sink}; returns 0, or the exit status of the launch when a rank
+     * failed (its output and the launcher's messages go to {@code err}).
+     */
+    public int run(Consumer<Measurement> sink, PrintStream err) {
+        if (options.world() > 1) {
+            return MultiProcessBench.launch("ddp", DdpBenchWorker.class, options.world(), options.toArgs(), sink, err);
+        }
+        int before = Threads.get();
+        try {
+            // One thread, as the anchor's torch.set_num_threads(1).
+            Threads.set(1);
+            sink.accept(measure(new MnistNet(new Generator(1234)), 1, options.steps()));
+            return 0;
+        } finally {
+            Threads.set(before);
+        }
+    }
+
+    /**
+     * The anchor's loop on this process: {@code steps} timed training steps of {@code model} (the network, or
+     * its {@link DistributedDataParallel} wrapper, whose exposed communication is then reported too) on
+     * {@code 128 / world} random images.
+     */
+    static Measurement measure(Module model, int world, int steps) {
+        DistributedDataParallel ddp = model instanceof DistributedDataParallel d ? d : null;
+        SGD sgd = SGD.builder().lr(0.01).momentum(0.5).build(model.parameters());
+        int batch = GLOBAL_BATCH / world;
+        Tensor x = Tensor.randn(new Generator(2), DType.FLOAT32, batch, 1, 28, 28);
+        Tensor y = Tensor.randint(new Generator(3), 0, 10, batch);
+        double[] seconds = new double[steps];
+        double[] exposed = new double[steps];
+        for (int i = 0; i < steps; i++) {
+            long t0 = System.nanoTime();
+            sgd.zeroGrad(true);
+            Functional.nllLoss(model.forward(x), y).backward();
+            sgd.step();
+            seconds[i] = (System.nanoTime() - t0) / 1e9;
+            exposed[i] = ddp == null ? 0 : ddp.lastExposedCommunication().toNanos() / 1e9;
+        }
+        double step = MultiProcessBench.median(Arrays.copyOfRange(seconds, SKIPPED_STEPS, steps));
+        Measurement m = new Measurement("ddp", "step").with("world", world).with("batch", batch * world)
+                .with("step_ms", step * 1000, 2).with("samples_per_s", batch * world / step, 0);
+        if (ddp != null) {
+            double comm = MultiProcessBench.median(Arrays.copyOfRange(exposed, SKIPPED_STEPS, steps));
+            m.with("exposed_comm_ms", comm * 1000, 3);
+        }
+        return m;
+    }
+}

@@ -1,0 +1,256 @@
+package io.tensorbus.workloads.ddp;
+
+import io.tensorbus.distributed.HashStore;
+import io.tensorbus.distributed.InitOptions;
+import io.tensorbus.workloads.demo.FashionMnistTraining;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * The settings of one rank of the DDP Fashion-MNIST workload, read from the verticle's JSON config with the
+ * environment of {@code tensorbus launch} (torchrun's variables) as defaults:
+ *
+ * <table>
+ *   <caption>config fields</caption>
+ *   <tr><th>field</th><th>default</th><th>meaning</th></tr>
+ *   <tr><td>{@code rank}</td><td>{@code RANK}, else 0</td><td>this process's rank</td></tr>
+ *   <tr><td>{@code worldSize}</td><td>{@code WORLD_SIZE}, else 1</td><td>the number of processes</td></tr>
+ *   <tr><td>{@code masterAddr}</td><td>{@code MASTER_ADDR}, else 127.0.0.1</td><td>host of the rendezvous store</td></tr>
+ *   <tr><td>{@code masterPort}</td><td>{@code MASTER_PORT}; required for worldSize &gt; 1 without initMethod</td>
+ *       <td>its port (rank 0 hosts it unless {@code tensorbus launch} does)</td></tr>
+ *   <tr><td>{@code initMethod}</td><td>none</td><td>{@code tcp://host:port}, {@code file:///path} or
+ *       {@code env://}, instead of masterAddr/masterPort</td></tr>
+ *   <tr><td>{@code backend}</td><td>tcp</td><td>the process-group backend</td></tr>
+ *   <tr><td>{@code timeoutSeconds}</td><td>1800</td><td>deadline of the set-up and of every collective</td></tr>
+ *   <tr><td>{@code threads}</td><td>cores / {@code LOCAL_WORLD_SIZE}, else unchanged</td><td>compute threads</td></tr>
+ *   <tr><td>{@code epochs}</td><td>5</td><td>passes over the training data</td></tr>
+ *   <tr><td>{@code dataDir}</td><td>embedded subset</td><td>a Fashion-MNIST directory</td></tr>
+ *   <tr><td>{@code batchSize}</td><td>128</td><td>the global batch; each rank takes batchSize / worldSize</td></tr>
+ *   <tr><td>{@code lr}, {@code momentum}</td><td>0.01, 0.5</td><td>SGD's settings</td></tr>
+ *   <tr><td>{@code seed}</td><td>1234</td><td>initial weights, dropout and shuffling</td></tr>
+ *   <tr><td>{@code limit}</td><td>0 (all)</td><td>training images per epoch</td></tr>
+ * </table>
+ *
+ * @param training the hyper-parameters and data, as the local demo's
+ * @param rank this process's rank, in {@code [0, worldSize)}
+ * @param worldSize the number of processes
+ * @param initMethod an init method URL, or null to rendezvous at masterAddr:masterPort
+ * @param masterAddr the rendezvous host
+ * @param masterPort the rendezvous port, or -1 for a world of one that needs none
+ * @param storeHosted true when a launcher hosts the store at masterAddr:masterPort, so that rank 0 joins it
+ *     as a client ({@code TENSORBUS_STORE_HOSTED=1}, which holds only while the port is the launcher's)
+ * @param backend the process-group backend's name
+ * @param timeout the deadline of the set-up and of every operation of the group
+ * @param threads the compute threads to use, or 0 to leave the count as it is
+ */
+public record DdpConfig(FashionMnistTraining.Options training, int rank, int worldSize, String initMethod,
+        String masterAddr, int masterPort, boolean storeHosted, String backend, Duration timeout, int threads) {
+
+    /** The config fields, in the order the error messages list them. */
+    public static final List<String> FIELDS = List.of("rank", "worldSize", "masterAddr", "masterPort", "initMethod",
+            "backend", "timeoutSeconds", "threads", "epochs", "dataDir", "batchSize", "lr", "momentum", "seed",
+            "limit");
+
+    private static final long DEFAULT_TIMEOUT_SECONDS = InitOptions.DEFAULT_TIMEOUT.toSeconds();
+
+    /** Checks that the fields agree. */
+    public DdpConfig {
+        Objects.requireNonNull(training, "training");
+        Objects.requireNonNull(backend, "backend");
+        Objects.requireNonNull(timeout, "timeout");
+        if (rank < 0 || rank >= worldSize) {
+            throw new IllegalArgumentException("rank " + rank + " is not in [0, worldSize " + worldSize + ")");
+        }
+        if (training.batchSize() < worldSize) {
+            throw new IllegalArgumentException("batchSize " + training.batchSize() + " is smaller than worldSize "
+                    + worldSize + ": every rank needs at least one image per step");
+        }
+    }
+
+    /**
+     * Reads a verticle config, with {@code env} ({@code RANK}, {@code WORLD_SIZE}, {@code MASTER_ADDR},
+     * {@code MASTER_PORT}, {@code LOCAL_WORLD_SIZE}, {@code TENSORBUS_STORE_HOSTED}) filling in what it leaves out.
+     *
+     * @throws IllegalArgumentException naming the field (or variable) that is wrong and what it allows
+     */
+    public static DdpConfig fromJson(JsonObject config, Map<String, String> env) {
+        Fields f = new Fields(config == null ? new JsonObject() : config, env);
+        int worldSize = f.integer("worldSize", "WORLD_SIZE", 1, 1, 1 << 20);
+        int rank = f.integer("rank", "RANK", 0, 0, worldSize - 1);
+        String initMethod = f.text("initMethod", null);
+        boolean addressGiven = config != null && (config.containsKey("masterAddr") || config.containsKey("masterPort"));
+        if (initMethod != null && addressGiven) {
+            throw new IllegalArgumentException("config fields 'initMethod' and 'masterAddr'/'masterPort' exclude each"
+                    + " other: give one way to meet the other ranks");
+        }
+        String masterAddr = f.textOrEnv("masterAddr", "MASTER_ADDR", "127.0.0.1");
+        int masterPort = f.integer("masterPort", "MASTER_PORT", -1, 0, 65535);
+        if (masterPort < 0 && initMethod == null && worldSize > 1) {
+            throw new IllegalArgumentException("config field 'masterPort' (or MASTER_PORT, or 'initMethod') is required"
+                    + " for worldSize " + worldSize + ": the port of the rendezvous store, 1 to 65535");
+        }
+        // The launcher's store listens at MASTER_PORT only: a port from the config is another store.
+        boolean hosted = "1".equals(env.get("TENSORBUS_STORE_HOSTED")) && !addressGiven;
+        return new DdpConfig(f.training(), rank, worldSize, initMethod, masterAddr, masterPort, hosted,
+                f.text("backend", "tcp"), Duration.ofSeconds(f.integer("timeoutSeconds", null,
+                DEFAULT_TIMEOUT_SECONDS, 1, Integer.MAX_VALUE)), f.integer("threads", null, defaultThreads(env), 0, 4096));
+    }
+
+    /** Cores shared among this node's ranks, as torchrun's one thread per process when they would compete. */
+    private static int defaultThreads(Map<String, String> env) {
+        String local = env.get("LOCAL_WORLD_SIZE");
+        if (local == null) {
+            return 0;
+        }
+        try {
+            return Math.max(1, Runtime.getRuntime().availableProcessors() / Math.max(1, Integer.parseInt(local.trim())));
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("LOCAL_WORLD_SIZE='" + local + "' (environment) is not a whole number");
+        }
+    }
+
+    /**
+     * The config fields that give {@code training} (only those that differ from the defaults are needed, but
+     * all are written, so that the config says what runs).
+     */
+    public static JsonObject trainingJson(FashionMnistTraining.Options training) {
+        JsonObject json = new JsonObject().put("epochs", training.epochs()).put("batchSize", training.batchSize())
+                .put("lr", training.lr()).put("momentum", training.momentum()).put("seed", training.seed())
+                .put("limit", training.trainLimit());
+        if (training.dataDir() != null) {
+            json.put("dataDir", training.dataDir().toString());
+        }
+        return json;
+    }
+
+    /** The images each rank takes per step: the global batch divided among the ranks (rounded down). */
+    public int perRankBatch() {
+        return training.batchSize() / worldSize;
+    }
+
+    /**
+     * The arguments of {@code Distributed.initProcessGroup}: the init method if given; for a world of one
+     * without a port, an in-process store (nothing to meet); else {@code tcp://masterAddr:masterPort}.
+     *
+     * @param vertx the instance the group runs on (a verticle's own), or null for one the group creates and closes
+     */
+    public InitOptions initOptions(Vertx vertx) {
+        InitOptions.Builder b = InitOptions.builder().rank(rank).worldSize(worldSize).backend(backend).timeout(timeout);
+        if (vertx != null) {
+            b.vertx(vertx);
+        }
+        if (initMethod != null) {
+            return b.initMethod(initMethod).build();
+        }
+        if (masterPort < 0) {
+            return b.store(new HashStore(timeout)).build();
+        }
+        String host = masterAddr.contains(":") ? "[" + masterAddr + "]" : masterAddr;
+        return b.initMethod("tcp://" + host + ":" + masterPort)
+                .environment(storeHosted ? Map.of("TENSORBUS_STORE_HOSTED", "1") : Map.of()).build();
+    }
+
+    /** Reads typed fields of a config, falling back to environment variables and defaults. */
+    private static final class Fields {
+        private final JsonObject json;
+        private final Map<String, String> env;
+
+        Fields(JsonObject json, Map<String, String> env) {
+            this.json = json;
+            this.env = env;
+            for (String key : json.fieldNames()) {
+                if (!FIELDS.contains(key)) {
+                    throw new IllegalArgumentException("unknown config field '" + key + "'; allowed fields: "
+                            + String.join(", ", FIELDS));
+                }
+            }
+        }
+
+        FashionMnistTraining.Options training() {
+            FashionMnistTraining.Options d = FashionMnistTraining.Options.defaults();
+            String dir = text("dataDir", null);
+            return new FashionMnistTraining.Options(integer("epochs", null, d.epochs(), 1, Integer.MAX_VALUE),
+                    dir == null ? null : Path.of(dir), wholeNumber("seed", d.seed(), Long.MIN_VALUE, Long.MAX_VALUE),
+                    integer("batchSize", null, d.batchSize(), 1, Integer.MAX_VALUE), real("lr", d.lr()),
+                    real("momentum", d.momentum()), integer("limit", null, d.trainLimit(), 0, Integer.MAX_VALUE));
+        }
+
+        /** An int field, else the variable {@code var} (when not null), else {@code dflt}; in {@code [min, max]}. */
+        int integer(String key, String var, long dflt, long min, long max) {
+            if (!json.containsKey(key) && var != null && env.get(var) != null) {
+                return (int) parse(var + "='" + env.get(var) + "' (environment)", env.get(var), min, max);
+            }
+            return (int) wholeNumber(key, dflt, min, max);
+        }
+
+        long wholeNumber(String key, long dflt, long min, long max) {
+            Object v = json.getValue(key);
+            if (v == null) {
+                return dflt;
+            }
+            if (!(v instanceof Integer || v instanceof Long)) {
+                throw new IllegalArgumentException(fieldMessage(key, v, wholeRange(min, max)));
+            }
+            long n = ((Number) v).longValue();
+            if (n < min || n > max) {
+                throw new IllegalArgumentException(fieldMessage(key, v, wholeRange(min, max)));
+            }
+            return n;
+        }
+
+        double real(String key, double dflt) {
+            Object v = json.getValue(key);
+            if (v == null) {
+                return dflt;
+            }
+            if (!(v instanceof Number n) || !(n.doubleValue() >= 0) || Double.isInfinite(n.doubleValue())) {
+                throw new IllegalArgumentException(fieldMessage(key, v, "a number >= 0"));
+            }
+            return n.doubleValue();
+        }
+
+        String text(String key, String dflt) {
+            Object v = json.getValue(key);
+            if (v == null) {
+                return dflt;
+            }
+            if (!(v instanceof String s) || s.isBlank()) {
+                throw new IllegalArgumentException(fieldMessage(key, v, "a non-empty string"));
+            }
+            return s.trim();
+        }
+
+        String textOrEnv(String key, String var, String dflt) {
+            String fromEnv = env.get(var);
+            return text(key, fromEnv == null || fromEnv.isBlank() ? dflt : fromEnv.trim());
+        }
+
+        private static long parse(String what, String text, long min, long max) {
+            long n;
+            try {
+                n = Long.parseLong(text.trim());
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException(what + " must be " + wholeRange(min, max));
+            }
+            if (n < min || n > max) {
+                throw new IllegalArgumentException(what + " must be " + wholeRange(min, max));
+            }
+            return n;
+        }
+
+        private static String wholeRange(long min, long max) {
+            return max == Long.MAX_VALUE || max == Integer.MAX_VALUE ? "a whole number >= " + min
+                    : "a whole number from " + min + " to " + max;
+        }
+
+        private static String fieldMessage(String key, Object value, String allowed) {
+            String shown = value instanceof String s ? "\"" + s + "\"" : String.valueOf(value);
+            return "config field '" + key + "' must be " + allowed + ", got " + shown;
+        }
+    }
+}

@@ -1,0 +1,140 @@
+package io.tensorbus.workloads.ddp;
+
+import io.tensorbus.data.FashionMnist;
+import io.tensorbus.distributed.Distributed;
+import io.tensorbus.workloads.cli.Launcher;
+import io.tensorbus.workloads.cli.LaunchOptions;
+import io.tensorbus.workloads.demo.FashionMnistTraining;
+import io.vertx.core.DeploymentOptions;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
+import io.vertx.launcher.application.VertxApplication;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * {@code tensorbus run ddp-fashion-mnist [--nproc N] [--epochs E] [--data DIR] [--seed S] [--limit N]}: starts
+ * N rank JVMs through {@code tensorbus launch} ({@link Launcher}), each running
+ * {@link DdpFashionMnistVerticle} under Vert.x's {@link VertxApplication} with the options as its JSON config.
+ * Run inside a job that {@code tensorbus launch} started ({@code RANK} is set), as in
+ * {@code tensorbus launch --nproc-per-node 2 ddp-fashion-mnist}, it runs this process's rank instead.
+ */
+public final class DdpFashionMnistCommand {
+    /** The workload's name on the command line. */
+    public static final String NAME = "ddp-fashion-mnist";
+
+    /** The usage of its options. */
+    public static final String USAGE = NAME + " [--nproc N] [--epochs E] [--data DIR] [--seed S] [--limit N]";
+
+    /** Processes started when {@code --nproc} is not given. */
+    public static final int DEFAULT_NPROC = 2;
+
+    /**
+     * The parsed command line.
+     *
+     * @param nproc the processes to start, or 0 when not given
+     * @param training the hyper-parameters and data
+     */
+    record Args(int nproc, FashionMnistTraining.Options training) {
+        /**
+         * Parses the options after the workload's name.
+         *
+         * @throws IllegalArgumentException naming the wrong option and what it allows
+         */
+        static Args parse(List<String> args) {
+            int nproc = 0;
+            List<String> rest = new ArrayList<>();
+            for (int i = 0; i < args.size(); i++) {
+                if (!args.get(i).equals("--nproc")) {
+                    rest.add(args.get(i));
+                    continue;
+                }
+                if (i + 1 >= args.size()) {
+                    throw new IllegalArgumentException("--nproc needs a value: the processes to start, 1 to "
+                            + LaunchOptions.MAX_NPROC);
+                }
+                nproc = nproc(args.get(++i));
+            }
+            return new Args(nproc, FashionMnistTraining.Options.parse(rest, USAGE));
+        }
+
+        private static int nproc(String value) {
+            try {
+                int n = Integer.parseInt(value.trim());
+                if (n >= 1 && n <= LaunchOptions.MAX_NPROC) {
+                    return n;
+                }
+            } catch (NumberFormatException e) {
+                // Reported below with what is allowed.
+            }
+            throw new IllegalArgumentException("--nproc must be a whole number from 1 to " + LaunchOptions.MAX_NPROC
+                    + ", got '" + value + "'");
+        }
+    }
+
+    private DdpFashionMnistCommand() {
+    }
+
+    /**
+     * Runs the workload with {@code args} (the options after its name).
+     *
+     * @param env this process's environment: with {@code RANK} set, this process is one rank of a launched job
+     * @return the exit status: 0 when every rank succeeded, the launcher's status otherwise
+     * @throws IllegalArgumentException for bad options (the caller prints the usage)
+     */
+    public static int run(List<String> args, Map<String, String> env, PrintStream out, PrintStream err) {
+        Args a = Args.parse(args);
+        Path data = a.training().dataDir();
+        if (data != null && !Files.isDirectory(data)) {
+            // Said once here rather than by every rank after its JVM started.
+            throw new IllegalArgumentException("--data " + data + " is not a directory; give one holding the"
+                    + " Fashion-MNIST files (Debian's dataset-fashion-mnist: " + FashionMnist.DEBIAN_DIR + ")");
+        }
+        JsonObject config = DdpConfig.trainingJson(a.training());
+        if (env.get("RANK") != null) {
+            checkNprocMatches(a.nproc(), env);
+            return runRank(config, env, out, err);
+        }
+        return Launcher.run(launchArgs(a.nproc() == 0 ? DEFAULT_NPROC : a.nproc(), config), out, err);
+    }
+
+    /** {@code tensorbus launch}'s arguments: N processes of VertxApplication deploying the verticle. */
+    static List<String> launchArgs(int nproc, JsonObject config) {
+        return List.of("--nproc-per-node", Integer.toString(nproc), VertxApplication.class.getName(),
+                DdpFashionMnistVerticle.class.getName(), "-conf", config.encode());
+    }
+
+    private static void checkNprocMatches(int nproc, Map<String, String> env) {
+        if (nproc != 0 && !Integer.toString(nproc).equals(env.get("WORLD_SIZE"))) {
+            throw new IllegalArgumentException("--nproc " + nproc + " disagrees with WORLD_SIZE=" + env.get("WORLD_SIZE")
+                    + " of the job this process belongs to; leave --nproc out under tensorbus launch");
+        }
+    }
+
+    /**
+     * Runs one rank in this process: deploys the verticle on a fresh Vert.x instance and waits for training
+     * to end.
+     *
+     * @return 0 on success, {@link DdpFashionMnistVerticle#FAILED_EXIT} on failure (the reason goes to {@code err})
+     */
+    static int runRank(JsonObject config, Map<String, String> env, PrintStream out, PrintStream err) {
+        Vertx vertx = Distributed.newVertx();
+        try {
+            Promise<DdpFashionMnistTraining.Result> done = Promise.promise();
+            vertx.deployVerticle(new DdpFashionMnistVerticle(done, out, env), new DeploymentOptions().setConfig(config))
+                    .await();
+            done.future().await();
+            return 0;
+        } catch (RuntimeException e) {
+            err.println(NAME + ": " + e.getMessage());
+            return DdpFashionMnistVerticle.FAILED_EXIT;
+        } finally {
+            vertx.close().await();
+        }
+    }
+}
