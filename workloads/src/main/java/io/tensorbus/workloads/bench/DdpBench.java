@@ -21,10 +21,14 @@ import java.util.function.Consumer;
  * The {@code ddp} suite, the measurement of {@code ../shared/anchors/torch_ddp.py}: training steps (zero grad,
  * forward, NLL loss, backward, SGD lr 0.01 momentum 0.5) of the tutorial network at global batch 128 on
  * synthetic 28x28 data, each of {@code --world} processes taking {@code 128 / world} images, with one compute
- * thread per process; the median of steps 10 to the end of {@code --steps} (60). With {@code --world 1} it
+ * thread per process. The JVM compiles the kernels while it runs, and on a machine with one core per rank
+ * its compilers compete with the ranks, so the timed {@code --steps} (60) follow {@code --warmup} (1000)
+ * untimed steps, as JMH warms up; {@code cold_step_ms} is the anchor's own protocol on a fresh JVM (median of
+ * steps 10 to 60 from the start). With {@code --world 1} it
  * trains locally without DDP in this JVM, as the anchor does; with more, each rank is a JVM started through
  * {@code tensorbus launch} ({@link DdpBenchWorker}) and wraps the network in {@link DistributedDataParallel}.
- * Rank 0 reports {@code ddp step world=N batch=128 step_ms=T samples_per_s=S exposed_comm_ms=C}, where the
+ * Rank 0 reports {@code ddp step world=N batch=128 step_ms=T samples_per_s=S cold_step_ms=F exposed_comm_ms=C},
+ * where the
  * last is the median time a backward pass waited for gradient communication after its compute had ended
  * ({@link DistributedDataParallel#lastExposedCommunication()}; absent for world 1, which has none).
  */
@@ -34,15 +38,19 @@ public final class DdpBench {
     /** The anchor's steps left out of the median (warm-up). */
     static final int SKIPPED_STEPS = 10;
     /** The usage of the suite's options. */
-    public static final String USAGE = "ddp [--world N] [--steps S]";
+    public static final String USAGE = "ddp [--world N] [--warmup W] [--steps S]";
+    /** The anchor's last step of its median, for {@code cold_step_ms}. */
+    static final int ANCHOR_STEPS = 60;
 
     /**
      * The suite's options.
      *
      * @param world the number of processes, 1 to 64 (1: local training without DDP)
-     * @param steps the training steps, more than {@link #SKIPPED_STEPS}
+     * @param warmup untimed steps before the timed ones, 0 to 1,000,000 (with 0 the first
+     *     {@link #SKIPPED_STEPS} timed steps are left out instead)
+     * @param steps the timed training steps, more than {@link #SKIPPED_STEPS}
      */
-    public record Options(int world, int steps) {
+    public record Options(int world, int warmup, int steps) {
         /**
          * Checks the ranges.
          *
@@ -56,19 +64,22 @@ public final class DdpBench {
                 throw new IllegalArgumentException("--world " + world + " leaves no image per rank of batch "
                         + GLOBAL_BATCH);
             }
+            if (warmup < 0 || warmup > 1_000_000) {
+                throw new IllegalArgumentException("--warmup must be from 0 to 1000000, got " + warmup);
+            }
             if (steps <= SKIPPED_STEPS) {
                 throw new IllegalArgumentException("--steps must be more than the " + SKIPPED_STEPS
                         + " warm-up steps, got " + steps);
             }
         }
 
-        /** The anchor's run: 2 processes, 60 steps. */
+        /** The anchor's run, 2 processes and 60 steps, after 1000 warm-up steps. */
         public static Options defaults() {
-            return new Options(2, 60);
+            return new Options(2, 1000, 60);
         }
 
         /**
-         * Parses {@code --world N --steps S}, each optional.
+         * Parses {@code --world N --warmup W --steps S}, each optional.
          *
          * @throws IllegalArgumentException naming the wrong option and what it allows
          */
@@ -76,6 +87,7 @@ public final class DdpBench {
             Options d = defaults();
             int world = d.world();
             int steps = d.steps();
+            int warmup = d.warmup();
             Set<String> seen = new LinkedHashSet<>();
             for (int i = 0; i < args.size(); i += 2) {
                 String option = args.get(i);
@@ -85,17 +97,19 @@ public final class DdpBench {
                 String value = MultiProcessBench.value(args, i);
                 switch (option) {
                     case "--world" -> world = (int) MultiProcessBench.number(option, value, 1, 64);
+                    case "--warmup" -> warmup = (int) MultiProcessBench.number(option, value, 0, 1_000_000);
                     case "--steps" -> steps = (int) MultiProcessBench.number(option, value, SKIPPED_STEPS + 1,
                             1_000_000);
                     default -> throw new IllegalArgumentException("unknown option '" + option + "'; " + USAGE);
                 }
             }
-            return new Options(world, steps);
+            return new Options(world, warmup, steps);
         }
 
         /** The arguments that make {@link #parse} return these options (what the workers are given). */
         public List<String> toArgs() {
-            return List.of("--world", Integer.toString(world), "--steps", Integer.toString(steps));
+            return List.of("--world", Integer.toString(world), "--warmup", Integer.toString(warmup), "--steps",
+                    Integer.toString(steps));
         }
     }
 
@@ -118,7 +132,7 @@ public final class DdpBench {
         try {
             // One thread, as the anchor's torch.set_num_threads(1).
             Threads.set(1);
-            sink.accept(measure(new MnistNet(new Generator(1234)), 1, options.steps()));
+            sink.accept(measure(new MnistNet(new Generator(1234)), 1, options));
             return 0;
         } finally {
             Threads.set(before);
@@ -126,19 +140,20 @@ public final class DdpBench {
     }
 
     /**
-     * The anchor's loop on this process: {@code steps} timed training steps of {@code model} (the network, or
-     * its {@link DistributedDataParallel} wrapper, whose exposed communication is then reported too) on
-     * {@code 128 / world} random images.
+     * The anchor's loop on this process: {@code warmup + steps} training steps of {@code model} (the network,
+     * or its {@link DistributedDataParallel} wrapper, whose exposed communication is then reported too) on
+     * {@code 128 / world} random images; the median of the timed ones.
      */
-    static Measurement measure(Module model, int world, int steps) {
+    static Measurement measure(Module model, int world, Options options) {
         DistributedDataParallel ddp = model instanceof DistributedDataParallel d ? d : null;
         SGD sgd = SGD.builder().lr(0.01).momentum(0.5).build(model.parameters());
         int batch = GLOBAL_BATCH / world;
         Tensor x = Tensor.randn(new Generator(2), DType.FLOAT32, batch, 1, 28, 28);
         Tensor y = Tensor.randint(new Generator(3), 0, 10, batch);
-        double[] seconds = new double[steps];
-        double[] exposed = new double[steps];
-        for (int i = 0; i < steps; i++) {
+        int total = options.warmup() + options.steps();
+        double[] seconds = new double[total];
+        double[] exposed = new double[total];
+        for (int i = 0; i < total; i++) {
             long t0 = System.nanoTime();
             sgd.zeroGrad(true);
             Functional.nllLoss(model.forward(x), y).backward();
@@ -146,11 +161,16 @@ public final class DdpBench {
             seconds[i] = (System.nanoTime() - t0) / 1e9;
             exposed[i] = ddp == null ? 0 : ddp.lastExposedCommunication().toNanos() / 1e9;
         }
-        double step = MultiProcessBench.median(Arrays.copyOfRange(seconds, SKIPPED_STEPS, steps));
+        int from = options.warmup() > 0 ? options.warmup() : SKIPPED_STEPS;
+        double step = MultiProcessBench.median(Arrays.copyOfRange(seconds, from, total));
         Measurement m = new Measurement("ddp", "step").with("world", world).with("batch", batch * world)
                 .with("step_ms", step * 1000, 2).with("samples_per_s", batch * world / step, 0);
+        if (total >= ANCHOR_STEPS) {
+            double cold = MultiProcessBench.median(Arrays.copyOfRange(seconds, SKIPPED_STEPS, ANCHOR_STEPS));
+            m.with("cold_step_ms", cold * 1000, 2);
+        }
         if (ddp != null) {
-            double comm = MultiProcessBench.median(Arrays.copyOfRange(exposed, SKIPPED_STEPS, steps));
+            double comm = MultiProcessBench.median(Arrays.copyOfRange(exposed, from, total));
             m.with("exposed_comm_ms", comm * 1000, 3);
         }
         return m;

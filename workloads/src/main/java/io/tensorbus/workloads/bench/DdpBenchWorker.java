@@ -27,7 +27,7 @@ public final class DdpBenchWorker {
             // The same seed on every rank, as the anchor's torch.manual_seed(1234); DDP broadcasts rank 0's anyway.
             DistributedDataParallel ddp = DistributedDataParallel.builder(new MnistNet(new Generator(1234)), pg)
                     .build();
-            Measurement m = DdpBench.measure(ddp, pg.size(), options.steps());
+            Measurement m = DdpBench.measure(ddp, pg.size(), options);
             if (pg.rank() == 0) {
                 MultiProcessBench.report(m);
             }

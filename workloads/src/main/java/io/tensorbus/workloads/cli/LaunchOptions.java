@@ -42,7 +42,9 @@ public record LaunchOptions(int nprocPerNode, int nnodes, int nodeRank, String m
               TARGET               a main class on the class path (io.tensorbus.workloads.examples.GroupAllReduce)
                                    or a workload name, run as 'tensorbus run TARGET [args]'
             Each process gets RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, GROUP_RANK, MASTER_ADDR and
-            MASTER_PORT. Option names may also be written with underscores, as torchrun accepts them.""".formatted(
+            MASTER_PORT. Option names may also be written with underscores, as torchrun accepts them.
+            TENSORBUS_JVM_OPTS adds JVM options to every process; with no more cores than processes they run
+            the serial collector unless it names another.""".formatted(
             MAX_NPROC, DEFAULT_MULTI_NODE_PORT);
 
     private static final List<String> KNOWN = List.of("--nproc-per-node", "--nnodes", "--node-rank", "--master-addr",

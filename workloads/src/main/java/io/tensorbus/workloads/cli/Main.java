@@ -37,7 +37,7 @@ public final class Main {
                                            p2p [--max-bytes B] [--jit-warmup ROUNDS],
                                            collectives [--world N] [--ops allreduce,broadcast,allgather]
                                              [--max-bytes B] [--jit-warmup ROUNDS]
-                                           ddp [--world N] [--steps S]
+                                           ddp [--world N] [--warmup W] [--steps S]
                                            (p2p, collectives and ddp run one JVM per rank)
               launch --nproc-per-node N [--nnodes M --node-rank K --master-addr A --master-port P]
                      [--timeout SECONDS] TARGET [args]

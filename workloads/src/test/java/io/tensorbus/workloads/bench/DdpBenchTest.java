@@ -16,9 +16,9 @@ import org.junit.jupiter.api.Timeout;
 class DdpBenchTest {
     @Test
     void defaultsAreTheAnchorsRunAndOptionsRoundTripThroughTheWorkerArguments() {
-        assertEquals(new DdpBench.Options(2, 60), DdpBench.Options.parse(List.of()));
-        DdpBench.Options o = DdpBench.Options.parse(List.of("--world", "4", "--steps", "30"));
-        assertEquals(new DdpBench.Options(4, 30), o);
+        assertEquals(new DdpBench.Options(2, 1000, 60), DdpBench.Options.parse(List.of()));
+        DdpBench.Options o = DdpBench.Options.parse(List.of("--world", "4", "--warmup", "5", "--steps", "30"));
+        assertEquals(new DdpBench.Options(4, 5, 30), o);
         assertEquals(o, DdpBench.Options.parse(o.toArgs()));
     }
 
@@ -27,23 +27,24 @@ class DdpBenchTest {
         assertMessage("--world must be from 1 to 64, got 0", "--world", "0");
         assertMessage("--steps must be from 11 to 1000000, got 10", "--steps", "10");
         assertMessage("--world needs a value", "--world");
-        assertMessage("unknown option '--batch'; ddp [--world N] [--steps S]", "--batch", "64");
+        assertMessage("unknown option '--batch'; ddp [--world N] [--warmup W] [--steps S]", "--batch", "64");
         assertMessage("--steps is given twice", "--steps", "20", "--steps", "30");
     }
 
     @Test
     @Timeout(value = 30, unit = TimeUnit.SECONDS)
     void worldOneTrainsLocallyWithoutDdpAndReportsNoCommunication() {
-        List<Measurement> got = run("--world", "1", "--steps", "12");
+        List<Measurement> got = run("--world", "1", "--warmup", "50", "--steps", "12");
         assertEquals(1, got.size());
         String line = got.getFirst().line();
-        assertTrue(line.matches("ddp step world=1 batch=128 step_ms=\\d+\\.\\d{2} samples_per_s=\\d+"), line);
+        assertTrue(line.matches("ddp step world=1 batch=128 step_ms=\\d+\\.\\d{2} samples_per_s=\\d+"
+                + " cold_step_ms=\\d+\\.\\d{2}"), line);
     }
 
     @Test
     @Timeout(value = 90, unit = TimeUnit.SECONDS)
     void worldTwoRunsTwoJvmsAndReportsTheExposedCommunication() {
-        List<Measurement> got = run("--world", "2", "--steps", "12");
+        List<Measurement> got = run("--world", "2", "--warmup", "3", "--steps", "12");
         assertEquals(1, got.size());
         String line = got.getFirst().line();
         assertTrue(line.matches("ddp step world=2 batch=128 step_ms=\\d+\\.\\d{2} samples_per_s=\\d+"
