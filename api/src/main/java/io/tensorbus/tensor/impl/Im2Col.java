@@ -32,6 +32,11 @@ public final class Im2Col {
             long colOff, int ld, boolean isFloat) {
         int p = g.outPlane();
         int kk = g.kH() * g.kW();
+        if (isFloat && isValidUnitStride(g)) {
+            io.tensorbus.tensor.Threads.parallelFor(0, channels * kk, io.tensorbus.tensor.Threads.grain(p),
+                    (r0, r1) -> validIm2colF32(x, xOff, g, col, colOff, ld, r0, r1));
+            return;
+        }
         io.tensorbus.tensor.Threads.parallelFor(0, channels * kk, io.tensorbus.tensor.Threads.grain(p), (r0, r1) -> {
             for (int row = r0; row < r1; row++) {
                 int c = row / kk;
@@ -54,6 +59,62 @@ public final class Im2Col {
                 }
             }
         });
+    }
+
+    /**
+     * Stride 1, no padding, no dilation ("valid" convolution, as the tutorial network's): every column row
+     * is {@code outH} runs of {@code outW} input elements. Its float32 kernels below work on heap copies:
+     * those runs are short (8 or 24 floats), and per-run segment accesses cost more than the data they move.
+     */
+    private static boolean isValidUnitStride(ConvGeometry g) {
+        return g.pH() == 0 && g.pW() == 0 && g.sH() == 1 && g.sW() == 1 && g.dH() == 1 && g.dW() == 1;
+    }
+
+    /** Column rows {@code [r0, r1)} of a valid unit-stride float32 im2col, through heap arrays. */
+    private static void validIm2colF32(MemorySegment x, long xOff, ConvGeometry g, MemorySegment col, long colOff,
+            int ld, int r0, int r1) {
+        int kk = g.kH() * g.kW();
+        int inPlane = g.inPlane();
+        int c0 = r0 / kk;
+        int c1 = (r1 - 1) / kk + 1;
+        float[] in = new float[(c1 - c0) * inPlane];
+        MemorySegment.copy(x, ValueLayout.JAVA_FLOAT, (xOff + (long) c0 * inPlane) * 4, in, 0, in.length);
+        float[] row = new float[g.outPlane()];
+        int outW = g.outW();
+        for (int r = r0; r < r1; r++) {
+            int k = r % kk;
+            int base = (r / kk - c0) * inPlane + (k / g.kW()) * g.inW() + k % g.kW();
+            for (int oh = 0; oh < g.outH(); oh++) {
+                System.arraycopy(in, base + oh * g.inW(), row, oh * outW, outW);
+            }
+            MemorySegment.copy(row, 0, col, ValueLayout.JAVA_FLOAT, (colOff + (long) r * ld) * 4, row.length);
+        }
+    }
+
+    /** Channels {@code [c0, c1)} of a valid unit-stride float32 col2im, accumulated in heap arrays. */
+    private static void validCol2imF32(MemorySegment col, long colOff, int ld, ConvGeometry g, MemorySegment x,
+            long xOff, int c0, int c1) {
+        int kk = g.kH() * g.kW();
+        int outW = g.outW();
+        float[] plane = new float[g.inPlane()];
+        float[] row = new float[g.outPlane()];
+        for (int c = c0; c < c1; c++) {
+            long planeOff = (xOff + (long) c * plane.length) * 4;
+            MemorySegment.copy(x, ValueLayout.JAVA_FLOAT, planeOff, plane, 0, plane.length);
+            for (int k = 0; k < kk; k++) {
+                MemorySegment.copy(col, ValueLayout.JAVA_FLOAT, (colOff + (long) (c * kk + k) * ld) * 4, row, 0,
+                        row.length);
+                int base = (k / g.kW()) * g.inW() + k % g.kW();
+                for (int oh = 0; oh < g.outH(); oh++) {
+                    int dst = base + oh * g.inW();
+                    int src = oh * outW;
+                    for (int j = 0; j < outW; j++) {
+                        plane[dst + j] += row[src + j];
+                    }
+                }
+            }
+            MemorySegment.copy(plane, 0, x, ValueLayout.JAVA_FLOAT, planeOff, plane.length);
+        }
     }
 
     /**
@@ -168,6 +229,11 @@ public final class Im2Col {
             long xOff, boolean isFloat) {
         int p = g.outPlane();
         int kk = g.kH() * g.kW();
+        if (isFloat && isValidUnitStride(g)) {
+            io.tensorbus.tensor.Threads.parallelFor(0, channels, io.tensorbus.tensor.Threads.grain((long) kk * p),
+                    (c0, c1) -> validCol2imF32(col, colOff, ld, g, x, xOff, c0, c1));
+            return;
+        }
         // One channel per task: rows of the same channel add into the same plane.
         io.tensorbus.tensor.Threads.parallelFor(0, channels, io.tensorbus.tensor.Threads.grain((long) kk * p),
                 (c0, c1) -> {
