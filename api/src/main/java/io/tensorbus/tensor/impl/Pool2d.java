@@ -3,6 +3,11 @@ package io.tensorbus.tensor.impl;
 import io.tensorbus.tensor.Threads;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.VectorMask;
+import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorSpecies;
 
 /**
  * Max and average pooling over contiguous planes ({@code [planes, H, W]}), forward and backward. Windows
@@ -10,6 +15,9 @@ import java.lang.foreign.ValueLayout;
  * Element offsets; float32 when {@code isFloat}, else float64.
  */
 public final class Pool2d {
+    private static final VectorSpecies<Float> FS = FloatVector.SPECIES_256;
+    private static final VectorSpecies<Integer> IS = IntVector.SPECIES_256;
+
     private Pool2d() {
     }
 
@@ -121,47 +129,70 @@ public final class Pool2d {
     }
 
     /**
-     * {@link #maxForward} of float32 planes {@code [p0, p1)} with 2x2 windows at stride 2. The same result as
-     * the general scan (first maximum in row-major order, the first NaN wins), chosen with selects instead
-     * of data-dependent branches, which mispredict on half of the elements of real activations. Each plane
-     * is copied to the heap first: array loops lose their bounds checks, segment accessors here did not.
+     * {@link #maxForward} of float32 planes {@code [p0, p1)} with 2x2 windows at stride 2: the same result as
+     * the general scan (first maximum in row-major order, the first NaN wins). Eight windows at a time: each
+     * window's four elements are gathered into four vectors and compared with masks, because scalar
+     * compares mispredict on half of the elements of real activations. Each plane is copied to the heap
+     * first: gathers take arrays, and short array loops lose their bounds checks.
      */
     private static void max2x2F32(MemorySegment x, int p0, int p1, Windows w, MemorySegment out,
             MemorySegment idx) {
         int inW = w.inW();
-        int outW = w.outW();
         int inPlane = w.inH() * inW;
-        int outPlane = w.outH() * outW;
+        int outPlane = w.outH() * w.outW();
+        int[] topLeft = new int[outPlane];
+        for (int o = 0; o < outPlane; o++) {
+            topLeft[o] = 2 * (o / w.outW()) * inW + 2 * (o % w.outW());
+        }
         float[] in = new float[inPlane];
         float[] max = new float[outPlane];
-        long[] arg = new long[outPlane];
+        int[] arg = new int[outPlane];
+        long[] arg64 = new long[outPlane];
         for (int p = p0; p < p1; p++) {
             MemorySegment.copy(x, ValueLayout.JAVA_FLOAT, (long) p * inPlane * 4, in, 0, inPlane);
-            for (int oh = 0; oh < w.outH(); oh++) {
-                int top = 2 * oh * inW;
-                int o = oh * outW;
-                for (int ow = 0; ow < outW; ow++) {
-                    int i0 = top + 2 * ow;
-                    int i2 = i0 + inW;
-                    float a = in[i0];
-                    float b = in[i0 + 1];
-                    float c = in[i2];
-                    float d = in[i2 + 1];
-                    // Taken when larger, or a NaN over a number: ties keep the earlier element, as the scan.
-                    boolean tb = b > a | (b != b & a == a);
-                    float m = tb ? b : a;
-                    int at = tb ? i0 + 1 : i0;
-                    boolean tc = c > m | (c != c & m == m);
-                    m = tc ? c : m;
-                    at = tc ? i2 : at;
-                    boolean td = d > m | (d != d & m == m);
-                    max[o + ow] = td ? d : m;
-                    arg[o + ow] = td ? i2 + 1 : at;
-                }
+            int o = 0;
+            for (; o <= outPlane - FS.length(); o += FS.length()) {
+                max2x2Vector(in, topLeft, o, inW, max, arg);
+            }
+            for (; o < outPlane; o++) {
+                max2x2Scalar(in, topLeft[o], inW, max, arg, o);
+            }
+            for (int i = 0; i < outPlane; i++) {
+                arg64[i] = arg[i];
             }
             MemorySegment.copy(max, 0, out, ValueLayout.JAVA_FLOAT, (long) p * outPlane * 4, outPlane);
-            MemorySegment.copy(arg, 0, idx, ValueLayout.JAVA_LONG, (long) p * outPlane * 8, outPlane);
+            MemorySegment.copy(arg64, 0, idx, ValueLayout.JAVA_LONG, (long) p * outPlane * 8, outPlane);
         }
+    }
+
+    private static void max2x2Vector(float[] in, int[] topLeft, int o, int inW, float[] max, int[] arg) {
+        IntVector i0 = IntVector.fromArray(IS, topLeft, o);
+        FloatVector m = FloatVector.fromArray(FS, in, 0, topLeft, o);
+        IntVector at = i0;
+        int[] offsets = {1, inW, inW + 1};
+        for (int d : offsets) {
+            FloatVector v = FloatVector.fromArray(FS, in, d, topLeft, o);
+            // Taken when larger, or a NaN over a number: ties keep the earlier element, as the scan.
+            VectorMask<Float> take = v.compare(VectorOperators.GT, m)
+                    .or(v.test(VectorOperators.IS_NAN).andNot(m.test(VectorOperators.IS_NAN)));
+            m = m.blend(v, take);
+            at = at.blend(i0.add(d), take.cast(IS));
+        }
+        m.intoArray(max, o);
+        at.intoArray(arg, o);
+    }
+
+    private static void max2x2Scalar(float[] in, int i0, int inW, float[] max, int[] arg, int o) {
+        float m = in[i0];
+        int at = i0;
+        for (int c : new int[] {i0 + 1, i0 + inW, i0 + inW + 1}) {
+            float v = in[c];
+            boolean take = v > m | (v != v & m == m);
+            m = take ? v : m;
+            at = take ? c : at;
+        }
+        max[o] = m;
+        arg[o] = at;
     }
 
     /** Plane index of the first maximum of a window (a NaN counts as the maximum), float64. */
