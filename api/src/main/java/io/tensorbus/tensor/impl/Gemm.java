@@ -31,6 +31,10 @@ public final class Gemm {
         GemmMatrix ma = new GemmMatrix(a, aOff, lda, transA);
         GemmMatrix mb = new GemmMatrix(b, bOff, ldb, transB);
         GemmMatrix mc = new GemmMatrix(c, cOff, ldc, false);
+        if (SgemmDot.applies(transA, transB, m, n, k)) {
+            SgemmDot.run(m, n, k, alpha, ma, mb, beta, mc);
+            return;
+        }
         GemmDriver.run(m, n, k, () -> new SgemmWorker(ma, mb, mc, n, k, alpha, beta));
     }
 

@@ -175,6 +175,17 @@ class GemmTest {
     }
 
     @Test
+    void wideDepthProductsWithBTransposedMatchReference() {
+        // The dot-product kernel's shapes (few rows, long depth): row counts around its 4-row blocks, depths
+        // around its 1024-float blocks and vector tails.
+        int[][] shapes = {{10, 25, 36864}, {20, 250, 4096}, {1, 1, 1024}, {5, 3, 1025}, {32, 7, 3001}, {3, 300, 2048}};
+        for (int[] s : shapes) {
+            check(new Case(false, true, s[0], s[1], s[2], 1.5, 0.5, 3, 1), true, false, 200);
+            check(new Case(false, true, s[0], s[1], s[2], 1, 0, 0, 0), true, true, 200);
+        }
+    }
+
+    @Test
     void betaZeroOverwritesNanFilledOutput() {
         for (int tr = 0; tr < 4; tr++) {
             for (int[] s : new int[][] {{7, 50, 9}, {64, 600, 300}, {1, 1, 1}}) {
