@@ -24,7 +24,7 @@ import java.util.function.BiConsumer;
  * to a caller-supplied accumulator instead of {@code .grad}.
  */
 public final class Engine {
-    /** Callbacks queued by the nodes and hooks of the {@link #execute} running on this thread, innermost last. */
+    /** Callbacks of the {@link #execute} calls running on this thread, outermost first; only the first gets any. */
     private static final ThreadLocal<Deque<List<Runnable>>> CALLBACKS = ThreadLocal.withInitial(ArrayDeque::new);
 
     private Engine() {
@@ -34,19 +34,21 @@ public final class Engine {
      * Queues {@code callback} to run once the backward pass running on this thread has finished all its
      * nodes, before {@code backward()} returns (PyTorch's {@code Engine.queue_callback}). This is how
      * DistributedDataParallel waits for its last buckets: a hook cannot wait inside the pass, because nodes
-     * still to run would be delayed. Callbacks run in the order queued and may queue further callbacks; an
-     * exception from one ends the pass with that exception.
+     * still to run would be delayed. When passes nest (a node that runs backward itself, as activation
+     * checkpointing does), the callback belongs to the outermost pass: it runs once everything that pass
+     * started is done. Callbacks run in the order queued and may queue further callbacks; an exception from
+     * one ends the pass with that exception, and the callbacks after it do not run.
      *
      * @throws IllegalStateException when no backward pass is running on this thread
      */
     public static void queueCallback(Runnable callback) {
         Objects.requireNonNull(callback, "callback");
-        List<Runnable> current = CALLBACKS.get().peekLast();
-        if (current == null) {
+        List<Runnable> outermost = CALLBACKS.get().peekFirst();
+        if (outermost == null) {
             throw new IllegalStateException("queueCallback is only allowed while a backward pass runs on this thread"
                     + " (from a hook or a node)");
         }
-        current.add(callback);
+        outermost.add(callback);
     }
 
     /**

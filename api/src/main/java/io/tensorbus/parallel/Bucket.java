@@ -58,8 +58,8 @@ final class Bucket {
      * PyTorch's {@code compute_bucket_assignment_by_size}: walks the parameters from last to first (the
      * order in which backward produces their gradients), keeping one open bucket per dtype, and closes a
      * bucket once it reaches its cap: {@code firstCapBytes} for the first bucket (small, so that
-     * communication starts early in the backward pass), {@code capBytes} after. A parameter larger than
-     * the cap gets a bucket of its own.
+     * communication starts early in the backward pass), {@code capBytes} after. A bucket closes with the
+     * parameter that fills it, so it may pass its cap by up to one parameter.
      *
      * @return the parameter indices of each bucket, in the order the buckets are reduced
      */

@@ -10,8 +10,10 @@ import io.vertx.core.Future;
  * thread running the backward pass, in bucket order on every rank; the hook must issue the same
  * collectives in the same order on every rank.
  *
- * <p>The returned future completes with a tensor of the bucket's element count and dtype that holds the
- * averaged gradients (the bucket's own buffer may be returned). Built-in hooks are in {@link CommHooks}.
+ * <p>The returned future completes with a tensor of the bucket's element count that holds the averaged
+ * gradients (the bucket's own buffer may be returned). A hook must issue all its collectives before it
+ * returns: one started later from a future's callback would race with the next bucket's and could reach
+ * the ranks in different orders. Built-in hooks are in {@link CommHooks}.
  */
 @FunctionalInterface
 public interface CommHook {

@@ -13,7 +13,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.IdentityHashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
@@ -33,7 +35,7 @@ import java.util.Set;
  * thread at a time; {@link Builder#build()} and the backward pass block and must not run on a Vert.x event
  * loop.
  */
-public final class DistributedDataParallel extends Module {
+public final class DistributedDataParallel extends Module implements AutoCloseable {
     /** PyTorch's {@code _DEFAULT_FIRST_BUCKET_BYTES}. */
     static final long FIRST_BUCKET_BYTES = 1024 * 1024;
 
@@ -79,9 +81,9 @@ public final class DistributedDataParallel extends Module {
     }
 
     /**
-     * Runs the wrapped module. In training mode with {@code broadcastBuffers}, rank 0's buffers (BatchNorm's
-     * running statistics) are copied to every rank first; with grad mode on and outside {@link #noSync()},
-     * the next backward pass synchronises the gradients.
+     * Runs the wrapped module. A forward with grad mode on and outside {@link #noSync()} is synchronised: the
+     * next backward pass averages the gradients, and with {@code broadcastBuffers} rank 0's buffers
+     * (BatchNorm's running statistics) are copied to every rank before the module runs.
      *
      * @throws IllegalStateException when the previous iteration's reduction did not finish (a parameter got
      *     no gradient; the message names them) or failed
@@ -91,11 +93,12 @@ public final class DistributedDataParallel extends Module {
         boolean sync = Autograd.isGradEnabled() && requireGradSync;
         if (sync) {
             reducer.checkPriorReductionFinished();
-            if (join != null) {
-                join.notifyActive();
-            }
         }
-        if (isTraining() && broadcastsBuffers()) {
+        boolean buffers = sync && broadcastsBuffers();
+        if (join != null) {
+            join.notifyActive(sync, buffers);
+        }
+        if (buffers) {
             syncBuffers(join != null);
         }
         Tensor output = module.forward(input);
@@ -135,6 +138,7 @@ public final class DistributedDataParallel extends Module {
      * Replaces the all-reduce of each bucket with {@code hook} (PyTorch's {@code register_comm_hook}); see
      * {@link CommHooks} for the built-in ones. Allowed once, before the first backward pass.
      *
+     * @throws NullPointerException when {@code hook} is null
      * @throws IllegalStateException when a hook is already registered or training has started
      */
     public void registerCommHook(CommHook hook) {
@@ -149,26 +153,29 @@ public final class DistributedDataParallel extends Module {
         return reducer.lastExposedCommunication();
     }
 
-    /** The parameter names of each bucket, in reduction order (the first bucket holds the last layers). */
+    /**
+     * The parameter names (as in the wrapped module) of each bucket, in reduction order: the first bucket
+     * holds the last layers, whose gradients backward produces first.
+     */
     public List<List<String>> bucketNames() {
-        List<String> names = List.copyOf(trainable(module).keySet());
-        List<List<String>> out = new ArrayList<>();
-        for (int[] bucket : reducer.bucketAssignment()) {
-            List<String> b = new ArrayList<>();
-            for (int p : bucket) {
-                b.add(names.get(p));
-            }
-            out.add(List.copyOf(b));
-        }
-        return List.copyOf(out);
+        return reducer.bucketNames();
+    }
+
+    /**
+     * Detaches the gradient hooks from the module's parameters: later backward passes through the module
+     * only accumulate locally, and the module may be wrapped again. The wrapper must not be used afterwards.
+     */
+    @Override
+    public void close() {
+        reducer.removeHooks();
     }
 
     @Override
     protected String extraRepr() {
-        return "world=" + group.size() + ", buckets=" + reducer.bucketAssignment().size();
+        return "world=" + group.size() + ", buckets=" + reducer.bucketCount();
     }
 
-    /** True when buffers are broadcast before each training forward and the module has any. */
+    /** True when buffers are broadcast before each synchronised forward and the module has any. */
     boolean broadcastsBuffers() {
         return broadcastBuffers && !module.buffers().isEmpty();
     }
@@ -219,7 +226,7 @@ public final class DistributedDataParallel extends Module {
     }
 
     private static Map<String, Tensor> trainable(Module module) {
-        Map<String, Tensor> out = new java.util.LinkedHashMap<>();
+        Map<String, Tensor> out = new LinkedHashMap<>();
         Set<Tensor> seen = Collections.newSetFromMap(new IdentityHashMap<>());
         module.namedParameters().forEach((name, p) -> {
             if (p.requiresGrad() && seen.add(p)) {
@@ -246,9 +253,9 @@ public final class DistributedDataParallel extends Module {
 
     private static List<String> signature(Module m) {
         List<String> out = new ArrayList<>();
-        Map<String, Tensor> state = new java.util.LinkedHashMap<>(m.namedParameters());
+        Map<String, Tensor> state = new LinkedHashMap<>(m.namedParameters());
         state.putAll(m.namedBuffers());
-        state.forEach((name, t) -> out.add(name + " " + t.dtype().name().toLowerCase(java.util.Locale.ROOT)
+        state.forEach((name, t) -> out.add(name + " " + t.dtype().name().toLowerCase(Locale.ROOT)
                 + Shapes.str(t.shape())));
         return out;
     }
@@ -258,7 +265,7 @@ public final class DistributedDataParallel extends Module {
             Object a = i < mine.size() ? mine.get(i) : "(nothing)";
             Object b = i < theirs.size() ? theirs.get(i) : "(nothing)";
             if (!a.equals(b)) {
-                return "parameter " + i + " is " + a + " here and " + b + " there";
+                return "parameter or buffer " + i + " is " + a + " here and " + b + " there";
             }
         }
         return null;
@@ -292,7 +299,7 @@ public final class DistributedDataParallel extends Module {
             return this;
         }
 
-        /** Copy rank 0's buffers to every rank before each training forward (default true). */
+        /** Copy rank 0's buffers to every rank before each synchronised forward (default true). */
         public Builder broadcastBuffers(boolean value) {
             this.broadcastBuffers = value;
             return this;
@@ -310,7 +317,8 @@ public final class DistributedDataParallel extends Module {
 
         /**
          * Make each {@code .grad} a view into its bucket (default false): saves one copy of the gradients
-         * and their memory; {@code .grad} must then be zeroed in place, not replaced.
+         * and their memory. Zeroing {@code .grad} in place keeps the views; setting it to null makes the next
+         * reduction put a view back.
          */
         public Builder gradientAsBucketView(boolean value) {
             this.gradientAsBucketView = value;
@@ -320,8 +328,8 @@ public final class DistributedDataParallel extends Module {
         /**
          * Declare that the graph is the same in every iteration (default false): the first iteration reduces
          * everything at its end and records which parameters are used and how often their gradients arrive;
-         * later iterations reuse that, which also allows gradients that arrive several times (reentrant
-         * backward, activation checkpointing) and unused parameters without a graph walk.
+         * later iterations reuse that, which also allows gradients that arrive several times in one backward
+         * pass (reentrant backward, activation checkpointing) and unused parameters without a graph walk.
          */
         public Builder staticGraph(boolean value) {
             this.staticGraph = value;
@@ -332,12 +340,17 @@ public final class DistributedDataParallel extends Module {
          * Compares the parameter shapes across ranks, broadcasts rank 0's state and installs the gradient
          * hooks. Every rank of the group must call it.
          *
-         * @throws IllegalArgumentException when the module has no parameter that requires grad, or the ranks'
-         *     parameters differ (the message names the first differing one)
+         * @throws IllegalArgumentException when the module has no parameter that requires grad, the ranks'
+         *     parameters differ (the message names the first differing one), or this process is not a member
+         *     of the group
          * @throws IllegalStateException on a Vert.x event-loop thread
          * @throws io.tensorbus.spi.CommunicationException when the group fails or times out
          */
         public DistributedDataParallel build() {
+            if (!group.isMember()) {
+                throw new IllegalArgumentException("this process is not a member of the group it asked"
+                        + " DistributedDataParallel to average over");
+            }
             if (trainable(module).isEmpty()) {
                 throw new IllegalArgumentException("DistributedDataParallel needs a module with at least one parameter"
                         + " that requires grad; " + module.getClass().getSimpleName() + " has none");

@@ -5,10 +5,11 @@ import io.tensorbus.tensor.Tensor;
 
 /**
  * The join context for uneven inputs (PyTorch's {@code torch.distributed.algorithms.Join} with DDP as its
- * joinable), returned by {@link DistributedDataParallel#join()}. While it is open, each synchronised
- * forward first all-reduces a "still training" flag; {@link #close()} keeps answering those all-reduces
- * with zero, and shadows the gradient reduction of the ranks still training with zero gradients, until all
- * ranks have closed their context. Then the parameters and buffers of the last rank to join are broadcast,
+ * joinable), returned by {@link DistributedDataParallel#join()}. While it is open, every forward first
+ * all-reduces three counts: ranks still training, and of those, ranks whose backward will average gradients
+ * and ranks that broadcast buffers first. {@link #close()} keeps answering with zeros and, as those counts
+ * say, joins the buffer broadcast and shadows the gradient reduction with zero gradients, until all ranks
+ * have closed their context. Then the parameters and buffers of the last rank to join are broadcast,
  * because the ranks that joined early missed the later optimizer steps.
  */
 public final class Join implements AutoCloseable {
@@ -20,9 +21,9 @@ public final class Join implements AutoCloseable {
         this.ddp = ddp;
     }
 
-    /** Called by a synchronised forward of a rank that still has data. */
-    void notifyActive() {
-        allReduceFlag(1);
+    /** Called by every forward of a rank that still has data, before any other collective of it. */
+    void notifyActive(boolean syncsGradients, boolean syncsBuffers) {
+        allReduceCounts(1, syncsGradients ? 1 : 0, syncsBuffers ? 1 : 0);
     }
 
     boolean isClosing() {
@@ -44,9 +45,9 @@ public final class Join implements AutoCloseable {
         closing = true;
         try {
             boolean lastJoiner = true;
-            while (allReduceFlag(0) > 0) {
+            for (long[] counts = allReduceCounts(0, 0, 0); counts[0] > 0; counts = allReduceCounts(0, 0, 0)) {
                 lastJoiner = false;
-                shadowIteration();
+                shadowIteration(counts[1] > 0, counts[2] > 0);
             }
             int src = ddp.commonRank(lastJoiner);
             ddp.syncState(src);
@@ -55,18 +56,19 @@ public final class Join implements AutoCloseable {
         }
     }
 
-    private void shadowIteration() {
-        if (ddp.isTraining() && ddp.broadcastsBuffers()) {
+    private void shadowIteration(boolean gradients, boolean buffers) {
+        if (buffers) {
             ddp.syncBuffers(true);
         }
-        if (ddp.requiresGradSync()) {
+        if (gradients) {
             ddp.reducer().shadowBackward();
         }
     }
 
-    private long allReduceFlag(int value) {
-        Tensor t = Tensor.of(new int[] {value}, 1);
+    /** Sums (ranks training, of them syncing gradients, of them broadcasting buffers) over the group. */
+    private long[] allReduceCounts(int training, int gradients, int buffers) {
+        Tensor t = Tensor.of(new int[] {training, gradients, buffers}, 3);
         ddp.await(ddp.processGroup().allReduce(t, ReduceOp.SUM), "the join context's count of ranks still training");
-        return t.getLong(0);
+        return new long[] {t.getLong(0), t.getLong(1), t.getLong(2)};
     }
 }

@@ -5,6 +5,7 @@ import io.tensorbus.autograd.Autograd;
 import io.tensorbus.autograd.Edge;
 import io.tensorbus.autograd.Engine;
 import io.tensorbus.autograd.Node;
+import io.tensorbus.autograd.RemovableHandle;
 import io.tensorbus.distributed.ProcessGroup;
 import io.tensorbus.distributed.impl.Blocking;
 import io.tensorbus.spi.DType;
@@ -28,8 +29,9 @@ import java.util.Set;
  * so communication overlaps the rest of the backward pass. A callback queued on the autograd engine waits
  * for all buckets once the pass is done and writes the averaged gradients to {@code .grad}.
  *
- * <p>All of it runs on the thread that runs the backward pass; the futures complete on the group's event
- * loop but are only read here.
+ * <p>All of it runs on the thread that runs the backward pass. The communication futures complete on the
+ * group's event loop; a hook's own continuations (the compression hooks' copy back into the bucket) run
+ * there too, and are complete before the future is, so the backward thread reads a finished bucket.
  */
 final class Reducer {
     private final ProcessGroup group;
@@ -41,10 +43,12 @@ final class Reducer {
     private final boolean gradientAsBucketView;
     private final boolean findUnused;
     private final boolean staticGraph;
+    private final List<RemovableHandle> handles = new ArrayList<>();
     private CommHook hook = CommHooks.allReduce();
     private boolean customHook;
 
     private boolean expectHooks;
+    private boolean requireFinalize;
     private final boolean[] ready;
     private final boolean[] usedLocally;
     private final int[] hookCalls;
@@ -85,13 +89,29 @@ final class Reducer {
         }
         for (int i = 0; i < this.params.size(); i++) {
             int index = i;
-            this.params.get(i).gradAccumulator().registerPostHook((in, out) -> autogradHook(index));
+            handles.add(this.params.get(i).gradAccumulator().registerPostHook((in, out) -> autogradHook(index)));
         }
     }
 
-    /** The parameter indices of each bucket, in reduction order (for tests and diagnostics). */
-    List<int[]> bucketAssignment() {
-        return buckets.stream().map(b -> b.params.clone()).toList();
+    /** The parameter names of each bucket, in reduction order. */
+    List<List<String>> bucketNames() {
+        List<List<String>> out = new ArrayList<>();
+        for (Bucket b : buckets) {
+            out.add(java.util.Arrays.stream(b.params).mapToObj(names::get).toList());
+        }
+        return List.copyOf(out);
+    }
+
+    /** How many buckets there are. */
+    int bucketCount() {
+        return buckets.size();
+    }
+
+    /** Detaches the gradient hooks: later backward passes only accumulate locally. */
+    void removeHooks() {
+        handles.forEach(RemovableHandle::remove);
+        handles.clear();
+        expectHooks = false;
     }
 
     /** Replaces the default all-reduce; allowed once, before the first backward pass (as PyTorch). */
@@ -124,7 +144,6 @@ final class Reducer {
     void prepareForBackward(Tensor output) {
         checkPriorReductionFinished();
         Arrays.fill(ready, false);
-        Arrays.fill(usedLocally, false);
         Arrays.fill(hookCalls, 0);
         buckets.forEach(Bucket::reset);
         nextBucket = 0;
@@ -136,13 +155,17 @@ final class Reducer {
         expectHooks = true;
     }
 
-    /** Throws PyTorch's error when the previous synchronised iteration never finished its reduction. */
+    /**
+     * Throws PyTorch's error when the previous synchronised iteration started reducing (some gradient
+     * arrived) but never finished. A forward that no backward followed, or a backward that failed before any
+     * gradient arrived, is forgotten, as in PyTorch.
+     */
     void checkPriorReductionFinished() {
         if (failure != null) {
             throw new IllegalStateException("DistributedDataParallel on rank " + group.rank() + " cannot continue: the"
                     + " gradient reduction of an earlier iteration failed: " + failure.getMessage(), failure);
         }
-        if (!expectHooks) {
+        if (!requireFinalize) {
             return;
         }
         List<String> missing = new ArrayList<>();
@@ -153,18 +176,19 @@ final class Reducer {
         }
         throw new IllegalStateException("DistributedDataParallel on rank " + group.rank() + ": expected to have "
                 + "finished reduction in the prior iteration before starting a new one. This means the module has "
-                + "parameters that were not used in producing the loss (or backward was not called after a forward "
-                + "in grad mode). Build the wrapper with findUnusedParameters(true), or make sure every parameter "
-                + "takes part in the loss. Parameters that did not receive a gradient on rank " + group.rank() + ": "
+                + "parameters that were not used in producing the loss. Build the wrapper with "
+                + "findUnusedParameters(true), or make sure every parameter takes part in the loss. Parameters that did not receive a gradient on rank " + group.rank() + ": "
                 + String.join(", ", missing));
     }
 
     private void autogradHook(int index) {
+        // Used once inside noSync counts as used in the next synchronised iteration (PyTorch's local_used_map).
+        usedLocally[index] = true;
         if (!expectHooks) {
             return;
         }
         hookCalls[index]++;
-        usedLocally[index] = true;
+        requireFinalize = true;
         if (delayAllReduce) {
             if (!unusedMarked) {
                 unusedMarked = true;
@@ -188,8 +212,8 @@ final class Reducer {
         if (ready[index]) {
             throw new IllegalStateException("DistributedDataParallel on rank " + group.rank() + ": parameter "
                     + names.get(index) + " was marked ready twice in one iteration; its gradient arrived again after"
-                    + " it was reduced (a reentrant backward or a parameter used in several backward passes of one"
-                    + " forward). staticGraph(true) supports a fixed number of such arrivals per iteration");
+                    + " it was reduced (a reentrant backward, as activation checkpointing runs). staticGraph(true)"
+                    + " supports a fixed number of such arrivals per backward pass");
         }
         ready[index] = true;
         copyIntoBucket(index);
@@ -273,6 +297,8 @@ final class Reducer {
             throw e;
         } finally {
             expectHooks = false;
+            requireFinalize = false;
+            Arrays.fill(usedLocally, false);
             exposed = Duration.ofNanos(System.nanoTime() - start);
         }
     }
@@ -356,15 +382,16 @@ final class Reducer {
         }
     }
 
+    /** Gradients that exist become views of their buckets; missing ones stay null until one arrives. */
     private void pointGradientsAtBuckets() {
         try (var ignored = Autograd.noGrad()) {
             for (int i = 0; i < params.size(); i++) {
-                Tensor view = buckets.get(bucketOf[i]).views[slotOf[i]];
                 Tensor g = params.get(i).grad();
                 if (g != null) {
+                    Tensor view = buckets.get(bucketOf[i]).views[slotOf[i]];
                     view.copyi(g);
+                    params.get(i).setGrad(view);
                 }
-                params.get(i).setGrad(view);
             }
         }
     }

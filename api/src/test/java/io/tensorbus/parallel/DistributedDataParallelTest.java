@@ -33,8 +33,8 @@ import org.junit.jupiter.params.provider.CsvSource;
 class DistributedDataParallelTest {
     private static final int BATCH = 12;
     private static final int STEPS = 4;
-    private static final Tensor X = Tensor.randn(new Generator(7), DType.FLOAT32, STEPS, BATCH, 8);
-    private static final Tensor Y = Tensor.randn(new Generator(8), DType.FLOAT32, STEPS, BATCH, 4);
+    static final Tensor X = Tensor.randn(new Generator(7), DType.FLOAT32, STEPS, BATCH, 8);
+    static final Tensor Y = Tensor.randn(new Generator(8), DType.FLOAT32, STEPS, BATCH, 4);
 
     @ParameterizedTest(name = "{0} ranks, {1}")
     @CsvSource({"2, sgd", "3, sgd", "2, adam", "3, adam"})
