@@ -2,9 +2,8 @@ package io.tensorbus.workloads.bench;
 
 import java.io.PrintStream;
 import java.util.ArrayList;
-import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Set;
+import java.util.Map;
 import java.util.function.Consumer;
 
 /**
@@ -78,13 +77,9 @@ public final class CollectivesBench {
             List<String> ops = d.ops();
             long maxBytes = d.maxBytes();
             int jitWarmup = d.jitWarmup();
-            Set<String> seen = new LinkedHashSet<>();
-            for (int i = 0; i < args.size(); i += 2) {
-                String option = args.get(i);
-                if (!seen.add(option)) {
-                    throw new IllegalArgumentException(option + " is given twice");
-                }
-                String value = MultiProcessBench.value(args, i);
+            for (Map.Entry<String, String> pair : MultiProcessBench.options(args).entrySet()) {
+                String option = pair.getKey();
+                String value = pair.getValue();
                 switch (option) {
                     case "--world" -> world = (int) MultiProcessBench.number(option, value, 2, 64);
                     case "--ops" -> ops = opList(value);

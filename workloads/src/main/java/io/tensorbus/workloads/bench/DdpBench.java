@@ -11,10 +11,9 @@ import io.tensorbus.tensor.Tensor;
 import io.tensorbus.tensor.Threads;
 import java.io.PrintStream;
 import java.util.Arrays;
-import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
-import java.util.Set;
 import java.util.function.Consumer;
 
 /**
@@ -88,13 +87,9 @@ public final class DdpBench {
             int world = d.world();
             int steps = d.steps();
             int warmup = d.warmup();
-            Set<String> seen = new LinkedHashSet<>();
-            for (int i = 0; i < args.size(); i += 2) {
-                String option = args.get(i);
-                if (!seen.add(option)) {
-                    throw new IllegalArgumentException(option + " is given twice");
-                }
-                String value = MultiProcessBench.value(args, i);
+            for (Map.Entry<String, String> pair : MultiProcessBench.options(args).entrySet()) {
+                String option = pair.getKey();
+                String value = pair.getValue();
                 switch (option) {
                     case "--world" -> world = (int) MultiProcessBench.number(option, value, 1, 64);
                     case "--warmup" -> warmup = (int) MultiProcessBench.number(option, value, 0, 1_000_000);

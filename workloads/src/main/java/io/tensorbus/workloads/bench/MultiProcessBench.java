@@ -12,7 +12,9 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.function.Consumer;
 
 /**
@@ -143,6 +145,21 @@ final class MultiProcessBench {
             throw new IllegalArgumentException(args.get(i) + " needs a value");
         }
         return args.get(i + 1);
+    }
+
+    /**
+     * The {@code --option value} pairs of {@code args}, in order.
+     *
+     * @throws IllegalArgumentException when an option is given twice or lacks its value
+     */
+    static Map<String, String> options(List<String> args) {
+        Map<String, String> out = new LinkedHashMap<>();
+        for (int i = 0; i < args.size(); i += 2) {
+            if (out.put(args.get(i), value(args, i)) != null) {
+                throw new IllegalArgumentException(args.get(i) + " is given twice");
+            }
+        }
+        return out;
     }
 
     // ---- worker ---------------------------------------------------------------------------------------

@@ -1,9 +1,8 @@
 package io.tensorbus.workloads.bench;
 
 import java.io.PrintStream;
-import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Set;
+import java.util.Map;
 import java.util.function.Consumer;
 
 /**
@@ -56,13 +55,9 @@ public final class P2pBench {
             Options d = defaults();
             long maxBytes = d.maxBytes();
             int jitWarmup = d.jitWarmup();
-            Set<String> seen = new LinkedHashSet<>();
-            for (int i = 0; i < args.size(); i += 2) {
-                String option = args.get(i);
-                if (!seen.add(option)) {
-                    throw new IllegalArgumentException(option + " is given twice");
-                }
-                String value = MultiProcessBench.value(args, i);
+            for (Map.Entry<String, String> pair : MultiProcessBench.options(args).entrySet()) {
+                String option = pair.getKey();
+                String value = pair.getValue();
                 switch (option) {
                     case "--max-bytes" -> maxBytes = MultiProcessBench.number(option, value, SIZES[0], Long.MAX_VALUE);
                     case "--jit-warmup" -> jitWarmup = (int) MultiProcessBench.number(option, value, 0, 1_000_000);
