@@ -97,7 +97,7 @@ final class Reducer {
     List<List<String>> bucketNames() {
         List<List<String>> out = new ArrayList<>();
         for (Bucket b : buckets) {
-            out.add(java.util.Arrays.stream(b.params).mapToObj(names::get).toList());
+            out.add(Arrays.stream(b.params).mapToObj(names::get).toList());
         }
         return List.copyOf(out);
     }
@@ -125,10 +125,6 @@ final class Reducer {
         }
         this.hook = commHook;
         this.customHook = true;
-    }
-
-    CommHook commHook() {
-        return hook;
     }
 
     /** How long the last synchronised backward pass waited for communication after its last gradient. */
@@ -177,8 +173,8 @@ final class Reducer {
         throw new IllegalStateException("DistributedDataParallel on rank " + group.rank() + ": expected to have "
                 + "finished reduction in the prior iteration before starting a new one. This means the module has "
                 + "parameters that were not used in producing the loss. Build the wrapper with "
-                + "findUnusedParameters(true), or make sure every parameter takes part in the loss. Parameters that did not receive a gradient on rank " + group.rank() + ": "
-                + String.join(", ", missing));
+                + "findUnusedParameters(true), or make sure every parameter takes part in the loss. Parameters "
+                + "that did not receive a gradient on rank " + group.rank() + ": " + String.join(", ", missing));
     }
 
     private void autogradHook(int index) {
