@@ -85,11 +85,13 @@ public final class DistributedDataParallel extends Module implements AutoCloseab
      * next backward pass averages the gradients, and with {@code broadcastBuffers} rank 0's buffers
      * (BatchNorm's running statistics) are copied to every rank before the module runs.
      *
+     * @throws NullPointerException when {@code input} is null
      * @throws IllegalStateException when the previous iteration's reduction did not finish (a parameter got
      *     no gradient; the message names them) or failed
      */
     @Override
     public Tensor forward(Tensor input) {
+        Objects.requireNonNull(input, "input must not be null");
         boolean sync = Autograd.isGradEnabled() && requireGradSync;
         if (sync) {
             reducer.checkPriorReductionFinished();
