@@ -1,0 +1,291 @@
+package io.tensorbus.distributed.rpc;
+
+import io.tensorbus.distributed.impl.Blocking;
+import io.tensorbus.distributed.rpc.impl.RpcFrame;
+import io.tensorbus.spi.Store;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.core.net.NetClient;
+import io.vertx.core.net.NetClientOptions;
+import io.vertx.core.net.NetServer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * One worker of an RPC job (PyTorch's RPC agent): it calls registered functions on other workers and
+ * serves theirs. Calls travel over direct connections between workers (one per caller and callee, opened
+ * at the first call, the shared secret proven first); the callee runs each call on a virtual thread, at
+ * most {@link RpcOptions#numWorkerThreads()} at once. Created by {@link Rpc#init}; thread-safe.
+ *
+ * <p>A call's future fails with {@link RemoteException} when the function threw, {@link RpcTimeoutException}
+ * after its timeout, and {@link RpcException} when the worker was lost, refused the connection or sent a
+ * malformed message; calls to other workers are not affected.
+ */
+public final class RpcAgent {
+    private final RpcWorkerTable table;
+    private final RpcOptions options;
+    private final Vertx vertx;
+    private final Runnable releaseVertx;
+    private final Store store;
+    private final Runnable releaseStore;
+    private final NetServer server;
+    private final NetClient client;
+    private final ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
+    private final Semaphore permits;
+    private final AtomicLong ids = new AtomicLong();
+    private final Map<Long, RpcCall> pending = new ConcurrentHashMap<>();
+    private final Map<Integer, Future<RpcOutgoing>> outgoing = new ConcurrentHashMap<>();
+    private final List<RpcIncoming> incoming = Collections.synchronizedList(new ArrayList<>());
+    private volatile boolean closed;
+
+    RpcAgent(RpcWorkerTable table, RpcOptions options, Vertx vertx, Runnable releaseVertx, Store store,
+            Runnable releaseStore, NetServer server) {
+        this.table = table;
+        this.options = options;
+        this.vertx = vertx;
+        this.releaseVertx = releaseVertx;
+        this.store = store;
+        this.releaseStore = releaseStore;
+        this.server = server;
+        this.client = vertx.createNetClient(new NetClientOptions().setTcpNoDelay(true)
+                .setConnectTimeout((int) Math.min(Integer.MAX_VALUE, options.timeout().toMillis())));
+        this.permits = new Semaphore(options.numWorkerThreads());
+    }
+
+    /** This worker. */
+    public WorkerInfo self() {
+        return table.self();
+    }
+
+    /** Every worker of the job, by rank. */
+    public List<WorkerInfo> workers() {
+        return table.workers();
+    }
+
+    /**
+     * The worker called {@code name}.
+     *
+     * @throws IllegalArgumentException naming the known workers when there is none of that name
+     */
+    public WorkerInfo workerInfo(String name) {
+        return table.byName(name);
+    }
+
+    /**
+     * The worker of rank {@code id}.
+     *
+     * @throws IllegalArgumentException when {@code id} is not a rank of the job
+     */
+    public WorkerInfo workerInfo(int id) {
+        return table.byRank(id);
+    }
+
+    /** {@link #rpcAsync(WorkerInfo, Duration, String, Object...)} to the worker called {@code to}. */
+    public <T> Future<T> rpcAsync(String to, String function, Object... args) {
+        return rpcAsync(workerInfo(to), options.timeout(), function, args);
+    }
+
+    /** {@link #rpcAsync(WorkerInfo, Duration, String, Object...)} to the worker of rank {@code to}. */
+    public <T> Future<T> rpcAsync(int to, String function, Object... args) {
+        return rpcAsync(workerInfo(to), options.timeout(), function, args);
+    }
+
+    /**
+     * Calls {@code function} on {@code to} with {@code args} ({@code rpc_async}); never blocks.
+     *
+     * @param timeout how long the call may take before its future fails with {@link RpcTimeoutException}
+     * @return the result, cast to what the caller expects
+     * @throws IllegalArgumentException for a worker not of this job, a bad function name, or an argument the
+     *     codec cannot encode (the message names its type)
+     * @throws IllegalStateException after shutdown
+     */
+    @SuppressWarnings("unchecked")
+    public <T> Future<T> rpcAsync(WorkerInfo to, Duration timeout, String function, Object... args) {
+        if (closed) {
+            throw new IllegalStateException("the RPC agent of " + self() + " is shut down");
+        }
+        WorkerInfo target = table.check(to);
+        RpcChecks.function(function);
+        if (timeout == null || timeout.isNegative() || timeout.isZero()) {
+            throw new IllegalArgumentException("timeout must be positive, got " + timeout);
+        }
+        List<Object> argList = args == null ? List.of() : Arrays.asList(args);
+        byte[] body;
+        try {
+            body = options.codec().encode(List.of(function, argList));
+        } catch (RuntimeException e) {
+            throw new IllegalArgumentException("cannot send the arguments of '" + function + "' to " + target + ": "
+                    + e.getMessage(), e);
+        }
+        long id = ids.incrementAndGet();
+        RpcCall call = new RpcCall(id, target, function);
+        pending.put(id, call);
+        long timer = vertx.setTimer(timeout.toMillis(), t -> fail(id, new RpcTimeoutException("'" + function
+                + "' on " + target + " did not complete within " + timeout)));
+        call.promise().future().onComplete(r -> vertx.cancelTimer(timer));
+        if (target.id() == self().id()) {
+            RpcServe.invoke(this, body).onComplete(r -> {
+                if (r.succeeded()) {
+                    complete(id, r.result());
+                } else {
+                    fail(id, RpcServe.asRemote(self().name(), function, r.cause()));
+                }
+            });
+        } else {
+            connection(target).onSuccess(c -> c.send(RpcFrame.CALL, id, body)).onFailure(e -> fail(id, e));
+        }
+        return (Future<T>) call.promise().future();
+    }
+
+    /**
+     * {@code rpc_sync}: {@link #rpcAsync(WorkerInfo, Duration, String, Object...)} and waits for the result.
+     *
+     * @throws RemoteException, RpcTimeoutException, RpcException as the future would fail
+     * @throws IllegalStateException on a Vert.x event-loop thread, which must never block
+     */
+    public <T> T rpcSync(WorkerInfo to, Duration timeout, String function, Object... args) {
+        Future<T> f = rpcAsync(to, timeout, function, args);
+        return Blocking.await(f, timeout.plusSeconds(5), "rpcSync '" + function + "' on " + to);
+    }
+
+    /** {@link #rpcSync(WorkerInfo, Duration, String, Object...)} to the worker called {@code to}. */
+    public <T> T rpcSync(String to, String function, Object... args) {
+        return rpcSync(workerInfo(to), options.timeout(), function, args);
+    }
+
+    /** {@link #rpcSync(WorkerInfo, Duration, String, Object...)} to the worker of rank {@code to}. */
+    public <T> T rpcSync(int to, String function, Object... args) {
+        return rpcSync(workerInfo(to), options.timeout(), function, args);
+    }
+
+    /**
+     * {@code rpc.shutdown}: with {@code graceful}, waits until this worker's own calls have completed, then
+     * until every worker has said the same (serving their calls meanwhile, so nested calls finish), and
+     * closes; without, closes at once and fails the calls in flight. Either way within
+     * {@link RpcOptions#initTimeout()}.
+     */
+    public Future<Void> shutdown(boolean graceful) {
+        if (!graceful) {
+            closeNow("the RPC agent of " + self() + " was shut down");
+            return Future.succeededFuture();
+        }
+        return RpcShutdown.graceful(this).eventually(() -> {
+            closeNow("the RPC agent of " + self() + " was shut down");
+            return Future.succeededFuture();
+        });
+    }
+
+    /** Blocking {@link #shutdown(boolean) shutdown(true)}. */
+    public void shutdown() {
+        Blocking.await(shutdown(true), options.initTimeout().plusSeconds(10), "RPC shutdown of " + self());
+    }
+
+    // ---- package-private plumbing ------------------------------------------------------------------------
+
+    RpcOptions options() {
+        return options;
+    }
+
+    Vertx vertx() {
+        return vertx;
+    }
+
+    Store store() {
+        return store;
+    }
+
+    ExecutorService executor() {
+        return executor;
+    }
+
+    Semaphore permits() {
+        return permits;
+    }
+
+    RpcWorkerTable table() {
+        return table;
+    }
+
+    boolean hasPendingCalls() {
+        return !pending.isEmpty();
+    }
+
+    boolean isClosed() {
+        return closed;
+    }
+
+    void accepted(RpcIncoming connection) {
+        incoming.add(connection);
+    }
+
+    void complete(long id, Object value) {
+        RpcCall call = pending.remove(id);
+        if (call != null) {
+            call.promise().tryComplete(value);
+        }
+    }
+
+    void fail(long id, Throwable cause) {
+        RpcCall call = pending.remove(id);
+        if (call != null) {
+            call.promise().tryFail(cause);
+        }
+    }
+
+    /** The function a pending call named, for error messages (null when none). */
+    RpcCall call(long id) {
+        return pending.get(id);
+    }
+
+    /** Fails every call pending on {@code worker} (its connection was lost). */
+    void lost(WorkerInfo worker, String why) {
+        outgoing.remove(worker.id());
+        for (RpcCall call : List.copyOf(pending.values())) {
+            if (call.target().id() == worker.id()) {
+                fail(call.id(), new RpcException("worker " + worker + " was lost while '" + call.function()
+                        + "' ran: " + why));
+            }
+        }
+    }
+
+    private Future<RpcOutgoing> connection(WorkerInfo target) {
+        return outgoing.computeIfAbsent(target.id(), id -> RpcOutgoing.connect(this, client, target)
+                .onFailure(e -> outgoing.remove(id)));
+    }
+
+    private void closeNow(String why) {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        for (RpcCall call : List.copyOf(pending.values())) {
+            fail(call.id(), new RpcException(why + " while '" + call.function() + "' on " + call.target()
+                    + " was pending"));
+        }
+        outgoing.values().forEach(f -> f.onSuccess(RpcOutgoing::close));
+        List.copyOf(incoming).forEach(RpcIncoming::close);
+        executor.shutdownNow();
+        client.close();
+        server.close().onComplete(r -> {
+            releaseStore.run();
+            releaseVertx.run();
+        });
+    }
+
+    /** A call waiting for its answer. */
+    record RpcCall(long id, WorkerInfo target, String function, Promise<Object> promise) {
+        RpcCall(long id, WorkerInfo target, String function) {
+            this(id, target, function, Promise.promise());
+        }
+    }
+}

@@ -1,0 +1,234 @@
+package io.tensorbus.distributed.rpc;
+
+import io.tensorbus.io.ObjectCodec;
+import io.tensorbus.spi.Store;
+import io.vertx.core.Vertx;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * The settings of an RPC agent (PyTorch's {@code RpcBackendOptions}): how workers meet (an init method or
+ * a store, as {@code init_process_group}), the default call timeout, the callee's worker threads, the
+ * shared secret every connection must prove, and limits on what a peer may send. Build with
+ * {@link #builder()}.
+ */
+public final class RpcOptions {
+    /** The environment variable whose value, when set, is the default shared secret. */
+    public static final String SECRET_ENV = "TENSORBUS_RPC_SECRET";
+
+    private final String initMethod;
+    private final Store store;
+    private final Map<String, String> environment;
+    private final Duration timeout;
+    private final Duration initTimeout;
+    private final int numWorkerThreads;
+    private final byte[] secret;
+    private final int maxMessageBytes;
+    private final Vertx vertx;
+    private final RpcRegistry registry;
+    private final ObjectCodec codec;
+
+    private RpcOptions(Builder b) {
+        this.initMethod = b.initMethod;
+        this.store = b.store;
+        this.environment = b.environment;
+        this.timeout = b.timeout;
+        this.initTimeout = b.initTimeout;
+        this.numWorkerThreads = b.numWorkerThreads;
+        String envSecret = b.environment.get(SECRET_ENV);
+        this.secret = b.secret != null ? b.secret.clone()
+                : envSecret != null ? envSecret.getBytes(StandardCharsets.UTF_8) : new byte[0];
+        this.maxMessageBytes = b.maxMessageBytes;
+        this.vertx = b.vertx;
+        this.registry = b.registry;
+        this.codec = b.codec;
+    }
+
+    /** A builder with PyTorch's defaults (env:// rendezvous, 60 s timeout, 16 worker threads). */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** The rendezvous URL ({@code env://}, {@code tcp://host:port}, {@code file:///path}); unused with a store. */
+    public String initMethod() {
+        return initMethod;
+    }
+
+    /** The store to meet through, or null to create one from {@link #initMethod()}. */
+    public Store store() {
+        return store;
+    }
+
+    /** The environment read for {@code env://} and the secret (the process's by default). */
+    public Map<String, String> environment() {
+        return environment;
+    }
+
+    /** The default timeout of a call. */
+    public Duration timeout() {
+        return timeout;
+    }
+
+    /** How long {@code init} waits for the other workers. */
+    public Duration initTimeout() {
+        return initTimeout;
+    }
+
+    /** How many calls from other workers run at once on this one. */
+    public int numWorkerThreads() {
+        return numWorkerThreads;
+    }
+
+    /** A copy of the shared secret (empty: none). */
+    public byte[] secret() {
+        return secret.clone();
+    }
+
+    /** The largest message a peer may send, in bytes; a larger one closes its connection. */
+    public int maxMessageBytes() {
+        return maxMessageBytes;
+    }
+
+    /** The Vert.x instance to run on, or null to create one (closed at shutdown). */
+    public Vertx vertx() {
+        return vertx;
+    }
+
+    /** The functions this worker serves. */
+    public RpcRegistry registry() {
+        return registry;
+    }
+
+    /** The codec of arguments and results. */
+    public ObjectCodec codec() {
+        return codec;
+    }
+
+    /** The settings of {@link RpcOptions}. */
+    public static final class Builder {
+        private String initMethod = "env://";
+        private Store store;
+        private Map<String, String> environment = System.getenv();
+        private Duration timeout = Duration.ofSeconds(60);
+        private Duration initTimeout = Duration.ofMinutes(5);
+        private int numWorkerThreads = 16;
+        private byte[] secret;
+        private int maxMessageBytes = Integer.MAX_VALUE - 64;
+        private Vertx vertx;
+        private RpcRegistry registry = RpcRegistry.global();
+        private ObjectCodec codec = ObjectCodec.standard();
+
+        private Builder() {
+        }
+
+        /** The rendezvous URL: {@code env://} (default), {@code tcp://host:port} or {@code file:///path}. */
+        public Builder initMethod(String url) {
+            this.initMethod = Objects.requireNonNull(url, "initMethod");
+            return this;
+        }
+
+        /** Meet through this store instead of an init method (its keys go under {@code rpc/}). */
+        public Builder store(Store store) {
+            this.store = Objects.requireNonNull(store, "store");
+            return this;
+        }
+
+        /** The environment to read instead of the process's (tests, embedding). */
+        public Builder environment(Map<String, String> env) {
+            this.environment = Map.copyOf(Objects.requireNonNull(env, "environment"));
+            return this;
+        }
+
+        /**
+         * The default call timeout.
+         *
+         * @throws IllegalArgumentException unless positive
+         */
+        public Builder timeout(Duration timeout) {
+            this.timeout = positive(timeout, "timeout");
+            return this;
+        }
+
+        /**
+         * How long init waits for every worker.
+         *
+         * @throws IllegalArgumentException unless positive
+         */
+        public Builder initTimeout(Duration timeout) {
+            this.initTimeout = positive(timeout, "initTimeout");
+            return this;
+        }
+
+        /**
+         * Calls that may run at once on this worker (each on its own virtual thread).
+         *
+         * @throws IllegalArgumentException outside 1 to 65536
+         */
+        public Builder numWorkerThreads(int n) {
+            if (n < 1 || n > 65536) {
+                throw new IllegalArgumentException("numWorkerThreads must be from 1 to 65536, got " + n);
+            }
+            this.numWorkerThreads = n;
+            return this;
+        }
+
+        /**
+         * The secret every worker of the job shares: each connection proves it (HMAC-SHA256 of a fresh
+         * challenge) before any call is accepted. Default: {@value #SECRET_ENV}, else none.
+         *
+         * @throws IllegalArgumentException when empty
+         */
+        public Builder secret(byte[] secret) {
+            if (secret == null || secret.length == 0) {
+                throw new IllegalArgumentException("the shared secret must not be empty");
+            }
+            this.secret = secret.clone();
+            return this;
+        }
+
+        /**
+         * The largest message accepted from a peer, in bytes (default about 2 GiB).
+         *
+         * @throws IllegalArgumentException below 1024
+         */
+        public Builder maxMessageBytes(int bytes) {
+            if (bytes < 1024) {
+                throw new IllegalArgumentException("maxMessageBytes must be at least 1024, got " + bytes);
+            }
+            this.maxMessageBytes = bytes;
+            return this;
+        }
+
+        /** Run on this Vert.x instance (not closed at shutdown). */
+        public Builder vertx(Vertx vertx) {
+            this.vertx = Objects.requireNonNull(vertx, "vertx");
+            return this;
+        }
+
+        /** Serve the functions of this registry (default {@link RpcRegistry#global()}). */
+        public Builder registry(RpcRegistry registry) {
+            this.registry = Objects.requireNonNull(registry, "registry");
+            return this;
+        }
+
+        /** Encode arguments and results with this codec (default {@link ObjectCodec#standard()}). */
+        public Builder codec(ObjectCodec codec) {
+            this.codec = Objects.requireNonNull(codec, "codec");
+            return this;
+        }
+
+        /** The options. */
+        public RpcOptions build() {
+            return new RpcOptions(this);
+        }
+
+        private static Duration positive(Duration d, String what) {
+            if (d == null || d.isNegative() || d.isZero()) {
+                throw new IllegalArgumentException(what + " must be positive, got " + d);
+            }
+            return d;
+        }
+    }
+}

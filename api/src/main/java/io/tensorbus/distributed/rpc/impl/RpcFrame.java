@@ -1,0 +1,83 @@
+package io.tensorbus.distributed.rpc.impl;
+
+import io.vertx.core.buffer.Buffer;
+
+/**
+ * The RPC wire frame: a 20-byte little-endian header ({@code magic 'TBRP' u32, version u8, kind u8,
+ * flags u16, call id u64, body length u32}) followed by the body, bytes of the RPC codec. See
+ * {@code docs/rpc-design.md}.
+ */
+public final class RpcFrame {
+    /** "TBRP" read as a little-endian int. */
+    public static final int MAGIC = 0x50524254;
+    /** The only version so far. */
+    public static final int VERSION = 1;
+    /** Header bytes. */
+    public static final int HEADER = 20;
+
+    /** Acceptor to caller, answering OPEN: [acceptor name, 32-byte challenge]. */
+    public static final int CHALLENGE = 1;
+    /** Caller to acceptor: [caller name, caller rank, proof]. */
+    public static final int HELLO = 2;
+    /** Acceptor to caller: the connection may carry calls. */
+    public static final int WELCOME = 3;
+    /** Either side: [reason]; the connection closes. */
+    public static final int REFUSED = 4;
+    /**
+     * Caller to acceptor, the first frame (empty): the acceptor speaks only when asked, so nothing it sends
+     * can reach the caller before the caller reads.
+     */
+    public static final int OPEN = 5;
+    /** Caller to callee: [function, arguments]. */
+    public static final int CALL = 10;
+    /** Callee to caller: [result]. */
+    public static final int RETURN = 11;
+    /** Callee to caller: [exception class, message, stack text]. */
+    public static final int RAISE = 12;
+
+    private RpcFrame() {
+    }
+
+    /** A frame header as read. */
+    public record Header(int kind, long id, int bodyLength) {
+    }
+
+    /** The frame of {@code kind} for call {@code id} with {@code body}. */
+    public static Buffer encode(int kind, long id, byte[] body) {
+        Buffer b = Buffer.buffer(HEADER + body.length);
+        b.appendIntLE(MAGIC).appendByte((byte) VERSION).appendByte((byte) kind).appendShortLE((short) 0)
+                .appendLongLE(id).appendIntLE(body.length).appendBytes(body);
+        return b;
+    }
+
+    /**
+     * Reads a header.
+     *
+     * @throws IllegalArgumentException naming what is wrong: magic, version, kind, or a body longer than
+     *     {@code maxBody}
+     */
+    public static Header parse(Buffer b, int maxBody) {
+        int magic = b.getIntLE(0);
+        if (magic != MAGIC) {
+            throw new IllegalArgumentException(String.format("bad magic 0x%08x (not a tensorbus RPC peer)", magic));
+        }
+        int version = b.getByte(4) & 0xff;
+        if (version != VERSION) {
+            throw new IllegalArgumentException("protocol version " + version + ", this worker speaks " + VERSION);
+        }
+        int kind = b.getByte(5) & 0xff;
+        if (!isKnown(kind)) {
+            throw new IllegalArgumentException("unknown frame kind " + kind);
+        }
+        int length = b.getIntLE(16);
+        if (length < 0 || length > maxBody) {
+            throw new IllegalArgumentException("a frame announces " + Integer.toUnsignedString(length)
+                    + " body bytes, more than the " + maxBody + " allowed (maxMessageBytes)");
+        }
+        return new Header(kind, b.getLongLE(8), length);
+    }
+
+    private static boolean isKnown(int kind) {
+        return (kind >= CHALLENGE && kind <= OPEN) || (kind >= CALL && kind <= RAISE);
+    }
+}

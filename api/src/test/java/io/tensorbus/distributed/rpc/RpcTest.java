@@ -1,0 +1,219 @@
+package io.tensorbus.distributed.rpc;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.tensorbus.distributed.Distributed;
+import io.tensorbus.distributed.HashStore;
+import io.tensorbus.distributed.rpc.impl.RpcFrame;
+import io.tensorbus.tensor.Tensor;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.net.NetClient;
+import io.vertx.core.net.NetSocket;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.function.IntFunction;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** RPC agents of several workers in one JVM, meeting through one in-memory store. */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class RpcTest {
+    private Vertx vertx;
+    private HashStore store;
+    private final List<RpcAgent> agents = new ArrayList<>();
+
+    @BeforeEach
+    void setUp() {
+        vertx = Distributed.newVertx();
+        store = new HashStore(Duration.ofSeconds(30));
+    }
+
+    @AfterEach
+    void tearDown() throws Exception {
+        for (RpcAgent a : agents) {
+            a.shutdown(false);
+        }
+        vertx.close().await(10, TimeUnit.SECONDS);
+    }
+
+    /** Starts {@code n} workers named worker0.. whose options come from {@code options(rank)}. */
+    private List<RpcAgent> start(int n, IntFunction<RpcOptions.Builder> options) throws Exception {
+        List<Future<RpcAgent>> started = new ArrayList<>();
+        for (int r = 0; r < n; r++) {
+            started.add(Rpc.init("worker" + r, r, n, options.apply(r).store(store).vertx(vertx).build()));
+        }
+        for (Future<RpcAgent> f : started) {
+            agents.add(f.await(20, TimeUnit.SECONDS));
+        }
+        return agents;
+    }
+
+    private List<RpcAgent> start(int n, RpcRegistry registry) throws Exception {
+        return start(n, r -> RpcOptions.builder().registry(registry).timeout(Duration.ofSeconds(20)));
+    }
+
+    @Test
+    void syncAndAsyncCallsReachRegisteredFunctionsAndBuiltinsByNameRankAndWorkerInfo() throws Exception {
+        RpcRegistry registry = new RpcRegistry().register("test.square", args -> {
+            long x = ((Number) args.get(0)).longValue();
+            return x * x;
+        });
+        List<RpcAgent> w = start(3, registry);
+        Tensor sum = w.get(0).rpcSync("worker1", "builtin.add", Tensor.ones(3), 2.0);
+        assertArrayEquals(new float[] {3, 3, 3}, sum.toFloatArray());
+        assertEquals(49L, (Long) w.get(0).rpcSync(2, "test.square", 7));
+        Future<Long> later = w.get(2).rpcAsync(w.get(2).workerInfo("worker0"), Duration.ofSeconds(5), "test.square",
+                9);
+        assertEquals(81L, later.await(10, TimeUnit.SECONDS));
+        assertEquals(12L, (Long) w.get(1).rpcSync("worker1", "builtin.mul", 3, 4), "a call to itself");
+        assertEquals(List.of("worker0", "worker1", "worker2"), w.get(1).workers().stream().map(WorkerInfo::name)
+                .toList());
+    }
+
+    @Test
+    void aFunctionMayCallAThirdWorkerAndAsyncFunctionsAnswerLater() throws Exception {
+        List<RpcAgent> holder = agents;
+        RpcRegistry registry = new RpcRegistry()
+                .register("test.relay", args -> holder.get(1).rpcSync("worker2", "builtin.add", args.get(0), 1))
+                .registerAsync("test.later", args -> holder.get(2).vertx().timer(50)
+                        .map(t -> "late " + args.get(0)));
+        List<RpcAgent> w = start(3, registry);
+        assertEquals(11L, (Long) w.get(0).rpcSync("worker1", "test.relay", 10));
+        assertEquals("late x", w.get(0).rpcSync("worker2", "test.later", "x"));
+    }
+
+    @Test
+    void remoteExceptionsCarryTheirTypeMessageAndWorker() throws Exception {
+        RpcRegistry registry = new RpcRegistry().register("test.fail", args -> {
+            throw new IllegalStateException("broken on purpose");
+        });
+        List<RpcAgent> w = start(2, registry);
+        RemoteException e = assertThrows(RemoteException.class, () -> w.get(0).rpcSync("worker1", "test.fail"));
+        assertEquals("worker1", e.worker());
+        assertEquals(IllegalStateException.class.getName(), e.remoteType());
+        assertEquals("broken on purpose", e.remoteMessage());
+        assertTrue(e.remoteStack().contains("RpcTest"), e.remoteStack());
+        RemoteException unknown = assertThrows(RemoteException.class, () -> w.get(0).rpcSync("worker1", "no.such"));
+        assertTrue(unknown.getMessage().contains("no function 'no.such' is registered on worker worker1"),
+                unknown.getMessage());
+    }
+
+    @Test
+    void badTargetsAndArgumentsAreRefusedAtTheCaller() throws Exception {
+        List<RpcAgent> w = start(2, new RpcRegistry());
+        IllegalArgumentException noWorker = assertThrows(IllegalArgumentException.class,
+                () -> w.get(0).rpcAsync("worker9", "builtin.echo", 1));
+        assertTrue(noWorker.getMessage().contains("[worker0, worker1]"), noWorker.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> w.get(0).rpcAsync(5, "builtin.echo", 1));
+        IllegalArgumentException type = assertThrows(IllegalArgumentException.class,
+                () -> w.get(0).rpcAsync("worker1", "builtin.echo", new Object()));
+        assertTrue(type.getMessage().contains("java.lang.Object"), type.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> w.get(0).rpcAsync("worker1", "has space", 1));
+        assertThrows(IllegalArgumentException.class, () -> w.get(0).rpcAsync(
+                new WorkerInfo("worker1", 0), Duration.ofSeconds(1), "builtin.echo", 1));
+    }
+
+    @Test
+    void aCallPastItsTimeoutFailsAndTheWorkerStaysUsable() throws Exception {
+        RpcRegistry registry = new RpcRegistry().register("test.slow", args -> {
+            Thread.sleep(2000);
+            return "done";
+        });
+        List<RpcAgent> w = start(2, registry);
+        long t0 = System.nanoTime();
+        Future<Object> slow = w.get(0).rpcAsync(w.get(0).workerInfo(1), Duration.ofMillis(200), "test.slow");
+        ExecutionException e = assertThrows(ExecutionException.class,
+                () -> slow.toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS));
+        assertInstanceOf(RpcTimeoutException.class, e.getCause());
+        assertTrue(System.nanoTime() - t0 < 1_500_000_000L, "the timeout fired late");
+        assertEquals(5L, (Long) w.get(0).rpcSync("worker1", "builtin.add", 2, 3));
+    }
+
+    @Test
+    void aWorkerWithoutTheSharedSecretIsRefused() throws Exception {
+        byte[] secret = "s3cret".getBytes(StandardCharsets.UTF_8);
+        List<RpcAgent> w = start(3, r -> RpcOptions.builder().registry(new RpcRegistry())
+                .secret(r == 2 ? "other".getBytes(StandardCharsets.UTF_8) : secret));
+        assertEquals(3L, (Long) w.get(0).rpcSync("worker1", "builtin.add", 1, 2));
+        RpcException e = assertThrows(RpcException.class, () -> w.get(0).rpcSync("worker2", "builtin.add", 1, 2));
+        assertTrue(e.getMessage().contains("refused the connection") && e.getMessage().contains("shared secret"),
+                e.getMessage());
+        assertThrows(RpcException.class, () -> w.get(2).rpcSync("worker1", "builtin.add", 1, 2));
+    }
+
+    @Test
+    void garbageAndOversizedFramesCloseOnlyTheirConnection() throws Exception {
+        List<RpcAgent> w = start(2, r -> RpcOptions.builder().registry(new RpcRegistry()).maxMessageBytes(4096));
+        String[] address = new String(store.get("rpc/worker/1").await(5, TimeUnit.SECONDS), StandardCharsets.UTF_8)
+                .split("\n");
+        NetClient client = vertx.createNetClient();
+        for (Buffer bad : List.of(Buffer.buffer("GET / HTTP/1.1\r\n\r\n".repeat(3)),
+                RpcFrame.encode(RpcFrame.CALL, 1, new byte[0]).setIntLE(16, 1 << 30))) {
+            NetSocket s = client.connect(Integer.parseInt(address[2]), address[1]).await(5, TimeUnit.SECONDS);
+            Promise<Void> closed = Promise.promise();
+            s.closeHandler(v -> closed.tryComplete());
+            s.write(bad);
+            closed.future().await(5, TimeUnit.SECONDS);
+        }
+        assertEquals(7L, (Long) w.get(0).rpcSync("worker1", "builtin.add", 3, 4), "the worker still serves");
+        client.close();
+    }
+
+    @Test
+    void gracefulShutdownLetsCallsInFlightFinish() throws Exception {
+        RpcRegistry registry = new RpcRegistry().register("test.slow", args -> {
+            Thread.sleep(300);
+            return "finished";
+        });
+        List<RpcAgent> w = start(2, registry);
+        Future<String> inFlight = w.get(0).rpcAsync("worker1", "test.slow");
+        Future<Void> s0 = w.get(0).shutdown(true);
+        Future<Void> s1 = w.get(1).shutdown(true);
+        assertEquals("finished", inFlight.await(10, TimeUnit.SECONDS));
+        s0.await(10, TimeUnit.SECONDS);
+        s1.await(10, TimeUnit.SECONDS);
+        assertThrows(IllegalStateException.class, () -> w.get(0).rpcAsync("worker1", "builtin.echo", 1));
+    }
+
+    @Test
+    void aLostWorkerFailsItsPendingCallsNamingItAndTheOthersGoOn() throws Exception {
+        RpcRegistry registry = new RpcRegistry().register("test.slow", args -> {
+            Thread.sleep(5000);
+            return "never";
+        });
+        List<RpcAgent> w = start(3, registry);
+        Future<Object> pending = w.get(0).rpcAsync("worker1", "test.slow");
+        Thread.sleep(200);
+        w.get(1).shutdown(false);
+        ExecutionException e = assertThrows(ExecutionException.class,
+                () -> pending.toCompletionStage().toCompletableFuture().get(5, TimeUnit.SECONDS));
+        assertInstanceOf(RpcException.class, e.getCause());
+        assertTrue(e.getCause().getMessage().contains("worker1 (rank 1)"), e.getCause().getMessage());
+        assertEquals(2L, (Long) w.get(0).rpcSync("worker2", "builtin.add", 1, 1));
+    }
+
+    @Test
+    void twoWorkersWithOneNameFailInitNamingBothRanks() {
+        Future<RpcAgent> a = Rpc.init("twin", 0, 2, RpcOptions.builder().store(store).vertx(vertx).build());
+        Future<RpcAgent> b = Rpc.init("twin", 1, 2, RpcOptions.builder().store(store).vertx(vertx).build());
+        for (Future<RpcAgent> f : List.of(a, b)) {
+            ExecutionException e = assertThrows(ExecutionException.class,
+                    () -> f.toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS));
+            assertTrue(e.getCause().getMessage().contains("'twin' is taken by rank 0 and rank 1"),
+                    e.getCause().getMessage());
+        }
+    }
+}
