@@ -5,6 +5,7 @@ import io.tensorbus.workloads.bench.DdpBench;
 import io.tensorbus.workloads.bench.Measurement;
 import io.tensorbus.workloads.bench.NnBench;
 import io.tensorbus.workloads.bench.P2pBench;
+import io.tensorbus.workloads.bench.RpcBench;
 import io.tensorbus.workloads.bench.TensorBench;
 import io.tensorbus.workloads.ddp.DdpFashionMnistCommand;
 import io.tensorbus.workloads.demo.FashionMnistTraining;
@@ -37,8 +38,9 @@ public final class Main {
                                            p2p [--max-bytes B] [--jit-warmup ROUNDS],
                                            collectives [--world N] [--ops allreduce,broadcast,allgather]
                                              [--max-bytes B] [--jit-warmup ROUNDS]
-                                           ddp [--world N] [--warmup W] [--steps S]
-                                           (p2p, collectives and ddp run one JVM per rank)
+                                           ddp [--world N] [--warmup W] [--steps S],
+                                           rpc [--jit-warmup CALLS] [--max-bytes B]
+                                           (p2p, collectives, ddp and rpc run one JVM per rank)
               launch --nproc-per-node N [--nnodes M --node-rank K --master-addr A --master-port P]
                      [--timeout SECONDS] TARGET [args]
                                            start N processes of TARGET (a main class, or a workload
@@ -131,6 +133,10 @@ public final class Main {
                 case "ddp" -> {
                     DdpBench ddp = new DdpBench(DdpBench.Options.parse(suiteArgs));
                     yield () -> ddp.run(sink, err);
+                }
+                case "rpc" -> {
+                    RpcBench rpc = new RpcBench(RpcBench.Options.parse(suiteArgs));
+                    yield () -> rpc.run(sink, err);
                 }
                 default -> throw new IllegalArgumentException("unknown bench suite '" + args[0] + "'");
             };

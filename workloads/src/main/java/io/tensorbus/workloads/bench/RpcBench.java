@@ -1,0 +1,88 @@
+package io.tensorbus.workloads.bench;
+
+import java.io.PrintStream;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.function.Consumer;
+
+/**
+ * The {@code rpc} suite, the measurement of {@code ../shared/anchors/torch_rpc.py} (TensorPipe): two
+ * workers as separate JVMs ({@link RpcBenchWorker}, started through {@code tensorbus launch}); worker0 calls
+ * worker1. Lines: {@code rpc sync rtt_us=T} (median of 500 {@code rpcSync} round trips of an add-one on a
+ * number), {@code rpc async calls_per_s=C} (5000 {@code rpcAsync} calls in flight at once),
+ * {@code rpc echo bytes=B rtt_us=T GBps=G} for float32 tensors of 4 KiB, 1 MiB and 16 MiB (median of 20 or
+ * 5 echoes, {@code G = 2 B / T}). {@code remote} is not measured yet (no RRef).
+ *
+ * <p>Options: {@code --jit-warmup CALLS} (default {@value #DEFAULT_JIT_WARMUP} small calls before the first
+ * measurement; 0 measures a cold JVM) and {@code --max-bytes B} (skip larger echoes).
+ */
+public final class RpcBench {
+    /** The anchor's echo sizes in bytes. */
+    static final long[] SIZES = {4096, 1L << 20, 16L << 20};
+    /** Small calls before the first measurement. */
+    static final int DEFAULT_JIT_WARMUP = 2000;
+    /** The usage of the suite's options. */
+    public static final String USAGE = "rpc [--jit-warmup CALLS] [--max-bytes B]";
+
+    /**
+     * The suite's options.
+     *
+     * @param jitWarmup calls before the first measurement
+     * @param maxBytes the largest echo to measure
+     */
+    public record Options(int jitWarmup, long maxBytes) {
+        /** @throws IllegalArgumentException for values out of range */
+        public Options {
+            if (jitWarmup < 0) {
+                throw new IllegalArgumentException("--jit-warmup must be 0 or more, got " + jitWarmup);
+            }
+            if (maxBytes < 4) {
+                throw new IllegalArgumentException("--max-bytes must be at least 4, got " + maxBytes);
+            }
+        }
+
+        /** The anchor's run. */
+        public static Options defaults() {
+            return new Options(DEFAULT_JIT_WARMUP, Long.MAX_VALUE);
+        }
+
+        /**
+         * Parses {@code --jit-warmup CALLS --max-bytes B}, each optional.
+         *
+         * @throws IllegalArgumentException naming the wrong option and what it allows
+         */
+        public static Options parse(List<String> args) {
+            Options d = defaults();
+            int jitWarmup = d.jitWarmup();
+            long maxBytes = d.maxBytes();
+            for (Map.Entry<String, String> pair : MultiProcessBench.options(args).entrySet()) {
+                String option = pair.getKey();
+                String value = pair.getValue();
+                switch (option) {
+                    case "--jit-warmup" -> jitWarmup = (int) MultiProcessBench.number(option, value, 0, 1_000_000);
+                    case "--max-bytes" -> maxBytes = MultiProcessBench.number(option, value, 4, Long.MAX_VALUE);
+                    default -> throw new IllegalArgumentException("unknown option '" + option + "'; " + USAGE);
+                }
+            }
+            return new Options(jitWarmup, maxBytes);
+        }
+
+        /** The arguments that make {@link #parse} return these options (what the workers are given). */
+        public List<String> toArgs() {
+            return List.of("--jit-warmup", Integer.toString(jitWarmup), "--max-bytes", Long.toString(maxBytes));
+        }
+    }
+
+    private final Options options;
+
+    /** A run with {@code options}. */
+    public RpcBench(Options options) {
+        this.options = Objects.requireNonNull(options, "options");
+    }
+
+    /** Runs the two workers; returns the launcher's exit status (0 when both succeeded). */
+    public int run(Consumer<Measurement> sink, PrintStream err) {
+        return MultiProcessBench.launch("rpc", RpcBenchWorker.class, 2, options.toArgs(), sink, err);
+    }
+}

@@ -1,0 +1,73 @@
+package io.tensorbus.workloads.bench;
+
+import io.tensorbus.distributed.rpc.Rpc;
+import io.tensorbus.distributed.rpc.RpcAgent;
+import io.tensorbus.distributed.rpc.RpcOptions;
+import io.tensorbus.distributed.rpc.RpcRegistry;
+import io.tensorbus.tensor.Tensor;
+import io.tensorbus.tensor.Threads;
+import io.vertx.core.Future;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * One worker of {@code tensorbus bench rpc}, started by {@link RpcBench} through the launcher: joins the RPC
+ * job through {@code env://} as {@code worker<RANK>}; worker0 measures calls to worker1 and prints the
+ * lines, then both shut down gracefully.
+ */
+public final class RpcBenchWorker {
+    /** The anchor's {@code add1}. */
+    static final String ADD1 = "bench.add1";
+
+    private RpcBenchWorker() {
+    }
+
+    /** Runs this worker (environment as set by {@code tensorbus launch}). */
+    public static void main(String[] args) throws Exception {
+        RpcBench.Options options = RpcBench.Options.parse(List.of(args));
+        Threads.set(1);
+        RpcRegistry registry = new RpcRegistry().register(ADD1, a -> ((Number) a.get(0)).longValue() + 1);
+        int rank = Integer.parseInt(System.getenv("RANK"));
+        RpcAgent agent = Rpc.init("worker" + rank, rank, Integer.parseInt(System.getenv("WORLD_SIZE")),
+                RpcOptions.builder().registry(registry).timeout(MultiProcessBench.OPERATION_TIMEOUT).build())
+                .await(2, TimeUnit.MINUTES);
+        try {
+            if (rank == 0) {
+                measure(agent, options);
+            }
+        } finally {
+            agent.shutdown();
+        }
+        System.exit(0);
+    }
+
+    private static void measure(RpcAgent agent, RpcBench.Options options) throws Exception {
+        for (int i = 0; i < options.jitWarmup(); i++) {
+            agent.rpcSync("worker1", ADD1, i);
+        }
+        double rtt = MultiProcessBench.medianSeconds(20, 500, () -> { }, () -> agent.rpcSync("worker1", ADD1, 1));
+        MultiProcessBench.report(new Measurement("rpc", "sync").with("rtt_us", rtt * 1e6, 1));
+        MultiProcessBench.report(new Measurement("rpc", "async").with("calls_per_s", asyncRate(agent), 0));
+        for (long nbytes : RpcBench.SIZES) {
+            if (nbytes <= options.maxBytes()) {
+                Tensor t = Tensor.ones((int) (nbytes / 4));
+                double echo = MultiProcessBench.medianSeconds(3, nbytes <= (1 << 20) ? 20 : 5, () -> { },
+                        () -> agent.rpcSync("worker1", "builtin.echo", t));
+                MultiProcessBench.report(new Measurement("rpc", "echo").with("bytes", nbytes)
+                        .with("rtt_us", echo * 1e6, 1).with("GBps", 2.0 * nbytes / echo / 1e9, 3));
+            }
+        }
+    }
+
+    /** 5000 calls in flight at once, as the anchor's {@code rpc_async} loop: calls per second. */
+    private static double asyncRate(RpcAgent agent) throws Exception {
+        long t0 = System.nanoTime();
+        List<Future<Long>> calls = new ArrayList<>(5000);
+        for (int i = 0; i < 5000; i++) {
+            calls.add(agent.rpcAsync("worker1", ADD1, i));
+        }
+        Future.all(calls).await(2, TimeUnit.MINUTES);
+        return 5000 / ((System.nanoTime() - t0) / 1e9);
+    }
+}
