@@ -66,9 +66,9 @@ public final class Rpc {
     }
 
     /**
-     * The first agent this process started.
+     * The agent this process started first and has not shut down.
      *
-     * @throws IllegalStateException before {@link #init} completed
+     * @throws IllegalStateException before {@link #init} completed, or after that agent shut down
      */
     public static RpcAgent agent() {
         RpcAgent a = DEFAULT.get();
@@ -76,6 +76,11 @@ public final class Rpc {
             throw new IllegalStateException("RPC is not initialised in this process: call Rpc.init first");
         }
         return a;
+    }
+
+    /** Called by an agent that shuts down: it stops being the default. */
+    static void forget(RpcAgent agent) {
+        DEFAULT.compareAndSet(agent, null);
     }
 
     private static Future<RpcAgent> start(String name, Rendezvous rv, RpcOptions options, Vertx vertx,
@@ -99,7 +104,11 @@ public final class Rpc {
                 socket.resume();
             });
         });
-        return server.listen()
+        // A graceful shutdown of an earlier job on this store left its last key; rank 0 clears it before any
+        // worker of this job can count itself out.
+        Future<Void> fresh = rv.rank() == 0 ? store.deleteKey(RpcShutdown.LEFT_ALL).mapEmpty()
+                : Future.succeededFuture();
+        return fresh.compose(v -> server.listen())
                 .compose(s -> store.set("worker/" + rv.rank(), (name + "\n" + advertised(rv.bindHost()) + "\n"
                         + s.actualPort()).getBytes(StandardCharsets.UTF_8)))
                 .compose(v -> table(store, rv.rank(), rv.worldSize(), options))

@@ -1,8 +1,8 @@
 package io.tensorbus.distributed.rpc;
 
 import io.tensorbus.distributed.impl.Blocking;
-import io.tensorbus.distributed.rpc.impl.RpcFrame;
 import io.tensorbus.spi.Store;
+import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
@@ -10,16 +10,17 @@ import io.vertx.core.net.NetClient;
 import io.vertx.core.net.NetClientOptions;
 import io.vertx.core.net.NetServer;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Collections;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Semaphore;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * One worker of an RPC job (PyTorch's RPC agent): it calls registered functions on other workers and
@@ -45,8 +46,9 @@ public final class RpcAgent {
     private final AtomicLong ids = new AtomicLong();
     private final Map<Long, RpcCall> pending = new ConcurrentHashMap<>();
     private final Map<Integer, Future<RpcOutgoing>> outgoing = new ConcurrentHashMap<>();
-    private final List<RpcIncoming> incoming = Collections.synchronizedList(new ArrayList<>());
-    private volatile boolean closed;
+    private final Set<RpcIncoming> incoming = ConcurrentHashMap.newKeySet();
+    private final AtomicBoolean closed = new AtomicBoolean();
+    private final AtomicReference<Future<Void>> shutdown = new AtomicReference<>();
 
     RpcAgent(RpcWorkerTable table, RpcOptions options, Vertx vertx, Runnable releaseVertx, Store store,
             Runnable releaseStore, NetServer server) {
@@ -111,14 +113,12 @@ public final class RpcAgent {
      */
     @SuppressWarnings("unchecked")
     public <T> Future<T> rpcAsync(WorkerInfo to, Duration timeout, String function, Object... args) {
-        if (closed) {
+        if (closed.get()) {
             throw new IllegalStateException("the RPC agent of " + self() + " is shut down");
         }
         WorkerInfo target = table.check(to);
         RpcChecks.function(function);
-        if (timeout == null || timeout.isNegative() || timeout.isZero()) {
-            throw new IllegalArgumentException("timeout must be positive, got " + timeout);
-        }
+        RpcChecks.timeout(timeout);
         List<Object> argList = args == null ? List.of() : Arrays.asList(args);
         byte[] body;
         try {
@@ -130,21 +130,36 @@ public final class RpcAgent {
         long id = ids.incrementAndGet();
         RpcCall call = new RpcCall(id, target, function);
         pending.put(id, call);
-        long timer = vertx.setTimer(timeout.toMillis(), t -> fail(id, new RpcTimeoutException("'" + function
-                + "' on " + target + " did not complete within " + timeout)));
-        call.promise().future().onComplete(r -> vertx.cancelTimer(timer));
-        if (target.id() == self().id()) {
-            RpcServe.invoke(this, body).onComplete(r -> {
-                if (r.succeeded()) {
-                    complete(id, r.result());
-                } else {
-                    fail(id, RpcServe.asRemote(self().name(), function, r.cause()));
-                }
-            });
-        } else {
-            connection(target).onSuccess(c -> c.send(RpcFrame.CALL, id, body)).onFailure(e -> fail(id, e));
+        try {
+            long timer = vertx.setTimer(timeout.toMillis(), t -> fail(id, new RpcTimeoutException("'" + function
+                    + "' on " + target + " did not complete within " + timeout)));
+            call.promise().future().onComplete(r -> vertx.cancelTimer(timer));
+            if (target.id() == self().id()) {
+                callSelf(id, function, body);
+            } else {
+                connection(target).onSuccess(c -> c.call(id, function, body)).onFailure(e -> fail(id, e));
+            }
+        } catch (RuntimeException e) {
+            // Shut down meanwhile (a closed client or timer refuses): the call fails, it does not linger.
+            fail(id, closed.get() ? new RpcException("the RPC agent of " + self() + " is shut down", e) : e);
         }
         return (Future<T>) call.promise().future();
+    }
+
+    /** A call to this worker itself: no connection, but arguments and result are copied as on the wire. */
+    private void callSelf(long id, String function, byte[] body) {
+        RpcServe.invoke(this, body).onComplete(r -> {
+            if (r.failed()) {
+                fail(id, RpcServe.asRemote(self().name(), function, r.cause()));
+                return;
+            }
+            try {
+                byte[] result = RpcServe.result(this, r.result());
+                complete(id, ((List<?>) options.codec().decode(result, List.class)).get(0));
+            } catch (RuntimeException e) {
+                fail(id, RpcServe.asRemote(self().name(), function, e));
+            }
+        });
     }
 
     /**
@@ -154,6 +169,11 @@ public final class RpcAgent {
      * @throws IllegalStateException on a Vert.x event-loop thread, which must never block
      */
     public <T> T rpcSync(WorkerInfo to, Duration timeout, String function, Object... args) {
+        if (Context.isOnEventLoopThread()) {
+            throw new IllegalStateException("rpcSync blocks, and this is a Vert.x event-loop thread, which must never"
+                    + " block: use rpcAsync and compose its future");
+        }
+        RpcChecks.timeout(timeout);
         Future<T> f = rpcAsync(to, timeout, function, args);
         return Blocking.await(f, timeout.plusSeconds(5), "rpcSync '" + function + "' on " + to);
     }
@@ -175,19 +195,30 @@ public final class RpcAgent {
      * {@link RpcOptions#initTimeout()}.
      */
     public Future<Void> shutdown(boolean graceful) {
+        Promise<Void> mine = Promise.promise();
+        if (!shutdown.compareAndSet(null, mine.future())) {
+            return shutdown.get();
+        }
         if (!graceful) {
             closeNow("the RPC agent of " + self() + " was shut down");
-            return Future.succeededFuture();
+            mine.complete();
+        } else {
+            RpcShutdown.graceful(this).onComplete(r -> {
+                closeNow("the RPC agent of " + self() + " was shut down");
+                mine.handle(r);
+            });
         }
-        return RpcShutdown.graceful(this).eventually(() -> {
-            closeNow("the RPC agent of " + self() + " was shut down");
-            return Future.succeededFuture();
-        });
+        return mine.future();
     }
 
-    /** Blocking {@link #shutdown(boolean) shutdown(true)}. */
+    /**
+     * Blocking {@link #shutdown(boolean) shutdown(true)}.
+     *
+     * @throws RpcException when the other workers did not all shut down within the deadline (this worker is
+     *     closed anyway)
+     */
     public void shutdown() {
-        Blocking.await(shutdown(true), options.initTimeout().plusSeconds(10), "RPC shutdown of " + self());
+        Blocking.await(shutdown(true), options.initTimeout().plusSeconds(5), "RPC shutdown of " + self());
     }
 
     // ---- package-private plumbing ------------------------------------------------------------------------
@@ -221,11 +252,15 @@ public final class RpcAgent {
     }
 
     boolean isClosed() {
-        return closed;
+        return closed.get();
     }
 
     void accepted(RpcIncoming connection) {
         incoming.add(connection);
+    }
+
+    void closed(RpcIncoming connection) {
+        incoming.remove(connection);
     }
 
     void complete(long id, Object value) {
@@ -247,27 +282,23 @@ public final class RpcAgent {
         return pending.get(id);
     }
 
-    /** Fails every call pending on {@code worker} (its connection was lost). */
-    void lost(WorkerInfo worker, String why) {
-        outgoing.remove(worker.id());
-        for (RpcCall call : List.copyOf(pending.values())) {
-            if (call.target().id() == worker.id()) {
-                fail(call.id(), new RpcException("worker " + worker + " was lost while '" + call.function()
-                        + "' ran: " + why));
-            }
-        }
+    /** Drops {@code connection} to {@code worker} (it broke) unless a newer one has replaced it. */
+    void forget(WorkerInfo worker, RpcOutgoing connection) {
+        outgoing.computeIfPresent(worker.id(), (id, f) -> f.succeeded() && f.result() == connection ? null : f);
     }
 
     private Future<RpcOutgoing> connection(WorkerInfo target) {
-        return outgoing.computeIfAbsent(target.id(), id -> RpcOutgoing.connect(this, client, target)
-                .onFailure(e -> outgoing.remove(id)));
+        Future<RpcOutgoing> f = outgoing.computeIfAbsent(target.id(), id -> RpcOutgoing.connect(this, client,
+                target));
+        f.onFailure(e -> outgoing.remove(target.id(), f));
+        return f;
     }
 
     private void closeNow(String why) {
-        if (closed) {
+        if (!closed.compareAndSet(false, true)) {
             return;
         }
-        closed = true;
+        Rpc.forget(this);
         for (RpcCall call : List.copyOf(pending.values())) {
             fail(call.id(), new RpcException(why + " while '" + call.function() + "' on " + call.target()
                     + " was pending"));

@@ -1,5 +1,7 @@
 package io.tensorbus.distributed.rpc;
 
+import java.time.Duration;
+
 /** Argument checks shared by the RPC types. */
 final class RpcChecks {
     /** Longest worker or function name, in characters. */
@@ -16,6 +18,15 @@ final class RpcChecks {
     /** A function name: the same rules as a worker name. */
     static String function(String name) {
         return check("function", name);
+    }
+
+    /** A timeout: 1 ms to 365 days (Vert.x timers have millisecond resolution). */
+    static Duration timeout(Duration timeout) {
+        if (timeout == null || timeout.compareTo(Duration.ofMillis(1)) < 0
+                || timeout.compareTo(Duration.ofDays(365)) > 0) {
+            throw new IllegalArgumentException("a timeout must be from 1 ms to 365 days, got " + timeout);
+        }
+        return timeout;
     }
 
     private static String check(String what, String name) {

@@ -8,27 +8,33 @@ import io.vertx.core.net.NetSocket;
 import java.util.List;
 
 /**
- * A connection a caller opened to this worker: a challenge when the caller asks, then, once it has proven the
- * shared secret and named itself as a worker of the job, its calls. Anything else closes the connection;
- * the process and the other connections go on.
+ * A connection a caller opened to this worker: once the caller has opened with its nonce, this worker
+ * proves the shared secret and challenges the caller; once the caller has proven it and named itself as a
+ * worker of the job, its calls. Until then frames are limited to the handshake's size. Anything else
+ * refuses the connection; the process and the other connections go on.
  */
 final class RpcIncoming {
     private final RpcAgent agent;
     private final NetSocket socket;
-    private final byte[] challenge = RpcHandshake.challenge();
-    private boolean challenged;
-    private WorkerInfo caller;
-    private boolean closed;
+    private final byte[] nonce = RpcHandshake.nonce();
+    private volatile WorkerInfo claimed;
+    private volatile WorkerInfo caller;
+    private volatile int callerMaxMessage;
+    private volatile boolean closed;
+    private long deadline;
 
     RpcIncoming(RpcAgent agent, NetSocket socket) {
         this.agent = agent;
         this.socket = socket;
     }
 
+    /** Installs the handlers; runs on the connection's event loop. */
     void start() {
-        socket.handler(new RpcFrameParser(agent.options().maxMessageBytes(), this::frame, this::refuse));
+        socket.handler(new RpcFrameParser(
+                () -> caller != null ? agent.options().maxMessageBytes() : RpcFrame.MAX_HANDSHAKE_BODY, this::frame,
+                this::refuse));
         socket.exceptionHandler(e -> close());
-        long deadline = agent.vertx().setTimer(agent.options().timeout().toMillis(), t -> {
+        deadline = agent.vertx().setTimer(agent.options().timeout().toMillis(), t -> {
             if (caller == null) {
                 refuse("no proof of the shared secret within " + agent.options().timeout());
             }
@@ -36,7 +42,13 @@ final class RpcIncoming {
         socket.closeHandler(v -> {
             closed = true;
             agent.vertx().cancelTimer(deadline);
+            agent.closed(this);
         });
+    }
+
+    /** The largest message the caller accepts (its maxMessageBytes). */
+    int callerMaxMessage() {
+        return callerMaxMessage;
     }
 
     void send(int kind, long id, byte[] body) {
@@ -52,13 +64,12 @@ final class RpcIncoming {
 
     private void frame(RpcFrame.Header h, Buffer body) {
         try {
-            if (h.kind() == RpcFrame.OPEN && !challenged) {
-                challenged = true;
-                send(RpcFrame.CHALLENGE, 0, agent.options().codec().encode(List.of(agent.self().name(), challenge)));
-            } else if (h.kind() == RpcFrame.HELLO && challenged && caller == null) {
+            if (h.kind() == RpcFrame.OPEN && claimed == null) {
+                open(decode(body));
+            } else if (h.kind() == RpcFrame.HELLO && claimed != null && caller == null) {
                 hello(decode(body));
             } else if (h.kind() == RpcFrame.CALL && caller != null) {
-                RpcServe.serve(agent, this, caller, h.id(), body.getBytes());
+                RpcServe.serve(agent, this, h.id(), body.getBytes());
             } else {
                 refuse("unexpected frame of kind " + h.kind() + (caller == null ? " before the handshake" : ""));
             }
@@ -67,23 +78,35 @@ final class RpcIncoming {
         }
     }
 
-    private void hello(List<Object> m) {
+    private void open(List<Object> m) {
         String name = (String) m.get(0);
-        int rank = ((Number) m.get(1)).intValue();
-        byte[] proof = (byte[]) m.get(2);
-        WorkerInfo claimed;
-        try {
-            claimed = agent.table().check(new WorkerInfo(name, rank));
-        } catch (RuntimeException e) {
-            refuse("'" + name + "' (rank " + rank + ") is not a worker of this job");
+        Object rank = m.get(1);
+        if (!(rank instanceof Integer r)) {
+            refuse("a rank that is not an int");
             return;
         }
-        if (!RpcHandshake.verify(agent.options().secret(), challenge, name, agent.self().name(), proof)) {
+        try {
+            claimed = agent.table().check(new WorkerInfo(name, r));
+        } catch (RuntimeException e) {
+            refuse("'" + name + "' (rank " + r + ") is not a worker of this job");
+            return;
+        }
+        callerMaxMessage = Math.max(RpcFrame.MAX_HANDSHAKE_BODY, ((Number) m.get(3)).intValue());
+        byte[] proof = RpcHandshake.proof(agent.options().secret(), RpcHandshake.ACCEPTOR, (byte[]) m.get(2), name,
+                agent.self().name());
+        send(RpcFrame.CHALLENGE, 0, agent.options().codec().encode(List.of(agent.self().name(), nonce, proof,
+                agent.options().maxMessageBytes())));
+    }
+
+    private void hello(List<Object> m) {
+        if (!RpcHandshake.verify(agent.options().secret(), RpcHandshake.CALLER, nonce, claimed.name(),
+                agent.self().name(), (byte[]) m.get(0))) {
             refuse("the proof of the shared secret from " + claimed + " is wrong (different or missing "
                     + RpcOptions.SECRET_ENV + ")");
             return;
         }
         caller = claimed;
+        agent.vertx().cancelTimer(deadline);
         send(RpcFrame.WELCOME, 0, new byte[0]);
     }
 

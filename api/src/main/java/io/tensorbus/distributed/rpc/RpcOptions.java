@@ -144,7 +144,7 @@ public final class RpcOptions {
         /**
          * The default call timeout.
          *
-         * @throws IllegalArgumentException unless positive
+         * @throws IllegalArgumentException outside 1 ms to 365 days
          */
         public Builder timeout(Duration timeout) {
             this.timeout = positive(timeout, "timeout");
@@ -152,9 +152,9 @@ public final class RpcOptions {
         }
 
         /**
-         * How long init waits for every worker.
+         * How long init waits for every worker, and graceful shutdown for every worker to finish.
          *
-         * @throws IllegalArgumentException unless positive
+         * @throws IllegalArgumentException outside 1 ms to 365 days
          */
         public Builder initTimeout(Duration timeout) {
             this.initTimeout = positive(timeout, "initTimeout");
@@ -225,10 +225,11 @@ public final class RpcOptions {
         }
 
         private static Duration positive(Duration d, String what) {
-            if (d == null || d.isNegative() || d.isZero()) {
-                throw new IllegalArgumentException(what + " must be positive, got " + d);
+            try {
+                return RpcChecks.timeout(d);
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException(what + ": " + e.getMessage(), e);
             }
-            return d;
         }
     }
 }

@@ -9,16 +9,25 @@ import io.vertx.core.buffer.Buffer;
 import io.vertx.core.net.NetClient;
 import io.vertx.core.net.NetSocket;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * This worker's connection to one callee: it answers the callee's challenge with the proof of the shared
- * secret, then carries this worker's calls and their answers.
+ * This worker's connection to one callee: a mutual proof of the shared secret first, then this worker's
+ * calls and their answers. When it breaks, exactly the calls sent on it fail.
  */
 final class RpcOutgoing {
     private final RpcAgent agent;
     private final NetSocket socket;
     private final WorkerInfo target;
+    private final byte[] nonce = RpcHandshake.nonce();
     private final Promise<RpcOutgoing> ready = Promise.promise();
+    private final Set<Long> inFlight = ConcurrentHashMap.newKeySet();
+    private final AtomicBoolean broken = new AtomicBoolean();
+    private volatile boolean helloSent;
+    private volatile boolean welcomed;
+    private volatile int peerMaxMessage = RpcFrame.MAX_HANDSHAKE_BODY;
 
     private RpcOutgoing(RpcAgent agent, NetSocket socket, WorkerInfo target) {
         this.agent = agent;
@@ -26,7 +35,7 @@ final class RpcOutgoing {
         this.target = target;
     }
 
-    /** Connects to {@code target} and completes once it has accepted this worker's proof. */
+    /** Connects to {@code target} and completes once both sides have proven the shared secret. */
     static Future<RpcOutgoing> connect(RpcAgent agent, NetClient client, WorkerInfo target) {
         RpcWorkerTable.Address a = agent.table().address(target);
         return client.connect(a.port(), a.host())
@@ -36,18 +45,37 @@ final class RpcOutgoing {
     }
 
     private Future<RpcOutgoing> start() {
-        socket.handler(new RpcFrameParser(agent.options().maxMessageBytes(), this::frame,
+        socket.handler(new RpcFrameParser(
+                () -> welcomed ? agent.options().maxMessageBytes() : RpcFrame.MAX_HANDSHAKE_BODY, this::frame,
                 why -> broken("sent a malformed frame: " + why)));
         socket.closeHandler(v -> broken("closed the connection"));
         socket.exceptionHandler(e -> broken("failed: " + e.getMessage()));
         long deadline = agent.vertx().setTimer(agent.options().timeout().toMillis(),
                 t -> broken("did not complete the handshake within " + agent.options().timeout()));
-        send(RpcFrame.OPEN, 0, new byte[0]);
+        socket.write(RpcFrame.encode(RpcFrame.OPEN, 0, agent.options().codec().encode(List.of(agent.self().name(),
+                agent.self().id(), nonce, agent.options().maxMessageBytes()))));
         return ready.future().onComplete(r -> agent.vertx().cancelTimer(deadline));
     }
 
-    void send(int kind, long id, byte[] body) {
-        socket.write(RpcFrame.encode(kind, id, body));
+    /**
+     * Sends call {@code id}; fails it alone when its body is larger than the callee accepts.
+     *
+     * @return false when the call was not sent (it has failed)
+     */
+    boolean call(long id, String function, byte[] body) {
+        if (body.length > peerMaxMessage) {
+            agent.fail(id, new RpcException("the arguments of '" + function + "' are " + body.length + " bytes, more"
+                    + " than the " + peerMaxMessage + " worker " + target + " accepts (its maxMessageBytes)"));
+            return false;
+        }
+        inFlight.add(id);
+        if (broken.get()) {
+            inFlight.remove(id);
+            agent.fail(id, new RpcException("worker " + target + " was lost before '" + function + "' was sent"));
+            return false;
+        }
+        socket.write(RpcFrame.encode(RpcFrame.CALL, id, body));
+        return true;
     }
 
     void close() {
@@ -57,11 +85,11 @@ final class RpcOutgoing {
     private void frame(RpcFrame.Header h, Buffer body) {
         try {
             switch (h.kind()) {
-                case RpcFrame.CHALLENGE -> answer(body);
-                case RpcFrame.WELCOME -> ready.tryComplete(this);
+                case RpcFrame.CHALLENGE -> answer(decode(body));
+                case RpcFrame.WELCOME -> welcome();
                 case RpcFrame.REFUSED -> refused(body);
-                case RpcFrame.RETURN -> agent.complete(h.id(), decode(body).get(0));
-                case RpcFrame.RAISE -> raised(h.id(), decode(body));
+                case RpcFrame.RETURN -> answered(h.id(), decode(body).get(0), null);
+                case RpcFrame.RAISE -> answered(h.id(), null, decode(body));
                 default -> broken("sent a frame of kind " + h.kind() + ", which a callee never sends");
             }
         } catch (RuntimeException e) {
@@ -69,35 +97,67 @@ final class RpcOutgoing {
         }
     }
 
-    private void answer(Buffer body) {
-        List<Object> m = decode(body);
+    private void answer(List<Object> m) {
         String acceptor = (String) m.get(0);
-        if (!acceptor.equals(target.name())) {
-            broken("answered as '" + acceptor + "'");
+        if (helloSent || !acceptor.equals(target.name())) {
+            broken(helloSent ? "challenged twice" : "answered as '" + acceptor + "'");
             return;
         }
-        byte[] proof = RpcHandshake.proof(agent.options().secret(), (byte[]) m.get(1), agent.self().name(), acceptor);
-        send(RpcFrame.HELLO, 0, agent.options().codec().encode(List.of(agent.self().name(), agent.self().id(),
-                proof)));
+        if (!RpcHandshake.verify(agent.options().secret(), RpcHandshake.ACCEPTOR, nonce, agent.self().name(),
+                acceptor, (byte[]) m.get(2))) {
+            broken("could not prove the shared secret (a different or missing " + RpcOptions.SECRET_ENV
+                    + ", or not a worker of this job)");
+            return;
+        }
+        peerMaxMessage = ((Number) m.get(3)).intValue();
+        byte[] proof = RpcHandshake.proof(agent.options().secret(), RpcHandshake.CALLER, (byte[]) m.get(1),
+                agent.self().name(), acceptor);
+        socket.write(RpcFrame.encode(RpcFrame.HELLO, 0, agent.options().codec().encode(List.of(proof))));
+        helloSent = true;
+    }
+
+    private void welcome() {
+        if (!helloSent || welcomed) {
+            broken("welcomed this worker before it proved the shared secret");
+            return;
+        }
+        welcomed = true;
+        ready.tryComplete(this);
     }
 
     private void refused(Buffer body) {
         String why = (String) decode(body).get(0);
-        ready.tryFail(new RpcException("worker " + target + " refused the connection from " + agent.self() + ": "
-                + why));
-        socket.close();
+        broken("refused the connection from " + agent.self() + ": " + why);
     }
 
-    private void raised(long id, List<Object> m) {
+    private void answered(long id, Object value, List<Object> raised) {
+        if (!welcomed || !inFlight.remove(id)) {
+            broken("answered call " + id + ", which it was not sent");
+            return;
+        }
+        if (raised == null) {
+            agent.complete(id, value);
+            return;
+        }
         RpcAgent.RpcCall call = agent.call(id);
-        String function = call == null ? "?" : call.function();
-        agent.fail(id, new RemoteException(target.name(), function, (String) m.get(0), (String) m.get(1),
-                (String) m.get(2)));
+        agent.fail(id, new RemoteException(target.name(), call == null ? "?" : call.function(), (String) raised.get(0),
+                (String) raised.get(1), (String) raised.get(2)));
     }
 
+    /** Fails the handshake and exactly the calls sent on this connection; later calls reconnect. */
     private void broken(String why) {
-        ready.tryFail(new RpcException("worker " + target + " " + why));
-        agent.lost(target, why);
+        if (!broken.compareAndSet(false, true)) {
+            return;
+        }
+        RpcException e = new RpcException("worker " + target + " " + why);
+        ready.tryFail(e);
+        agent.forget(target, this);
+        for (Long id : List.copyOf(inFlight)) {
+            RpcAgent.RpcCall call = agent.call(id);
+            agent.fail(id, new RpcException("worker " + target + " was lost while '"
+                    + (call == null ? "?" : call.function()) + "' ran: " + why));
+        }
+        inFlight.clear();
         socket.close();
     }
 

@@ -13,26 +13,46 @@ import java.util.List;
 final class RpcServe {
     /** Longest stack trace sent back, in characters. */
     private static final int MAX_STACK = 8192;
+    /** Longest exception message sent back, in characters. */
+    private static final int MAX_MESSAGE = 2048;
 
     private RpcServe() {
     }
 
-    /** Runs the call in {@code body} for {@code caller} and answers it on {@code connection}. */
-    static void serve(RpcAgent agent, RpcIncoming connection, WorkerInfo caller, long id, byte[] body) {
+    /** Runs the call in {@code body} and answers it on {@code connection}. */
+    static void serve(RpcAgent agent, RpcIncoming connection, long id, byte[] body) {
         invoke(agent, body).onComplete(r -> {
-            if (r.succeeded()) {
-                byte[] value;
-                try {
-                    value = agent.options().codec().encode(Collections.singletonList(r.result()));
-                } catch (RuntimeException e) {
-                    connection.send(RpcFrame.RAISE, id, raise(agent, e));
-                    return;
+            if (r.failed()) {
+                raise(agent, connection, id, r.cause());
+                return;
+            }
+            try {
+                byte[] value = result(agent, r.result());
+                if (value.length > connection.callerMaxMessage()) {
+                    throw new RpcException("the result is " + value.length + " bytes, more than the "
+                            + connection.callerMaxMessage() + " the caller accepts (its maxMessageBytes)");
                 }
                 connection.send(RpcFrame.RETURN, id, value);
-            } else {
-                connection.send(RpcFrame.RAISE, id, raise(agent, r.cause()));
+            } catch (RuntimeException e) {
+                raise(agent, connection, id, e);
             }
         });
+    }
+
+    /** Answers call {@code id} with {@code t}, without its stack when that would not fit the caller. */
+    private static void raise(RpcAgent agent, RpcIncoming connection, long id, Throwable t) {
+        byte[] body = raise(agent, t);
+        if (body.length > connection.callerMaxMessage()) {
+            String m = message(t);
+            body = agent.options().codec().encode(Arrays.asList(t.getClass().getName(),
+                    m == null || m.length() <= 200 ? m : m.substring(0, 200) + "...", "(too long to send)"));
+        }
+        connection.send(RpcFrame.RAISE, id, body);
+    }
+
+    /** The RETURN body of {@code value}. */
+    static byte[] result(RpcAgent agent, Object value) {
+        return agent.options().codec().encode(Collections.singletonList(value));
     }
 
     /** Decodes {@code body} ({@code [function, args]}) and runs the function; the future holds its result. */
@@ -91,20 +111,36 @@ final class RpcServe {
         }
     }
 
-    /** The RAISE body of {@code t}: class name, message, stack text. */
+    /**
+     * The RAISE body of {@code t}: class name, message (at most {@value #MAX_MESSAGE} characters), stack text
+     * (at most {@value #MAX_STACK}). A throwable whose message or stack cannot be read still answers.
+     */
     static byte[] raise(RpcAgent agent, Throwable t) {
-        return agent.options().codec().encode(Arrays.asList(t.getClass().getName(), t.getMessage(), stack(t)));
+        return agent.options().codec().encode(Arrays.asList(t.getClass().getName(), message(t), stack(t)));
     }
 
     /** {@code t} as the caller sees a failure of a call to this worker. */
     static RpcException asRemote(String worker, String function, Throwable t) {
-        return new RemoteException(worker, function, t.getClass().getName(), t.getMessage(), stack(t));
+        return new RemoteException(worker, function, t.getClass().getName(), message(t), stack(t));
+    }
+
+    private static String message(Throwable t) {
+        try {
+            String m = t.getMessage();
+            return m == null || m.length() <= MAX_MESSAGE ? m : m.substring(0, MAX_MESSAGE) + "...";
+        } catch (RuntimeException e) {
+            return "(its message could not be read: " + e.getClass().getName() + ")";
+        }
     }
 
     private static String stack(Throwable t) {
-        StringWriter w = new StringWriter();
-        t.printStackTrace(new PrintWriter(w));
-        String s = w.toString();
-        return s.length() <= MAX_STACK ? s : s.substring(0, MAX_STACK) + "...";
+        try {
+            StringWriter w = new StringWriter();
+            t.printStackTrace(new PrintWriter(w));
+            String s = w.toString();
+            return s.length() <= MAX_STACK ? s : s.substring(0, MAX_STACK) + "...";
+        } catch (RuntimeException e) {
+            return "(its stack trace could not be printed: " + e.getClass().getName() + ")";
+        }
     }
 }

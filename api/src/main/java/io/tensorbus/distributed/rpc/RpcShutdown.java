@@ -4,6 +4,7 @@ import io.tensorbus.spi.Store;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -13,28 +14,60 @@ import java.util.List;
  * that hosts the store close it last.
  */
 final class RpcShutdown {
+    /** The key the last worker to leave sets; rank 0 of the next job on the store deletes it. */
+    static final String LEFT_ALL = "shutdown/left/all";
     private static final Duration POLL = Duration.ofMillis(5);
     private static final Duration LAST_LEAVE = Duration.ofSeconds(10);
 
     private RpcShutdown() {
     }
 
+    /** The whole shutdown within {@link RpcOptions#initTimeout()}. */
     static Future<Void> graceful(RpcAgent agent) {
         Store store = agent.store();
         int world = agent.workers().size();
-        Duration deadline = agent.options().initTimeout();
-        return idle(agent, System.nanoTime() + deadline.toNanos())
-                .compose(v -> countIn(store, "shutdown/ready", world))
-                .compose(v -> store.wait(List.of("shutdown/ready/all"), deadline))
-                .compose(v -> countIn(store, "shutdown/left", world))
-                .compose(v -> store.wait(List.of("shutdown/left/all"), LAST_LEAVE)
-                        .recover(e -> Future.succeededFuture()));
+        long deadline = System.nanoTime() + agent.options().initTimeout().toNanos();
+        return idle(agent, deadline)
+                .compose(v -> countIn(store, "shutdown/ready", world, List.of()))
+                .compose(v -> store.wait(List.of("shutdown/ready/all"), left(deadline)))
+                .compose(v -> countIn(store, "shutdown/left", world, workerKeys(world)))
+                .compose(v -> store.wait(List.of(LEFT_ALL), min(LAST_LEAVE, left(deadline)))
+                        .recover(e -> Future.succeededFuture()))
+                .recover(e -> Future.failedFuture(new RpcException("the graceful shutdown of " + agent.self()
+                        + " did not complete within " + agent.options().initTimeout() + ": " + e.getMessage(), e)));
     }
 
-    /** Adds this worker to {@code counter}; the last one in sets {@code counter/all}. */
-    private static Future<Void> countIn(Store store, String counter, int world) {
-        return store.add(counter, 1).compose(n -> n >= world
-                ? store.set(counter + "/all", new byte[] {1}) : Future.succeededFuture());
+    /**
+     * Adds this worker to {@code counter}; the last one in deletes {@code cleanup} and the counter (so that a
+     * later job can use the store) and sets {@code counter/all}.
+     */
+    private static Future<Void> countIn(Store store, String counter, int world, List<String> cleanup) {
+        return store.add(counter, 1).compose(n -> {
+            if (n < world) {
+                return Future.succeededFuture();
+            }
+            List<String> keys = new ArrayList<>(cleanup);
+            keys.add(counter);
+            return Future.all(keys.stream().map(store::deleteKey).toList())
+                    .compose(v -> store.set(counter + "/all", new byte[] {1}));
+        });
+    }
+
+    private static List<String> workerKeys(int world) {
+        List<String> keys = new ArrayList<>();
+        for (int r = 0; r < world; r++) {
+            keys.add("worker/" + r);
+        }
+        keys.add("shutdown/ready/all");
+        return keys;
+    }
+
+    private static Duration left(long deadlineNanos) {
+        return Duration.ofNanos(Math.max(1_000_000, deadlineNanos - System.nanoTime()));
+    }
+
+    private static Duration min(Duration a, Duration b) {
+        return a.compareTo(b) <= 0 ? a : b;
     }
 
     /** Completes when the agent has no call of its own pending, or fails at {@code deadlineNanos}. */

@@ -22,6 +22,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.IntFunction;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -149,9 +150,10 @@ class RpcTest {
                 .secret(r == 2 ? "other".getBytes(StandardCharsets.UTF_8) : secret));
         assertEquals(3L, (Long) w.get(0).rpcSync("worker1", "builtin.add", 1, 2));
         RpcException e = assertThrows(RpcException.class, () -> w.get(0).rpcSync("worker2", "builtin.add", 1, 2));
-        assertTrue(e.getMessage().contains("refused the connection") && e.getMessage().contains("shared secret"),
-                e.getMessage());
-        assertThrows(RpcException.class, () -> w.get(2).rpcSync("worker1", "builtin.add", 1, 2));
+        assertTrue(e.getMessage().contains("worker2 (rank 2) could not prove the shared secret"), e.getMessage());
+        RpcException back = assertThrows(RpcException.class, () -> w.get(2).rpcSync("worker1", "builtin.add", 1, 2));
+        assertTrue(back.getMessage().contains("worker1 (rank 1) could not prove the shared secret"),
+                back.getMessage());
     }
 
     @Test
@@ -203,6 +205,100 @@ class RpcTest {
         assertInstanceOf(RpcException.class, e.getCause());
         assertTrue(e.getCause().getMessage().contains("worker1 (rank 1)"), e.getCause().getMessage());
         assertEquals(2L, (Long) w.get(0).rpcSync("worker2", "builtin.add", 1, 1));
+    }
+
+    @Test
+    void anArgumentLargerThanTheCalleeAcceptsFailsThatCallAlone() throws Exception {
+        RpcRegistry registry = new RpcRegistry().register("test.slow", args -> {
+            Thread.sleep(300);
+            return "slow";
+        });
+        List<RpcAgent> w = start(2, r -> RpcOptions.builder().registry(registry).maxMessageBytes(4096));
+        Future<String> other = w.get(0).rpcAsync("worker1", "test.slow");
+        RpcException e = assertThrows(RpcException.class,
+                () -> w.get(0).rpcSync("worker1", "builtin.echo", Tensor.zeros(4096)));
+        assertTrue(e.getMessage().contains("more than the 4096 worker worker1 (rank 1) accepts"), e.getMessage());
+        assertEquals("slow", other.await(10, TimeUnit.SECONDS));
+    }
+
+    @Test
+    void failuresThatAreHardToReportStillAnswerAtOnce() throws Exception {
+        RpcRegistry registry = new RpcRegistry()
+                .register("test.evil", args -> {
+                    throw new IllegalStateException() {
+                        @Override
+                        public String getMessage() {
+                            throw new UnsupportedOperationException("no message for you");
+                        }
+                    };
+                })
+                .register("test.long", args -> {
+                    throw new IllegalArgumentException("x".repeat(10_000));
+                });
+        List<RpcAgent> w = start(2, r -> RpcOptions.builder().registry(registry).maxMessageBytes(4096)
+                .timeout(Duration.ofSeconds(20)));
+        long t0 = System.nanoTime();
+        RemoteException evil = assertThrows(RemoteException.class, () -> w.get(0).rpcSync("worker1", "test.evil"));
+        assertTrue(evil.remoteMessage().contains("could not be read"), evil.remoteMessage());
+        RemoteException shortened = assertThrows(RemoteException.class,
+                () -> w.get(0).rpcSync("worker1", "test.long"));
+        assertTrue(shortened.remoteMessage().length() < 3000, "the message was not shortened");
+        assertTrue(System.nanoTime() - t0 < 5_000_000_000L, "an answer waited for the timeout");
+        assertEquals(2L, (Long) w.get(0).rpcSync("worker1", "builtin.add", 1, 1), "the connection survived");
+    }
+
+    @Test
+    void shutdownIsIdempotentAndTheDefaultAgentGoesWithIt() throws Exception {
+        List<RpcAgent> w = start(2, new RpcRegistry());
+        Future<Void> first = w.get(0).shutdown(true);
+        assertTrue(first == w.get(0).shutdown(true), "a second shutdown returns the first one's future");
+        w.get(1).shutdown(true).await(10, TimeUnit.SECONDS);
+        first.await(10, TimeUnit.SECONDS);
+        for (RpcAgent a : w) {
+            assertTrue(a.isClosed());
+        }
+        try {
+            assertTrue(!Rpc.agent().isClosed(), "Rpc.agent() returned a closed agent");
+        } catch (IllegalStateException noneOpen) {
+            assertTrue(noneOpen.getMessage().contains("call Rpc.init first"), noneOpen.getMessage());
+        }
+    }
+
+    @Test
+    void badTimeoutsAndBlockingOnAnEventLoopAreRefusedBeforeAnythingIsSent() throws Exception {
+        AtomicInteger runs = new AtomicInteger();
+        RpcRegistry registry = new RpcRegistry().register("test.count", args -> runs.incrementAndGet());
+        List<RpcAgent> w = start(2, registry);
+        assertThrows(IllegalArgumentException.class,
+                () -> w.get(0).rpcAsync(w.get(0).workerInfo(1), Duration.ofNanos(500), "test.count"));
+        Promise<Void> onLoop = Promise.promise();
+        vertx.runOnContext(x -> {
+            try {
+                w.get(0).rpcSync("worker1", "test.count");
+                onLoop.fail("rpcSync ran on an event loop");
+            } catch (IllegalStateException expected) {
+                onLoop.complete();
+            }
+        });
+        onLoop.future().await(10, TimeUnit.SECONDS);
+        assertEquals(0, runs.get(), "nothing was sent");
+        w.get(0).shutdown(true);
+        w.get(1).shutdown(true).await(10, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void aStoreOutlivesAJobThatShutDownGracefully() throws Exception {
+        List<RpcAgent> first = start(2, new RpcRegistry());
+        Future.all(first.get(0).shutdown(true), first.get(1).shutdown(true)).await(10, TimeUnit.SECONDS);
+        Future<RpcAgent> alone = Rpc.init("worker0", 0, 2, RpcOptions.builder().store(store).vertx(vertx)
+                .initTimeout(Duration.ofMillis(500)).build());
+        assertThrows(ExecutionException.class,
+                () -> alone.toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS),
+                "the first job's worker1 must not stand in for a missing one");
+        agents.clear();
+        List<RpcAgent> second = start(2, new RpcRegistry());
+        assertEquals(4L, (Long) second.get(1).rpcSync("worker0", "builtin.add", 2, 2));
+        Future.all(second.get(0).shutdown(true), second.get(1).shutdown(true)).await(10, TimeUnit.SECONDS);
     }
 
     @Test

@@ -15,19 +15,25 @@ public final class RpcFrame {
     /** Header bytes. */
     public static final int HEADER = 20;
 
-    /** Acceptor to caller, answering OPEN: [acceptor name, 32-byte challenge]. */
+    /**
+     * Acceptor to caller, answering OPEN: [acceptor name, acceptor nonce, acceptor proof, the largest
+     * message the acceptor accepts].
+     */
     public static final int CHALLENGE = 1;
-    /** Caller to acceptor: [caller name, caller rank, proof]. */
+    /** Caller to acceptor: [caller proof]. */
     public static final int HELLO = 2;
     /** Acceptor to caller: the connection may carry calls. */
     public static final int WELCOME = 3;
     /** Either side: [reason]; the connection closes. */
     public static final int REFUSED = 4;
     /**
-     * Caller to acceptor, the first frame (empty): the acceptor speaks only when asked, so nothing it sends
-     * can reach the caller before the caller reads.
+     * Caller to acceptor, the first frame: [caller name, caller rank, caller nonce, the largest message the
+     * caller accepts]. The acceptor speaks only when asked, so nothing it sends can reach the caller before
+     * the caller reads.
      */
     public static final int OPEN = 5;
+    /** The largest frame body before the handshake completes: names, nonces and proofs only. */
+    public static final int MAX_HANDSHAKE_BODY = 1024;
     /** Caller to callee: [function, arguments]. */
     public static final int CALL = 10;
     /** Callee to caller: [result]. */

@@ -4,6 +4,7 @@ import io.vertx.core.Handler;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.parsetools.RecordParser;
 import java.util.function.Consumer;
+import java.util.function.IntSupplier;
 
 /**
  * Cuts a connection's bytes into frames: a fixed 20-byte header, then a body of the length it announces.
@@ -17,18 +18,18 @@ public final class RpcFrameParser implements Handler<Buffer> {
     }
 
     private final RecordParser parser;
-    private final int maxBody;
+    private final IntSupplier maxBody;
     private final FrameHandler frames;
     private final Consumer<String> onError;
     private RpcFrame.Header pending;
     private boolean failed;
 
     /**
-     * @param maxBody the largest body accepted
+     * @param maxBody the largest body accepted at the time a header is read (smaller before the handshake)
      * @param frames receives each frame
      * @param onError receives the reason of the first malformed header
      */
-    public RpcFrameParser(int maxBody, FrameHandler frames, Consumer<String> onError) {
+    public RpcFrameParser(IntSupplier maxBody, FrameHandler frames, Consumer<String> onError) {
         this.maxBody = maxBody;
         this.frames = frames;
         this.onError = onError;
@@ -48,7 +49,7 @@ public final class RpcFrameParser implements Handler<Buffer> {
         }
         if (pending == null) {
             try {
-                pending = RpcFrame.parse(record, maxBody);
+                pending = RpcFrame.parse(record, maxBody.getAsInt());
             } catch (IllegalArgumentException e) {
                 failed = true;
                 onError.accept(e.getMessage());

@@ -8,44 +8,53 @@ import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
 
 /**
- * The proof of the shared secret at the start of every connection: the acceptor sends a fresh random
- * challenge, the caller answers {@code HMAC-SHA256(secret, challenge | caller | acceptor)}. A job without
- * a secret uses a fixed key, so a worker with a secret and one without still refuse each other.
+ * The mutual proof of the shared secret at the start of every connection. The caller opens with a fresh
+ * nonce; the acceptor answers with its own nonce and {@code HMAC-SHA256(secret, "acceptor" | caller nonce |
+ * caller | acceptor)}; the caller checks that, then answers {@code HMAC-SHA256(secret, "caller" | acceptor
+ * nonce | caller | acceptor)}. So neither side talks calls with a process that lacks the secret, and a
+ * proof cannot be replayed on another connection or in the other role. A job without a secret uses a fixed
+ * key, so a worker with a secret and one without still refuse each other.
  */
 public final class RpcHandshake {
-    /** Challenge bytes. */
-    public static final int CHALLENGE_BYTES = 32;
+    /** Nonce bytes. */
+    public static final int NONCE_BYTES = 32;
+    /** The role of the acceptor's proof. */
+    public static final String ACCEPTOR = "acceptor";
+    /** The role of the caller's proof. */
+    public static final String CALLER = "caller";
     private static final byte[] NO_SECRET = "tensorbus-rpc-without-secret".getBytes(StandardCharsets.UTF_8);
     private static final SecureRandom RANDOM = new SecureRandom();
 
     private RpcHandshake() {
     }
 
-    /** A fresh challenge. */
-    public static byte[] challenge() {
-        byte[] c = new byte[CHALLENGE_BYTES];
+    /** A fresh nonce. */
+    public static byte[] nonce() {
+        byte[] c = new byte[NONCE_BYTES];
         RANDOM.nextBytes(c);
         return c;
     }
 
-    /** The caller's answer to {@code challenge}. */
-    public static byte[] proof(byte[] secret, byte[] challenge, String caller, String acceptor) {
+    /** The proof of {@code role} over the other side's {@code nonce}. */
+    public static byte[] proof(byte[] secret, String role, byte[] nonce, String caller, String acceptor) {
         try {
             Mac mac = Mac.getInstance("HmacSHA256");
             mac.init(new SecretKeySpec(secret.length == 0 ? NO_SECRET : secret, "HmacSHA256"));
-            mac.update(challenge);
-            mac.update((byte) 0);
-            mac.update(caller.getBytes(StandardCharsets.UTF_8));
-            mac.update((byte) 0);
-            mac.update(acceptor.getBytes(StandardCharsets.UTF_8));
+            for (byte[] part : new byte[][] {role.getBytes(StandardCharsets.UTF_8), nonce,
+                    caller.getBytes(StandardCharsets.UTF_8), acceptor.getBytes(StandardCharsets.UTF_8)}) {
+                mac.update(part);
+                mac.update((byte) 0);
+            }
             return mac.doFinal();
         } catch (GeneralSecurityException e) {
             throw new IllegalStateException("HmacSHA256 is not available in this JDK", e);
         }
     }
 
-    /** Whether {@code proof} answers {@code challenge}, compared in constant time. */
-    public static boolean verify(byte[] secret, byte[] challenge, String caller, String acceptor, byte[] proof) {
-        return proof != null && MessageDigest.isEqual(proof(secret, challenge, caller, acceptor), proof);
+    /** Whether {@code proof} is the proof of {@code role}, compared in constant time. */
+    public static boolean verify(byte[] secret, String role, byte[] nonce, String caller, String acceptor,
+            byte[] proof) {
+        return proof != null && nonce != null && nonce.length == NONCE_BYTES
+                && MessageDigest.isEqual(proof(secret, role, nonce, caller, acceptor), proof);
     }
 }
