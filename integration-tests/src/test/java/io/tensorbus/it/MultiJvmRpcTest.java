@@ -1,0 +1,75 @@
+package io.tensorbus.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.tensorbus.distributed.TcpStore;
+import io.tensorbus.workloads.cli.Launcher;
+import io.vertx.core.Vertx;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/** RPC between workers in separate JVMs, started by {@code tensorbus launch} ({@link RpcCheck}). */
+class MultiJvmRpcTest {
+    private final ByteArrayOutputStream out = new ByteArrayOutputStream();
+    private final ByteArrayOutputStream err = new ByteArrayOutputStream();
+
+    private int launch(int world, String mode, int timeoutSeconds) {
+        return Launcher.run(List.of("--nproc-per-node", String.valueOf(world), "--timeout",
+                        String.valueOf(timeoutSeconds), RpcCheck.class.getName(), mode),
+                new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8));
+    }
+
+    private String report(int code) {
+        return "exit " + code + "\n--- stdout\n" + out.toString(StandardCharsets.UTF_8) + "--- stderr\n"
+                + err.toString(StandardCharsets.UTF_8);
+    }
+
+    @ParameterizedTest(name = "{0} JVMs")
+    @ValueSource(ints = {2, 3})
+    @Timeout(120)
+    void everyCallFormWorksAcrossJvmsAndAllShutDownGracefully(int world) {
+        int code = launch(world, "calls", 100);
+        String o = out.toString(StandardCharsets.UTF_8);
+        assertEquals(0, code, report(code));
+        for (int r = 0; r < world; r++) {
+            assertTrue(o.contains("[rank " + r + "] RPC OK worker" + r), report(code));
+        }
+    }
+
+    @Test
+    @Timeout(120)
+    void aWorkerWhoseJvmDiesFailsItsPendingCallNamingItAndTheOthersGoOn() throws Exception {
+        // Not through the launcher: it stops every rank when one dies, and the survivors must go on here.
+        Vertx vertx = Vertx.vertx();
+        TcpStore store = TcpStore.server(vertx, "127.0.0.1", 0, Duration.ofSeconds(60)).await(20, TimeUnit.SECONDS);
+        List<ChildJvm> jvms = new ArrayList<>();
+        try {
+            for (int r = 0; r < 3; r++) {
+                jvms.add(ChildJvm.start("worker" + r, Map.of("MASTER_ADDR", "127.0.0.1", "MASTER_PORT",
+                        String.valueOf(store.port()), "TENSORBUS_STORE_HOSTED", "1", "RANK", String.valueOf(r),
+                        "WORLD_SIZE", "3"), RpcCheck.class.getName(), "lost"));
+            }
+            Integer code = jvms.get(0).awaitExit(Duration.ofSeconds(60));
+            String o = jvms.get(0).output();
+            assertEquals(0, code, o + jvms.get(2).output());
+            assertTrue(jvms.get(2).output().contains("HALTING"), jvms.get(2).output());
+            assertTrue(o.contains("LOST worker worker2 (rank 2) was lost while 'it.halt' ran"), o);
+            assertTrue(o.contains("STILL OK"), o);
+        } finally {
+            jvms.forEach(ChildJvm::close);
+            store.closeAsync().await(10, TimeUnit.SECONDS);
+            vertx.close().await(10, TimeUnit.SECONDS);
+        }
+    }
+}

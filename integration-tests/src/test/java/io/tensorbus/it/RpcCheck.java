@@ -1,0 +1,111 @@
+package io.tensorbus.it;
+
+import io.tensorbus.distributed.rpc.RemoteException;
+import io.tensorbus.distributed.rpc.Rpc;
+import io.tensorbus.distributed.rpc.RpcAgent;
+import io.tensorbus.distributed.rpc.RpcException;
+import io.tensorbus.distributed.rpc.RpcOptions;
+import io.tensorbus.distributed.rpc.RpcRegistry;
+import io.tensorbus.tensor.Tensor;
+import io.vertx.core.Future;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * One worker of {@link MultiJvmRpcTest}, started by {@code tensorbus launch} (env:// rendezvous) as
+ * {@code worker<RANK>}. Modes (first argument):
+ * <ul>
+ *   <li>{@code calls}: worker0 calls every other worker (sync, async, a tensor, a nested call through worker1
+ *       to the last worker, an async function, a remote exception), every worker shuts down gracefully,
+ *       and each prints {@code RPC OK worker<R>};</li>
+ *   <li>{@code lost}: the last worker halts its JVM while worker0's call to it runs; worker0 prints
+ *       {@code LOST <message>} and then checks that worker1 still answers ({@code STILL OK}).</li>
+ * </ul>
+ */
+public final class RpcCheck {
+    private RpcCheck() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        int rank = Integer.parseInt(System.getenv("RANK"));
+        int world = Integer.parseInt(System.getenv("WORLD_SIZE"));
+        AtomicReference<RpcAgent> self = new AtomicReference<>();
+        String last = "worker" + (world - 1);
+        RpcRegistry registry = new RpcRegistry()
+                .register("it.whoami", a -> "worker" + rank)
+                .register("it.relay", a -> self.get().rpcSync(last, "builtin.add", a.get(0), 100))
+                .registerAsync("it.later", a -> self.get().rpcAsync(last, "it.whoami"))
+                .register("it.fail", a -> {
+                    throw new IllegalStateException("failing on purpose on worker" + rank);
+                })
+                .register("it.halt", a -> {
+                    System.out.println("HALTING");
+                    System.out.flush();
+                    Runtime.getRuntime().halt(9);
+                    return null;
+                });
+        RpcAgent agent = Rpc.init("worker" + rank, rank, world, RpcOptions.builder().registry(registry)
+                .timeout(Duration.ofSeconds(30)).initTimeout(Duration.ofSeconds(60)).build())
+                .await(60, TimeUnit.SECONDS);
+        self.set(agent);
+        if (args[0].equals("lost")) {
+            lost(agent, rank, last);
+        } else {
+            if (rank == 0) {
+                calls(agent, world, last);
+            }
+            agent.shutdown();
+            System.out.println("RPC OK worker" + rank);
+        }
+        System.out.flush();
+        System.exit(0);
+    }
+
+    private static void calls(RpcAgent agent, int world, String last) throws Exception {
+        List<Future<String>> names = new ArrayList<>();
+        for (int r = 1; r < world; r++) {
+            names.add(agent.rpcAsync(r, "it.whoami"));
+        }
+        for (int r = 1; r < world; r++) {
+            expect("worker" + r, names.get(r - 1).await(30, TimeUnit.SECONDS));
+        }
+        Tensor sum = agent.rpcSync("worker1", "builtin.add", Tensor.ones(1000), Tensor.ones(1000));
+        expect(2000.0, sum.sum().item());
+        expect(105L, agent.rpcSync("worker1", "it.relay", 5));
+        expect(last, agent.rpcSync("worker1", "it.later"));
+        try {
+            agent.rpcSync(last, "it.fail");
+            throw new AssertionError("it.fail did not fail");
+        } catch (RemoteException e) {
+            expect(last, e.worker());
+            expect(IllegalStateException.class.getName(), e.remoteType());
+        }
+    }
+
+    private static void lost(RpcAgent agent, int rank, String last) throws Exception {
+        if (rank != 0) {
+            // Stay up (serving) until worker0 is done; the halted worker never gets here.
+            Thread.sleep(60_000);
+            return;
+        }
+        Future<Object> dying = agent.rpcAsync(last, "it.halt");
+        try {
+            dying.await(20, TimeUnit.SECONDS);
+            System.out.println("UNEXPECTED OK");
+        } catch (RpcException e) {
+            System.out.println("LOST " + e.getMessage());
+        }
+        expect("worker1", agent.rpcSync("worker1", "it.whoami"));
+        System.out.println("STILL OK");
+        agent.shutdown(false);
+    }
+
+    private static void expect(Object expected, Object actual) {
+        if (!expected.equals(actual)) {
+            throw new AssertionError("expected " + expected + " but got " + actual);
+        }
+    }
+}
