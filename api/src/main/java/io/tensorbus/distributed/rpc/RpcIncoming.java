@@ -3,7 +3,6 @@ package io.tensorbus.distributed.rpc;
 import io.tensorbus.distributed.rpc.impl.RpcFrame;
 import io.tensorbus.distributed.rpc.impl.RpcFrameParser;
 import io.tensorbus.distributed.rpc.impl.RpcHandshake;
-import io.vertx.core.buffer.Buffer;
 import io.vertx.core.net.NetSocket;
 import java.util.List;
 
@@ -62,14 +61,14 @@ final class RpcIncoming {
         socket.close();
     }
 
-    private void frame(RpcFrame.Header h, Buffer body) {
+    private void frame(RpcFrame.Header h, byte[] body) {
         try {
             if (h.kind() == RpcFrame.OPEN && claimed == null) {
                 open(decode(body));
             } else if (h.kind() == RpcFrame.HELLO && claimed != null && caller == null) {
                 hello(decode(body));
             } else if (h.kind() == RpcFrame.CALL && caller != null) {
-                RpcServe.serve(agent, this, h.id(), body.getBytes());
+                RpcServe.serve(agent, this, h.id(), body);
             } else {
                 refuse("unexpected frame of kind " + h.kind() + (caller == null ? " before the handshake" : ""));
             }
@@ -118,7 +117,7 @@ final class RpcIncoming {
     }
 
     @SuppressWarnings("unchecked")
-    private List<Object> decode(Buffer body) {
-        return (List<Object>) agent.options().codec().decode(body.getBytes(), List.class);
+    private List<Object> decode(byte[] body) {
+        return (List<Object>) agent.options().codec().decode(body, List.class);
     }
 }

@@ -5,7 +5,6 @@ import io.tensorbus.distributed.rpc.impl.RpcFrameParser;
 import io.tensorbus.distributed.rpc.impl.RpcHandshake;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
-import io.vertx.core.buffer.Buffer;
 import io.vertx.core.net.NetClient;
 import io.vertx.core.net.NetSocket;
 import java.util.List;
@@ -82,7 +81,7 @@ final class RpcOutgoing {
         socket.close();
     }
 
-    private void frame(RpcFrame.Header h, Buffer body) {
+    private void frame(RpcFrame.Header h, byte[] body) {
         try {
             switch (h.kind()) {
                 case RpcFrame.CHALLENGE -> answer(decode(body));
@@ -125,7 +124,7 @@ final class RpcOutgoing {
         ready.tryComplete(this);
     }
 
-    private void refused(Buffer body) {
+    private void refused(byte[] body) {
         String why = (String) decode(body).get(0);
         broken("refused the connection from " + agent.self() + ": " + why);
     }
@@ -162,7 +161,7 @@ final class RpcOutgoing {
     }
 
     @SuppressWarnings("unchecked")
-    private List<Object> decode(Buffer body) {
-        return (List<Object>) agent.options().codec().decode(body.getBytes(), List.class);
+    private List<Object> decode(byte[] body) {
+        return (List<Object>) agent.options().codec().decode(body, List.class);
     }
 }

@@ -1,6 +1,9 @@
 package io.tensorbus.distributed.rpc.impl;
 
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import io.vertx.core.buffer.Buffer;
+import io.vertx.core.internal.buffer.BufferInternal;
 
 /**
  * The RPC wire frame: a 20-byte little-endian header ({@code magic 'TBRP' u32, version u8, kind u8,
@@ -14,6 +17,8 @@ public final class RpcFrame {
     public static final int VERSION = 1;
     /** Header bytes. */
     public static final int HEADER = 20;
+    /** Bodies from this size on are wrapped behind the header instead of copied after it. */
+    private static final int WRAP_FROM = 64 * 1024;
 
     /**
      * Acceptor to caller, answering OPEN: [acceptor name, acceptor nonce, acceptor proof, the largest
@@ -48,12 +53,16 @@ public final class RpcFrame {
     public record Header(int kind, long id, int bodyLength) {
     }
 
-    /** The frame of {@code kind} for call {@code id} with {@code body}. */
+    /**
+     * The frame of {@code kind} for call {@code id} with {@code body}, one buffer for one write (so that
+     * frames written from several threads never interleave); the body is wrapped, not copied.
+     */
     public static Buffer encode(int kind, long id, byte[] body) {
-        Buffer b = Buffer.buffer(HEADER + body.length);
-        b.appendIntLE(MAGIC).appendByte((byte) VERSION).appendByte((byte) kind).appendShortLE((short) 0)
-                .appendLongLE(id).appendIntLE(body.length).appendBytes(body);
-        return b;
+        boolean small = body.length < WRAP_FROM;
+        ByteBuf header = Unpooled.buffer(HEADER + (small ? body.length : 0)).writeIntLE(MAGIC).writeByte(VERSION)
+                .writeByte(kind).writeShortLE(0).writeLongLE(id).writeIntLE(body.length);
+        return BufferInternal.buffer(small ? header.writeBytes(body)
+                : Unpooled.wrappedBuffer(header, Unpooled.wrappedBuffer(body)));
     }
 
     /**

@@ -2,26 +2,30 @@ package io.tensorbus.distributed.rpc.impl;
 
 import io.vertx.core.Handler;
 import io.vertx.core.buffer.Buffer;
-import io.vertx.core.parsetools.RecordParser;
 import java.util.function.Consumer;
 import java.util.function.IntSupplier;
 
 /**
- * Cuts a connection's bytes into frames: a fixed 20-byte header, then a body of the length it announces.
- * A bad header is reported once to {@code onError} and nothing more is parsed.
+ * Cuts a connection's bytes into frames: a fixed 20-byte header, then a body of the length it announces,
+ * copied once from the socket's buffers into an array of exactly that length (a general record parser
+ * grows a buffer and copies it again, which doubles the cost of large tensors). A bad header is reported
+ * once to {@code onError} and nothing more is parsed.
  */
 public final class RpcFrameParser implements Handler<Buffer> {
     /** A whole frame. */
     public interface FrameHandler {
-        /** Called on the connection's event loop for each frame. */
-        void frame(RpcFrame.Header header, Buffer body);
+        /** Called on the connection's event loop for each frame; the body array belongs to the handler. */
+        void frame(RpcFrame.Header header, byte[] body);
     }
 
-    private final RecordParser parser;
     private final IntSupplier maxBody;
     private final FrameHandler frames;
     private final Consumer<String> onError;
+    private final byte[] header = new byte[RpcFrame.HEADER];
+    private int headerFilled;
     private RpcFrame.Header pending;
+    private byte[] body;
+    private int bodyFilled;
     private boolean failed;
 
     /**
@@ -33,37 +37,54 @@ public final class RpcFrameParser implements Handler<Buffer> {
         this.maxBody = maxBody;
         this.frames = frames;
         this.onError = onError;
-        this.parser = RecordParser.newFixed(RpcFrame.HEADER, this::record);
     }
 
     @Override
     public void handle(Buffer data) {
-        if (!failed) {
-            parser.handle(data);
+        int at = 0;
+        int length = data.length();
+        while (at < length && !failed) {
+            at = pending == null ? readHeader(data, at, length) : readBody(data, at, length);
         }
     }
 
-    private void record(Buffer record) {
-        if (failed) {
-            return;
-        }
-        if (pending == null) {
+    private int readHeader(Buffer data, int at, int length) {
+        int n = Math.min(RpcFrame.HEADER - headerFilled, length - at);
+        data.getBytes(at, at + n, header, headerFilled);
+        headerFilled += n;
+        if (headerFilled == RpcFrame.HEADER) {
+            headerFilled = 0;
             try {
-                pending = RpcFrame.parse(record, maxBody.getAsInt());
+                pending = RpcFrame.parse(Buffer.buffer(header), maxBody.getAsInt());
             } catch (IllegalArgumentException e) {
                 failed = true;
                 onError.accept(e.getMessage());
-                return;
+                return length;
             }
-            if (pending.bodyLength() > 0) {
-                parser.fixedSizeMode(pending.bodyLength());
-                return;
+            body = new byte[pending.bodyLength()];
+            bodyFilled = 0;
+            if (body.length == 0) {
+                deliver();
             }
-            record = Buffer.buffer();
         }
+        return at + n;
+    }
+
+    private int readBody(Buffer data, int at, int length) {
+        int n = Math.min(body.length - bodyFilled, length - at);
+        data.getBytes(at, at + n, body, bodyFilled);
+        bodyFilled += n;
+        if (bodyFilled == body.length) {
+            deliver();
+        }
+        return at + n;
+    }
+
+    private void deliver() {
         RpcFrame.Header h = pending;
+        byte[] b = body;
         pending = null;
-        parser.fixedSizeMode(RpcFrame.HEADER);
-        frames.frame(h, record);
+        body = null;
+        frames.frame(h, b);
     }
 }
