@@ -10,7 +10,9 @@ import io.vertx.core.net.NetClient;
 import io.vertx.core.net.NetClientOptions;
 import io.vertx.core.net.NetServer;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -119,10 +121,14 @@ public final class RpcAgent {
         WorkerInfo target = table.check(to);
         RpcChecks.function(function);
         RpcChecks.timeout(timeout);
-        List<Object> argList = args == null ? List.of() : Arrays.asList(args);
-        byte[] body;
+        List<Object> values = new ArrayList<>();
+        values.add(function);
+        if (args != null) {
+            values.addAll(Arrays.asList(args));
+        }
+        RpcPayload.Encoded body;
         try {
-            body = options.codec().encode(List.of(function, argList));
+            body = RpcPayload.encode(options.codec(), values);
         } catch (RuntimeException e) {
             throw new IllegalArgumentException("cannot send the arguments of '" + function + "' to " + target + ": "
                     + e.getMessage(), e);
@@ -147,15 +153,15 @@ public final class RpcAgent {
     }
 
     /** A call to this worker itself: no connection, but arguments and result are copied as on the wire. */
-    private void callSelf(long id, String function, byte[] body) {
-        RpcServe.invoke(this, body).onComplete(r -> {
+    private void callSelf(long id, String function, RpcPayload.Encoded body) {
+        RpcServe.invoke(this, RpcPayload.copy(options.codec(), body)).onComplete(r -> {
             if (r.failed()) {
                 fail(id, RpcServe.asRemote(self().name(), function, r.cause()));
                 return;
             }
             try {
-                byte[] result = RpcServe.result(this, r.result());
-                complete(id, ((List<?>) options.codec().decode(result, List.class)).get(0));
+                RpcPayload.Encoded result = RpcPayload.encode(options.codec(), Collections.singletonList(r.result()));
+                complete(id, RpcPayload.copy(options.codec(), result).get(0));
             } catch (RuntimeException e) {
                 fail(id, RpcServe.asRemote(self().name(), function, e));
             }

@@ -4,6 +4,7 @@ import io.tensorbus.distributed.rpc.impl.RpcFrame;
 import io.tensorbus.distributed.rpc.impl.RpcFrameParser;
 import io.tensorbus.distributed.rpc.impl.RpcHandshake;
 import io.vertx.core.net.NetSocket;
+import java.lang.foreign.MemorySegment;
 import java.util.List;
 
 /**
@@ -20,6 +21,7 @@ final class RpcIncoming {
     private volatile WorkerInfo caller;
     private volatile int callerMaxMessage;
     private volatile boolean closed;
+    private RpcPayload.Decoded attached;
     private long deadline;
 
     RpcIncoming(RpcAgent agent, NetSocket socket) {
@@ -30,8 +32,18 @@ final class RpcIncoming {
     /** Installs the handlers; runs on the connection's event loop. */
     void start() {
         socket.handler(new RpcFrameParser(
-                () -> caller != null ? agent.options().maxMessageBytes() : RpcFrame.MAX_HANDSHAKE_BODY, this::frame,
-                this::refuse));
+                () -> caller != null ? agent.options().maxMessageBytes() : RpcFrame.MAX_HANDSHAKE_BODY,
+                new RpcFrameParser.FrameHandler() {
+                    @Override
+                    public List<MemorySegment> attachments(RpcFrame.Header h, byte[] body) {
+                        return callAttachments(h, body);
+                    }
+
+                    @Override
+                    public void frame(RpcFrame.Header h, byte[] body) {
+                        RpcIncoming.this.frame(h, body);
+                    }
+                }, this::refuse));
         socket.exceptionHandler(e -> close());
         deadline = agent.vertx().setTimer(agent.options().timeout().toMillis(), t -> {
             if (caller == null) {
@@ -51,8 +63,12 @@ final class RpcIncoming {
     }
 
     void send(int kind, long id, byte[] body) {
+        send(kind, id, new RpcPayload.Encoded(body, List.of()));
+    }
+
+    void send(int kind, long id, RpcPayload.Encoded payload) {
         if (!closed) {
-            socket.write(RpcFrame.encode(kind, id, body));
+            socket.write(RpcFrame.encode(kind, id, payload.body(), payload.segments()));
         }
     }
 
@@ -68,13 +84,26 @@ final class RpcIncoming {
             } else if (h.kind() == RpcFrame.HELLO && claimed != null && caller == null) {
                 hello(decode(body));
             } else if (h.kind() == RpcFrame.CALL && caller != null) {
-                RpcServe.serve(agent, this, h.id(), body);
+                RpcPayload.Decoded call = h.hasAttachments() ? attached
+                        : RpcPayload.decode(agent.options().codec(), body, 0);
+                attached = null;
+                RpcServe.serve(agent, this, h.id(), call.values());
             } else {
                 refuse("unexpected frame of kind " + h.kind() + (caller == null ? " before the handshake" : ""));
             }
         } catch (RuntimeException e) {
             refuse("a message that does not decode: " + e.getMessage());
         }
+    }
+
+    /** Allocates the tensors of an incoming call; its bytes will be read straight into them. */
+    private List<MemorySegment> callAttachments(RpcFrame.Header h, byte[] body) {
+        if (h.kind() != RpcFrame.CALL || caller == null) {
+            throw new IllegalArgumentException("attachments on a frame of kind " + h.kind());
+        }
+        attached = RpcPayload.decode(agent.options().codec(), body,
+                (long) agent.options().maxMessageBytes() - body.length);
+        return attached.targets();
     }
 
     private void open(List<Object> m) {

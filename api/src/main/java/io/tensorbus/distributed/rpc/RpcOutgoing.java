@@ -7,6 +7,7 @@ import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.net.NetClient;
 import io.vertx.core.net.NetSocket;
+import java.lang.foreign.MemorySegment;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -27,6 +28,7 @@ final class RpcOutgoing {
     private volatile boolean helloSent;
     private volatile boolean welcomed;
     private volatile int peerMaxMessage = RpcFrame.MAX_HANDSHAKE_BODY;
+    private RpcPayload.Decoded attached;
 
     private RpcOutgoing(RpcAgent agent, NetSocket socket, WorkerInfo target) {
         this.agent = agent;
@@ -45,8 +47,18 @@ final class RpcOutgoing {
 
     private Future<RpcOutgoing> start() {
         socket.handler(new RpcFrameParser(
-                () -> welcomed ? agent.options().maxMessageBytes() : RpcFrame.MAX_HANDSHAKE_BODY, this::frame,
-                why -> broken("sent a malformed frame: " + why)));
+                () -> welcomed ? agent.options().maxMessageBytes() : RpcFrame.MAX_HANDSHAKE_BODY,
+                new RpcFrameParser.FrameHandler() {
+                    @Override
+                    public List<MemorySegment> attachments(RpcFrame.Header h, byte[] body) {
+                        return resultAttachments(h, body);
+                    }
+
+                    @Override
+                    public void frame(RpcFrame.Header h, byte[] body) {
+                        RpcOutgoing.this.frame(h, body);
+                    }
+                }, why -> broken("sent a malformed frame: " + why)));
         socket.closeHandler(v -> broken("closed the connection"));
         socket.exceptionHandler(e -> broken("failed: " + e.getMessage()));
         long deadline = agent.vertx().setTimer(agent.options().timeout().toMillis(),
@@ -61,9 +73,9 @@ final class RpcOutgoing {
      *
      * @return false when the call was not sent (it has failed)
      */
-    boolean call(long id, String function, byte[] body) {
-        if (body.length > peerMaxMessage) {
-            agent.fail(id, new RpcException("the arguments of '" + function + "' are " + body.length + " bytes, more"
+    boolean call(long id, String function, RpcPayload.Encoded body) {
+        if (body.bytes() > peerMaxMessage) {
+            agent.fail(id, new RpcException("the arguments of '" + function + "' are " + body.bytes() + " bytes, more"
                     + " than the " + peerMaxMessage + " worker " + target + " accepts (its maxMessageBytes)"));
             return false;
         }
@@ -73,7 +85,7 @@ final class RpcOutgoing {
             agent.fail(id, new RpcException("worker " + target + " was lost before '" + function + "' was sent"));
             return false;
         }
-        socket.write(RpcFrame.encode(RpcFrame.CALL, id, body));
+        socket.write(RpcFrame.encode(RpcFrame.CALL, id, body.body(), body.segments()));
         return true;
     }
 
@@ -87,7 +99,7 @@ final class RpcOutgoing {
                 case RpcFrame.CHALLENGE -> answer(decode(body));
                 case RpcFrame.WELCOME -> welcome();
                 case RpcFrame.REFUSED -> refused(body);
-                case RpcFrame.RETURN -> answered(h.id(), decode(body).get(0), null);
+                case RpcFrame.RETURN -> answered(h.id(), result(h, body), null);
                 case RpcFrame.RAISE -> answered(h.id(), null, decode(body));
                 default -> broken("sent a frame of kind " + h.kind() + ", which a callee never sends");
             }
@@ -113,6 +125,22 @@ final class RpcOutgoing {
                 agent.self().name(), acceptor);
         socket.write(RpcFrame.encode(RpcFrame.HELLO, 0, agent.options().codec().encode(List.of(proof))));
         helloSent = true;
+    }
+
+    /** Allocates the tensors of a result; its bytes will be read straight into them. */
+    private List<MemorySegment> resultAttachments(RpcFrame.Header h, byte[] body) {
+        if (h.kind() != RpcFrame.RETURN || !welcomed) {
+            throw new IllegalArgumentException("attachments on a frame of kind " + h.kind());
+        }
+        attached = RpcPayload.decode(agent.options().codec(), body,
+                (long) agent.options().maxMessageBytes() - body.length);
+        return attached.targets();
+    }
+
+    private Object result(RpcFrame.Header h, byte[] body) {
+        RpcPayload.Decoded d = h.hasAttachments() ? attached : RpcPayload.decode(agent.options().codec(), body, 0);
+        attached = null;
+        return d.values().get(0);
     }
 
     private void welcome() {

@@ -5,6 +5,7 @@ import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
@@ -19,17 +20,18 @@ final class RpcServe {
     private RpcServe() {
     }
 
-    /** Runs the call in {@code body} and answers it on {@code connection}. */
-    static void serve(RpcAgent agent, RpcIncoming connection, long id, byte[] body) {
-        invoke(agent, body).onComplete(r -> {
+    /** Runs the call of {@code values} ({@code [function, args...]}) and answers it on {@code connection}. */
+    static void serve(RpcAgent agent, RpcIncoming connection, long id, List<Object> values) {
+        invoke(agent, values).onComplete(r -> {
             if (r.failed()) {
                 raise(agent, connection, id, r.cause());
                 return;
             }
             try {
-                byte[] value = result(agent, r.result());
-                if (value.length > connection.callerMaxMessage()) {
-                    throw new RpcException("the result is " + value.length + " bytes, more than the "
+                RpcPayload.Encoded value = RpcPayload.encode(agent.options().codec(),
+                        Collections.singletonList(r.result()));
+                if (value.bytes() > connection.callerMaxMessage()) {
+                    throw new RpcException("the result is " + value.bytes() + " bytes, more than the "
                             + connection.callerMaxMessage() + " the caller accepts (its maxMessageBytes)");
                 }
                 connection.send(RpcFrame.RETURN, id, value);
@@ -47,27 +49,15 @@ final class RpcServe {
             body = agent.options().codec().encode(Arrays.asList(t.getClass().getName(),
                     m == null || m.length() <= 200 ? m : m.substring(0, 200) + "...", "(too long to send)"));
         }
-        connection.send(RpcFrame.RAISE, id, body);
+        connection.send(RpcFrame.RAISE, id, new RpcPayload.Encoded(body, List.of()));
     }
 
-    /** The RETURN body of {@code value}. */
-    static byte[] result(RpcAgent agent, Object value) {
-        return agent.options().codec().encode(Collections.singletonList(value));
-    }
-
-    /** Decodes {@code body} ({@code [function, args]}) and runs the function; the future holds its result. */
-    @SuppressWarnings("unchecked")
-    static Future<Object> invoke(RpcAgent agent, byte[] body) {
-        String function;
-        List<Object> args;
-        try {
-            List<Object> call = (List<Object>) agent.options().codec().decode(body, List.class);
-            function = (String) call.get(0);
-            args = (List<Object>) call.get(1);
-        } catch (RuntimeException e) {
-            return Future.failedFuture(new RpcException("a call to " + agent.self() + " does not decode: "
-                    + e.getMessage(), e));
+    /** Runs the function of {@code values} ({@code [function, args...]}); the future holds its result. */
+    static Future<Object> invoke(RpcAgent agent, List<Object> values) {
+        if (values.isEmpty() || !(values.get(0) instanceof String function)) {
+            return Future.failedFuture(new RpcException("a call to " + agent.self() + " names no function"));
         }
+        List<Object> args = Collections.unmodifiableList(new ArrayList<>(values.subList(1, values.size())));
         RpcFunction f = agent.options().registry().function(function);
         RpcAsyncFunction af = agent.options().registry().asyncFunction(function);
         if (f == null && af == null) {

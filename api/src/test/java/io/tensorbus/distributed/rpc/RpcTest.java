@@ -85,6 +85,29 @@ class RpcTest {
     }
 
     @Test
+    void tensorsTravelWholeAsAttachmentsOrInsideValuesAndArriveAsCopies() throws Exception {
+        RpcRegistry registry = new RpcRegistry().register("test.describe", args -> {
+            Tensor big = (Tensor) args.get(0);
+            Tensor ints = (Tensor) args.get(1);
+            Tensor nested = (Tensor) ((List<?>) args.get(2)).get(0);
+            return List.of(big.sum().item(), ints.sum().item(), nested.sum().item(), big.requiresGrad(),
+                    java.util.Arrays.toString(big.shape()));
+        });
+        List<RpcAgent> w = start(2, registry);
+        Tensor big = Tensor.arange(0, 750_000, 1, io.tensorbus.spi.DType.FLOAT32).reshape(3, 250_000)
+                .requiresGrad(true);
+        Tensor ints = Tensor.of(new long[] {1, 2, 3}, 3);
+        List<Object> d = w.get(0).rpcSync("worker1", "test.describe", big, ints, List.of(Tensor.ones(4)));
+        assertEquals(big.sum().item(), (Double) d.get(0), 1e3);
+        assertEquals(List.of(6.0, 4.0, true, "[3, 250000]"), d.subList(1, 5));
+        Tensor back = w.get(0).rpcSync("worker1", "builtin.echo", big.t());
+        assertArrayEquals(big.t().contiguous().toFloatArray(), back.toFloatArray(), "a transposed view arrives whole");
+        Tensor self = w.get(0).rpcSync("worker0", "builtin.echo", ints);
+        self.set(9, 0);
+        assertEquals(1L, ints.getLong(0), "a call to itself gets a copy too");
+    }
+
+    @Test
     void aFunctionMayCallAThirdWorkerAndAsyncFunctionsAnswerLater() throws Exception {
         List<RpcAgent> holder = agents;
         RpcRegistry registry = new RpcRegistry()

@@ -14,8 +14,9 @@ import java.util.function.Consumer;
  * {@code rpc echo bytes=B rtt_us=T GBps=G} for float32 tensors of 4 KiB, 1 MiB and 16 MiB (median of 20 or
  * 5 echoes, {@code G = 2 B / T}). {@code remote} is not measured yet (no RRef).
  *
- * <p>Options: {@code --jit-warmup CALLS} (default {@value #DEFAULT_JIT_WARMUP} small calls before the first
- * measurement; 0 measures a cold JVM) and {@code --max-bytes B} (skip larger echoes).
+ * <p>Options: {@code --jit-warmup CALLS} (default {@value #DEFAULT_JIT_WARMUP} small calls and as many 4 KiB
+ * tensor echoes before the first measurement; 0 measures a cold JVM) and {@code --max-bytes B} (skip larger
+ * echoes).
  */
 public final class RpcBench {
     /** The anchor's echo sizes in bytes. */

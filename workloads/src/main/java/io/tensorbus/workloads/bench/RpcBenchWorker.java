@@ -43,8 +43,11 @@ public final class RpcBenchWorker {
     }
 
     private static void measure(RpcAgent agent, RpcBench.Options options) throws Exception {
+        // Warm both paths the measurements take: small calls, and tensors as attachments.
+        Tensor small = Tensor.ones(1024);
         for (int i = 0; i < options.jitWarmup(); i++) {
             agent.rpcSync("worker1", ADD1, i);
+            agent.rpcSync("worker1", "builtin.echo", small);
         }
         double rtt = MultiProcessBench.medianSeconds(20, 500, () -> { }, () -> agent.rpcSync("worker1", ADD1, 1));
         MultiProcessBench.report(new Measurement("rpc", "sync").with("rtt_us", rtt * 1e6, 1));

@@ -4,10 +4,14 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.internal.buffer.BufferInternal;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * The RPC wire frame: a 20-byte little-endian header ({@code magic 'TBRP' u32, version u8, kind u8,
- * flags u16, call id u64, body length u32}) followed by the body, bytes of the RPC codec. See
+ * flags u16, call id u64, body length u32}) followed by the body, bytes of the RPC codec, and, with the
+ * {@link #ATTACHMENTS} flag, the raw bytes of the tensors the body describes. See
  * {@code docs/rpc-design.md}.
  */
 public final class RpcFrame {
@@ -49,8 +53,15 @@ public final class RpcFrame {
     private RpcFrame() {
     }
 
+    /** Flag: raw tensor bytes (attachments) follow the body; the body describes them. */
+    public static final int ATTACHMENTS = 1;
+
     /** A frame header as read. */
-    public record Header(int kind, long id, int bodyLength) {
+    public record Header(int kind, int flags, long id, int bodyLength) {
+        /** True when attachments follow the body. */
+        public boolean hasAttachments() {
+            return (flags & ATTACHMENTS) != 0;
+        }
     }
 
     /**
@@ -58,11 +69,35 @@ public final class RpcFrame {
      * frames written from several threads never interleave); the body is wrapped, not copied.
      */
     public static Buffer encode(int kind, long id, byte[] body) {
+        return encode(kind, id, body, List.of());
+    }
+
+    /**
+     * As {@link #encode(int, long, byte[])} with {@code attachments} written after the body straight from
+     * their memory (the frame keeps them reachable until written).
+     */
+    public static Buffer encode(int kind, long id, byte[] body, List<MemorySegment> attachments) {
         boolean small = body.length < WRAP_FROM;
         ByteBuf header = Unpooled.buffer(HEADER + (small ? body.length : 0)).writeIntLE(MAGIC).writeByte(VERSION)
-                .writeByte(kind).writeShortLE(0).writeLongLE(id).writeIntLE(body.length);
-        return BufferInternal.buffer(small ? header.writeBytes(body)
-                : Unpooled.wrappedBuffer(header, Unpooled.wrappedBuffer(body)));
+                .writeByte(kind).writeShortLE(attachments.isEmpty() ? 0 : ATTACHMENTS).writeLongLE(id)
+                .writeIntLE(body.length);
+        if (small) {
+            header.writeBytes(body);
+        }
+        if (small && attachments.isEmpty()) {
+            return BufferInternal.buffer(header);
+        }
+        List<ByteBuf> parts = new ArrayList<>();
+        parts.add(header);
+        if (!small) {
+            parts.add(Unpooled.wrappedBuffer(body));
+        }
+        for (MemorySegment a : attachments) {
+            if (a.byteSize() > 0) {
+                parts.add(Unpooled.wrappedBuffer(a.asByteBuffer()));
+            }
+        }
+        return BufferInternal.buffer(Unpooled.wrappedBuffer(parts.toArray(ByteBuf[]::new)));
     }
 
     /**
@@ -84,12 +119,16 @@ public final class RpcFrame {
         if (!isKnown(kind)) {
             throw new IllegalArgumentException("unknown frame kind " + kind);
         }
+        int flags = b.getShortLE(6) & 0xffff;
+        if ((flags & ~ATTACHMENTS) != 0 || (flags != 0 && kind != CALL && kind != RETURN)) {
+            throw new IllegalArgumentException("flags 0x" + Integer.toHexString(flags) + " on a frame of kind " + kind);
+        }
         int length = b.getIntLE(16);
         if (length < 0 || length > maxBody) {
             throw new IllegalArgumentException("a frame announces " + Integer.toUnsignedString(length)
                     + " body bytes, more than the " + maxBody + " allowed (maxMessageBytes)");
         }
-        return new Header(kind, b.getLongLE(8), length);
+        return new Header(kind, flags, b.getLongLE(8), length);
     }
 
     private static boolean isKnown(int kind) {

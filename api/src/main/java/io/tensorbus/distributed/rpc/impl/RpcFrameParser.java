@@ -2,6 +2,10 @@ package io.tensorbus.distributed.rpc.impl;
 
 import io.vertx.core.Handler;
 import io.vertx.core.buffer.Buffer;
+import io.vertx.core.internal.buffer.BufferInternal;
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import java.util.List;
 import java.util.function.Consumer;
 import java.util.function.IntSupplier;
 
@@ -14,6 +18,16 @@ import java.util.function.IntSupplier;
 public final class RpcFrameParser implements Handler<Buffer> {
     /** A whole frame. */
     public interface FrameHandler {
+        /**
+         * For a frame with attachments, once its body is in: where the attachment bytes go, in order
+         * (typically the memory of tensors the body describes).
+         *
+         * @throws IllegalArgumentException when the body is malformed or announces too much
+         */
+        default List<MemorySegment> attachments(RpcFrame.Header header, byte[] body) {
+            throw new IllegalArgumentException("a frame of kind " + header.kind() + " may not carry attachments");
+        }
+
         /** Called on the connection's event loop for each frame; the body array belongs to the handler. */
         void frame(RpcFrame.Header header, byte[] body);
     }
@@ -26,6 +40,9 @@ public final class RpcFrameParser implements Handler<Buffer> {
     private RpcFrame.Header pending;
     private byte[] body;
     private int bodyFilled;
+    private List<MemorySegment> targets;
+    private int target;
+    private long targetFilled;
     private boolean failed;
 
     /**
@@ -44,7 +61,8 @@ public final class RpcFrameParser implements Handler<Buffer> {
         int at = 0;
         int length = data.length();
         while (at < length && !failed) {
-            at = pending == null ? readHeader(data, at, length) : readBody(data, at, length);
+            at = pending == null ? readHeader(data, at, length)
+                    : targets == null ? readBody(data, at, length) : readAttachment(data, at, length);
         }
     }
 
@@ -64,7 +82,7 @@ public final class RpcFrameParser implements Handler<Buffer> {
             body = new byte[pending.bodyLength()];
             bodyFilled = 0;
             if (body.length == 0) {
-                deliver();
+                bodyDone();
             }
         }
         return at + n;
@@ -75,9 +93,48 @@ public final class RpcFrameParser implements Handler<Buffer> {
         data.getBytes(at, at + n, body, bodyFilled);
         bodyFilled += n;
         if (bodyFilled == body.length) {
-            deliver();
+            bodyDone();
         }
         return at + n;
+    }
+
+    private void bodyDone() {
+        if (!pending.hasAttachments()) {
+            deliver();
+            return;
+        }
+        try {
+            targets = frames.attachments(pending, body);
+        } catch (RuntimeException e) {
+            failed = true;
+            onError.accept(e.getMessage());
+            return;
+        }
+        target = 0;
+        targetFilled = 0;
+        skipFilledTargets();
+    }
+
+    /** Copies straight from the socket's buffer into the attachment's memory: one copy per byte. */
+    private int readAttachment(Buffer data, int at, int length) {
+        MemorySegment t = targets.get(target);
+        int n = (int) Math.min(t.byteSize() - targetFilled, length - at);
+        ByteBuffer src = ((BufferInternal) data).getByteBuf().nioBuffer(at, n);
+        MemorySegment.copy(MemorySegment.ofBuffer(src), 0, t, targetFilled, n);
+        targetFilled += n;
+        skipFilledTargets();
+        return at + n;
+    }
+
+    private void skipFilledTargets() {
+        while (target < targets.size() && targetFilled == targets.get(target).byteSize()) {
+            target++;
+            targetFilled = 0;
+        }
+        if (target == targets.size()) {
+            targets = null;
+            deliver();
+        }
     }
 
     private void deliver() {
