@@ -78,26 +78,27 @@ public final class RpcFrame {
      */
     public static Buffer encode(int kind, long id, byte[] body, List<MemorySegment> attachments) {
         boolean small = body.length < WRAP_FROM;
-        ByteBuf header = Unpooled.buffer(HEADER + (small ? body.length : 0)).writeIntLE(MAGIC).writeByte(VERSION)
-                .writeByte(kind).writeShortLE(attachments.isEmpty() ? 0 : ATTACHMENTS).writeLongLE(id)
-                .writeIntLE(body.length);
-        if (small) {
-            header.writeBytes(body);
+        if (attachments.isEmpty()) {
+            ByteBuf header = header(Unpooled.buffer(HEADER + (small ? body.length : 0)), kind, 0, id, body.length);
+            return BufferInternal.buffer(small ? header.writeBytes(body)
+                    : Unpooled.wrappedBuffer(header, Unpooled.wrappedBuffer(body)));
         }
-        if (small && attachments.isEmpty()) {
-            return BufferInternal.buffer(header);
-        }
+        // Every part direct: the native transport then writes them with one writev instead of first copying
+        // the whole frame (attachments included) into a new direct buffer, as it does for heap parts.
         List<ByteBuf> parts = new ArrayList<>();
-        parts.add(header);
-        if (!small) {
-            parts.add(Unpooled.wrappedBuffer(body));
-        }
+        parts.add(header(Unpooled.directBuffer(HEADER + body.length), kind, ATTACHMENTS, id, body.length)
+                .writeBytes(body));
         for (MemorySegment a : attachments) {
             if (a.byteSize() > 0) {
                 parts.add(Unpooled.wrappedBuffer(a.asByteBuffer()));
             }
         }
         return BufferInternal.buffer(Unpooled.wrappedBuffer(parts.toArray(ByteBuf[]::new)));
+    }
+
+    private static ByteBuf header(ByteBuf b, int kind, int flags, long id, int length) {
+        return b.writeIntLE(MAGIC).writeByte(VERSION).writeByte(kind).writeShortLE(flags).writeLongLE(id)
+                .writeIntLE(length);
     }
 
     /**
