@@ -15,8 +15,8 @@ import java.util.function.Consumer;
  * 5 echoes, {@code G = 2 B / T}). {@code remote} is not measured yet (no RRef).
  *
  * <p>Options: {@code --jit-warmup CALLS} (default {@value #DEFAULT_JIT_WARMUP} small calls and as many 4 KiB
- * tensor echoes before the first measurement; 0 measures a cold JVM) and {@code --max-bytes B} (skip larger
- * echoes).
+ * tensor echoes before the first measurement, and 20 untimed echoes of each size besides the anchor's 3;
+ * 0 measures a cold JVM with the anchor's 3) and {@code --max-bytes B} (skip larger echoes).
  */
 public final class RpcBench {
     /** The anchor's echo sizes in bytes. */
