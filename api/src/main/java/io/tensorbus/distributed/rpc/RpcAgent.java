@@ -1,6 +1,8 @@
 package io.tensorbus.distributed.rpc;
 
+import io.netty.buffer.ByteBuf;
 import io.tensorbus.distributed.impl.Blocking;
+import io.tensorbus.distributed.rpc.impl.RpcFrame;
 import io.tensorbus.spi.Store;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
@@ -143,7 +145,12 @@ public final class RpcAgent {
             if (target.id() == self().id()) {
                 callSelf(id, function, body);
             } else {
-                connection(target).onSuccess(c -> c.call(id, function, body)).onFailure(e -> fail(id, e));
+                // Framed now: the tensors are copied before the caller can change them.
+                ByteBuf frame = RpcFrame.frame(RpcFrame.CALL, id, body.body(), body.segments());
+                connection(target).onSuccess(c -> c.call(id, function, frame)).onFailure(e -> {
+                    frame.release();
+                    fail(id, e);
+                });
             }
         } catch (RuntimeException e) {
             // Shut down meanwhile (a closed client or timer refuses): the call fails, it does not linger.

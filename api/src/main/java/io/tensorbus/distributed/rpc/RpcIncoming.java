@@ -1,8 +1,10 @@
 package io.tensorbus.distributed.rpc;
 
+import io.netty.buffer.ByteBuf;
 import io.tensorbus.distributed.rpc.impl.RpcFrame;
 import io.tensorbus.distributed.rpc.impl.RpcFrameParser;
 import io.tensorbus.distributed.rpc.impl.RpcHandshake;
+import io.vertx.core.internal.net.NetSocketInternal;
 import io.vertx.core.net.NetSocket;
 import java.lang.foreign.MemorySegment;
 import java.util.List;
@@ -22,6 +24,7 @@ final class RpcIncoming {
     private volatile int callerMaxMessage;
     private volatile boolean closed;
     private RpcPayload.Decoded attached;
+    private RpcFrameParser parser;
     private long deadline;
 
     RpcIncoming(RpcAgent agent, NetSocket socket) {
@@ -31,7 +34,7 @@ final class RpcIncoming {
 
     /** Installs the handlers; runs on the connection's event loop. */
     void start() {
-        socket.handler(new RpcFrameParser(
+        parser = new RpcFrameParser(
                 () -> caller != null ? agent.options().maxMessageBytes() : RpcFrame.MAX_HANDSHAKE_BODY,
                 new RpcFrameParser.FrameHandler() {
                     @Override
@@ -43,7 +46,8 @@ final class RpcIncoming {
                     public void frame(RpcFrame.Header h, byte[] body) {
                         RpcIncoming.this.frame(h, body);
                     }
-                }, this::refuse));
+                }, this::refuse);
+        socket.handler(parser);
         socket.exceptionHandler(e -> close());
         deadline = agent.vertx().setTimer(agent.options().timeout().toMillis(), t -> {
             if (caller == null) {
@@ -68,8 +72,13 @@ final class RpcIncoming {
 
     void send(int kind, long id, RpcPayload.Encoded payload) {
         if (!closed) {
-            socket.write(RpcFrame.encode(kind, id, payload.body(), payload.segments()));
+            write(RpcFrame.frame(kind, id, payload.body(), payload.segments()));
         }
+    }
+
+    /** Writes a frame; the socket takes it over and releases it once written (or refused). */
+    private void write(ByteBuf frame) {
+        ((NetSocketInternal) socket).writeMessage(frame);
     }
 
     void close() {
@@ -139,6 +148,7 @@ final class RpcIncoming {
     }
 
     private void refuse(String why) {
+        parser.stop();
         if (!closed) {
             send(RpcFrame.REFUSED, 0, agent.options().codec().encode(List.of(why)));
             close();

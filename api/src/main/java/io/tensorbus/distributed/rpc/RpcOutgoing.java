@@ -1,11 +1,13 @@
 package io.tensorbus.distributed.rpc;
 
+import io.netty.buffer.ByteBuf;
 import io.tensorbus.distributed.rpc.impl.RpcFrame;
 import io.tensorbus.distributed.rpc.impl.RpcFrameParser;
 import io.tensorbus.distributed.rpc.impl.RpcHandshake;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.net.NetClient;
+import io.vertx.core.internal.net.NetSocketInternal;
 import io.vertx.core.net.NetSocket;
 import java.lang.foreign.MemorySegment;
 import java.util.List;
@@ -29,6 +31,7 @@ final class RpcOutgoing {
     private volatile boolean welcomed;
     private volatile int peerMaxMessage = RpcFrame.MAX_HANDSHAKE_BODY;
     private RpcPayload.Decoded attached;
+    private RpcFrameParser parser;
 
     private RpcOutgoing(RpcAgent agent, NetSocket socket, WorkerInfo target) {
         this.agent = agent;
@@ -46,7 +49,7 @@ final class RpcOutgoing {
     }
 
     private Future<RpcOutgoing> start() {
-        socket.handler(new RpcFrameParser(
+        parser = new RpcFrameParser(
                 () -> welcomed ? agent.options().maxMessageBytes() : RpcFrame.MAX_HANDSHAKE_BODY,
                 new RpcFrameParser.FrameHandler() {
                     @Override
@@ -58,35 +61,46 @@ final class RpcOutgoing {
                     public void frame(RpcFrame.Header h, byte[] body) {
                         RpcOutgoing.this.frame(h, body);
                     }
-                }, why -> broken("sent a malformed frame: " + why)));
+                }, why -> broken("sent a malformed frame: " + why));
+        socket.handler(parser);
         socket.closeHandler(v -> broken("closed the connection"));
         socket.exceptionHandler(e -> broken("failed: " + e.getMessage()));
         long deadline = agent.vertx().setTimer(agent.options().timeout().toMillis(),
                 t -> broken("did not complete the handshake within " + agent.options().timeout()));
-        socket.write(RpcFrame.encode(RpcFrame.OPEN, 0, agent.options().codec().encode(List.of(agent.self().name(),
-                agent.self().id(), nonce, agent.options().maxMessageBytes()))));
+        write(RpcFrame.frame(RpcFrame.OPEN, 0, agent.options().codec().encode(List.of(agent.self().name(),
+                agent.self().id(), nonce, agent.options().maxMessageBytes())), List.of()));
         return ready.future().onComplete(r -> agent.vertx().cancelTimer(deadline));
     }
 
     /**
-     * Sends call {@code id}; fails it alone when its body is larger than the callee accepts.
+     * Sends call {@code id} (its {@code frame}, which this connection takes over); fails the call alone when
+     * the frame is larger than the callee accepts.
      *
      * @return false when the call was not sent (it has failed)
      */
-    boolean call(long id, String function, RpcPayload.Encoded body) {
-        if (body.bytes() > peerMaxMessage) {
-            agent.fail(id, new RpcException("the arguments of '" + function + "' are " + body.bytes() + " bytes, more"
-                    + " than the " + peerMaxMessage + " worker " + target + " accepts (its maxMessageBytes)"));
+    boolean call(long id, String function, ByteBuf frame) {
+        long bytes = frame.readableBytes() - RpcFrame.HEADER;
+        if (bytes > peerMaxMessage || broken.get()) {
+            frame.release();
+            agent.fail(id, new RpcException(broken.get() ? "worker " + target + " was lost before '" + function
+                    + "' was sent" : "the arguments of '" + function + "' are " + bytes + " bytes, more than the "
+                    + peerMaxMessage + " worker " + target + " accepts (its maxMessageBytes)"));
             return false;
         }
         inFlight.add(id);
-        if (broken.get()) {
-            inFlight.remove(id);
+        if (broken.get() && inFlight.remove(id)) {
+            // Broke between the check and the add: broken() may have missed this call.
+            frame.release();
             agent.fail(id, new RpcException("worker " + target + " was lost before '" + function + "' was sent"));
             return false;
         }
-        socket.write(RpcFrame.encode(RpcFrame.CALL, id, body.body(), body.segments()));
+        write(frame);
         return true;
+    }
+
+    /** Writes a frame; the socket takes it over and releases it once written (or refused). */
+    private void write(ByteBuf frame) {
+        ((NetSocketInternal) socket).writeMessage(frame);
     }
 
     void close() {
@@ -123,7 +137,7 @@ final class RpcOutgoing {
         peerMaxMessage = ((Number) m.get(3)).intValue();
         byte[] proof = RpcHandshake.proof(agent.options().secret(), RpcHandshake.CALLER, (byte[]) m.get(1),
                 agent.self().name(), acceptor);
-        socket.write(RpcFrame.encode(RpcFrame.HELLO, 0, agent.options().codec().encode(List.of(proof))));
+        write(RpcFrame.frame(RpcFrame.HELLO, 0, agent.options().codec().encode(List.of(proof)), List.of()));
         helloSent = true;
     }
 
@@ -176,6 +190,7 @@ final class RpcOutgoing {
         if (!broken.compareAndSet(false, true)) {
             return;
         }
+        parser.stop();
         RpcException e = new RpcException("worker " + target + " " + why);
         ready.tryFail(e);
         agent.forget(target, this);

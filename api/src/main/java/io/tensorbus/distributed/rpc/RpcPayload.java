@@ -102,8 +102,9 @@ final class RpcPayload {
             int[] shape = (int[]) d.get(2);
             long numel = 1;
             for (int dim : shape) {
-                if (dim < 0) {
-                    throw new IllegalArgumentException("attachment " + i + " has a negative dimension");
+                if (dim <= 0) {
+                    throw new IllegalArgumentException("attachment " + i + " has a dimension " + dim
+                            + " (attachments are never empty)");
                 }
                 numel = Math.multiplyExact(numel, dim);
             }

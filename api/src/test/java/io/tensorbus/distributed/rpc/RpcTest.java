@@ -108,6 +108,26 @@ class RpcTest {
     }
 
     @Test
+    void tensorArgumentsAreSnapshotsAndAnyMemoryWorksAndFramesAreReleased() throws Exception {
+        List<RpcAgent> w = start(2, new RpcRegistry());
+        Tensor x = Tensor.ones(65536);
+        Future<Tensor> echoed = w.get(0).rpcAsync("worker1", "builtin.echo", x);
+        x.filli(7);
+        assertEquals(65536.0, echoed.await(10, TimeUnit.SECONDS).sum().item(), "the peer saw a later change");
+        Tensor onHeap = Tensor.fromSegment(java.lang.foreign.MemorySegment.ofArray(new float[] {1, 2, 3}),
+                io.tensorbus.spi.DType.FLOAT32, 3);
+        assertArrayEquals(new float[] {1, 2, 3},
+                ((Tensor) w.get(0).rpcSync("worker1", "builtin.echo", onHeap)).toFloatArray());
+        Tensor mib = Tensor.ones(1 << 18);
+        for (int i = 0; i < 300; i++) {
+            w.get(0).rpcSync("worker1", "builtin.echo", mib);
+        }
+        long used = ((io.netty.buffer.ByteBufAllocatorMetricProvider) io.netty.buffer.ByteBufAllocator.DEFAULT)
+                .metric().usedDirectMemory();
+        assertTrue(used < 128L << 20, "300 frames of 1 MiB left " + (used >> 20) + " MiB of direct memory in use");
+    }
+
+    @Test
     void aFunctionMayCallAThirdWorkerAndAsyncFunctionsAnswerLater() throws Exception {
         List<RpcAgent> holder = agents;
         RpcRegistry registry = new RpcRegistry()

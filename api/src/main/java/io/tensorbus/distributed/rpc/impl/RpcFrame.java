@@ -1,11 +1,11 @@
 package io.tensorbus.distributed.rpc.impl;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.Unpooled;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.internal.buffer.BufferInternal;
 import java.lang.foreign.MemorySegment;
-import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -21,8 +21,6 @@ public final class RpcFrame {
     public static final int VERSION = 1;
     /** Header bytes. */
     public static final int HEADER = 20;
-    /** Bodies from this size on are wrapped behind the header instead of copied after it. */
-    private static final int WRAP_FROM = 64 * 1024;
 
     /**
      * Acceptor to caller, answering OPEN: [acceptor name, acceptor nonce, acceptor proof, the largest
@@ -64,36 +62,42 @@ public final class RpcFrame {
         }
     }
 
-    /**
-     * The frame of {@code kind} for call {@code id} with {@code body}, one buffer for one write (so that
-     * frames written from several threads never interleave); the body is wrapped, not copied.
-     */
+    /** The frame of {@code kind} for call {@code id} with {@code body}, on the heap (tests, probes). */
     public static Buffer encode(int kind, long id, byte[] body) {
-        return encode(kind, id, body, List.of());
+        return BufferInternal.buffer(header(Unpooled.buffer(HEADER + body.length), kind, 0, id, body.length)
+                .writeBytes(body));
     }
 
     /**
-     * As {@link #encode(int, long, byte[])} with {@code attachments} written after the body straight from
-     * their memory (the frame keeps them reachable until written).
+     * The frame of {@code kind} for call {@code id}: header, {@code body}, then the bytes of
+     * {@code attachments}, copied now into one direct buffer. Copying snapshots the tensors (a caller may
+     * change them as soon as the call is issued), works for memory of any kind, and lets the native
+     * transport write the frame without another copy. The caller hands the buffer to
+     * {@code NetSocketInternal.writeMessage}, which releases it once written.
+     *
+     * @throws IllegalArgumentException when the frame would pass 2 GiB
      */
-    public static Buffer encode(int kind, long id, byte[] body, List<MemorySegment> attachments) {
-        boolean small = body.length < WRAP_FROM;
-        if (attachments.isEmpty()) {
-            ByteBuf header = header(Unpooled.buffer(HEADER + (small ? body.length : 0)), kind, 0, id, body.length);
-            return BufferInternal.buffer(small ? header.writeBytes(body)
-                    : Unpooled.wrappedBuffer(header, Unpooled.wrappedBuffer(body)));
-        }
-        // Every part direct: the native transport then writes them with one writev instead of first copying
-        // the whole frame (attachments included) into a new direct buffer, as it does for heap parts.
-        List<ByteBuf> parts = new ArrayList<>();
-        parts.add(header(Unpooled.directBuffer(HEADER + body.length), kind, ATTACHMENTS, id, body.length)
-                .writeBytes(body));
+    public static ByteBuf frame(int kind, long id, byte[] body, List<MemorySegment> attachments) {
+        long size = (long) HEADER + body.length;
         for (MemorySegment a : attachments) {
-            if (a.byteSize() > 0) {
-                parts.add(Unpooled.wrappedBuffer(a.asByteBuffer()));
-            }
+            size += a.byteSize();
         }
-        return BufferInternal.buffer(Unpooled.wrappedBuffer(parts.toArray(ByteBuf[]::new)));
+        if (size > Integer.MAX_VALUE - 8) {
+            throw new IllegalArgumentException("a frame of " + size + " bytes is larger than 2 GiB");
+        }
+        ByteBuf b = ByteBufAllocator.DEFAULT.directBuffer((int) size);
+        try {
+            header(b, kind, attachments.isEmpty() ? 0 : ATTACHMENTS, id, body.length).writeBytes(body);
+            for (MemorySegment a : attachments) {
+                int n = (int) a.byteSize();
+                MemorySegment.copy(a, 0, MemorySegment.ofBuffer(b.nioBuffer(b.writerIndex(), n)), 0, n);
+                b.writerIndex(b.writerIndex() + n);
+            }
+            return b;
+        } catch (RuntimeException | Error e) {
+            b.release();
+            throw e;
+        }
     }
 
     private static ByteBuf header(ByteBuf b, int kind, int flags, long id, int length) {

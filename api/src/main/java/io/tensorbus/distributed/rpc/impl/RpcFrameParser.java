@@ -56,6 +56,11 @@ public final class RpcFrameParser implements Handler<Buffer> {
         this.onError = onError;
     }
 
+    /** Parses nothing more (the connection is being refused: frames behind the bad one must not run). */
+    public void stop() {
+        failed = true;
+    }
+
     @Override
     public void handle(Buffer data) {
         int at = 0;
@@ -105,9 +110,9 @@ public final class RpcFrameParser implements Handler<Buffer> {
         }
         try {
             targets = frames.attachments(pending, body);
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | OutOfMemoryError e) {
             failed = true;
-            onError.accept(e.getMessage());
+            onError.accept(e instanceof OutOfMemoryError ? "its attachments do not fit in memory" : e.getMessage());
             return;
         }
         target = 0;
