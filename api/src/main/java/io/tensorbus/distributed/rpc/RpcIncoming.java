@@ -15,7 +15,7 @@ import java.util.List;
  * worker of the job, its calls. Until then frames are limited to the handshake's size. Anything else
  * refuses the connection; the process and the other connections go on.
  */
-final class RpcIncoming {
+final class RpcIncoming implements RpcFrameParser.FrameHandler {
     private final RpcAgent agent;
     private final NetSocket socket;
     private final byte[] nonce = RpcHandshake.nonce();
@@ -36,17 +36,7 @@ final class RpcIncoming {
     void start() {
         parser = new RpcFrameParser(
                 () -> caller != null ? agent.options().maxMessageBytes() : RpcFrame.MAX_HANDSHAKE_BODY,
-                new RpcFrameParser.FrameHandler() {
-                    @Override
-                    public List<MemorySegment> attachments(RpcFrame.Header h, byte[] body) {
-                        return callAttachments(h, body);
-                    }
-
-                    @Override
-                    public void frame(RpcFrame.Header h, byte[] body) {
-                        RpcIncoming.this.frame(h, body);
-                    }
-                }, this::refuse);
+                this, this::refuse);
         socket.handler(parser);
         socket.exceptionHandler(e -> close());
         deadline = agent.vertx().setTimer(agent.options().timeout().toMillis(), t -> {
@@ -86,7 +76,8 @@ final class RpcIncoming {
         socket.close();
     }
 
-    private void frame(RpcFrame.Header h, byte[] body) {
+    @Override
+    public void frame(RpcFrame.Header h, byte[] body) {
         try {
             if (h.kind() == RpcFrame.OPEN && claimed == null) {
                 open(decode(body));
@@ -106,7 +97,8 @@ final class RpcIncoming {
     }
 
     /** Allocates the tensors of an incoming call; its bytes will be read straight into them. */
-    private List<MemorySegment> callAttachments(RpcFrame.Header h, byte[] body) {
+    @Override
+    public List<MemorySegment> attachments(RpcFrame.Header h, byte[] body) {
         if (h.kind() != RpcFrame.CALL || caller == null) {
             throw new IllegalArgumentException("attachments on a frame of kind " + h.kind());
         }

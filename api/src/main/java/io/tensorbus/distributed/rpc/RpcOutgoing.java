@@ -19,7 +19,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * This worker's connection to one callee: a mutual proof of the shared secret first, then this worker's
  * calls and their answers. When it breaks, exactly the calls sent on it fail.
  */
-final class RpcOutgoing {
+final class RpcOutgoing implements RpcFrameParser.FrameHandler {
     private final RpcAgent agent;
     private final NetSocket socket;
     private final WorkerInfo target;
@@ -51,17 +51,7 @@ final class RpcOutgoing {
     private Future<RpcOutgoing> start() {
         parser = new RpcFrameParser(
                 () -> welcomed ? agent.options().maxMessageBytes() : RpcFrame.MAX_HANDSHAKE_BODY,
-                new RpcFrameParser.FrameHandler() {
-                    @Override
-                    public List<MemorySegment> attachments(RpcFrame.Header h, byte[] body) {
-                        return resultAttachments(h, body);
-                    }
-
-                    @Override
-                    public void frame(RpcFrame.Header h, byte[] body) {
-                        RpcOutgoing.this.frame(h, body);
-                    }
-                }, why -> broken("sent a malformed frame: " + why));
+                this, why -> broken("sent a malformed frame: " + why));
         socket.handler(parser);
         socket.closeHandler(v -> broken("closed the connection"));
         socket.exceptionHandler(e -> broken("failed: " + e.getMessage()));
@@ -107,7 +97,8 @@ final class RpcOutgoing {
         socket.close();
     }
 
-    private void frame(RpcFrame.Header h, byte[] body) {
+    @Override
+    public void frame(RpcFrame.Header h, byte[] body) {
         try {
             switch (h.kind()) {
                 case RpcFrame.CHALLENGE -> answer(decode(body));
@@ -142,7 +133,8 @@ final class RpcOutgoing {
     }
 
     /** Allocates the tensors of a result; its bytes will be read straight into them. */
-    private List<MemorySegment> resultAttachments(RpcFrame.Header h, byte[] body) {
+    @Override
+    public List<MemorySegment> attachments(RpcFrame.Header h, byte[] body) {
         if (h.kind() != RpcFrame.RETURN || !welcomed) {
             throw new IllegalArgumentException("attachments on a frame of kind " + h.kind());
         }
