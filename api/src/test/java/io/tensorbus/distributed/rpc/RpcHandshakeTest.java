@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.tensorbus.distributed.Distributed;
 import io.tensorbus.distributed.HashStore;
 import io.tensorbus.distributed.rpc.impl.RpcFrame;
+import io.tensorbus.distributed.rpc.impl.RpcFrameParser;
 import io.tensorbus.distributed.rpc.impl.RpcHandshake;
 import io.tensorbus.io.ObjectCodec;
 import io.vertx.core.Future;
@@ -17,8 +18,11 @@ import io.vertx.core.net.NetServer;
 import io.vertx.core.net.NetSocket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -86,6 +90,42 @@ class RpcHandshakeTest {
         Buffer early = exchange(0, List.of(open, RpcFrame.encode(RpcFrame.CALL, 1, new byte[0])));
         assertTrue(early.toString(StandardCharsets.ISO_8859_1).contains("before the handshake"),
                 "a call before WELCOME was not refused");
+        assertEquals(3L, (Long) w.rpcSync("worker0", "builtin.add", 1, 2), "the worker lives");
+        w.shutdown(false);
+    }
+
+    @Test
+    void framesBehindARefusedOneInTheSameReadNeverRun() throws Exception {
+        AtomicInteger runs = new AtomicInteger();
+        RpcAgent w = Rpc.init("worker0", 0, 1, options().registry(new RpcRegistry()
+                .register("test.count", a -> runs.incrementAndGet())).build()).await(10, TimeUnit.SECONDS);
+        String[] a = new String(store.get("rpc/worker/0").await(5, TimeUnit.SECONDS), StandardCharsets.UTF_8)
+                .split("\n");
+        NetSocket s = vertx.createNetClient().connect(Integer.parseInt(a[2]), a[1]).await(5, TimeUnit.SECONDS);
+        List<Integer> kinds = new CopyOnWriteArrayList<>();
+        Promise<Void> welcomed = Promise.promise();
+        Promise<Void> closed = Promise.promise();
+        s.handler(new RpcFrameParser(() -> 1 << 20, (h, body) -> {
+            kinds.add(h.kind());
+            if (h.kind() == RpcFrame.CHALLENGE) {
+                List<?> m = (List<?>) codec.decode(body, List.class);
+                byte[] proof = RpcHandshake.proof(SECRET, RpcHandshake.CALLER, (byte[]) m.get(1), "worker0", "worker0");
+                s.write(frame(RpcFrame.HELLO, List.of(proof)));
+            } else if (h.kind() == RpcFrame.WELCOME) {
+                welcomed.complete();
+            }
+        }, why -> { }));
+        s.closeHandler(v -> closed.tryComplete());
+        s.write(frame(RpcFrame.OPEN, List.of("worker0", 0, RpcHandshake.nonce(), 1 << 20)));
+        welcomed.future().await(10, TimeUnit.SECONDS);
+        Buffer undecodable = RpcFrame.encode(RpcFrame.CALL, 1, new byte[] {42, 42, 42});
+        Buffer valid = RpcFrame.encode(RpcFrame.CALL, 2, codec.encode(Arrays.asList(
+                Arrays.asList("test.count"), List.of())));
+        s.write(undecodable.copy().appendBuffer(valid));
+        closed.future().await(10, TimeUnit.SECONDS);
+        assertTrue(kinds.contains(RpcFrame.REFUSED), "no REFUSED: " + kinds);
+        Thread.sleep(200);
+        assertEquals(0, runs.get(), "the call behind the refused frame ran");
         assertEquals(3L, (Long) w.rpcSync("worker0", "builtin.add", 1, 2), "the worker lives");
         w.shutdown(false);
     }
