@@ -59,11 +59,6 @@ public final class RandomSampler implements Sampler {
 
     @Override
     public int[] toArray() {
-        long[] perm = Tensor.randperm(new Generator(seed + GOLDEN * epoch), size).toLongArray();
-        int[] out = new int[perm.length];
-        for (int i = 0; i < perm.length; i++) {
-            out[i] = (int) perm[i];
-        }
-        return out;
+        return Tensor.randperm(new Generator(seed + GOLDEN * epoch), size).toIntArray();
     }
 }

@@ -209,15 +209,13 @@ public final class DistributedSampler implements Sampler {
 
     /** The whole dataset's order for the current epoch, before padding or cutting. */
     private int[] epochOrder() {
-        int[] order = new int[datasetSize];
         if (!shuffle) {
+            int[] order = new int[datasetSize];
             Arrays.setAll(order, i -> i);
             return order;
         }
         // Seeded by seed + epoch, as PyTorch's g.manual_seed(self.seed + self.epoch): same on every rank.
-        long[] perm = Tensor.randperm(new Generator(seed + epoch), datasetSize).toLongArray();
-        Arrays.setAll(order, i -> (int) perm[i]);
-        return order;
+        return Tensor.randperm(new Generator(seed + epoch), datasetSize).toIntArray();
     }
 
     @Override
