@@ -9,7 +9,6 @@ import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.net.NetServer;
-import io.vertx.core.net.NetServerOptions;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
@@ -89,8 +88,7 @@ public final class Rpc {
         Runnable releaseStore = options.store() != null ? () -> { } : rv.store()::close;
         // A caller may connect as soon as the table is complete, before this worker has built its agent.
         Promise<RpcAgent> agent = Promise.promise();
-        NetServer server = vertx.createNetServer(new NetServerOptions().setHost(rv.bindHost()).setPort(0)
-                .setTcpNoDelay(true));
+        NetServer server = vertx.createNetServer(RpcTransport.serverOptions(options, rv.bindHost()));
         server.connectHandler(socket -> {
             socket.pause();
             agent.future().onComplete(r -> {

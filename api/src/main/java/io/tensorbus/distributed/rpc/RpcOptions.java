@@ -3,6 +3,8 @@ package io.tensorbus.distributed.rpc;
 import io.tensorbus.io.ObjectCodec;
 import io.tensorbus.spi.Store;
 import io.vertx.core.Vertx;
+import io.vertx.core.net.KeyCertOptions;
+import io.vertx.core.net.TrustOptions;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Map;
@@ -11,8 +13,8 @@ import java.util.Objects;
 /**
  * The settings of an RPC agent (PyTorch's {@code RpcBackendOptions}): how workers meet (an init method or
  * a store, as {@code init_process_group}), the default call timeout, the callee's worker threads, the
- * shared secret every connection must prove, and limits on what a peer may send. Build with
- * {@link #builder()}.
+ * shared secret every connection must prove, optional mutual TLS, and limits on what a peer may send.
+ * Build with {@link #builder()}.
  */
 public final class RpcOptions {
     /** The environment variable whose value, when set, is the default shared secret. */
@@ -29,6 +31,8 @@ public final class RpcOptions {
     private final Vertx vertx;
     private final RpcRegistry registry;
     private final ObjectCodec codec;
+    private final KeyCertOptions tlsIdentity;
+    private final TrustOptions tlsTrust;
 
     private RpcOptions(Builder b) {
         this.initMethod = b.initMethod;
@@ -44,6 +48,8 @@ public final class RpcOptions {
         this.vertx = b.vertx;
         this.registry = b.registry;
         this.codec = b.codec;
+        this.tlsIdentity = b.tlsIdentity;
+        this.tlsTrust = b.tlsTrust;
     }
 
     /** A builder with PyTorch's defaults (env:// rendezvous, 60 s timeout, 16 worker threads). */
@@ -106,6 +112,24 @@ public final class RpcOptions {
         return codec;
     }
 
+    /** Whether connections run over mutual TLS ({@link Builder#tls}); false: plain TCP (the default). */
+    public boolean usesTls() {
+        return tlsIdentity != null;
+    }
+
+    /**
+     * A copy of the key and certificate this worker presents to its peers (as server and as client), or
+     * null without TLS.
+     */
+    public KeyCertOptions tlsIdentity() {
+        return tlsIdentity == null ? null : tlsIdentity.copy();
+    }
+
+    /** A copy of the certificates this worker trusts its peers' certificates by, or null without TLS. */
+    public TrustOptions tlsTrust() {
+        return tlsTrust == null ? null : tlsTrust.copy();
+    }
+
     /** The settings of {@link RpcOptions}. */
     public static final class Builder {
         private String initMethod = "env://";
@@ -119,6 +143,8 @@ public final class RpcOptions {
         private Vertx vertx;
         private RpcRegistry registry = RpcRegistry.global();
         private ObjectCodec codec = ObjectCodec.standard();
+        private KeyCertOptions tlsIdentity;
+        private TrustOptions tlsTrust;
 
         private Builder() {
         }
@@ -216,6 +242,25 @@ public final class RpcOptions {
         /** Encode arguments and results with this codec (default {@link ObjectCodec#standard()}). */
         public Builder codec(ObjectCodec codec) {
             this.codec = Objects.requireNonNull(codec, "codec");
+            return this;
+        }
+
+        /**
+         * Runs every connection over mutual TLS: this worker presents {@code identity} when it accepts a
+         * call's connection and when it opens one, and requires the peer's certificate to be trusted by
+         * {@code trust} both ways (the accepting side requires a client certificate). Host names are not
+         * verified, since workers are addressed by the IP they publish at rendezvous: trust rests on the
+         * certificates given alone, so {@code trust} should hold only the job's own certificates (or its
+         * private CA). The shared-secret proof still runs inside TLS. Every worker of a job must use TLS or
+         * none: a worker with TLS and one without refuse each other. The options are copied.
+         *
+         * @throws NullPointerException when {@code identity} or {@code trust} is null (naming it)
+         */
+        public Builder tls(KeyCertOptions identity, TrustOptions trust) {
+            Objects.requireNonNull(identity, "identity");
+            Objects.requireNonNull(trust, "trust");
+            this.tlsIdentity = identity.copy();
+            this.tlsTrust = trust.copy();
             return this;
         }
 
