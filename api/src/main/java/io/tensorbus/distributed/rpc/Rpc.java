@@ -23,8 +23,8 @@ import java.util.concurrent.atomic.AtomicReference;
  * starts is also available as {@link #agent()}, as PyTorch's module-level functions use one agent per
  * process.
  *
- * <p>Remote references ({@code remote}, {@code RRef}) are not implemented yet; see
- * {@code docs/rpc-design.md}.
+ * <p>{@link RpcAgent#remote} makes a remote reference ({@link RRef}) to a value that stays on the callee;
+ * {@link RRef#of} makes one to a local value. See {@code docs/rpc-design.md} for the protocol.
  */
 public final class Rpc {
     private static final AtomicReference<RpcAgent> DEFAULT = new AtomicReference<>();

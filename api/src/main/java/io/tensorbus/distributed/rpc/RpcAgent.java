@@ -9,7 +9,6 @@ import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.net.NetClient;
-import io.vertx.core.net.NetClientOptions;
 import io.vertx.core.net.NetServer;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -53,6 +52,10 @@ public final class RpcAgent {
     private final Set<RpcIncoming> incoming = ConcurrentHashMap.newKeySet();
     private final AtomicBoolean closed = new AtomicBoolean();
     private final AtomicReference<Future<Void>> shutdown = new AtomicReference<>();
+    private final RRefContext rrefs;
+    private volatile List<String> leaks = List.of();
+    /** The agent whose worker runs the function on this thread, while it runs. */
+    static final ThreadLocal<RpcAgent> SERVING = new ThreadLocal<>();
 
     RpcAgent(RpcWorkerTable table, RpcOptions options, Vertx vertx, Runnable releaseVertx, Store store,
             Runnable releaseStore, NetServer server) {
@@ -63,9 +66,21 @@ public final class RpcAgent {
         this.store = store;
         this.releaseStore = releaseStore;
         this.server = server;
-        this.client = vertx.createNetClient(new NetClientOptions().setTcpNoDelay(true)
-                .setConnectTimeout((int) Math.min(Integer.MAX_VALUE, options.timeout().toMillis())));
+        this.client = vertx.createNetClient(RpcTransport.clientOptions(options));
         this.permits = new Semaphore(options.numWorkerThreads());
+        RRefCodec.register(options.codec());
+        this.rrefs = new RRefContext(this);
+    }
+
+    /**
+     * The agent of the worker whose function runs on this thread (inside a function called over RPC), else
+     * {@link Rpc#agent()}: what a function uses to call further or to make an {@link RRef}.
+     *
+     * @throws IllegalStateException outside a call when no agent is running in this process
+     */
+    public static RpcAgent current() {
+        RpcAgent a = SERVING.get();
+        return a != null ? a : Rpc.agent();
     }
 
     /** This worker. */
@@ -130,7 +145,7 @@ public final class RpcAgent {
         }
         RpcPayload.Encoded body;
         try {
-            body = RpcPayload.encode(options.codec(), values);
+            body = RpcPayload.encode(this, values);
         } catch (RuntimeException e) {
             throw new IllegalArgumentException("cannot send the arguments of '" + function + "' to " + target + ": "
                     + e.getMessage(), e);
@@ -161,14 +176,14 @@ public final class RpcAgent {
 
     /** A call to this worker itself: no connection, but arguments and result are copied as on the wire. */
     private void callSelf(long id, String function, RpcPayload.Encoded body) {
-        RpcServe.invoke(this, RpcPayload.copy(options.codec(), body)).onComplete(r -> {
+        RpcServe.invoke(this, RpcPayload.copy(this, body)).onComplete(r -> {
             if (r.failed()) {
                 fail(id, RpcServe.asRemote(self().name(), function, r.cause()));
                 return;
             }
             try {
-                RpcPayload.Encoded result = RpcPayload.encode(options.codec(), Collections.singletonList(r.result()));
-                complete(id, RpcPayload.copy(options.codec(), result).get(0));
+                RpcPayload.Encoded result = RpcPayload.encode(this, Collections.singletonList(r.result()));
+                complete(id, RpcPayload.copy(this, result).get(0));
             } catch (RuntimeException e) {
                 fail(id, RpcServe.asRemote(self().name(), function, e));
             }
@@ -199,6 +214,63 @@ public final class RpcAgent {
     /** {@link #rpcSync(WorkerInfo, Duration, String, Object...)} to the worker of rank {@code to}. */
     public <T> T rpcSync(int to, String function, Object... args) {
         return rpcSync(workerInfo(to), options.timeout(), function, args);
+    }
+
+    /** {@link #remote(WorkerInfo, Duration, String, Object...)} on the worker called {@code to}. */
+    public <T> RRef<T> remote(String to, String function, Object... args) {
+        return remote(workerInfo(to), options.timeout(), function, args);
+    }
+
+    /** {@link #remote(WorkerInfo, Duration, String, Object...)} on the worker of rank {@code to}. */
+    public <T> RRef<T> remote(int to, String function, Object... args) {
+        return remote(workerInfo(to), options.timeout(), function, args);
+    }
+
+    /**
+     * {@code rpc.remote}: runs {@code function(args)} on {@code to}, which keeps the result, and returns a
+     * reference to it at once, without waiting. {@link RRef#toHere()} fetches the value (and fails as the
+     * function did); {@link RRef#confirmedByOwner()} turns true when {@code to} has acknowledged the
+     * creation. Close the reference when done (or let it be collected): {@code to} drops the value when no
+     * reference is left.
+     *
+     * @param timeout how long the owner may take to acknowledge the creation
+     * @throws IllegalArgumentException as {@link #rpcAsync(WorkerInfo, Duration, String, Object...)}
+     * @throws IllegalStateException after shutdown
+     */
+    public <T> RRef<T> remote(WorkerInfo to, Duration timeout, String function, Object... args) {
+        if (closed.get()) {
+            throw new IllegalStateException("the RPC agent of " + self() + " is shut down");
+        }
+        return rrefs.remote(table.check(to), RpcChecks.timeout(timeout), function, args);
+    }
+
+    /**
+     * Counters of this agent, as PyTorch's {@code _get_debug_info}: {@code num_owner_rrefs} (values owned
+     * here), {@code num_user_rrefs} (references to other workers' values not yet released),
+     * {@code num_pending_rref_messages} (RRef control messages not yet acknowledged),
+     * {@code num_pending_calls}, {@code num_rref_messages_applied}, {@code num_rref_messages_repeated}
+     * (arrived again, or too late, and changed nothing) and {@code num_rref_message_retries}.
+     */
+    public Map<String, Long> debugInfo() {
+        long[] counts = rrefs.owned().counts();
+        Map<String, Long> info = new java.util.LinkedHashMap<>();
+        info.put("num_owner_rrefs", (long) rrefs.owned().size());
+        info.put("num_user_rrefs", (long) rrefs.users());
+        info.put("num_pending_rref_messages", (long) rrefs.control().pending());
+        info.put("num_pending_calls", (long) pending.size());
+        info.put("num_rref_messages_applied", counts[0]);
+        info.put("num_rref_messages_repeated", counts[1]);
+        info.put("num_rref_message_retries", rrefs.control().retries());
+        return info;
+    }
+
+    /**
+     * The leak report of the last shutdown: one line per value this worker still owned with users left,
+     * and per reference to another worker's value it never released. Empty before shutdown and after a
+     * clean one.
+     */
+    public List<String> rrefLeaks() {
+        return leaks;
     }
 
     /**
@@ -260,8 +332,23 @@ public final class RpcAgent {
         return table;
     }
 
+    /** True while calls of this worker, or its RRef messages, wait for an answer. */
     boolean hasPendingCalls() {
-        return !pending.isEmpty();
+        return !pending.isEmpty() || rrefs.busy();
+    }
+
+    RRefContext rrefs() {
+        return rrefs;
+    }
+
+    /** Takes the leak report (every worker's RRef messages are done) and logs it. */
+    void reportLeaks() {
+        List<String> lines = rrefs.leaks();
+        leaks = List.copyOf(lines);
+        if (!lines.isEmpty()) {
+            System.getLogger(RpcAgent.class.getName()).log(System.Logger.Level.WARNING,
+                    "RRefs not released at the shutdown of " + self() + ":\n  " + String.join("\n  ", lines));
+        }
     }
 
     boolean isClosed() {

@@ -138,13 +138,13 @@ final class RpcOutgoing implements RpcFrameParser.FrameHandler {
         if (h.kind() != RpcFrame.RETURN || !welcomed) {
             throw new IllegalArgumentException("attachments on a frame of kind " + h.kind());
         }
-        attached = RpcPayload.decode(agent.options().codec(), body,
+        attached = RpcPayload.decode(agent, body,
                 (long) agent.options().maxMessageBytes() - body.length);
         return attached.targets();
     }
 
     private Object result(RpcFrame.Header h, byte[] body) {
-        RpcPayload.Decoded d = h.hasAttachments() ? attached : RpcPayload.decode(agent.options().codec(), body, 0);
+        RpcPayload.Decoded d = h.hasAttachments() ? attached : RpcPayload.decode(agent, body, 0);
         attached = null;
         return d.values().get(0);
     }

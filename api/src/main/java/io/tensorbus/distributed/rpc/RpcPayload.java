@@ -37,7 +37,28 @@ final class RpcPayload {
         }
     }
 
-    static Encoded encode(ObjectCodec codec, List<Object> values) {
+    /**
+     * Encodes the values of a message of {@code agent}: RRefs in them are forked for the receiver, and the
+     * owners learn of the forks once the whole message is encoded.
+     *
+     * @throws IllegalArgumentException naming a value the codec cannot encode
+     */
+    static Encoded encode(RpcAgent agent, List<Object> values) {
+        try (RRefCodec.Scope scope = RRefCodec.open(agent.rrefs())) {
+            Encoded e = encode(agent.options().codec(), values);
+            scope.commit();
+            return e;
+        }
+    }
+
+    /** Decodes a message to {@code agent}: RRefs in it become references of this worker. */
+    static Decoded decode(RpcAgent agent, byte[] body, long budget) {
+        try (RRefCodec.Scope ignored = RRefCodec.open(agent.rrefs())) {
+            return decode(agent.options().codec(), body, budget);
+        }
+    }
+
+    private static Encoded encode(ObjectCodec codec, List<Object> values) {
         List<Object> top = new ArrayList<>(values);
         List<Object> descriptors = new ArrayList<>();
         List<Tensor> tensors = new ArrayList<>();
@@ -84,7 +105,7 @@ final class RpcPayload {
      * @throws IllegalArgumentException for a malformed body or descriptor, or attachments over the budget
      */
     @SuppressWarnings("unchecked")
-    static Decoded decode(ObjectCodec codec, byte[] body, long budget) {
+    private static Decoded decode(ObjectCodec codec, byte[] body, long budget) {
         List<Object> parts = (List<Object>) codec.decode(body, List.class);
         List<Object> top = new ArrayList<>((List<Object>) parts.get(0));
         List<Object> descriptors = (List<Object>) parts.get(1);
@@ -119,8 +140,8 @@ final class RpcPayload {
     }
 
     /** The values of {@code e} as a receiver would see them: tensors copied, nothing shared. */
-    static List<Object> copy(ObjectCodec codec, Encoded e) {
-        Decoded d = decode(codec, e.body(), Long.MAX_VALUE);
+    static List<Object> copy(RpcAgent agent, Encoded e) {
+        Decoded d = decode(agent, e.body(), Long.MAX_VALUE);
         List<MemorySegment> from = e.segments();
         List<MemorySegment> to = d.targets();
         for (int i = 0; i < from.size(); i++) {

@@ -36,11 +36,13 @@ public final class RpcRegistry {
      * Makes {@code function} callable as {@code name}, replacing an earlier registration of that name.
      *
      * @return this registry
-     * @throws IllegalArgumentException for a name that is blank, longer than 128 characters or has white space
+     * @throws IllegalArgumentException for a name that is blank, longer than 128 characters, has white space or
+     *     starts with {@code tensorbus.}
      * @throws NullPointerException when {@code function} is null
      */
     public RpcRegistry register(String name, RpcFunction function) {
         RpcChecks.function(name);
+        reserved(name);
         Objects.requireNonNull(function, "function");
         async.remove(name);
         sync.put(name, function);
@@ -56,6 +58,7 @@ public final class RpcRegistry {
      */
     public RpcRegistry registerAsync(String name, RpcAsyncFunction function) {
         RpcChecks.function(name);
+        reserved(name);
         Objects.requireNonNull(function, "function");
         sync.remove(name);
         async.put(name, function);
@@ -75,6 +78,13 @@ public final class RpcRegistry {
     /** The asynchronous function of {@code name}, or null. */
     RpcAsyncFunction asyncFunction(String name) {
         return async.get(name);
+    }
+
+    private static void reserved(String name) {
+        if (name.startsWith(RRefOwnerTable.PREFIX)) {
+            throw new IllegalArgumentException("function names starting with '" + RRefOwnerTable.PREFIX
+                    + "' are tensorbus's own, got '" + name + "'");
+        }
     }
 
     private static Object arithmetic(String name, List<Object> args, boolean add) {

@@ -9,6 +9,8 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.RejectedExecutionException;
 
 /** Runs calls addressed to this worker: decode, look up the function, run it on a virtual thread, answer. */
 final class RpcServe {
@@ -28,8 +30,7 @@ final class RpcServe {
                 return;
             }
             try {
-                RpcPayload.Encoded value = RpcPayload.encode(agent.options().codec(),
-                        Collections.singletonList(r.result()));
+                RpcPayload.Encoded value = RpcPayload.encode(agent, Collections.singletonList(r.result()));
                 if (value.bytes() > connection.callerMaxMessage()) {
                     throw new RpcException("the result is " + value.bytes() + " bytes, more than the "
                             + connection.callerMaxMessage() + " the caller accepts (its maxMessageBytes)");
@@ -58,45 +59,53 @@ final class RpcServe {
             return Future.failedFuture(new RpcException("a call to " + agent.self() + " names no function"));
         }
         List<Object> args = Collections.unmodifiableList(new ArrayList<>(values.subList(1, values.size())));
+        Future<Object> internal = agent.rrefs().owned().serve(function, args);
+        if (internal != null) {
+            return internal;
+        }
         RpcFunction f = agent.options().registry().function(function);
         RpcAsyncFunction af = agent.options().registry().asyncFunction(function);
         if (f == null && af == null) {
             return Future.failedFuture(new IllegalArgumentException("no function '" + function + "' is registered on"
                     + " worker " + agent.self().name()));
         }
-        Promise<Object> result = Promise.promise();
-        agent.executor().execute(() -> run(agent, f, af, args, result));
+        if (f != null) {
+            return onPool(agent, () -> f.apply(args));
+        }
+        // The pool's thread is held only until the async function has returned its future.
+        Future<Future<?>> started = onPool(agent, () -> af.apply(args));
+        return started.compose(later -> later == null ? Future.failedFuture(new IllegalStateException(
+                "the async function returned null instead of a Future")) : later.map(v -> (Object) v));
+    }
+
+    /**
+     * Runs {@code task} on a virtual thread of the agent's pool (at most {@code numWorkerThreads} at once),
+     * with {@link RpcAgent#current()} set to {@code agent}.
+     */
+    static <T> Future<T> onPool(RpcAgent agent, Callable<T> task) {
+        Promise<T> result = Promise.promise();
+        try {
+            agent.executor().execute(() -> run(agent, task, result));
+        } catch (RejectedExecutionException e) {
+            result.fail(new RpcException("the RPC agent of " + agent.self() + " is shut down"));
+        }
         return result.future();
     }
 
-    private static void run(RpcAgent agent, RpcFunction f, RpcAsyncFunction af, List<Object> args,
-            Promise<Object> result) {
+    private static <T> void run(RpcAgent agent, Callable<T> task, Promise<T> result) {
         try {
             agent.permits().acquire();
         } catch (InterruptedException e) {
             result.tryFail(new RpcException("the RPC agent of " + agent.self() + " shut down before the call ran"));
             return;
         }
+        RpcAgent.SERVING.set(agent);
         try {
-            if (f != null) {
-                result.tryComplete(f.apply(args));
-            } else {
-                Future<?> later = af.apply(args);
-                if (later == null) {
-                    result.tryFail(new IllegalStateException("the async function returned null instead of a Future"));
-                } else {
-                    later.onComplete(r -> {
-                        if (r.succeeded()) {
-                            result.tryComplete(r.result());
-                        } else {
-                            result.tryFail(r.cause());
-                        }
-                    });
-                }
-            }
+            result.tryComplete(task.call());
         } catch (Throwable t) {
             result.tryFail(t);
         } finally {
+            RpcAgent.SERVING.remove();
             agent.permits().release();
         }
     }

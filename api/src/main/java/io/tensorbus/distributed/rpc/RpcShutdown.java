@@ -30,6 +30,11 @@ final class RpcShutdown {
         return idle(agent, deadline)
                 .compose(v -> countIn(store, "shutdown/ready", world, List.of()))
                 .compose(v -> store.wait(List.of("shutdown/ready/all"), left(deadline)))
+                .andThen(r -> {
+                    if (r.succeeded()) {
+                        agent.reportLeaks();
+                    }
+                })
                 .compose(v -> countIn(store, "shutdown/left", world, workerKeys(world)))
                 .compose(v -> store.wait(List.of(LEFT_ALL), min(LAST_LEAVE, left(deadline)))
                         .recover(e -> Future.succeededFuture()))
