@@ -1,5 +1,6 @@
 package io.tensorbus.it;
 
+import io.tensorbus.distributed.rpc.RRef;
 import io.tensorbus.distributed.rpc.RemoteException;
 import io.tensorbus.distributed.rpc.Rpc;
 import io.tensorbus.distributed.rpc.RpcAgent;
@@ -19,13 +20,20 @@ import java.util.concurrent.atomic.AtomicReference;
  * {@code worker<RANK>}. Modes (first argument):
  * <ul>
  *   <li>{@code calls}: worker0 calls every other worker (sync, async, a tensor, a nested call through worker1
- *       to the last worker, an async function, a remote exception), every worker shuts down gracefully,
- *       and each prints {@code RPC OK worker<R>};</li>
+ *       to the last worker, an async function, a remote exception), makes a value on worker1 with
+ *       {@code remote}, shares its RRef with the last worker, calls a method of a remote object through a
+ *       typed proxy, waits until worker1 owns nothing, then every worker shuts down gracefully and each
+ *       prints {@code RPC OK worker<R>} when its RRef leak report is empty;</li>
  *   <li>{@code lost}: the last worker halts its JVM while worker0's call to it runs; worker0 prints
  *       {@code LOST <message>} and then checks that worker1 still answers ({@code STILL OK}).</li>
  * </ul>
  */
 public final class RpcCheck {
+    /** A remote object for the typed proxy. */
+    public interface Adder {
+        long add(long x);
+    }
+
     private RpcCheck() {
     }
 
@@ -41,6 +49,13 @@ public final class RpcCheck {
                 .register("it.fail", a -> {
                     throw new IllegalStateException("failing on purpose on worker" + rank);
                 })
+                .register("it.fetchSum", a -> {
+                    try (RRef<Tensor> r = rref(a.get(0))) {
+                        return r.toHere().sum().item();
+                    }
+                })
+                .register("it.owned", a -> self.get().debugInfo().get("num_owner_rrefs"))
+                .register("it.adder", a -> (Adder) x -> x + rank)
                 .register("it.halt", a -> {
                     System.out.println("HALTING");
                     System.out.flush();
@@ -58,6 +73,9 @@ public final class RpcCheck {
                 calls(agent, world, last);
             }
             agent.shutdown();
+            if (!agent.rrefLeaks().isEmpty()) {
+                throw new AssertionError("RRefs leaked: " + agent.rrefLeaks());
+            }
             System.out.println("RPC OK worker" + rank);
         }
         System.out.flush();
@@ -83,6 +101,29 @@ public final class RpcCheck {
             expect(last, e.worker());
             expect(IllegalStateException.class.getName(), e.remoteType());
         }
+        rrefs(agent, last);
+    }
+
+    private static void rrefs(RpcAgent agent, String last) throws Exception {
+        try (RRef<Tensor> r = agent.remote("worker1", "builtin.add", Tensor.ones(10), 1.0)) {
+            expect(20.0, agent.rpcSync(last, "it.fetchSum", r));
+            expect(20.0, r.toHere().sum().item());
+        }
+        try (RRef<Adder> adder = agent.remote("worker1", "it.adder")) {
+            expect(6L, adder.rpcSync(Adder.class).add(5));
+        }
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (!agent.rpcSync("worker1", "it.owned").equals(0L)) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("worker1 still owns RRefs after every user closed them");
+            }
+            Thread.sleep(20);
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    private static <T> RRef<T> rref(Object o) {
+        return (RRef<T>) o;
     }
 
     private static void lost(RpcAgent agent, int rank, String last) throws Exception {
