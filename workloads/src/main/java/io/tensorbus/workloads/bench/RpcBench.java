@@ -12,7 +12,8 @@ import java.util.function.Consumer;
  * worker1. Lines: {@code rpc sync rtt_us=T} (median of 500 {@code rpcSync} round trips of an add-one on a
  * number), {@code rpc async calls_per_s=C} (5000 {@code rpcAsync} calls in flight at once),
  * {@code rpc echo bytes=B rtt_us=T GBps=G} for float32 tensors of 4 KiB, 1 MiB and 16 MiB (median of 20 or
- * 5 echoes, {@code G = 2 B / T}). {@code remote} is not measured yet (no RRef).
+ * 5 echoes, {@code G = 2 B / T}) and {@code rpc remote per_s=R} (200 {@code remote} calls, then
+ * {@code toHere} of each; the median of 5 rounds).
  *
  * <p>Options: {@code --jit-warmup CALLS} (default {@value #DEFAULT_JIT_WARMUP} small calls and as many 4 KiB
  * tensor echoes before the first measurement, and 20 untimed echoes of each size besides the anchor's 3;
