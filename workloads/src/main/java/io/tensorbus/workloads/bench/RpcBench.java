@@ -13,7 +13,7 @@ import java.util.function.Consumer;
  * number), {@code rpc async calls_per_s=C} (5000 {@code rpcAsync} calls in flight at once),
  * {@code rpc echo bytes=B rtt_us=T GBps=G} for float32 tensors of 4 KiB, 1 MiB and 16 MiB (median of 20 or
  * 5 echoes, {@code G = 2 B / T}) and {@code rpc remote per_s=R} (200 {@code remote} calls, then
- * {@code toHere} of each; the median of 5 rounds).
+ * {@code toHere} of each; the median of 9 rounds, after 10 untimed ones with the JIT warm-up).
  *
  * <p>Options: {@code --jit-warmup CALLS} (default {@value #DEFAULT_JIT_WARMUP} small calls and as many 4 KiB
  * tensor echoes before the first measurement, and 20 untimed echoes of each size besides the anchor's 3;
