@@ -37,7 +37,7 @@ final class RpcIncoming implements RpcFrameParser.FrameHandler {
         parser = new RpcFrameParser(
                 () -> caller != null ? agent.options().maxMessageBytes() : RpcFrame.MAX_HANDSHAKE_BODY,
                 this, this::refuse);
-        socket.handler(parser);
+        parser.readFrom(socket);
         socket.exceptionHandler(e -> close());
         deadline = agent.vertx().setTimer(agent.options().timeout().toMillis(), t -> {
             if (caller == null) {

@@ -52,7 +52,7 @@ final class RpcOutgoing implements RpcFrameParser.FrameHandler {
         parser = new RpcFrameParser(
                 () -> welcomed ? agent.options().maxMessageBytes() : RpcFrame.MAX_HANDSHAKE_BODY,
                 this, why -> broken("sent a malformed frame: " + why));
-        socket.handler(parser);
+        parser.readFrom(socket);
         socket.closeHandler(v -> broken("closed the connection"));
         socket.exceptionHandler(e -> broken("failed: " + e.getMessage()));
         long deadline = agent.vertx().setTimer(agent.options().timeout().toMillis(),

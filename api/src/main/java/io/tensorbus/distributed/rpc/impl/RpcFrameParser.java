@@ -1,19 +1,23 @@
 package io.tensorbus.distributed.rpc.impl;
 
+import io.netty.buffer.ByteBuf;
+import io.netty.util.ReferenceCountUtil;
 import io.vertx.core.Handler;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.internal.buffer.BufferInternal;
+import io.vertx.core.internal.net.NetSocketInternal;
+import io.vertx.core.net.NetSocket;
 import java.lang.foreign.MemorySegment;
-import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.function.Consumer;
 import java.util.function.IntSupplier;
 
 /**
  * Cuts a connection's bytes into frames: a fixed 20-byte header, then a body of the length it announces,
- * copied once from the socket's buffers into an array of exactly that length (a general record parser
- * grows a buffer and copies it again, which doubles the cost of large tensors). A bad header is reported
- * once to {@code onError} and nothing more is parsed.
+ * copied once from Netty's receive buffers into an array of exactly that length, then any attachments,
+ * copied once from those buffers into the tensors' memory (a general record parser grows a buffer and
+ * copies it again, and Vert.x's {@code NetSocket.handler} copies every read to the heap first: see
+ * {@link #readFrom}). A bad header is reported once to {@code onError} and nothing more is parsed.
  */
 public final class RpcFrameParser implements Handler<Buffer> {
     /** A whole frame. */
@@ -61,19 +65,41 @@ public final class RpcFrameParser implements Handler<Buffer> {
         failed = true;
     }
 
+    /**
+     * Makes this parser read {@code socket}'s bytes as Netty delivers them (direct, pooled buffers, released
+     * here once parsed), instead of through {@link NetSocket#handler}, which first copies every read into a
+     * new heap buffer. Pausing the socket still holds the reads back.
+     */
+    public void readFrom(NetSocket socket) {
+        ((NetSocketInternal) socket).messageHandler(msg -> {
+            try {
+                if (msg instanceof ByteBuf b) {
+                    read(b);
+                }
+            } finally {
+                ReferenceCountUtil.release(msg);
+            }
+        });
+    }
+
     @Override
     public void handle(Buffer data) {
-        int at = 0;
-        int length = data.length();
+        read(((BufferInternal) data).getByteBuf());
+    }
+
+    /** Parses the readable bytes of {@code data}; neither moves its indices nor releases it. */
+    public void read(ByteBuf data) {
+        int at = data.readerIndex();
+        int length = data.writerIndex();
         while (at < length && !failed) {
             at = pending == null ? readHeader(data, at, length)
                     : targets == null ? readBody(data, at, length) : readAttachment(data, at, length);
         }
     }
 
-    private int readHeader(Buffer data, int at, int length) {
+    private int readHeader(ByteBuf data, int at, int length) {
         int n = Math.min(RpcFrame.HEADER - headerFilled, length - at);
-        data.getBytes(at, at + n, header, headerFilled);
+        data.getBytes(at, header, headerFilled, n);
         headerFilled += n;
         if (headerFilled == RpcFrame.HEADER) {
             headerFilled = 0;
@@ -93,9 +119,9 @@ public final class RpcFrameParser implements Handler<Buffer> {
         return at + n;
     }
 
-    private int readBody(Buffer data, int at, int length) {
+    private int readBody(ByteBuf data, int at, int length) {
         int n = Math.min(body.length - bodyFilled, length - at);
-        data.getBytes(at, at + n, body, bodyFilled);
+        data.getBytes(at, body, bodyFilled, n);
         bodyFilled += n;
         if (bodyFilled == body.length) {
             bodyDone();
@@ -121,11 +147,14 @@ public final class RpcFrameParser implements Handler<Buffer> {
     }
 
     /** Copies straight from the socket's buffer into the attachment's memory: one copy per byte. */
-    private int readAttachment(Buffer data, int at, int length) {
+    private int readAttachment(ByteBuf data, int at, int length) {
         MemorySegment t = targets.get(target);
         int n = (int) Math.min(t.byteSize() - targetFilled, length - at);
-        ByteBuffer src = ((BufferInternal) data).getByteBuf().nioBuffer(at, n);
-        MemorySegment.copy(MemorySegment.ofBuffer(src), 0, t, targetFilled, n);
+        if (data.nioBufferCount() == 1) {
+            MemorySegment.copy(MemorySegment.ofBuffer(data.nioBuffer(at, n)), 0, t, targetFilled, n);
+        } else {
+            data.getBytes(at, t.asSlice(targetFilled, n).asByteBuffer());
+        }
         targetFilled += n;
         skipFilledTargets();
         return at + n;
