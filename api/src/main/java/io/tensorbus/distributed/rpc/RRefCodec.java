@@ -43,10 +43,11 @@ final class RRefCodec {
             this.outer = outer;
         }
 
-        /** The message was encoded: announce the forks made in it. */
-        void commit() {
-            context.commit(forks);
+        /** The message was encoded: the forks made in it, to announce once it is sent ({@link RRefContext#commit}). */
+        List<RRefHandle.Child> take() {
+            List<RRefHandle.Child> made = List.copyOf(forks);
             forks.clear();
+            return made;
         }
 
         @Override

@@ -159,19 +159,31 @@ public final class RpcAgent {
             call.promise().future().onComplete(r -> vertx.cancelTimer(timer));
             if (target.id() == self().id()) {
                 callSelf(id, function, body);
+                rrefs.commit(body.forks());
             } else {
                 // Framed now: the tensors are copied before the caller can change them.
                 ByteBuf frame = RpcFrame.frame(RpcFrame.CALL, id, body.body(), body.segments());
-                connection(target).onSuccess(c -> c.call(id, function, frame)).onFailure(e -> {
+                connection(target).onSuccess(c -> sent(body, c.call(id, function, frame))).onFailure(e -> {
                     frame.release();
+                    sent(body, false);
                     fail(id, e);
                 });
             }
         } catch (RuntimeException e) {
+            rrefs.abort(body.forks());
             // Shut down meanwhile (a closed client or timer refuses): the call fails, it does not linger.
             fail(id, closed.get() ? new RpcException("the RPC agent of " + self() + " is shut down", e) : e);
         }
         return (Future<T>) call.promise().future();
+    }
+
+    /** The RRefs in a message are announced to their owners once it is sent, and dropped if it never was. */
+    private void sent(RpcPayload.Encoded message, boolean sent) {
+        if (sent) {
+            rrefs.commit(message.forks());
+        } else {
+            rrefs.abort(message.forks());
+        }
     }
 
     /** A call to this worker itself: no connection, but arguments and result are copied as on the wire. */
@@ -181,12 +193,23 @@ public final class RpcAgent {
                 fail(id, RpcServe.asRemote(self().name(), function, r.cause()));
                 return;
             }
+            RpcPayload.Encoded result;
+            Object copy;
             try {
-                RpcPayload.Encoded result = RpcPayload.encode(this, Collections.singletonList(r.result()));
-                complete(id, RpcPayload.copy(this, result).get(0));
+                result = RpcPayload.encode(this, Collections.singletonList(r.result()));
             } catch (RuntimeException e) {
                 fail(id, RpcServe.asRemote(self().name(), function, e));
+                return;
             }
+            try {
+                copy = RpcPayload.copy(this, result).get(0);
+            } catch (RuntimeException e) {
+                sent(result, false);
+                fail(id, RpcServe.asRemote(self().name(), function, e));
+                return;
+            }
+            sent(result, true);
+            complete(id, copy);
         });
     }
 

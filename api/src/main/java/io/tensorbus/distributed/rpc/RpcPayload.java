@@ -20,8 +20,17 @@ final class RpcPayload {
     private RpcPayload() {
     }
 
-    /** Encoded values: the body and the contiguous tensors whose bytes follow it. */
-    record Encoded(byte[] body, List<Tensor> tensors) {
+    /**
+     * Encoded values: the body, the contiguous tensors whose bytes follow it, and the RRef forks made for the
+     * receiver, which the sender announces to their owners once the message is on its way
+     * ({@link RRefContext#commit}) or drops if it never leaves ({@link RRefContext#abort}).
+     */
+    record Encoded(byte[] body, List<Tensor> tensors, List<RRefHandle.Child> forks) {
+        /** Values without RRefs. */
+        Encoded(byte[] body, List<Tensor> tensors) {
+            this(body, tensors, List.of());
+        }
+
         /** Body and attachment bytes together. */
         long bytes() {
             long n = body.length;
@@ -38,16 +47,15 @@ final class RpcPayload {
     }
 
     /**
-     * Encodes the values of a message of {@code agent}: RRefs in them are forked for the receiver, and the
-     * owners learn of the forks once the whole message is encoded.
+     * Encodes the values of a message of {@code agent}: RRefs in them are forked for the receiver (the forks
+     * are in the result, for the caller to commit or abort).
      *
      * @throws IllegalArgumentException naming a value the codec cannot encode
      */
     static Encoded encode(RpcAgent agent, List<Object> values) {
         try (RRefCodec.Scope scope = RRefCodec.open(agent.rrefs())) {
             Encoded e = encode(agent.options().codec(), values);
-            scope.commit();
-            return e;
+            return new Encoded(e.body(), e.tensors(), scope.take());
         }
     }
 

@@ -30,16 +30,26 @@ final class RpcServe {
                 return;
             }
             try {
-                RpcPayload.Encoded value = RpcPayload.encode(agent, Collections.singletonList(r.result()));
-                if (value.bytes() > connection.callerMaxMessage()) {
-                    throw new RpcException("the result is " + value.bytes() + " bytes, more than the "
-                            + connection.callerMaxMessage() + " the caller accepts (its maxMessageBytes)");
-                }
-                connection.send(RpcFrame.RETURN, id, value);
+                answer(agent, connection, id, RpcPayload.encode(agent, Collections.singletonList(r.result())));
             } catch (RuntimeException e) {
                 raise(agent, connection, id, e);
             }
         });
+    }
+
+    /** Sends the RETURN of call {@code id}; the RRefs in it are announced to their owners once it is sent. */
+    private static void answer(RpcAgent agent, RpcIncoming connection, long id, RpcPayload.Encoded value) {
+        try {
+            if (value.bytes() > connection.callerMaxMessage()) {
+                throw new RpcException("the result is " + value.bytes() + " bytes, more than the "
+                        + connection.callerMaxMessage() + " the caller accepts (its maxMessageBytes)");
+            }
+            connection.send(RpcFrame.RETURN, id, value);
+        } catch (RuntimeException e) {
+            agent.rrefs().abort(value.forks());
+            throw e;
+        }
+        agent.rrefs().commit(value.forks());
     }
 
     /** Answers call {@code id} with {@code t}, without its stack when that would not fit the caller. */

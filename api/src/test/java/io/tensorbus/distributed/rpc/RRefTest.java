@@ -99,7 +99,8 @@ class RRefTest {
         List<Future<RpcAgent>> started = new ArrayList<>();
         for (int r = 0; r < 3; r++) {
             started.add(Rpc.init("worker" + r, r, 3, RpcOptions.builder().registry(registry).store(store).vertx(vertx)
-                    .timeout(Duration.ofSeconds(20)).initTimeout(Duration.ofSeconds(20)).build()));
+                    .timeout(Duration.ofSeconds(20)).initTimeout(Duration.ofSeconds(20)).maxMessageBytes(32 << 20)
+                    .build()));
         }
         for (Future<RpcAgent> f : started) {
             agents.add(f.await(20, TimeUnit.SECONDS));
@@ -324,6 +325,21 @@ class RRefTest {
         assertTrue(user.contains("worker0 never released " + leaked.forkId()), user);
         assertEquals(List.of(), w(2).rrefLeaks());
         assertInstanceOf(RRef.class, leaked);
+    }
+
+    @Test
+    void anRRefInAMessageThatIsNeverSentDoesNotKeepTheValueAlive() throws Exception {
+        RRef<Long> r = w(0).remote("worker1", "builtin.add", 1, 1);
+        assertEquals(2L, r.toHere());
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> w(0).rpcSync("worker2", "builtin.echo", r, new Object()));
+        assertTrue(e.getMessage().contains("java.lang.Object"), e.getMessage());
+        Tensor tooBig = Tensor.ones(1 << 24);
+        RpcException big = assertThrows(RpcException.class, () -> w(0).rpcSync("worker2", "builtin.echo",
+                List.of(r), tooBig));
+        assertTrue(big.getMessage().contains("maxMessageBytes"), big.getMessage());
+        r.close();
+        ownerTablesEmptyEventually();
     }
 
     @Test
