@@ -56,7 +56,11 @@ public final class InitOptions {
         return backend;
     }
 
-    /** The init method URL: {@code env://}, {@code tcp://host:port} or {@code file:///path}. */
+    /**
+     * The init method URL: {@code env://}, {@code tcp://host:port}, {@code file:///path} or {@code cluster://name}
+     * (a {@link ClusterStore} named {@code name} in the shared data of the clustered Vert.x given to
+     * {@link Builder#vertx}; the backend binds {@code tcp.bindHost}, 127.0.0.1 unless set).
+     */
     public String initMethod() {
         return initMethod;
     }
@@ -123,7 +127,10 @@ public final class InitOptions {
             return this;
         }
 
-        /** {@code env://}, {@code tcp://host:port} or {@code file:///path}. */
+        /**
+         * {@code env://}, {@code tcp://host:port}, {@code file:///path} or {@code cluster://name}; the last needs a
+         * clustered Vert.x through {@link #vertx}.
+         */
         public Builder initMethod(String url) {
             this.initMethod = requireText(url, "initMethod");
             return this;

@@ -16,6 +16,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.function.IntFunction;
 
@@ -23,7 +24,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** The init methods of the tutorial (env://, tcp://, file://) and the failures at set-up. */
+/** The init methods of the tutorial (env://, tcp://, file://), cluster:// and the failures at set-up. */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class InitMethodsTest {
     private static Vertx vertx;
@@ -100,6 +101,36 @@ class InitMethodsTest {
                 .build());
         allReduceOver(2, r -> InitOptions.builder().vertx(vertx).store(store).groupName("job-b").rank(r).worldSize(2)
                 .build());
+    }
+
+    @Test
+    void clusterInitMethodMeetsThroughTheVertxCluster() throws Exception {
+        List<Vertx> members = new ArrayList<>();
+        try {
+            for (int r = 0; r < 2; r++) {
+                members.add(ClusterStoreTest.clusteredVertx());
+            }
+            String url = "cluster://job-" + UUID.randomUUID();
+            allReduceOver(2, r -> InitOptions.builder().vertx(members.get(r)).initMethod(url).rank(r).worldSize(2)
+                    .timeout(Duration.ofSeconds(20)).environment(Map.of()).build());
+        } finally {
+            for (Vertx member : members) {
+                member.close().await(10, TimeUnit.SECONDS);
+            }
+        }
+    }
+
+    @Test
+    void clusterInitMethodWithoutAClusteredVertxSaysSo() {
+        Throwable e = assertThrows(Throwable.class, () -> Distributed.initProcessGroup(InitOptions.builder()
+                .vertx(vertx).initMethod("cluster://job").rank(0).worldSize(1).environment(Map.of()).build())
+                .await(10, TimeUnit.SECONDS));
+        assertTrue(e.getMessage().contains("cluster://job") && e.getMessage().contains("clustered Vert.x")
+                && e.getMessage().contains("vertx(...)"), e.getMessage());
+        Throwable unnamed = assertThrows(Throwable.class, () -> Distributed.initProcessGroup(InitOptions.builder()
+                .vertx(vertx).initMethod("cluster://").rank(0).worldSize(1).environment(Map.of()).build())
+                .await(10, TimeUnit.SECONDS));
+        assertTrue(unnamed.getMessage().contains("no store name"), unnamed.getMessage());
     }
 
     @Test

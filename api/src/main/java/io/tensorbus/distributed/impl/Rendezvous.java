@@ -1,5 +1,6 @@
 package io.tensorbus.distributed.impl;
 
+import io.tensorbus.distributed.ClusterStore;
 import io.tensorbus.distributed.FileStore;
 import io.tensorbus.distributed.InitOptions;
 import io.tensorbus.distributed.TcpStore;
@@ -18,8 +19,9 @@ import java.util.Map;
 
 /**
  * Turns an init method into a rank, a world size and a store, as c10d's rendezvous handlers do:
- * {@code env://} (MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE), {@code tcp://host:port} and
- * {@code file:///path}. For TCP, rank 0 hosts the store unless {@code TENSORBUS_STORE_HOSTED=1} says a
+ * {@code env://} (MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE), {@code tcp://host:port},
+ * {@code file:///path} and {@code cluster://name} (a {@link ClusterStore} in the shared data of the clustered
+ * Vert.x the options carry). For TCP, rank 0 hosts the store unless {@code TENSORBUS_STORE_HOSTED=1} says a
  * launcher already does (torchrun's agent store).
  *
  * @param rank this process's rank
@@ -28,6 +30,9 @@ import java.util.Map;
  * @param bindHost the host the backend should listen on
  */
 public record Rendezvous(int rank, int worldSize, Store store, String bindHost) {
+
+    /** The scheme of {@link ClusterStore} init methods; the rest of the URL is the store's name. */
+    private static final String CLUSTER = "cluster://";
 
     /** Resolves {@code options}; fails with a message naming a missing or malformed setting. */
     public static Future<Rendezvous> resolve(InitOptions options, Vertx vertx) {
@@ -44,6 +49,9 @@ public record Rendezvous(int rank, int worldSize, Store store, String bindHost) 
                 int port = port(required(env, "MASTER_PORT"), "MASTER_PORT");
                 return tcp(options, vertx, env, host, port, rw);
             }
+            if (url.startsWith(CLUSTER)) {
+                return cluster(options, vertx, url.substring(CLUSTER.length()), rankAndWorld(options, env, false));
+            }
             URI uri = new URI(url);
             int[] rw = rankAndWorld(options, env, false);
             return switch (String.valueOf(uri.getScheme())) {
@@ -51,7 +59,7 @@ public record Rendezvous(int rank, int worldSize, Store store, String bindHost) 
                 case "file" -> Future.succeededFuture(new Rendezvous(rw[0], rw[1],
                         new FileStore(Path.of(uri), rw[1], options.timeout()), "127.0.0.1"));
                 default -> throw new IllegalArgumentException("init method '" + url
-                        + "' is not supported: use env://, tcp://host:port or file:///path");
+                        + "' is not supported: use env://, tcp://host:port, file:///path or cluster://name");
             };
         } catch (URISyntaxException | RuntimeException e) {
             return Future.failedFuture(e instanceof URISyntaxException
@@ -72,6 +80,21 @@ public record Rendezvous(int rank, int worldSize, Store store, String bindHost) 
                 : TcpStore.client(vertx, host, port, options.timeout());
         String bind = options.properties().getOrDefault("tcp.bindHost", isLoopback(host) ? "127.0.0.1" : "0.0.0.0");
         return store.map(s -> new Rendezvous(rw[0], rw[1], s, bind));
+    }
+
+    /** {@code cluster://name}: the store {@code name} of the cluster that {@code vertx} is a member of. */
+    private static Future<Rendezvous> cluster(InitOptions options, Vertx vertx, String name, int[] rw) {
+        if (name.isBlank()) {
+            throw new IllegalArgumentException("init method '" + CLUSTER + name + "' has no store name: use "
+                    + "cluster://name (1 to " + ClusterStore.MAX_NAME_LENGTH + " chars, the same on every rank)");
+        }
+        if (!vertx.isClustered()) {
+            throw new IllegalArgumentException("init method '" + CLUSTER + name + "' needs a clustered Vert.x "
+                    + "passed through the options' vertx(...) (e.g. Vertx.builder().withClusterManager(manager)"
+                    + ".buildClustered()); the Vert.x in use is not clustered");
+        }
+        String bind = options.properties().getOrDefault("tcp.bindHost", "127.0.0.1");
+        return ClusterStore.open(vertx, name, options.timeout()).map(s -> new Rendezvous(rw[0], rw[1], s, bind));
     }
 
     private static boolean isLoopback(String host) {
