@@ -108,10 +108,11 @@ public final class Rpc {
                 : Future.succeededFuture();
         return fresh.compose(v -> server.listen())
                 .compose(s -> store.set("worker/" + rv.rank(), (name + "\n" + advertised(rv.bindHost()) + "\n"
-                        + s.actualPort()).getBytes(StandardCharsets.UTF_8)))
+                        + s.actualPort() + "\n" + RpcMembership.node(vertx)).getBytes(StandardCharsets.UTF_8)))
                 .compose(v -> table(store, rv.rank(), rv.worldSize(), options))
                 .map(t -> {
                     RpcAgent a = new RpcAgent(t, options, vertx, releaseVertx, store, releaseStore, server);
+                    RpcMembership.watch(a);
                     agent.complete(a);
                     return a;
                 })
@@ -135,7 +136,8 @@ public final class Rpc {
                 for (int r = 0; r < world; r++) {
                     String[] parts = new String(values.get(r).result(), StandardCharsets.UTF_8).split("\n");
                     workers.add(new WorkerInfo(parts[0], r));
-                    addresses.add(new RpcWorkerTable.Address(parts[1], Integer.parseInt(parts[2])));
+                    addresses.add(new RpcWorkerTable.Address(parts[1], Integer.parseInt(parts[2]),
+                            parts.length > 3 ? parts[3] : ""));
                 }
                 return new RpcWorkerTable(rank, workers, addresses);
             });

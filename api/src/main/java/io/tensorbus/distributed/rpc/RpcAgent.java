@@ -53,6 +53,8 @@ public final class RpcAgent {
     private final AtomicBoolean closed = new AtomicBoolean();
     private final AtomicReference<Future<Void>> shutdown = new AtomicReference<>();
     private final RRefContext rrefs;
+    private final Map<Integer, String> lost = new ConcurrentHashMap<>();
+    private final List<Runnable> closers = new java.util.concurrent.CopyOnWriteArrayList<>();
     private volatile List<String> leaks = List.of();
     /** The agent whose worker runs the function on this thread, while it runs. */
     static final ThreadLocal<RpcAgent> SERVING = new ThreadLocal<>();
@@ -138,6 +140,10 @@ public final class RpcAgent {
         WorkerInfo target = table.check(to);
         RpcChecks.function(function);
         RpcChecks.timeout(timeout);
+        String gone = lost.get(target.id());
+        if (gone != null) {
+            return Future.failedFuture(new RpcException("worker " + target + " " + gone));
+        }
         List<Object> values = new ArrayList<>();
         values.add(function);
         if (args != null) {
@@ -405,6 +411,29 @@ public final class RpcAgent {
         return pending.get(id);
     }
 
+    /** Runs {@code action} when the agent closes (after shutdown or on failure). */
+    void onClose(Runnable action) {
+        closers.add(action);
+    }
+
+    /**
+     * {@code worker} is gone for good (its node left the cluster): its pending calls fail naming
+     * {@code why}, and so do later ones.
+     */
+    void lost(WorkerInfo worker, String why) {
+        lost.put(worker.id(), why);
+        Future<RpcOutgoing> c = outgoing.get(worker.id());
+        if (c != null) {
+            c.onSuccess(o -> o.lost(why));
+        }
+        for (RpcCall call : List.copyOf(pending.values())) {
+            if (call.target().id() == worker.id()) {
+                fail(call.id(), new RpcException("worker " + worker + " " + why + " while '" + call.function()
+                        + "' was pending"));
+            }
+        }
+    }
+
     /** Drops {@code connection} to {@code worker} (it broke) unless a newer one has replaced it. */
     void forget(WorkerInfo worker, RpcOutgoing connection) {
         outgoing.computeIfPresent(worker.id(), (id, f) -> f.succeeded() && f.result() == connection ? null : f);
@@ -422,6 +451,7 @@ public final class RpcAgent {
             return;
         }
         Rpc.forget(this);
+        closers.forEach(Runnable::run);
         for (RpcCall call : List.copyOf(pending.values())) {
             fail(call.id(), new RpcException(why + " while '" + call.function() + "' on " + call.target()
                     + " was pending"));

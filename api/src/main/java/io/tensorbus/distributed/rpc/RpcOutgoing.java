@@ -97,6 +97,11 @@ final class RpcOutgoing implements RpcFrameParser.FrameHandler {
         socket.close();
     }
 
+    /** The callee is known to be gone: fails the calls sent here, naming {@code why}, and closes. */
+    void lost(String why) {
+        broken(why);
+    }
+
     @Override
     public void frame(RpcFrame.Header h, byte[] body) {
         try {

@@ -6,8 +6,11 @@ import java.util.Map;
 
 /** The workers of a job as the rendezvous found them: names, ranks and where each one listens. */
 final class RpcWorkerTable {
-    /** Where a worker accepts connections. */
-    record Address(String host, int port) {
+    /**
+     * Where a worker accepts connections, and the id of its node in the Vert.x cluster (empty when its
+     * Vert.x is not clustered).
+     */
+    record Address(String host, int port, String node) {
     }
 
     private final WorkerInfo self;
