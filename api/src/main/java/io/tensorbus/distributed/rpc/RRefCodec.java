@@ -6,7 +6,7 @@ import java.util.List;
 
 /**
  * How {@link RRef}s, {@link WorkerInfo}s and the RRef ids travel in RPC messages. An RRef is written as
- * {@code [owner rank, RRefId, ForkId]} with a new fork for the receiver; this needs the agent and the
+ * {@code [owner rank, RRefId, ForkId, sender rank]} with a new fork for the receiver; this needs the agent and the
  * receiver, which the codec's adapter cannot be given, so {@link RpcPayload} opens a scope on the encoding
  * or decoding thread. Outside such a scope (an object collective, say) an RRef cannot be encoded.
  */
@@ -75,10 +75,12 @@ final class RRefCodec {
         if (s == null) {
             throw new IllegalArgumentException("an RRef can only be decoded by an RPC agent");
         }
-        if (!(portable instanceof List<?> l) || l.size() != 3 || !(l.get(0) instanceof Integer owner)
-                || !(l.get(1) instanceof RRefId id) || !(l.get(2) instanceof ForkId fork)) {
-            throw new IllegalArgumentException("an RRef must be [owner rank, RRefId, ForkId], got " + portable);
+        if (!(portable instanceof List<?> l) || l.size() != 4 || !(l.get(0) instanceof Integer owner)
+                || !(l.get(1) instanceof RRefId id) || !(l.get(2) instanceof ForkId fork)
+                || !(l.get(3) instanceof Integer sender)) {
+            throw new IllegalArgumentException("an RRef must be [owner rank, RRefId, ForkId, sender rank], got "
+                    + portable);
         }
-        return s.context.arrived(owner, id, fork);
+        return s.context.arrived(owner, id, fork, sender);
     }
 }

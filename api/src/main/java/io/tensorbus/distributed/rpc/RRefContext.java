@@ -1,11 +1,13 @@
 package io.tensorbus.distributed.rpc;
 
 import io.vertx.core.Future;
+import io.vertx.core.Promise;
 import java.lang.reflect.Method;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
@@ -13,22 +15,33 @@ import java.util.function.Supplier;
 
 /**
  * One agent's side of PyTorch's RRef protocol (its {@code RRefContext}): makes references ({@code remote},
- * {@code RRef.of}), keeps the user references alive until the owner has confirmed them and every message
- * that needs them is done, forks a reference when it is sent and accepts one when it arrives, and sends
- * the DELETE of a user reference that was closed or collected. The values this worker owns are in its
- * {@link RRefOwnerTable}.
+ * {@code RRef.of}), forks a reference when it is sent and accepts one when it arrives, keeps a reference
+ * alive while the forks it passed on are not yet accepted by the owner and while calls that need it are in
+ * flight, and sends the DELETE of a user reference that was closed or collected. The values this worker
+ * owns are in its {@link RRefOwnerTable}.
+ *
+ * <p>Passing a reference from A to C: A records the child fork (A's own DELETE waits); C sends ACCEPT to the
+ * owner and, once acknowledged, CHILD_ACCEPT to A, which lets A go. Only C speaks about its fork, ACCEPT
+ * before DELETE, so the owner never sees them out of order; a reference arriving at its owner becomes a
+ * handle there, and an owner's own handle keeps the fork it passed on until it arrives.
  */
 final class RRefContext {
+    /** How often placeholders that wait for a creation are checked for expiry, in milliseconds. */
+    private static final long EXPIRY_CHECK_MS = 100;
+
     private final RpcAgent agent;
     private final RRefOwnerTable owned;
     private final RRefControl control;
     private final AtomicLong ids = new AtomicLong();
     private final Set<RRefHandle> users = ConcurrentHashMap.newKeySet();
+    private final Map<ForkId, RRefHandle> children = new ConcurrentHashMap<>();
 
     RRefContext(RpcAgent agent) {
         this.agent = agent;
         this.owned = new RRefOwnerTable(agent);
         this.control = new RRefControl(agent);
+        long timer = agent.vertx().setPeriodic(EXPIRY_CHECK_MS, t -> owned.expire());
+        agent.onClose(() -> agent.vertx().cancelTimer(timer));
     }
 
     /** The agent's default timeout. */
@@ -46,20 +59,21 @@ final class RRefContext {
 
     /** {@code RRef(value)}: a value this worker owns, with one handle. */
     <T> RRef<T> of(T value) {
-        RRefId id = new RRefId(agent.self().id(), ids.incrementAndGet());
+        RRefId id = newId();
         owned.own(id).value().complete(value);
         return new RRef<>(new RRefHandle(this, id, agent.self(), null));
     }
 
     /**
      * {@code rpc.remote}: runs {@code function(args)} on {@code to}, which owns the result. The reference is
-     * usable at once; it is confirmed when the owner acknowledges the creation.
+     * usable at once; it is confirmed when the owner acknowledges the creation, which {@code timeout} bounds.
      */
     <T> RRef<T> remote(WorkerInfo to, Duration timeout, String function, Object[] args) {
         RpcChecks.function(function);
-        RRefId id = new RRefId(agent.self().id(), ids.incrementAndGet());
+        RRefId id = newId();
         if (to.id() == agent.self().id()) {
-            Future<Object> value = agent.rpcAsync(to, timeout, function, args);
+            // Arguments are copied as on the wire; the function may take as long as it takes, as on another worker.
+            Future<Object> value = agent.rpcAsync(to, Duration.ofDays(365), function, args);
             value.onComplete(owned.own(id).value());
             return new RRef<>(new RRefHandle(this, id, to, null));
         }
@@ -78,25 +92,28 @@ final class RRefContext {
     @SuppressWarnings("unchecked")
     <T> Future<T> toHere(RRefHandle h, Duration timeout) {
         if (h.isOwner()) {
-            return (Future<T>) owned.get(h.id()).value().future();
+            if (h.isClosed()) {
+                throw new IllegalStateException("the " + h + " is closed");
+            }
+            return (Future<T>) within(owned.get(h.id()).value().future(), timeout, "toHere of " + h.id());
         }
         Future<Void> c = h.confirmed().future();
         if (c.failed()) {
-            return Future.failedFuture(new RpcException("the value of " + h.id() + " was never created on "
-                    + h.owner() + ": " + c.cause().getMessage(), c.cause()));
+            return Future.failedFuture(new RpcException("the creation of " + h.id() + " on " + h.owner()
+                    + " was not acknowledged: " + c.cause().getMessage(), c.cause()));
         }
-        return using(h, () -> agent.rpcAsync(h.owner(), timeout, RRefOwnerTable.FETCH, h.id()));
+        return using(h, () -> agent.rpcAsync(h.owner(), timeout, RRefOwnerTable.FETCH, h.id(), timeout.toMillis()));
     }
 
     /** Calls {@code method} of the value on its owner. */
     <T> Future<T> invoke(RRefHandle h, Method method, Object[] args, Duration timeout) {
-        Object[] message = RRefProxies.message(h.id(), method, args);
+        Object[] message = RRefProxies.message(h.id(), timeout, method, args);
         return using(h, () -> agent.rpcAsync(h.owner(), timeout, RRefOwnerTable.INVOKE, message));
     }
 
     /** Calls {@code method} of the value on its owner, which keeps the result: a new reference. */
     <T> RRef<T> remoteInvoke(RRefHandle h, Method method, Object[] args, Duration timeout) {
-        Object[] message = RRefProxies.message(h.id(), method, args);
+        Object[] message = RRefProxies.message(h.id(), timeout, method, args);
         if (!h.begin()) {
             throw new IllegalStateException("the " + h + " is closed");
         }
@@ -120,55 +137,72 @@ final class RRefContext {
     }
 
     /**
-     * Passing {@code h} on to another worker: a new fork, recorded on {@code forks} (announced to the owner
-     * once the whole message has been encoded); the portable form the codec writes.
+     * Passing {@code h} on in a message: a new fork, recorded on {@code forks} (dropped again by
+     * {@link #abort} if the message never leaves); the portable form the codec writes:
+     * {@code [owner rank, RRefId, ForkId, sender rank]}.
      */
     List<Object> fork(RRefHandle h, List<RRefHandle.Child> forks) {
         if (h.context() != this) {
             throw new IllegalArgumentException("an RRef of another RPC agent cannot be sent by " + agent.self());
         }
         ForkId child = new ForkId(agent.self().id(), ids.incrementAndGet());
-        if (h.isOwner() ? h.isClosed() : !h.addChild(child)) {
+        if (h.isOwner()) {
+            if (h.isClosed()) {
+                throw new IllegalStateException("the " + h + " is closed and cannot be sent");
+            }
+            owned.passOn(h.id(), child);
+        } else if (h.addChild(child)) {
+            children.put(child, h);
+        } else {
             throw new IllegalStateException("the " + h + " is closed and cannot be sent");
         }
         forks.add(new RRefHandle.Child(h, child));
-        return List.of(h.owner().id(), h.id(), child);
+        return List.of(h.owner().id(), h.id(), child, agent.self().id());
     }
 
-    /** The message that carries {@code forks} was encoded: the owner learns of each. */
+    /** The message that carries {@code forks} is on its way: nothing more to do until the receiver accepts. */
     void commit(List<RRefHandle.Child> forks) {
-        for (RRefHandle.Child c : forks) {
-            RRefHandle h = c.parent();
-            if (h.isOwner()) {
-                owned.forked(h.id(), c.fork());
-            } else {
-                control.send(h.owner(), RRefOwnerTable.FORK, List.of(h.id(), c.fork()), () -> {
-                    h.childDone(c.fork());
-                    maybeDelete(h);
-                });
-            }
-        }
+        // The receiver sends ACCEPT to the owner, then CHILD_ACCEPT here; see childAccepted.
     }
 
-    /** The message that would have carried {@code forks} could not be encoded. */
+    /** The message that would have carried {@code forks} never left: they are dropped. */
     void abort(List<RRefHandle.Child> forks) {
         for (RRefHandle.Child c : forks) {
-            if (!c.parent().isOwner()) {
-                c.parent().childDone(c.fork());
-                maybeDelete(c.parent());
+            if (c.parent().isOwner()) {
+                owned.dropPassedOn(c.parent().id(), c.fork());
+            } else {
+                childAccepted(c.parent().id(), c.fork());
             }
         }
     }
 
-    /** A reference arrived in a message: on the owner a new handle, elsewhere a user that accepts its fork. */
-    RRef<Object> arrived(int ownerRank, RRefId id, ForkId fork) {
+    /** CHILD_ACCEPT: the owner has accepted the fork this worker passed on; the parent may go. */
+    Future<Object> childAccepted(RRefId id, ForkId child) {
+        RRefHandle h = children.remove(child);
+        if (h != null && h.id().equals(id)) {
+            h.childDone(child);
+            maybeDelete(h);
+        }
+        return Future.succeededFuture();
+    }
+
+    /**
+     * A reference arrived in a message from {@code senderRank}: on the owner a new handle, elsewhere a user
+     * that accepts its fork.
+     */
+    RRef<Object> arrived(int ownerRank, RRefId id, ForkId fork, int senderRank) {
         WorkerInfo owner = agent.table().byRank(ownerRank);
+        WorkerInfo sender = agent.table().byRank(senderRank);
         if (owner.id() == agent.self().id()) {
             owned.arrived(id, fork);
+            tellSender(sender, owner, id, fork);
             return new RRef<>(new RRefHandle(this, id, owner, null));
         }
         RRefHandle h = user(id, owner, fork);
-        control.send(owner, RRefOwnerTable.ACCEPT, List.of(id, fork), () -> confirm(h, null));
+        control.send(owner, RRefOwnerTable.ACCEPT, List.of(id, fork), () -> {
+            confirm(h, null);
+            tellSender(sender, owner, id, fork);
+        });
         return new RRef<>(h);
     }
 
@@ -189,6 +223,22 @@ final class RRefContext {
                     + " of " : " never released ") + h);
         }
         return lines;
+    }
+
+    /** The sender of a reference learns that its fork was accepted (an owner that sent it needs no word). */
+    private void tellSender(WorkerInfo sender, WorkerInfo owner, RRefId id, ForkId fork) {
+        if (sender.id() == owner.id()) {
+            return;
+        }
+        if (sender.id() == agent.self().id()) {
+            childAccepted(id, fork);
+        } else {
+            control.send(sender, RRefOwnerTable.CHILD_ACCEPT, List.of(id, fork), () -> { });
+        }
+    }
+
+    private RRefId newId() {
+        return new RRefId(agent.self().id(), ids.incrementAndGet());
     }
 
     private RRefHandle user(RRefId id, WorkerInfo owner, ForkId fork) {
@@ -216,6 +266,25 @@ final class RRefContext {
             done(h);
             throw e;
         }
+    }
+
+    /** {@code f}, failing with {@link RpcTimeoutException} when it has not completed within {@code timeout}. */
+    private <T> Future<T> within(Future<T> f, Duration timeout, String what) {
+        if (f.isComplete()) {
+            return f;
+        }
+        Promise<T> p = Promise.promise();
+        long timer = agent.vertx().setTimer(timeout.toMillis(), t -> p.tryFail(new RpcTimeoutException(what
+                + " did not complete within " + timeout)));
+        f.onComplete(r -> {
+            agent.vertx().cancelTimer(timer);
+            if (r.succeeded()) {
+                p.tryComplete(r.result());
+            } else {
+                p.tryFail(r.cause());
+            }
+        });
+        return p.future();
     }
 
     private void done(RRefHandle h) {

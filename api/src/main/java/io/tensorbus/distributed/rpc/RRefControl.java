@@ -11,8 +11,8 @@ import java.util.function.BiPredicate;
  * Sends RRef control messages (FORK, ACCEPT, DELETE) until the owner acknowledges them, as the seed's
  * protocol assumes transient message loss: each try has a short deadline, and a lost try is repeated
  * after a growing pause (20 ms doubling to 1 s). The owner applies each message once however often it
- * arrives. Gives up only when the agent closes; the messages still unacknowledged then are in the leak
- * report.
+ * arrives. Gives up only when the agent closes or the receiver is lost for good (its node left the
+ * cluster); what stays unreleased then is in the leak report.
  */
 final class RRefControl {
     private static final System.Logger LOG = System.getLogger(RRefControl.class.getName());
@@ -50,7 +50,7 @@ final class RRefControl {
     }
 
     private void attempt(WorkerInfo owner, String function, List<Object> args, Runnable acked, int tries) {
-        if (agent.isClosed()) {
+        if (agent.isClosed() || agent.isLost(owner)) {
             pending.decrementAndGet();
             return;
         }

@@ -1,6 +1,8 @@
 package io.tensorbus.distributed.rpc;
 
 import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -9,28 +11,29 @@ import java.util.function.BiPredicate;
 
 /**
  * The values this worker owns, and the owner's half of PyTorch's RRef protocol. Control messages travel
- * as calls of internal functions; each is idempotent and may arrive in any order: a fork deleted once
- * stays deleted, a FORK or ACCEPT of a value already gone is acknowledged and ignored, a repeated
- * creation runs nothing.
+ * as calls of internal functions; each is idempotent and may overtake the creation of the value it names
+ * (a record is then made to wait for it, and expires if the creation never comes). A repeated creation
+ * runs nothing.
  */
 final class RRefOwnerTable {
     /** Prefix of the internal functions; users cannot register names that start with it. */
     static final String PREFIX = "tensorbus.";
     /** {@code [RRefId, ForkId, function, args...]}: run the function and own its result. */
     static final String CREATE = "tensorbus.rref.create";
-    /** {@code [RRefId, ForkId]} from the user that passed a reference on. */
-    static final String FORK = "tensorbus.rref.fork";
-    /** {@code [RRefId, ForkId]} from the user that received it. */
+    /** {@code [RRefId, ForkId]} from the user that received the reference as that fork. */
     static final String ACCEPT = "tensorbus.rref.accept";
     /** {@code [RRefId, ForkId]}: that user is done with it. */
     static final String DELETE = "tensorbus.rref.delete";
-    /** {@code [RRefId]}: the value ({@code to_here}). */
+    /** {@code [RRefId, ForkId]} to the worker that passed the reference on: its child has been accepted. */
+    static final String CHILD_ACCEPT = "tensorbus.rref.childAccept";
+    /** {@code [RRefId, timeout ms]}: the value ({@code to_here}). */
     static final String FETCH = "tensorbus.rref.fetch";
-    /** {@code [RRefId, interface, method, parameter types, args...]}: call a method of the value. */
+    /** {@code [RRefId, timeout ms, interface, method, parameter types, args...]}: call a method of the value. */
     static final String INVOKE = "tensorbus.rref.invoke";
 
     private final RpcAgent agent;
     private final Map<RRefId, OwnerRRef> owned = new HashMap<>();
+    private int placeholders;
     private long applied;
     private long repeated;
     /** Tests: answer nothing to a control message this accepts (applied, but its acknowledgement is lost). */
@@ -40,22 +43,26 @@ final class RRefOwnerTable {
         this.agent = agent;
     }
 
-    /** The internal function {@code function}'s answer to {@code args}, or null when it is not one. */
-    Future<Object> serve(String function, List<Object> args) {
+    /**
+     * The internal function {@code function}'s answer to {@code args} sent by {@code caller}, or null when it
+     * is not one.
+     */
+    Future<Object> serve(WorkerInfo caller, String function, List<Object> args) {
         if (!function.startsWith(PREFIX)) {
             return null;
         }
         try {
             Future<Object> answer = switch (function) {
-                case CREATE -> create(args);
-                case FORK, ACCEPT -> control(args, true);
+                case CREATE -> create(caller, args);
+                case ACCEPT -> control(args, true);
                 case DELETE -> control(args, false);
-                case FETCH -> fetch(id(args, 0));
+                case CHILD_ACCEPT -> agent.rrefs().childAccepted(id(args, 0), fork(args, 1));
+                case FETCH -> value(id(args, 0), millis(args, 1));
                 case INVOKE -> invoke(args);
                 default -> Future.failedFuture(new IllegalArgumentException("no internal function '" + function
                         + "'"));
             };
-            return loseAck.test(function, args) ? Future.future(p -> { }) : answer;
+            return loseAck.test(function, args) ? Promise.promise().future() : answer;
         } catch (RuntimeException e) {
             return Future.failedFuture(e);
         }
@@ -78,16 +85,25 @@ final class RRefOwnerTable {
         return e;
     }
 
-    /** A reference to a value of this worker came back in a message: a new handle instead of the fork. */
-    synchronized OwnerRRef arrived(RRefId id, ForkId fork) {
+    /** A handle here passes the value on as {@code fork}: kept until the fork arrives or is dropped. */
+    synchronized void passOn(RRefId id, ForkId fork) {
+        get(id).passOn(fork);
+    }
+
+    /** The message that would have carried {@code fork} never left. */
+    synchronized void dropPassedOn(RRefId id, ForkId fork) {
         OwnerRRef e = owned.get(id);
-        if (e == null) {
-            throw new IllegalArgumentException("a message refers to " + id + ", which " + agent.self()
-                    + " does not own");
+        if (e != null) {
+            e.dropPassedOn(fork);
+            dropIfUnused(e);
         }
+    }
+
+    /** A reference to a value of this worker came back in a message as {@code fork}: a new handle. */
+    synchronized void arrived(RRefId id, ForkId fork) {
+        OwnerRRef e = entry(id, agent.options().timeout().multipliedBy(2));
         e.openHandle();
-        e.deleteFork(fork);
-        return e;
+        e.dropPassedOn(fork);
     }
 
     /** A handle on this worker was closed or collected. */
@@ -99,9 +115,23 @@ final class RRefOwnerTable {
         }
     }
 
-    /** Local FORK: a handle here passed the value on to another worker. */
-    synchronized void forked(RRefId id, ForkId child) {
-        get(id).addFork(child);
+    /** Drops the placeholders whose creation did not come in time; their waiters fail. */
+    void expire() {
+        List<OwnerRRef> gone = new ArrayList<>();
+        synchronized (this) {
+            if (placeholders == 0) {
+                return;
+            }
+            long now = System.nanoTime();
+            for (OwnerRRef e : List.copyOf(owned.values())) {
+                if (e.expired(now)) {
+                    owned.remove(e.id());
+                    placeholders--;
+                    gone.add(e);
+                }
+            }
+        }
+        gone.forEach(e -> e.value().tryFail(new RpcException(e.id() + " was never created on " + agent.self())));
     }
 
     synchronized int size() {
@@ -122,30 +152,39 @@ final class RRefOwnerTable {
         return lines;
     }
 
-    private Future<Object> create(List<Object> args) {
+    private Future<Object> create(WorkerInfo caller, List<Object> args) {
         RRefId id = id(args, 0);
         ForkId fork = fork(args, 1);
+        if (caller != null && (id.createdOn() != caller.id() || fork.createdOn() != caller.id())) {
+            throw new IllegalArgumentException(caller + " may only create values with its own ids, got " + id
+                    + " and " + fork);
+        }
         OwnerRRef e;
         synchronized (this) {
-            e = owned.computeIfAbsent(id, OwnerRRef::new);
+            e = entry(id, Duration.ZERO);
             if (!e.create()) {
                 repeated++;
                 return Future.succeededFuture();
             }
+            placeholders--;
             applied++;
-            e.addFork(fork);
+            e.accept(fork);
         }
         // The user's function runs as any call does; its outcome is what to_here answers.
-        RpcServe.invoke(agent, args.subList(2, args.size())).onComplete(e.value());
+        RpcServe.invoke(agent, caller, args.subList(2, args.size())).onComplete(r -> {
+            if (r.succeeded()) {
+                e.value().tryComplete(r.result());
+            } else {
+                e.value().tryFail(r.cause());
+            }
+        });
         return Future.succeededFuture();
     }
 
-    private synchronized Future<Object> control(List<Object> args, boolean add) {
-        RRefId id = id(args, 0);
+    private synchronized Future<Object> control(List<Object> args, boolean accept) {
+        OwnerRRef e = entry(id(args, 0), agent.options().timeout().multipliedBy(2));
         ForkId fork = fork(args, 1);
-        OwnerRRef e = owned.get(id);
-        boolean changed = e != null && (add ? e.addFork(fork) : e.deleteFork(fork));
-        if (changed) {
+        if (accept ? e.accept(fork) : e.delete(fork)) {
             applied++;
             dropIfUnused(e);
         } else {
@@ -154,29 +193,35 @@ final class RRefOwnerTable {
         return Future.succeededFuture();
     }
 
-    private Future<Object> fetch(RRefId id) {
+    /** The value of {@code id}, waiting up to {@code wait} for a creation that has not arrived yet. */
+    private Future<Object> value(RRefId id, Duration wait) {
         synchronized (this) {
-            // A fetch may overtake the creation it follows: it waits for it.
-            return owned.computeIfAbsent(id, OwnerRRef::new).value().future();
+            return entry(id, wait).value().future();
         }
     }
 
     private Future<Object> invoke(List<Object> args) {
-        RRefId id = id(args, 0);
-        String type = (String) args.get(1);
-        String method = (String) args.get(2);
+        String type = (String) args.get(2);
+        String method = (String) args.get(3);
         @SuppressWarnings("unchecked")
-        List<String> parameters = (List<String>) args.get(3);
-        List<Object> values = args.subList(4, args.size());
-        OwnerRRef e;
-        synchronized (this) {
-            e = owned.get(id);
-        }
-        if (e == null) {
-            return Future.failedFuture(new IllegalArgumentException(id + " is not owned by " + agent.self()));
-        }
-        return e.value().future().compose(v -> RpcServe.onPool(agent,
+        List<String> parameters = (List<String>) args.get(4);
+        List<Object> values = args.subList(5, args.size());
+        return value(id(args, 0), millis(args, 1)).compose(v -> RpcServe.onPool(agent,
                 () -> RRefProxies.invoke(v, type, method, parameters, values)));
+    }
+
+    /** The record of {@code id}; a placeholder made now waits at least {@code wait} for its creation. */
+    private OwnerRRef entry(RRefId id, Duration wait) {
+        OwnerRRef e = owned.get(id);
+        if (e == null) {
+            e = new OwnerRRef(id);
+            owned.put(id, e);
+            placeholders++;
+        }
+        if (!e.isCreated()) {
+            e.keepUntil(System.nanoTime() + wait.toNanos());
+        }
+        return e;
     }
 
     private void dropIfUnused(OwnerRRef e) {
@@ -197,5 +242,12 @@ final class RRefOwnerTable {
             throw new IllegalArgumentException("argument " + i + " of an RRef message is not a ForkId");
         }
         return fork;
+    }
+
+    private static Duration millis(List<Object> args, int i) {
+        if (args.size() <= i || !(args.get(i) instanceof Long ms) || ms < 1) {
+            throw new IllegalArgumentException("argument " + i + " of an RRef message is not a timeout in ms");
+        }
+        return Duration.ofMillis(ms);
     }
 }

@@ -71,10 +71,10 @@ final class RRefProxies {
         return calls.get(0);
     }
 
-    /** The INVOKE message: {@code [id, interface, method, parameter types, args...]}. */
-    static Object[] message(RRefId id, Method method, Object[] args) {
-        List<Object> m = new ArrayList<>(List.of(id, method.getDeclaringClass().getName(), method.getName(),
-                Arrays.stream(method.getParameterTypes()).map(Class::getName).toList()));
+    /** The INVOKE message: {@code [id, timeout ms, interface, method, parameter types, args...]}. */
+    static Object[] message(RRefId id, java.time.Duration timeout, Method method, Object[] args) {
+        List<Object> m = new ArrayList<>(List.of(id, timeout.toMillis(), method.getDeclaringClass().getName(),
+                method.getName(), Arrays.stream(method.getParameterTypes()).map(Class::getName).toList()));
         m.addAll(Arrays.asList(args));
         return m.toArray();
     }

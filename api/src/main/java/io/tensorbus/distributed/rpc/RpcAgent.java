@@ -194,7 +194,7 @@ public final class RpcAgent {
 
     /** A call to this worker itself: no connection, but arguments and result are copied as on the wire. */
     private void callSelf(long id, String function, RpcPayload.Encoded body) {
-        RpcServe.invoke(this, RpcPayload.copy(this, body)).onComplete(r -> {
+        RpcServe.invoke(this, self(), RpcPayload.copy(this, body)).onComplete(r -> {
             if (r.failed()) {
                 fail(id, RpcServe.asRemote(self().name(), function, r.cause()));
                 return;
@@ -420,6 +420,11 @@ public final class RpcAgent {
      * {@code worker} is gone for good (its node left the cluster): its pending calls fail naming
      * {@code why}, and so do later ones.
      */
+    /** True when {@code worker} is gone for good ({@link #lost}). */
+    boolean isLost(WorkerInfo worker) {
+        return lost.containsKey(worker.id());
+    }
+
     void lost(WorkerInfo worker, String why) {
         lost.put(worker.id(), why);
         Future<RpcOutgoing> c = outgoing.get(worker.id());

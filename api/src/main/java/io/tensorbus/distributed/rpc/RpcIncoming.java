@@ -56,14 +56,22 @@ final class RpcIncoming implements RpcFrameParser.FrameHandler {
         return callerMaxMessage;
     }
 
+    /** The worker that opened this connection, once it has proven the shared secret. */
+    WorkerInfo caller() {
+        return caller;
+    }
+
     void send(int kind, long id, byte[] body) {
         send(kind, id, new RpcPayload.Encoded(body, List.of()));
     }
 
-    void send(int kind, long id, RpcPayload.Encoded payload) {
-        if (!closed) {
-            write(RpcFrame.frame(kind, id, payload.body(), payload.segments()));
+    /** Sends a frame; false when the connection is closed and nothing was sent. */
+    boolean send(int kind, long id, RpcPayload.Encoded payload) {
+        if (closed) {
+            return false;
         }
+        write(RpcFrame.frame(kind, id, payload.body(), payload.segments()));
+        return true;
     }
 
     /** Writes a frame; the socket takes it over and releases it once written (or refused). */

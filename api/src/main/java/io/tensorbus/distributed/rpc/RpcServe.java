@@ -24,7 +24,7 @@ final class RpcServe {
 
     /** Runs the call of {@code values} ({@code [function, args...]}) and answers it on {@code connection}. */
     static void serve(RpcAgent agent, RpcIncoming connection, long id, List<Object> values) {
-        invoke(agent, values).onComplete(r -> {
+        invoke(agent, connection.caller(), values).onComplete(r -> {
             if (r.failed()) {
                 raise(agent, connection, id, r.cause());
                 return;
@@ -44,7 +44,10 @@ final class RpcServe {
                 throw new RpcException("the result is " + value.bytes() + " bytes, more than the "
                         + connection.callerMaxMessage() + " the caller accepts (its maxMessageBytes)");
             }
-            connection.send(RpcFrame.RETURN, id, value);
+            if (!connection.send(RpcFrame.RETURN, id, value)) {
+                agent.rrefs().abort(value.forks());
+                return;
+            }
         } catch (RuntimeException e) {
             agent.rrefs().abort(value.forks());
             throw e;
@@ -63,13 +66,16 @@ final class RpcServe {
         connection.send(RpcFrame.RAISE, id, new RpcPayload.Encoded(body, List.of()));
     }
 
-    /** Runs the function of {@code values} ({@code [function, args...]}); the future holds its result. */
-    static Future<Object> invoke(RpcAgent agent, List<Object> values) {
+    /**
+     * Runs the function of {@code values} ({@code [function, args...]}) that {@code caller} called; the future
+     * holds its result.
+     */
+    static Future<Object> invoke(RpcAgent agent, WorkerInfo caller, List<Object> values) {
         if (values.isEmpty() || !(values.get(0) instanceof String function)) {
             return Future.failedFuture(new RpcException("a call to " + agent.self() + " names no function"));
         }
         List<Object> args = Collections.unmodifiableList(new ArrayList<>(values.subList(1, values.size())));
-        Future<Object> internal = agent.rrefs().owned().serve(function, args);
+        Future<Object> internal = agent.rrefs().owned().serve(caller, function, args);
         if (internal != null) {
             return internal;
         }

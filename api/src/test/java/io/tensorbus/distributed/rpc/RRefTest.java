@@ -288,22 +288,22 @@ class RRefTest {
     }
 
     @Test
-    void aForkThatArrivesAfterTheForkWasDeletedChangesNothing() throws Exception {
+    void theSenderOfAnRRefStaysUntilTheReceiverSaysItsForkWasAccepted() throws Exception {
         for (RpcAgent a : agents) {
             a.rrefs().control().tryTimeout = Duration.ofMillis(200);
         }
-        AtomicBoolean holdForks = new AtomicBoolean(true);
-        w(0).rrefs().control().loseRequest = (f, a) -> f.equals(RRefOwnerTable.FORK) && holdForks.get();
+        AtomicBoolean holdChildAccepts = new AtomicBoolean(true);
+        w(2).rrefs().control().loseRequest = (f, a) -> f.equals(RRefOwnerTable.CHILD_ACCEPT) && holdChildAccepts.get();
         RRef<Long> r = w(0).remote("worker1", "builtin.add", 1, 2);
         w(0).rpcSync("worker2", "test.keep", "k", r);
         r.close();
         w(0).rpcSync("worker2", "test.release", "k");
         Thread.sleep(300);
-        assertEquals(1, info(1, "num_owner_rrefs"), "worker0's DELETE waits for its FORK to be acknowledged");
-        long repeated = info(1, "num_rref_messages_repeated");
-        holdForks.set(false);
+        assertEquals(1, info(1, "num_owner_rrefs"), "worker0's DELETE waits for worker2's CHILD_ACCEPT");
+        assertEquals(1, info(0, "num_user_rrefs"));
+        holdChildAccepts.set(false);
         ownerTablesEmptyEventually();
-        assertTrue(info(1, "num_rref_messages_repeated") > repeated, "the late FORK was ignored");
+        assertTrue(info(2, "num_rref_message_retries") >= 1, w(2).debugInfo().toString());
     }
 
     @Test
