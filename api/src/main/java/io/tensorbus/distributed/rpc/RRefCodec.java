@@ -22,6 +22,7 @@ final class RRefCodec {
         codec.register("tensorbus.WorkerInfo", WorkerInfo.class)
                 .register("tensorbus.RRefId", RRefId.class)
                 .register("tensorbus.ForkId", ForkId.class)
+                .register("tensorbus.TensorSlot", RpcPayload.TensorSlot.class)
                 .register("tensorbus.RRef", (Class) RRef.class, r -> toPortable((RRef<?>) r), RRefCodec::fromPortable);
     }
 

@@ -7,14 +7,17 @@ import io.tensorbus.tensor.Tensor;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.BitSet;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * The values of a call ({@code [function, arg0, arg1, ...]}) or of a result ({@code [value]}) on the wire.
- * Top-level tensors travel as attachments: the body holds {@code null} in their place and a descriptor
- * (position, dtype, shape, requires-grad), and their bytes follow the body raw, written from the tensor's
- * memory and read into a new tensor's, instead of being copied through the codec. Tensors nested deeper
- * (in lists, maps, records) stay inside the body.
+ * Tensors, at the top or inside lists and map values at any depth, travel as attachments: the body holds a
+ * {@link TensorSlot} in their place and a descriptor (dtype, shape, requires-grad), and their bytes follow
+ * the body raw, copied from the tensor's memory into the frame and read into a new tensor's, instead of
+ * through the codec. Tensors inside records, sets or map keys stay inside the body.
  */
 final class RpcPayload {
     private RpcPayload() {
@@ -67,28 +70,49 @@ final class RpcPayload {
     }
 
     private static Encoded encode(ObjectCodec codec, List<Object> values) {
-        List<Object> top = new ArrayList<>(values);
-        List<Object> descriptors = new ArrayList<>();
         List<Tensor> tensors = new ArrayList<>();
-        for (int i = 0; i < top.size(); i++) {
-            if (top.get(i) instanceof Tensor t && t.numel() > 0) {
-                tensors.add(TensorBytes.contiguous(t.detach()));
-                descriptors.add(Arrays.asList(i, t.dtype().name(), t.shape(), t.requiresGrad()));
-                top.set(i, null);
-            }
-        }
+        List<Object> descriptors = new ArrayList<>();
+        Object top = lift(values, tensors, descriptors, 0);
         return new Encoded(codec.encode(Arrays.asList(top, descriptors)), List.copyOf(tensors));
+    }
+
+    /**
+     * {@code v} with every non-empty tensor in it, inside lists and map values, replaced by a
+     * {@link TensorSlot}; the tensors (contiguous, detached) and their descriptors are added in slot order.
+     */
+    private static Object lift(Object v, List<Tensor> tensors, List<Object> descriptors, int depth) {
+        if (v instanceof Tensor t && t.numel() > 0) {
+            tensors.add(TensorBytes.contiguous(t.detach()));
+            descriptors.add(Arrays.asList(t.dtype().name(), t.shape(), t.requiresGrad()));
+            return new TensorSlot(tensors.size() - 1);
+        }
+        if (depth > ObjectCodec.MAX_DEPTH) {
+            return v;   // the codec refuses it, naming the problem
+        }
+        if (v instanceof List<?> list) {
+            List<Object> out = new ArrayList<>(list.size());
+            list.forEach(x -> out.add(lift(x, tensors, descriptors, depth + 1)));
+            return out;
+        }
+        if (v instanceof Map<?, ?> map) {
+            Map<Object, Object> out = new LinkedHashMap<>();
+            map.forEach((k, x) -> out.put(k, lift(x, tensors, descriptors, depth + 1)));
+            return out;
+        }
+        return v;
+    }
+
+    /** Where an attached tensor goes in the decoded values. */
+    record TensorSlot(int index) {
     }
 
     /** A body read off the wire whose attachments, if any, are still to be filled. */
     static final class Decoded {
-        private final List<Object> top;
-        private final int[] positions;
+        private final Object top;
         private final List<Tensor> tensors;
 
-        private Decoded(List<Object> top, int[] positions, List<Tensor> tensors) {
+        private Decoded(Object top, List<Tensor> tensors) {
             this.top = top;
-            this.positions = positions;
             this.tensors = tensors;
         }
 
@@ -97,12 +121,41 @@ final class RpcPayload {
             return tensors.stream().map(TensorBytes::of).toList();
         }
 
-        /** The values, with the filled tensors in their places. */
+        /**
+         * The values, with the filled tensors in their slots.
+         *
+         * @throws IllegalArgumentException when the body's slots and descriptors do not match one to one
+         */
+        @SuppressWarnings("unchecked")
         List<Object> values() {
-            for (int i = 0; i < positions.length; i++) {
-                top.set(positions[i], tensors.get(i));
+            BitSet used = new BitSet();
+            Object v = place(top, used);
+            if (!(v instanceof List<?>) || used.cardinality() != tensors.size()) {
+                throw new IllegalArgumentException("a message places " + used.cardinality() + " of its "
+                        + tensors.size() + " attached tensors");
             }
-            return top;
+            return (List<Object>) v;
+        }
+
+        private Object place(Object v, BitSet used) {
+            if (v instanceof TensorSlot slot) {
+                int i = slot.index();
+                if (i < 0 || i >= tensors.size() || used.get(i)) {
+                    throw new IllegalArgumentException("a message places attached tensor " + i + " wrongly");
+                }
+                used.set(i);
+                return tensors.get(i);
+            }
+            if (v instanceof List<?> list) {
+                @SuppressWarnings("unchecked")
+                List<Object> l = (List<Object>) list;
+                l.replaceAll(x -> place(x, used));
+            } else if (v instanceof Map<?, ?> map) {
+                @SuppressWarnings("unchecked")
+                Map<Object, Object> m = (Map<Object, Object>) map;
+                m.replaceAll((k, x) -> place(x, used));
+            }
+            return v;
         }
     }
 
@@ -115,20 +168,13 @@ final class RpcPayload {
     @SuppressWarnings("unchecked")
     private static Decoded decode(ObjectCodec codec, byte[] body, long budget) {
         List<Object> parts = (List<Object>) codec.decode(body, List.class);
-        List<Object> top = new ArrayList<>((List<Object>) parts.get(0));
         List<Object> descriptors = (List<Object>) parts.get(1);
-        int[] positions = new int[descriptors.size()];
         List<Tensor> tensors = new ArrayList<>();
         long bytes = 0;
-        for (int i = 0; i < positions.length; i++) {
+        for (int i = 0; i < descriptors.size(); i++) {
             List<Object> d = (List<Object>) descriptors.get(i);
-            positions[i] = (Integer) d.get(0);
-            if (positions[i] < 0 || positions[i] >= top.size() || top.get(positions[i]) != null
-                    || (i > 0 && positions[i] <= positions[i - 1])) {
-                throw new IllegalArgumentException("attachment " + i + " has a bad position " + positions[i]);
-            }
-            DType dtype = DType.valueOf((String) d.get(1));
-            int[] shape = (int[]) d.get(2);
+            DType dtype = DType.valueOf((String) d.get(0));
+            int[] shape = (int[]) d.get(1);
             long numel = 1;
             for (int dim : shape) {
                 if (dim <= 0) {
@@ -142,9 +188,9 @@ final class RpcPayload {
                 throw new IllegalArgumentException("the attachments announce more than the " + budget
                         + " bytes allowed (maxMessageBytes)");
             }
-            tensors.add(Tensor.empty(dtype, shape).requiresGrad((Boolean) d.get(3) && dtype.isFloatingPoint()));
+            tensors.add(Tensor.empty(dtype, shape).requiresGrad((Boolean) d.get(2) && dtype.isFloatingPoint()));
         }
-        return new Decoded(top, positions, tensors);
+        return new Decoded(parts.get(0), tensors);
     }
 
     /** The values of {@code e} as a receiver would see them: tensors copied, nothing shared. */

@@ -108,6 +108,28 @@ class RpcTest {
     }
 
     @Test
+    void tensorsNestedInListsAndMapsTravelAsAttachmentsAndBadSlotsAreRefused() throws Exception {
+        List<RpcAgent> w = start(2, new RpcRegistry());
+        Tensor a = Tensor.arange(0, 100_000, 1, io.tensorbus.spi.DType.FLOAT32);
+        Tensor b = Tensor.ones(3, 4);
+        List<Object> values = List.of("builtin.echo", List.of(a, java.util.Map.of("b", b, "n", 7)));
+        RpcPayload.Encoded e = RpcPayload.encode(w.get(0), values);
+        assertEquals(2, e.tensors().size(), "both nested tensors are attachments");
+        assertTrue(e.body().length < 1000, "the body holds no tensor bytes: " + e.body().length);
+        List<Object> back = w.get(0).rpcSync("worker1", "builtin.echo", List.of(a, java.util.Map.of("b", b, "n", 7)));
+        assertArrayEquals(a.toFloatArray(), ((Tensor) back.get(0)).toFloatArray());
+        java.util.Map<?, ?> m = (java.util.Map<?, ?>) back.get(1);
+        assertArrayEquals(b.toFloatArray(), ((Tensor) m.get("b")).toFloatArray());
+        assertEquals(7, m.get("n"));
+        io.tensorbus.io.ObjectCodec codec = w.get(0).options().codec();
+        List<Object> twice = List.of(List.of(new RpcPayload.TensorSlot(0), new RpcPayload.TensorSlot(0)),
+                List.of(List.of("FLOAT32", new int[] {1}, false)));
+        RpcPayload.Decoded d = RpcPayload.decode(w.get(0), codec.encode(twice), 4);
+        IllegalArgumentException bad = assertThrows(IllegalArgumentException.class, d::values);
+        assertTrue(bad.getMessage().contains("wrongly"), bad.getMessage());
+    }
+
+    @Test
     void tensorArgumentsAreSnapshotsAndAnyMemoryWorksAndFramesAreReleased() throws Exception {
         List<RpcAgent> w = start(2, new RpcRegistry());
         Tensor x = Tensor.ones(65536);
