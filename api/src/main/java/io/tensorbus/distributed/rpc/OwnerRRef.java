@@ -74,6 +74,9 @@ final class OwnerRRef {
     }
 
     void closeHandle() {
+        if (handles == 0) {
+            throw new IllegalStateException("more handles of " + id + " closed than opened");
+        }
         handles--;
     }
 
@@ -82,9 +85,13 @@ final class OwnerRRef {
         expiresAt = expiresAt == 0 || deadlineNanos - expiresAt > 0 ? deadlineNanos : expiresAt;
     }
 
-    /** True for a placeholder whose creation did not come by its deadline. */
+    /**
+     * True for a placeholder that only waiters made (fetch, invoke) whose creation did not come by their
+     * deadline. A placeholder that holds forks or handles waits for its creation however long it takes (a
+     * creation is bounded by its caller's timeout only); if none ever comes, the leak report names it.
+     */
     boolean expired(long nowNanos) {
-        return !created && nowNanos - expiresAt > 0;
+        return !created && forks.isEmpty() && passedOn.isEmpty() && handles == 0 && nowNanos - expiresAt > 0;
     }
 
     /** True when nothing refers to the value any more. */

@@ -11,7 +11,8 @@ import java.util.function.Function;
  * A remote reference (PyTorch's {@code RRef}): a reference to a value that lives on one worker, its
  * owner, and may be passed to any worker in RPC arguments and results. The owner keeps the value while
  * any reference to it is open on any worker; references count themselves through PyTorch's fork / accept
- * / delete protocol, whose control messages are retried until acknowledged and may arrive in any order.
+ * / delete protocol, whose control messages are retried until acknowledged and may overtake the creation
+ * of the value.
  *
  * <p>Made by {@link RpcAgent#remote} (the callee owns the result) or {@link #of} (this worker owns the
  * value). {@link #toHere()} copies the value here; the typed proxies call a method of the value on its

@@ -44,7 +44,7 @@ final class RRefCodec {
             this.outer = outer;
         }
 
-        /** The message was encoded: the forks made in it, to announce once it is sent ({@link RRefContext#commit}). */
+        /** The message was encoded: the forks made in it, for the sender to commit or abort. */
         List<RRefHandle.Child> take() {
             List<RRefHandle.Child> made = List.copyOf(forks);
             forks.clear();

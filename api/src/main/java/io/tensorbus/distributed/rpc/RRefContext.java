@@ -178,12 +178,31 @@ final class RRefContext {
 
     /** CHILD_ACCEPT: the owner has accepted the fork this worker passed on; the parent may go. */
     Future<Object> childAccepted(RRefId id, ForkId child) {
-        RRefHandle h = children.remove(child);
-        if (h != null && h.id().equals(id)) {
+        RRefHandle h = children.get(child);
+        if (h != null && !h.id().equals(id)) {
+            throw new IllegalArgumentException(child + " is a fork of " + h.id() + ", not of " + id);
+        }
+        if (h != null && children.remove(child, h)) {
             h.childDone(child);
             maybeDelete(h);
         }
         return Future.succeededFuture();
+    }
+
+    /**
+     * The call that carried {@code forks} failed without an answer from its receiver (lost, refused, timed
+     * out): if the receiver did decode it, its ACCEPT comes soon; forks still pending after twice the agent's
+     * timeout are taken as never received, so their senders can go.
+     */
+    void unanswered(List<RRefHandle.Child> forks) {
+        if (forks.isEmpty()) {
+            return;
+        }
+        try {
+            agent.vertx().setTimer(timeout().multipliedBy(2).toMillis(), t -> abort(forks));
+        } catch (RuntimeException e) {
+            // Closed meanwhile: nothing is released any more.
+        }
     }
 
     /**
@@ -206,9 +225,12 @@ final class RRefContext {
         return new RRef<>(h);
     }
 
-    /** True while control messages wait for their acknowledgement (a graceful shutdown waits for them). */
+    /**
+     * True while control messages wait for their acknowledgement or a released reference has not yet had
+     * its DELETE acknowledged (waiting for its confirmation or its children): a graceful shutdown waits.
+     */
     boolean busy() {
-        return control.pending() > 0;
+        return control.pending() > 0 || users.stream().anyMatch(RRefHandle::isClosed);
     }
 
     int users() {
@@ -219,8 +241,8 @@ final class RRefContext {
     List<String> leaks() {
         List<String> lines = new ArrayList<>(owned.leaks());
         for (RRefHandle h : users) {
-            lines.add(agent.self().name() + (h.isClosed() ? " released but the owner never acknowledged the DELETE"
-                    + " of " : " never released ") + h);
+            lines.add(agent.self().name() + (h.isClosed() ? " released, but its DELETE was not acknowledged"
+                    + " (or not sent: children or confirmation pending), " : " never released ") + h);
         }
         return lines;
     }

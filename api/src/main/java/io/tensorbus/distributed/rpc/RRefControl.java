@@ -8,7 +8,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BiPredicate;
 
 /**
- * Sends RRef control messages (FORK, ACCEPT, DELETE) until the owner acknowledges them, as the seed's
+ * Sends RRef control messages (ACCEPT, CHILD_ACCEPT, DELETE) until the owner acknowledges them, as the seed's
  * protocol assumes transient message loss: each try has a short deadline, and a lost try is repeated
  * after a growing pause (20 ms doubling to 1 s). The owner applies each message once however often it
  * arrives. Gives up only when the agent closes or the receiver is lost for good (its node left the

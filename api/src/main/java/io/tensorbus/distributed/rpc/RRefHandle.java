@@ -97,6 +97,7 @@ final class RRefHandle implements Runnable {
     }
 
     synchronized void childDone(ForkId child) {
+        // Idempotent: an abort after a late CHILD_ACCEPT, or the reverse, finds the child gone.
         pendingChildren.remove(child);
     }
 

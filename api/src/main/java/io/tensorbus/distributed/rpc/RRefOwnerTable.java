@@ -193,10 +193,14 @@ final class RRefOwnerTable {
         return Future.succeededFuture();
     }
 
-    /** The value of {@code id}, waiting up to {@code wait} for a creation that has not arrived yet. */
+    /**
+     * The value of {@code id}, waiting up to {@code wait} (at most twice the agent's timeout, so that no
+     * peer can keep placeholders for long) for a creation that has not arrived yet.
+     */
     private Future<Object> value(RRefId id, Duration wait) {
+        Duration cap = agent.options().timeout().multipliedBy(2);
         synchronized (this) {
-            return entry(id, wait).value().future();
+            return entry(id, wait.compareTo(cap) < 0 ? wait : cap).value().future();
         }
     }
 

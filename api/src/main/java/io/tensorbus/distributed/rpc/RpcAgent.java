@@ -50,6 +50,7 @@ public final class RpcAgent {
     private final Map<Long, RpcCall> pending = new ConcurrentHashMap<>();
     private final Map<Integer, Future<RpcOutgoing>> outgoing = new ConcurrentHashMap<>();
     private final Set<RpcIncoming> incoming = ConcurrentHashMap.newKeySet();
+    private final Map<Integer, RpcIncoming> latestIncoming = new ConcurrentHashMap<>();
     private final AtomicBoolean closed = new AtomicBoolean();
     private final AtomicReference<Future<Void>> shutdown = new AtomicReference<>();
     private final RRefContext rrefs;
@@ -157,7 +158,7 @@ public final class RpcAgent {
                     + e.getMessage(), e);
         }
         long id = ids.incrementAndGet();
-        RpcCall call = new RpcCall(id, target, function);
+        RpcCall call = new RpcCall(id, target, function, body.forks());
         pending.put(id, call);
         try {
             long timer = vertx.setTimer(timeout.toMillis(), t -> fail(id, new RpcTimeoutException("'" + function
@@ -183,7 +184,7 @@ public final class RpcAgent {
         return (Future<T>) call.promise().future();
     }
 
-    /** The RRefs in a message are announced to their owners once it is sent, and dropped if it never was. */
+    /** The RRef forks of a message stay pending once it is sent (until accepted), and are dropped if it never was. */
     private void sent(RpcPayload.Encoded message, boolean sent) {
         if (sent) {
             rrefs.commit(message.forks());
@@ -388,8 +389,19 @@ public final class RpcAgent {
         incoming.add(connection);
     }
 
+    /** {@code connection} proved its caller: an older connection of that caller is superseded. */
+    void welcomed(RpcIncoming connection) {
+        RpcIncoming older = latestIncoming.put(connection.caller().id(), connection);
+        if (older != null && older != connection) {
+            older.supersede();
+        }
+    }
+
     void closed(RpcIncoming connection) {
         incoming.remove(connection);
+        if (connection.caller() != null) {
+            latestIncoming.remove(connection.caller().id(), connection);
+        }
     }
 
     void complete(long id, Object value) {
@@ -402,6 +414,9 @@ public final class RpcAgent {
     void fail(long id, Throwable cause) {
         RpcCall call = pending.remove(id);
         if (call != null) {
+            if (!(cause instanceof RemoteException)) {
+                rrefs.unanswered(call.forks());
+            }
             call.promise().tryFail(cause);
         }
     }
@@ -416,15 +431,15 @@ public final class RpcAgent {
         closers.add(action);
     }
 
-    /**
-     * {@code worker} is gone for good (its node left the cluster): its pending calls fail naming
-     * {@code why}, and so do later ones.
-     */
     /** True when {@code worker} is gone for good ({@link #lost}). */
     boolean isLost(WorkerInfo worker) {
         return lost.containsKey(worker.id());
     }
 
+    /**
+     * {@code worker} is gone for good (its node left the cluster): its pending calls fail naming
+     * {@code why}, and so do later ones.
+     */
     void lost(WorkerInfo worker, String why) {
         lost.put(worker.id(), why);
         Future<RpcOutgoing> c = outgoing.get(worker.id());
@@ -472,9 +487,10 @@ public final class RpcAgent {
     }
 
     /** A call waiting for its answer. */
-    record RpcCall(long id, WorkerInfo target, String function, Promise<Object> promise) {
-        RpcCall(long id, WorkerInfo target, String function) {
-            this(id, target, function, Promise.promise());
+    record RpcCall(long id, WorkerInfo target, String function, Promise<Object> promise,
+            List<RRefHandle.Child> forks) {
+        RpcCall(long id, WorkerInfo target, String function, List<RRefHandle.Child> forks) {
+            this(id, target, function, Promise.promise(), forks);
         }
     }
 }

@@ -45,6 +45,9 @@ final class RpcIncoming implements RpcFrameParser.FrameHandler {
             }
         });
         socket.closeHandler(v -> {
+            // The caller gave this connection up (and failed what it sent here): bytes still queued behind a
+            // paused or slow read are dropped, not run after the caller's later messages on a new connection.
+            parser.stop();
             closed = true;
             agent.vertx().cancelTimer(deadline);
             agent.closed(this);
@@ -145,6 +148,17 @@ final class RpcIncoming implements RpcFrameParser.FrameHandler {
         caller = claimed;
         agent.vertx().cancelTimer(deadline);
         send(RpcFrame.WELCOME, 0, new byte[0]);
+        agent.welcomed(this);
+    }
+
+    /**
+     * The caller opened a newer connection, so it has given this one up (and failed the calls it sent
+     * here): frames still unread here are dropped instead of being run late, after the caller's later
+     * messages.
+     */
+    void supersede() {
+        parser.stop();
+        close();
     }
 
     private void refuse(String why) {

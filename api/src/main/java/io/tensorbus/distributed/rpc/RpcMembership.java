@@ -10,8 +10,8 @@ import java.util.Set;
 /**
  * Cluster membership for agents whose Vert.x is clustered (Hazelcast, say): each worker publishes its
  * node id with its address, and each agent checks the cluster's members every {@value #POLL_MS} ms; a
- * worker whose node has left is lost at once, its calls fail naming it, even when its connections are
- * still open (a frozen or partitioned process). The cluster manager's own node listener belongs to
+ * worker whose node has left (missing from two reads in a row) is lost, its calls fail naming it, even
+ * when its connections are still open (a frozen or partitioned process). The cluster manager's own node listener belongs to
  * Vert.x's event bus, hence the polling.
  */
 final class RpcMembership {
@@ -33,17 +33,37 @@ final class RpcMembership {
         if (cm == null) {
             return;
         }
-        Set<Integer> lost = new HashSet<>();
-        long timer = agent.vertx().setPeriodic(POLL_MS, t -> check(agent, cm, lost));
+        Watch w = new Watch();
+        // Every worker had joined before the table was complete: what is seen now counts as seen.
+        w.check(agent, cm);
+        long timer = agent.vertx().setPeriodic(POLL_MS, t -> w.check(agent, cm));
         agent.onClose(() -> agent.vertx().cancelTimer(timer));
     }
 
-    private static void check(RpcAgent agent, ClusterManager cm, Set<Integer> lost) {
-        List<String> members = cm.getNodes();
-        for (WorkerInfo w : agent.workers()) {
-            String node = agent.table().address(w).node();
-            if (w.id() != agent.self().id() && !node.isEmpty() && !members.contains(node) && lost.add(w.id())) {
-                agent.lost(w, "left the Vert.x cluster (node " + node + ")");
+    /**
+     * What one agent has seen: a worker counts as lost once its node, seen among the members before, is
+     * missing from two reads in a row (a member list may lag a join for a moment; a worker in another
+     * cluster is never seen, so never lost).
+     */
+    private static final class Watch {
+        private final Set<Integer> seen = new HashSet<>();
+        private final Set<Integer> missing = new HashSet<>();
+        private final Set<Integer> lost = new HashSet<>();
+
+        void check(RpcAgent agent, ClusterManager cm) {
+            List<String> members = cm.getNodes();
+            for (WorkerInfo w : agent.workers()) {
+                String node = agent.table().address(w).node();
+                if (w.id() == agent.self().id() || node.isEmpty() || lost.contains(w.id())) {
+                    continue;
+                }
+                if (members.contains(node)) {
+                    seen.add(w.id());
+                    missing.remove(w.id());
+                } else if (seen.contains(w.id()) && !missing.add(w.id())) {
+                    lost.add(w.id());
+                    agent.lost(w, "left the Vert.x cluster (node " + node + ")");
+                }
             }
         }
     }

@@ -25,8 +25,8 @@ final class RpcPayload {
 
     /**
      * Encoded values: the body, the contiguous tensors whose bytes follow it, and the RRef forks made for the
-     * receiver, which the sender announces to their owners once the message is on its way
-     * ({@link RRefContext#commit}) or drops if it never leaves ({@link RRefContext#abort}).
+     * receiver, which stay pending until the receiver accepts them ({@link RRefContext#commit}) or are
+     * dropped if the message never leaves ({@link RRefContext#abort}).
      */
     record Encoded(byte[] body, List<Tensor> tensors, List<RRefHandle.Child> forks) {
         /** Values without RRefs. */

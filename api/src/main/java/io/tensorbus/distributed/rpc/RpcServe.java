@@ -37,7 +37,7 @@ final class RpcServe {
         });
     }
 
-    /** Sends the RETURN of call {@code id}; the RRefs in it are announced to their owners once it is sent. */
+    /** Sends the RETURN of call {@code id}; the RRef forks in it are dropped again if it cannot be sent. */
     private static void answer(RpcAgent agent, RpcIncoming connection, long id, RpcPayload.Encoded value) {
         try {
             if (value.bytes() > connection.callerMaxMessage()) {

@@ -47,7 +47,7 @@ public final class RpcFrameParser implements Handler<Buffer> {
     private List<MemorySegment> targets;
     private int target;
     private long targetFilled;
-    private boolean failed;
+    private volatile boolean failed;
 
     /**
      * @param maxBody the largest body accepted at the time a header is read (smaller before the handshake)
