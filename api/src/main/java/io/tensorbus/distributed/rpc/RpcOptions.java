@@ -57,7 +57,10 @@ public final class RpcOptions {
         return new Builder();
     }
 
-    /** The rendezvous URL ({@code env://}, {@code tcp://host:port}, {@code file:///path}); unused with a store. */
+    /**
+     * The rendezvous URL ({@code env://}, {@code tcp://host:port}, {@code file:///path}, or
+     * {@code cluster://<job>} through a clustered {@link #vertx()}); unused with a store.
+     */
     public String initMethod() {
         return initMethod;
     }
@@ -149,7 +152,11 @@ public final class RpcOptions {
         private Builder() {
         }
 
-        /** The rendezvous URL: {@code env://} (default), {@code tcp://host:port} or {@code file:///path}. */
+        /**
+         * The rendezvous URL: {@code env://} (default), {@code tcp://host:port}, {@code file:///path}, or
+         * {@code cluster://<job>} to meet through the Vert.x cluster of the {@link #vertx(Vertx) Vert.x} given
+         * (see {@code HazelcastCluster}); there, a worker whose node leaves the cluster is lost.
+         */
         public Builder initMethod(String url) {
             this.initMethod = Objects.requireNonNull(url, "initMethod");
             return this;
