@@ -4,12 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.tensorbus.distributed.Distributed;
-import io.tensorbus.distributed.HashStore;
 import io.tensorbus.io.ObjectCodec;
 import io.tensorbus.tensor.Tensor;
 import io.vertx.core.Future;
-import io.vertx.core.Vertx;
 import java.lang.reflect.Field;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -48,9 +45,8 @@ class RRefReviewTest {
     record SizedImpl(long size) implements Sized {
     }
 
-    private Vertx vertx;
-    private HashStore store;
-    private final List<RpcAgent> agents = new ArrayList<>();
+    private final RpcWorkers workers = new RpcWorkers();
+    private List<RpcAgent> agents;
     private final Map<String, RRef<?>> kept = new ConcurrentHashMap<>();
     private final RpcRegistry registry = new RpcRegistry()
             .register("review.keep", args -> kept.put((String) args.get(0), rref(args.get(1))) == null)
@@ -147,66 +143,41 @@ class RRefReviewTest {
 
     @BeforeEach
     void setUp() throws Exception {
-        vertx = Distributed.newVertx();
-        store = new HashStore(Duration.ofSeconds(30));
         ObjectCodec codec = new ObjectCodec().register("review.Holder", Holder.class);
-        List<Future<RpcAgent>> started = new ArrayList<>();
-        for (int r = 0; r < WORLD; r++) {
-            started.add(Rpc.init("worker" + r, r, WORLD, RpcOptions.builder().registry(registry).store(store)
-                    .vertx(vertx).codec(codec).timeout(Duration.ofSeconds(20)).initTimeout(Duration.ofSeconds(20))
-                    .maxMessageBytes(256 << 20).build()));
-        }
-        for (Future<RpcAgent> f : started) {
-            agents.add(f.await(20, TimeUnit.SECONDS));
-        }
+        agents = workers.start(WORLD, r -> RpcOptions.builder().registry(registry).codec(codec)
+                .timeout(Duration.ofSeconds(20)).initTimeout(Duration.ofSeconds(20)).maxMessageBytes(256 << 20))
+                .all();
     }
 
     @AfterEach
     void tearDown() throws Exception {
-        for (RpcAgent a : agents) {
-            a.shutdown(false);
-        }
-        vertx.close().await(10, TimeUnit.SECONDS);
+        workers.close();
     }
 
     private RpcAgent w(int rank) {
-        return agents.get(rank);
+        return workers.get(rank);
     }
 
     private long info(int rank, String key) {
-        return w(rank).debugInfo().get(key);
-    }
-
-    private static void eventually(BooleanSupplier condition, String what) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("not within 15 s: " + what);
-            }
-            Thread.sleep(10);
-        }
+        return workers.info(rank, key);
     }
 
     private void controlMessagesSettle() throws InterruptedException {
-        for (int r = 0; r < WORLD; r++) {
-            int rank = r;
-            eventually(() -> info(rank, "num_pending_rref_messages") == 0, "worker" + r + " acknowledged: "
-                    + w(rank).debugInfo());
-        }
+        workers.controlMessagesSettle();
     }
 
     private void ownerTablesEmptyEventually() throws InterruptedException {
-        for (int r = 0; r < WORLD; r++) {
-            int rank = r;
-            eventually(() -> info(rank, "num_owner_rrefs") == 0 && info(rank, "num_user_rrefs") == 0
-                    && info(rank, "num_pending_rref_messages") == 0, "worker" + r + " released everything: "
-                    + w(rank).debugInfo() + " " + w(rank).rrefs().leaks());
-        }
+        workers.ownerTablesEmptyEventually(false);
     }
 
-    private static boolean gc() {
+    private static boolean gcNow() {
         System.gc();
         return true;
+    }
+
+    private static void eventually(BooleanSupplier condition, String what)
+            throws InterruptedException {
+        RpcWorkers.eventually(condition, what);
     }
 
     private void warm(int from, int to) {
@@ -459,7 +430,7 @@ class RRefReviewTest {
         // builtin.echo on worker1 dropped its owner handle without close: collected.
         for (int k = 0; k < WORLD; k++) {
             int rank = k;
-            eventually(() -> gc() && info(rank, "num_owner_rrefs") == 0 && info(rank, "num_user_rrefs") == 0,
+            eventually(() -> gcNow() && info(rank, "num_owner_rrefs") == 0 && info(rank, "num_user_rrefs") == 0,
                     "worker" + k + " released everything: " + w(rank).debugInfo());
         }
     }

@@ -4,11 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.tensorbus.distributed.Distributed;
-import io.tensorbus.distributed.HashStore;
 import io.tensorbus.io.ObjectCodec;
 import io.vertx.core.Future;
-import io.vertx.core.Vertx;
 import io.vertx.core.net.NetSocket;
 import java.lang.reflect.Field;
 import java.time.Duration;
@@ -42,9 +39,8 @@ class RRefSecondReviewTest {
     public record OnlySenderKnows(int x) {
     }
 
-    private Vertx vertx;
-    private HashStore store;
-    private final List<RpcAgent> agents = new ArrayList<>();
+    private final RpcWorkers workers = new RpcWorkers();
+    private List<RpcAgent> agents;
     private final Map<String, RRef<?>> kept = new ConcurrentHashMap<>();
     private final RpcRegistry registry = new RpcRegistry()
             .register("review2.keep", args -> kept.put((String) args.get(0), rref(args.get(1))) == null)
@@ -73,34 +69,30 @@ class RRefSecondReviewTest {
 
     @BeforeEach
     void setUp() throws Exception {
-        vertx = Distributed.newVertx();
-        store = new HashStore(Duration.ofSeconds(30));
-        List<Future<RpcAgent>> started = new ArrayList<>();
-        for (int r = 0; r < WORLD; r++) {
-            // One codec per worker, so that a test can make them differ.
-            started.add(Rpc.init("worker" + r, r, WORLD, RpcOptions.builder().registry(registry).store(store)
-                    .vertx(vertx).codec(new ObjectCodec()).timeout(AGENT_TIMEOUT)
-                    .initTimeout(Duration.ofSeconds(20)).build()));
-        }
-        for (Future<RpcAgent> f : started) {
-            agents.add(f.await(20, TimeUnit.SECONDS));
-        }
+        // One codec per worker, so that a test can make them differ.
+        agents = workers.start(WORLD, r -> RpcOptions.builder().registry(registry).codec(new ObjectCodec())
+                .timeout(AGENT_TIMEOUT).initTimeout(Duration.ofSeconds(20))).all();
     }
 
     @AfterEach
     void tearDown() throws Exception {
-        for (RpcAgent a : agents) {
-            a.shutdown(false);
-        }
-        vertx.close().await(10, TimeUnit.SECONDS);
+        workers.close();
     }
 
     private RpcAgent w(int rank) {
-        return agents.get(rank);
+        return workers.get(rank);
     }
 
     private long info(int rank, String key) {
-        return w(rank).debugInfo().get(key);
+        return workers.info(rank, key);
+    }
+
+    private void controlMessagesSettle() throws InterruptedException {
+        workers.controlMessagesSettle();
+    }
+
+    private void ownerTablesEmptyEventually() throws InterruptedException {
+        workers.ownerTablesEmptyEventually(false);
     }
 
     private <T> T call(int from, int to, String function, Object... args) {
@@ -111,35 +103,13 @@ class RRefSecondReviewTest {
         assertEquals(1, (Integer) call(from, to, "builtin.echo", 1));
     }
 
-    private static void eventually(BooleanSupplier condition, String what) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("not within 10 s: " + what);
-            }
-            Thread.sleep(10);
-        }
-    }
-
-    private void controlMessagesSettle() throws InterruptedException {
-        for (int r = 0; r < WORLD; r++) {
-            int rank = r;
-            eventually(() -> info(rank, "num_pending_rref_messages") == 0, "worker" + r + " acknowledged: "
-                    + w(rank).debugInfo());
-        }
-    }
-
-    private void ownerTablesEmptyEventually() throws InterruptedException {
-        for (int r = 0; r < WORLD; r++) {
-            int rank = r;
-            eventually(() -> info(rank, "num_owner_rrefs") == 0 && info(rank, "num_user_rrefs") == 0
-                    && info(rank, "num_pending_rref_messages") == 0, "worker" + r + " released everything: "
-                    + w(rank).debugInfo() + " " + w(rank).rrefs().leaks());
-        }
-    }
-
     /** The socket on which {@code callee} reads the calls of {@code caller} (one connection per pair). */
     @SuppressWarnings("unchecked")
+    private static void eventually(BooleanSupplier condition, String what)
+            throws InterruptedException {
+        RpcWorkers.eventually(condition, what);
+    }
+
     private NetSocket incoming(int callee, int caller) throws Exception {
         Field f = RpcAgent.class.getDeclaredField("incoming");
         f.setAccessible(true);

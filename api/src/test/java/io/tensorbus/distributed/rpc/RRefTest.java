@@ -9,21 +9,16 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.tensorbus.distributed.Distributed;
-import io.tensorbus.distributed.HashStore;
 import io.tensorbus.io.ObjectCodec;
 import io.tensorbus.tensor.Tensor;
 import io.vertx.core.Future;
-import io.vertx.core.Vertx;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -59,9 +54,8 @@ class RRefTest {
         }
     }
 
-    private Vertx vertx;
-    private HashStore store;
-    private final List<RpcAgent> agents = new ArrayList<>();
+    private final RpcWorkers workers = new RpcWorkers();
+    private List<RpcAgent> agents;
     /** RRefs a worker keeps between calls, by name ("test.keep" / "test.release"). */
     private final Map<String, RRef<?>> kept = new ConcurrentHashMap<>();
     private final RpcRegistry registry = new RpcRegistry()
@@ -94,62 +88,29 @@ class RRefTest {
 
     @BeforeEach
     void setUp() throws Exception {
-        vertx = Distributed.newVertx();
-        store = new HashStore(Duration.ofSeconds(30));
-        List<Future<RpcAgent>> started = new ArrayList<>();
-        for (int r = 0; r < 3; r++) {
-            started.add(Rpc.init("worker" + r, r, 3, RpcOptions.builder().registry(registry).store(store).vertx(vertx)
-                    .timeout(Duration.ofSeconds(20)).initTimeout(Duration.ofSeconds(20)).maxMessageBytes(32 << 20)
-                    .build()));
-        }
-        for (Future<RpcAgent> f : started) {
-            agents.add(f.await(20, TimeUnit.SECONDS));
-        }
+        agents = workers.start(3, r -> RpcOptions.builder().registry(registry).timeout(Duration.ofSeconds(20))
+                .initTimeout(Duration.ofSeconds(20)).maxMessageBytes(32 << 20)).all();
     }
 
     @AfterEach
     void tearDown() throws Exception {
-        for (RpcAgent a : agents) {
-            a.shutdown(false);
-        }
-        vertx.close().await(10, TimeUnit.SECONDS);
+        workers.close();
     }
 
     private RpcAgent w(int rank) {
-        return agents.get(rank);
+        return workers.get(rank);
     }
 
     private long info(int rank, String key) {
-        return w(rank).debugInfo().get(key);
-    }
-
-    private static void eventually(BooleanSupplier condition, String what) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("not within 15 s: " + what);
-            }
-            Thread.sleep(10);
-        }
+        return workers.info(rank, key);
     }
 
     private void ownerTablesEmptyEventually() throws InterruptedException {
-        ownerTablesEmptyEventually(false);
+        workers.ownerTablesEmptyEventually(false);
     }
 
-    /** With {@code collect}, references dropped without close are collected meanwhile. */
     private void ownerTablesEmptyEventually(boolean collect) throws InterruptedException {
-        for (int r = 0; r < 3; r++) {
-            int rank = r;
-            eventually(() -> (!collect || gc()) && info(rank, "num_owner_rrefs") == 0 && info(rank, "num_user_rrefs") == 0
-                    && info(rank, "num_pending_rref_messages") == 0, "worker" + r + " released everything: "
-                    + w(rank).debugInfo());
-        }
-    }
-
-    private static boolean gc() {
-        System.gc();
-        return true;
+        workers.ownerTablesEmptyEventually(collect);
     }
 
     @Test
@@ -159,7 +120,7 @@ class RRefTest {
         assertFalse(r.isOwner());
         assertEquals(0, r.id().createdOn());
         assertArrayEquals(new float[] {2, 2}, r.toHere().toFloatArray());
-        eventually(r::confirmedByOwner, "the owner confirms the creation");
+        RpcWorkers.eventually(r::confirmedByOwner, "the owner confirms the creation");
         assertEquals(1, info(1, "num_owner_rrefs"));
         assertEquals(1, info(0, "num_user_rrefs"));
         r.close();
