@@ -41,7 +41,7 @@ public record Rendezvous(int rank, int worldSize, Store store, String bindHost) 
             String url = options.initMethod();
             if (options.store() != null) {
                 int[] rw = rankAndWorld(options, env, true);
-                return Future.succeededFuture(new Rendezvous(rw[0], rw[1], options.store(), "127.0.0.1"));
+                return Future.succeededFuture(new Rendezvous(rw[0], rw[1], options.store(), localBind(options)));
             }
             if (url.equals("env://")) {
                 int[] rw = rankAndWorld(options, env, true);
@@ -57,7 +57,7 @@ public record Rendezvous(int rank, int worldSize, Store store, String bindHost) 
             return switch (String.valueOf(uri.getScheme())) {
                 case "tcp" -> tcp(options, vertx, env, hostOf(uri, url), portOf(uri, url), rw);
                 case "file" -> Future.succeededFuture(new Rendezvous(rw[0], rw[1],
-                        new FileStore(Path.of(uri), rw[1], options.timeout()), "127.0.0.1"));
+                        new FileStore(Path.of(uri), rw[1], options.timeout()), localBind(options)));
                 default -> throw new IllegalArgumentException("init method '" + url
                         + "' is not supported: use env://, tcp://host:port, file:///path or cluster://name");
             };
@@ -93,8 +93,13 @@ public record Rendezvous(int rank, int worldSize, Store store, String bindHost) 
                     + "passed through the options' vertx(...) (e.g. Vertx.builder().withClusterManager(manager)"
                     + ".buildClustered()); the Vert.x in use is not clustered");
         }
-        String bind = options.properties().getOrDefault("tcp.bindHost", "127.0.0.1");
+        String bind = localBind(options);
         return ClusterStore.open(vertx, name, options.timeout()).map(s -> new Rendezvous(rw[0], rw[1], s, bind));
+    }
+
+    /** The bind host of rendezvous that do not name one: {@code tcp.bindHost}, else loopback. */
+    private static String localBind(InitOptions options) {
+        return options.properties().getOrDefault("tcp.bindHost", "127.0.0.1");
     }
 
     private static boolean isLoopback(String host) {

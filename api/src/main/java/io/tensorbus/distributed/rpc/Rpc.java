@@ -53,6 +53,9 @@ public final class Rpc {
         Runnable releaseVertx = options.vertx() != null ? () -> { } : vertx::close;
         InitOptions.Builder io = InitOptions.builder().rank(rank).worldSize(worldSize).timeout(options.initTimeout())
                 .environment(options.environment()).vertx(vertx);
+        if (options.bindHost() != null) {
+            io.property("tcp.bindHost", options.bindHost());
+        }
         if (options.store() != null) {
             io.store(options.store());
         } else {
@@ -106,7 +109,8 @@ public final class Rpc {
         // worker of this job can count itself out.
         Future<Void> fresh = rv.rank() == 0 ? store.deleteKey(RpcShutdown.LEFT_ALL).mapEmpty()
                 : Future.succeededFuture();
-        return fresh.compose(v -> server.listen())
+        return fresh.compose(v -> server.listen().recover(e -> Future.failedFuture(new RpcException(name + " cannot"
+                        + " accept calls on " + rv.bindHost() + ": " + e.getMessage(), e))))
                 .compose(s -> store.set("worker/" + rv.rank(), (name + "\n" + advertised(rv.bindHost()) + "\n"
                         + s.actualPort() + "\n" + RpcMembership.node(vertx)).getBytes(StandardCharsets.UTF_8)))
                 .compose(v -> table(store, rv.rank(), rv.worldSize(), options))

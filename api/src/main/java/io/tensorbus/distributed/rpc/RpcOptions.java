@@ -25,6 +25,7 @@ public final class RpcOptions {
     private final Map<String, String> environment;
     private final Duration timeout;
     private final Duration initTimeout;
+    private final String bindHost;
     private final int numWorkerThreads;
     private final byte[] secret;
     private final int maxMessageBytes;
@@ -40,6 +41,7 @@ public final class RpcOptions {
         this.environment = b.environment;
         this.timeout = b.timeout;
         this.initTimeout = b.initTimeout;
+        this.bindHost = b.bindHost;
         this.numWorkerThreads = b.numWorkerThreads;
         String envSecret = b.environment.get(SECRET_ENV);
         this.secret = b.secret != null ? b.secret.clone()
@@ -83,6 +85,15 @@ public final class RpcOptions {
     /** How long {@code init} waits for the other workers. */
     public Duration initTimeout() {
         return initTimeout;
+    }
+
+    /**
+     * The address this worker accepts calls on and tells the others, or null for the rendezvous's choice
+     * (loopback for a loopback store, a store given or {@code file://}/{@code cluster://}; all interfaces
+     * otherwise).
+     */
+    public String bindHost() {
+        return bindHost;
     }
 
     /** How many calls from other workers run at once on this one. */
@@ -140,6 +151,7 @@ public final class RpcOptions {
         private Map<String, String> environment = System.getenv();
         private Duration timeout = Duration.ofSeconds(60);
         private Duration initTimeout = Duration.ofMinutes(5);
+        private String bindHost;
         private int numWorkerThreads = 16;
         private byte[] secret;
         private int maxMessageBytes = Integer.MAX_VALUE - 64;
@@ -191,6 +203,22 @@ public final class RpcOptions {
          */
         public Builder initTimeout(Duration timeout) {
             this.initTimeout = positive(timeout, "initTimeout");
+            return this;
+        }
+
+        /**
+         * Accept calls on {@code host} and tell the other workers to call there: on a job across several
+         * machines, this machine's address that the others can reach.
+         *
+         * @throws IllegalArgumentException for a blank host
+         * @throws NullPointerException when {@code host} is null
+         */
+        public Builder bindHost(String host) {
+            Objects.requireNonNull(host, "host");
+            if (host.isBlank()) {
+                throw new IllegalArgumentException("bindHost must not be blank");
+            }
+            this.bindHost = host;
             return this;
         }
 

@@ -108,6 +108,22 @@ class RpcTest {
     }
 
     @Test
+    void aWorkerAcceptsCallsOnItsBindHostAndABadOneFailsInit() throws Exception {
+        List<RpcAgent> w = start(2, r -> RpcOptions.builder().bindHost("127.0.0.1").timeout(Duration.ofSeconds(20)));
+        assertEquals(5L, (Long) w.get(0).rpcSync("worker1", "builtin.add", 2, 3));
+        assertEquals("127.0.0.1", w.get(1).table().address(w.get(1).self()).host());
+        assertThrows(IllegalArgumentException.class, () -> RpcOptions.builder().bindHost(" "));
+        HashStore other = new HashStore(Duration.ofSeconds(5));
+        Future<RpcAgent> bad = Rpc.init("alone", 0, 1, RpcOptions.builder().store(other).vertx(vertx)
+                .bindHost("192.0.2.1").initTimeout(Duration.ofSeconds(5)).build());
+        ExecutionException e = assertThrows(ExecutionException.class,
+                () -> bad.toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS));
+        assertInstanceOf(RpcException.class, e.getCause());
+        assertTrue(e.getCause().getMessage().startsWith("alone cannot accept calls on 192.0.2.1: "),
+                e.getCause().getMessage());
+    }
+
+    @Test
     void tensorsNestedInListsAndMapsTravelAsAttachmentsAndBadSlotsAreRefused() throws Exception {
         List<RpcAgent> w = start(2, new RpcRegistry());
         Tensor a = Tensor.arange(0, 100_000, 1, io.tensorbus.spi.DType.FLOAT32);
