@@ -104,16 +104,16 @@ final class RRefProxies {
     }
 
     private static Class<?> implemented(Object value, String type) {
-        Deque<Class<?>> todo = new ArrayDeque<>();
+        Deque<Class<?>> unvisited = new ArrayDeque<>();
         for (Class<?> c = value == null ? null : value.getClass(); c != null; c = c.getSuperclass()) {
-            todo.addAll(Arrays.asList(c.getInterfaces()));
+            unvisited.addAll(Arrays.asList(c.getInterfaces()));
         }
-        while (!todo.isEmpty()) {
-            Class<?> i = todo.pop();
+        while (!unvisited.isEmpty()) {
+            Class<?> i = unvisited.pop();
             if (i.getName().equals(type)) {
                 return i;
             }
-            todo.addAll(Arrays.asList(i.getInterfaces()));
+            unvisited.addAll(Arrays.asList(i.getInterfaces()));
         }
         throw new IllegalArgumentException("the value is " + (value == null ? "null" : "a " + value.getClass().getName())
                 + ", which does not implement " + type);

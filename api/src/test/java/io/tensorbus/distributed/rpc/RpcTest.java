@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.tensorbus.distributed.Distributed;
 import io.tensorbus.distributed.HashStore;
 import io.tensorbus.distributed.rpc.impl.RpcFrame;
 import io.tensorbus.tensor.Tensor;
@@ -18,48 +17,31 @@ import io.vertx.core.net.NetClient;
 import io.vertx.core.net.NetSocket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.IntFunction;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /** RPC agents of several workers in one JVM, meeting through one in-memory store. */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class RpcTest {
-    private Vertx vertx;
-    private HashStore store;
-    private final List<RpcAgent> agents = new ArrayList<>();
-
-    @BeforeEach
-    void setUp() {
-        vertx = Distributed.newVertx();
-        store = new HashStore(Duration.ofSeconds(30));
-    }
+    private final RpcWorkers workers = new RpcWorkers();
+    private final Vertx vertx = workers.vertx();
+    private final HashStore store = workers.store();
+    private final List<RpcAgent> agents = workers.all();
 
     @AfterEach
     void tearDown() throws Exception {
-        for (RpcAgent a : agents) {
-            a.shutdown(false);
-        }
-        vertx.close().await(10, TimeUnit.SECONDS);
+        workers.close();
     }
 
     /** Starts {@code n} workers named worker0.. whose options come from {@code options(rank)}. */
     private List<RpcAgent> start(int n, IntFunction<RpcOptions.Builder> options) throws Exception {
-        List<Future<RpcAgent>> started = new ArrayList<>();
-        for (int r = 0; r < n; r++) {
-            started.add(Rpc.init("worker" + r, r, n, options.apply(r).store(store).vertx(vertx).build()));
-        }
-        for (Future<RpcAgent> f : started) {
-            agents.add(f.await(20, TimeUnit.SECONDS));
-        }
-        return agents;
+        return workers.start(n, options).all();
     }
 
     private List<RpcAgent> start(int n, RpcRegistry registry) throws Exception {

@@ -8,12 +8,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.ByteBufAllocatorMetricProvider;
-import io.tensorbus.distributed.Distributed;
-import io.tensorbus.distributed.HashStore;
 import io.tensorbus.spi.DType;
 import io.tensorbus.tensor.Tensor;
-import io.vertx.core.Future;
-import io.vertx.core.Vertx;
 import io.vertx.core.net.SelfSignedCertificate;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -21,7 +17,6 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.function.IntFunction;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -29,23 +24,12 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class RpcTlsTest {
     private static final Duration SHORT = Duration.ofSeconds(5);
-    private Vertx vertx;
-    private HashStore store;
-    private final List<RpcAgent> agents = new ArrayList<>();
+    private final RpcWorkers workers = new RpcWorkers();
     private final List<SelfSignedCertificate> certificates = new ArrayList<>();
-
-    @BeforeEach
-    void setUp() {
-        vertx = Distributed.newVertx();
-        store = new HashStore(Duration.ofSeconds(30));
-    }
 
     @AfterEach
     void tearDown() throws Exception {
-        for (RpcAgent a : agents) {
-            a.shutdown(false).await(10, TimeUnit.SECONDS);
-        }
-        vertx.close().await(10, TimeUnit.SECONDS);
+        workers.close();
         certificates.forEach(SelfSignedCertificate::delete);
     }
 
@@ -67,14 +51,7 @@ class RpcTlsTest {
 
     /** Starts {@code n} workers named worker0.. whose options come from {@code options(rank)}. */
     private List<RpcAgent> start(int n, IntFunction<RpcOptions.Builder> options) throws Exception {
-        List<Future<RpcAgent>> started = new ArrayList<>();
-        for (int r = 0; r < n; r++) {
-            started.add(Rpc.init("worker" + r, r, n, options.apply(r).store(store).vertx(vertx).build()));
-        }
-        for (Future<RpcAgent> f : started) {
-            agents.add(f.await(20, TimeUnit.SECONDS));
-        }
-        return agents;
+        return workers.start(n, options).all();
     }
 
     /** A call from {@code from} to {@code to} fails at once (not by its timeout) naming the callee. */

@@ -32,6 +32,14 @@ final class RpcWorkers implements AutoCloseable {
         return this;
     }
 
+    Vertx vertx() {
+        return vertx;
+    }
+
+    HashStore store() {
+        return store;
+    }
+
     RpcAgent get(int rank) {
         return agents.get(rank);
     }
