@@ -3,6 +3,7 @@ package io.tensorbus.distributed;
 import io.tensorbus.distributed.impl.Rendezvous;
 import io.tensorbus.spi.BackendOptions;
 import io.tensorbus.spi.BackendProvider;
+import io.tensorbus.spi.JobSecret;
 import io.tensorbus.spi.Store;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -50,7 +51,7 @@ public final class Distributed {
                 ranks[i] = i;
             }
             BackendOptions bo = new BackendOptions(rv.rank(), rv.worldSize(), scoped, options.timeout(),
-                    options.groupName(), ranks, vertx, props);
+                    options.groupName(), ranks, vertx, props, options.secret());
             boolean ownsStore = options.store() == null;
             Runnable release = () -> {
                 if (ownsStore) {
@@ -61,8 +62,12 @@ public final class Distributed {
                 }
             };
             return provider.create(bo)
-                    .map(b -> new ProcessGroup(b, options.groupName(), ranks, rv.rank(), scoped, vertx,
-                            options.timeout(), Map.copyOf(props), release))
+                    .map(b -> {
+                        ProcessGroup pg = new ProcessGroup(b, options.groupName(), ranks, rv.rank(), scoped, vertx,
+                                options.timeout(), Map.copyOf(props), options.secret(), release);
+                        pg.closeAtExit();
+                        return pg;
+                    })
                     .onFailure(e -> release.run());
         }).onFailure(e -> {
             if (ownsVertx) {
@@ -76,9 +81,14 @@ public final class Distributed {
         return BackendProvider.all().stream().map(BackendProvider::name).toList();
     }
 
-    /** A Vert.x instance with the native transport preferred (epoll: zero-copy writes from off-heap tensors). */
+    /**
+     * A Vert.x instance with the native transport preferred (epoll: zero-copy writes from off-heap tensors) and
+     * daemon threads, so that it never keeps a JVM alive after the program ends: the groups and agents built on
+     * it are closed at exit with a warning if the program left them open, as PyTorch does.
+     */
     public static Vertx newVertx() {
-        return Vertx.vertx(new VertxOptions().setPreferNativeTransport(true));
+        ProcessExit.install();
+        return Vertx.vertx(new VertxOptions().setPreferNativeTransport(true).setUseDaemonThread(true));
     }
 
     /** The body of one rank in {@link #spawn}. */
@@ -108,6 +118,8 @@ public final class Distributed {
         }
         Vertx vertx = newVertx();
         HashStore store = new HashStore(deadline);
+        // The ranks share this JVM, so they share a fresh secret: their mesh is authenticated like a launched job's.
+        JobSecret secret = JobSecret.random();
         List<ProcessGroup> groups = java.util.Collections.synchronizedList(new ArrayList<>());
         ExecutorService threads = Executors.newFixedThreadPool(worldSize, r -> {
             Thread t = new Thread(r);
@@ -121,7 +133,7 @@ public final class Distributed {
                 ranks.add(threads.submit(() -> {
                     Thread.currentThread().setName("rank-" + rank);
                     InitOptions o = InitOptions.builder().rank(rank).worldSize(worldSize).store(store).vertx(vertx)
-                            .timeout(deadline).build();
+                            .timeout(deadline).secret(secret).build();
                     ProcessGroup pg = initProcessGroup(o).toCompletionStage().toCompletableFuture()
                             .get(deadline.toMillis(), TimeUnit.MILLISECONDS);
                     groups.add(pg);

@@ -1,5 +1,6 @@
 package io.tensorbus.distributed;
 
+import io.tensorbus.spi.JobSecret;
 import io.tensorbus.spi.Store;
 import io.vertx.core.Vertx;
 
@@ -32,6 +33,7 @@ public final class InitOptions {
     private final Vertx vertx;
     private final Map<String, String> properties;
     private final Map<String, String> environment;
+    private final JobSecret secret;
 
     private InitOptions(Builder b) {
         this.backend = b.backend;
@@ -44,6 +46,7 @@ public final class InitOptions {
         this.vertx = b.vertx;
         this.properties = Map.copyOf(b.properties);
         this.environment = b.environment == null ? System.getenv() : Map.copyOf(b.environment);
+        this.secret = b.secret != null ? b.secret : JobSecret.fromEnvironment(environment);
     }
 
     /** A builder with PyTorch's defaults: backend {@code tcp}, {@code env://}, 30 minutes, group "default". */
@@ -105,6 +108,16 @@ public final class InitOptions {
         return environment;
     }
 
+    /**
+     * The job's secret, which every connection of the group (the store's, the backend's) proves: the builder's,
+     * else {@code TENSORBUS_SECRET} or the file {@code TENSORBUS_SECRET_FILE} of {@link #environment()} (which
+     * {@code tensorbus launch} sets), else {@link JobSecret#none()}, with which the group listens on loopback
+     * addresses only.
+     */
+    public JobSecret secret() {
+        return secret;
+    }
+
     /** Builds {@link InitOptions}; every setter checks its argument. */
     public static final class Builder {
         private String backend = "tcp";
@@ -117,6 +130,7 @@ public final class InitOptions {
         private Vertx vertx;
         private final Map<String, String> properties = new HashMap<>();
         private Map<String, String> environment;
+        private JobSecret secret;
 
         private Builder() {
         }
@@ -198,7 +212,18 @@ public final class InitOptions {
             return this;
         }
 
-        /** The options. */
+        /** The job's secret, instead of the environment's; {@link JobSecret#none()} for none (loopback only). */
+        public Builder secret(JobSecret secret) {
+            this.secret = Objects.requireNonNull(secret, "secret (JobSecret.none() for none)");
+            return this;
+        }
+
+        /**
+         * The options.
+         *
+         * @throws IllegalArgumentException when no secret was given and the environment's is unusable (too short,
+         *     an unreadable file, or one others may read)
+         */
         public InitOptions build() {
             return new InitOptions(this);
         }

@@ -9,6 +9,7 @@ import io.tensorbus.spi.BackendProvider;
 import io.tensorbus.spi.CommunicationTimeoutException;
 import io.tensorbus.spi.DType;
 import io.tensorbus.spi.DeviceBuffer;
+import io.tensorbus.spi.JobSecret;
 import io.tensorbus.spi.ReduceOp;
 import io.tensorbus.spi.Store;
 import io.tensorbus.tensor.Tensor;
@@ -53,12 +54,15 @@ public final class ProcessGroup implements AutoCloseable {
     private final Vertx vertx;
     private final Duration timeout;
     private final Map<String, String> properties;
+    private final JobSecret secret;
     private final Runnable release;
     private final AtomicInteger subgroups = new AtomicInteger();
     private volatile boolean closed;
+    /** The default group's entry in the exit hook's list; null for subgroups. */
+    private volatile ProcessExit.Registration atExit;
 
     ProcessGroup(Backend backend, String name, int[] globalRanks, int globalRank, Store store, Vertx vertx,
-                 Duration timeout, Map<String, String> properties, Runnable release) {
+                 Duration timeout, Map<String, String> properties, JobSecret secret, Runnable release) {
         this.backend = backend;
         this.name = name;
         this.globalRanks = globalRanks.clone();
@@ -67,6 +71,7 @@ public final class ProcessGroup implements AutoCloseable {
         this.vertx = vertx;
         this.timeout = timeout;
         this.properties = properties;
+        this.secret = secret;
         this.release = release;
     }
 
@@ -399,13 +404,13 @@ public final class ProcessGroup implements AutoCloseable {
         }
         if (mine < 0) {
             return Future.succeededFuture(new ProcessGroup(null, subName, members, globalRank, store, vertx, timeout,
-                    properties, () -> { }));
+                    properties, secret, () -> { }));
         }
         Store sub = new PrefixStore(subName, store);
         BackendOptions options = new BackendOptions(mine, members.length, sub, timeout, subName, members, vertx,
-                properties);
+                properties, secret);
         return BackendProvider.named(backend.name()).create(options).map(b -> new ProcessGroup(b, subName, members,
-                globalRank, sub, vertx, timeout, properties, () -> { }));
+                globalRank, sub, vertx, timeout, properties, secret, () -> { }));
     }
 
     /** Closes the connections (and, for the default group, the store and Vert.x it created); idempotent. */
@@ -414,11 +419,20 @@ public final class ProcessGroup implements AutoCloseable {
             return Future.succeededFuture();
         }
         closed = true;
+        if (atExit != null) {
+            atExit.done();
+        }
         Future<Void> done = backend == null ? Future.succeededFuture() : backend.close();
         return done.eventually(() -> {
             release.run();
             return Future.succeededFuture();
         });
+    }
+
+    /** Has the exit hook destroy this group, with a warning, if the program ends without doing so. */
+    void closeAtExit() {
+        atExit = ProcessExit.closeAtExit("process group '" + name + "' (rank " + rank() + " of " + size() + ")",
+                this::destroy);
     }
 
     /** {@link #destroy()}, waiting up to 10 seconds (not on an event loop). */

@@ -5,6 +5,7 @@ import io.tensorbus.distributed.impl.StoreMemory;
 import io.tensorbus.distributed.impl.StoreState;
 import io.tensorbus.distributed.impl.TcpStoreClient;
 import io.tensorbus.distributed.impl.TcpStoreServer;
+import io.tensorbus.spi.JobSecret;
 import io.tensorbus.spi.Store;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -53,6 +54,13 @@ import java.util.Objects;
  * when the connection closes. Every length is checked against the bytes left in the frame; a frame that breaks
  * the format (bad length, unknown command, trailing bytes, bad UTF-8) makes the server close that connection,
  * logging why, while the other connections go on. No Java serialization is involved.
+ *
+ * <h2>The job's secret</h2>
+ * Before its first request, every connection proves the job's secret ({@code SecretHandshake}, channel
+ * {@code "store"}), so a process that does not know it can neither read nor write a key. The factories without
+ * a {@code secret} argument take the process's: {@code TENSORBUS_SECRET}, else the file
+ * {@code TENSORBUS_SECRET_FILE} names ({@code tensorbus launch} sets the first for its ranks). Without a secret
+ * the store proves nothing, and its server may listen on loopback addresses only.
  */
 public final class TcpStore implements Store {
 
@@ -81,22 +89,35 @@ public final class TcpStore implements Store {
      * @param host the address to bind, e.g. {@code "127.0.0.1"} or {@code "0.0.0.0"}
      * @param port the port, or 0 for a free one (read it with {@link #port()} and publish it)
      * @param timeout how long {@link #get}, {@link #multiGet} and {@link #wait(List)} wait
+     * @param secret the job's secret every client must prove, or {@link JobSecret#none()} (then {@code host}
+     *        must be a loopback address)
      * @return a future that fails with {@link IllegalStateException} naming {@code host:port} when the port is in
-     *         use or cannot be bound
+     *         use or cannot be bound, or when {@code host} is not a loopback address and there is no secret
      * @throws NullPointerException when an argument is null
      * @throws IllegalArgumentException when the host is blank, the port outside [0, 65535] or the timeout not
      *                                  positive
      */
-    public static Future<TcpStore> server(Vertx vertx, String host, int port, Duration timeout) {
+    public static Future<TcpStore> server(Vertx vertx, String host, int port, Duration timeout, JobSecret secret) {
+        Objects.requireNonNull(secret, "secret must not be null (JobSecret.none() for none)");
         Objects.requireNonNull(vertx, "vertx must not be null");
         StoreChecks.host(host);
         StoreChecks.port(port, true);
         StoreChecks.timeout(timeout);
         StoreState state = new StoreState();
-        return TcpStoreServer.listen(vertx, host, port, state).map(server -> {
+        return TcpStoreServer.listen(vertx, host, port, state, secret).map(server -> {
             String name = "TcpStore server " + host + ":" + server.port();
             return new TcpStore(host, server.port(), new StoreMemory(state, timeout, name), server, null);
         });
+    }
+
+    /**
+     * {@link #server(Vertx, String, int, Duration, JobSecret)} with the process's secret (see the class comment).
+     *
+     * @throws IllegalArgumentException also when the process's secret is unusable (too short, an unreadable
+     *                                  or unprotected file)
+     */
+    public static Future<TcpStore> server(Vertx vertx, String host, int port, Duration timeout) {
+        return server(vertx, host, port, timeout, JobSecret.fromEnvironment(System.getenv()));
     }
 
     /** {@link #server(Vertx, String, int, Duration)} with the {@link #DEFAULT_TIMEOUT}. */
@@ -112,19 +133,31 @@ public final class TcpStore implements Store {
      * @param host the master's address
      * @param port the master's port, 1 to 65535
      * @param timeout how long to try connecting, and how long each call may take or wait
+     * @param secret the job's secret to prove to the server, or {@link JobSecret#none()}
      * @return a future that fails with {@link java.util.concurrent.TimeoutException} naming {@code host:port} and
-     *         the timeout when no server answered in time
+     *         the timeout when no server answered in time, and with an {@link java.io.IOException} saying why when
+     *         the server and this process do not share the secret
      * @throws NullPointerException when an argument is null
      * @throws IllegalArgumentException when the host is blank, the port outside [1, 65535] or the timeout not
      *                                  positive
      */
-    public static Future<TcpStore> client(Vertx vertx, String host, int port, Duration timeout) {
+    public static Future<TcpStore> client(Vertx vertx, String host, int port, Duration timeout, JobSecret secret) {
+        Objects.requireNonNull(secret, "secret must not be null (JobSecret.none() for none)");
         Objects.requireNonNull(vertx, "vertx must not be null");
         StoreChecks.host(host);
         StoreChecks.port(port, false);
         StoreChecks.timeout(timeout);
-        return TcpStoreClient.connect(vertx, host, port, timeout)
+        return TcpStoreClient.connect(vertx, host, port, timeout, secret)
                 .map(client -> new TcpStore(host, port, client, null, client));
+    }
+
+    /**
+     * {@link #client(Vertx, String, int, Duration, JobSecret)} with the process's secret (see the class comment).
+     *
+     * @throws IllegalArgumentException also when the process's secret is unusable
+     */
+    public static Future<TcpStore> client(Vertx vertx, String host, int port, Duration timeout) {
+        return client(vertx, host, port, timeout, JobSecret.fromEnvironment(System.getenv()));
     }
 
     /** {@link #client(Vertx, String, int, Duration)} with the {@link #DEFAULT_TIMEOUT}. */
@@ -138,6 +171,12 @@ public final class TcpStore implements Store {
      */
     public static Future<TcpStore> create(Vertx vertx, String host, int port, boolean isServer, Duration timeout) {
         return isServer ? server(vertx, host, port, timeout) : client(vertx, host, port, timeout);
+    }
+
+    /** {@link #create(Vertx, String, int, boolean, Duration)} with the job's {@code secret}. */
+    public static Future<TcpStore> create(Vertx vertx, String host, int port, boolean isServer, Duration timeout,
+            JobSecret secret) {
+        return isServer ? server(vertx, host, port, timeout, secret) : client(vertx, host, port, timeout, secret);
     }
 
     /** The port of the server: the bound one for a server (also when 0 was asked), the one connected to. */

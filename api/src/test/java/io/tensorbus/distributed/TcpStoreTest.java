@@ -1,5 +1,8 @@
 package io.tensorbus.distributed;
 
+import io.tensorbus.spi.AuthenticationException;
+import io.tensorbus.spi.BlockingHandshake;
+import io.tensorbus.spi.JobSecret;
 import io.tensorbus.spi.Store;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -33,6 +36,8 @@ import static org.junit.jupiter.api.Assertions.fail;
 class TcpStoreTest extends StoreContractTest {
 
     private static final String HOST = "127.0.0.1";
+    /** The job's secret of the stores under test: every connection proves it. */
+    private static final JobSecret SECRET = JobSecret.random();
     private static Vertx vertx;
 
     @BeforeAll
@@ -47,8 +52,8 @@ class TcpStoreTest extends StoreContractTest {
 
     @Override
     protected Views open(Duration timeout) throws Exception {
-        TcpStore server = await(TcpStore.server(vertx, HOST, 0, timeout));
-        TcpStore client = await(TcpStore.client(vertx, HOST, server.port(), timeout));
+        TcpStore server = await(TcpStore.server(vertx, HOST, 0, timeout, SECRET));
+        TcpStore client = await(TcpStore.client(vertx, HOST, server.port(), timeout, SECRET));
         return new Views(server, client);
     }
 
@@ -127,25 +132,86 @@ class TcpStoreTest extends StoreContractTest {
                 request((byte) 8, le(1).put((byte) 7)),                     // NUM_KEYS with trailing bytes
                 request((byte) 1, le(8).putInt(0x12345678).putInt(1)),      // PING with a bad magic
                 request((byte) 2, le(10).putInt(2).put((byte) 0xc3).put((byte) 0x28).putInt(0))); // bad UTF-8
-        for (byte[] bytes : garbage) {
-            try (Socket socket = new Socket(HOST, port)) {
-                socket.setSoTimeout(10_000);
-                socket.getOutputStream().write(bytes);
-                socket.getOutputStream().flush();
-                assertClosedByServer(socket);
+        for (boolean authenticated : new boolean[] {false, true}) {
+            for (byte[] bytes : garbage) {
+                try (Socket socket = new Socket(HOST, port)) {
+                    socket.setSoTimeout(10_000);
+                    if (authenticated) {
+                        // A process of the job that then breaks the store's own protocol.
+                        BlockingHandshake.connect(socket, SECRET, "store");
+                    }
+                    socket.getOutputStream().write(bytes);
+                    socket.getOutputStream().flush();
+                    assertClosedByServer(socket);
+                }
+                await(other.set("after-garbage", bytes("ok")));
+                assertEquals("ok", text(await(other.get("after-garbage"))));
             }
-            await(other.set("after-garbage", bytes("ok")));
-            assertEquals("ok", text(await(other.get("after-garbage"))));
         }
-        Store second = await(TcpStore.client(vertx, HOST, port, LONG));
+        Store second = await(TcpStore.client(vertx, HOST, port, LONG, SECRET));
         assertEquals("ok", text(await(second.get("after-garbage"))));
         await(((TcpStore) second).closeAsync());
     }
 
     @Test
+    void aConnectionThatDoesNotProveTheSecretCanNeitherReadNorWriteAKey() throws Exception {
+        int port = ((TcpStore) store).port();
+        await(store.set("kept", bytes("the job's value")));
+        byte[] key = "kept".getBytes(StandardCharsets.UTF_8);
+        byte[] get = request((byte) 3, le(4 + key.length + 8).putInt(key.length).put(key).putLong(1000));
+        byte[] set = request((byte) 2, le(4 + key.length + 8).putInt(key.length).put(key).putInt(4).putInt(0x6b636168));
+        for (byte[] bytes : List.of(get, set)) {
+            try (Socket socket = new Socket(HOST, port)) {
+                socket.setSoTimeout(10_000);
+                socket.getOutputStream().write(bytes);
+                socket.getOutputStream().flush();
+                byte[] answer = socket.getInputStream().readAllBytes();
+                assertEquals(0, answer.length, "the store answered a connection that proved nothing");
+            } catch (SocketException reset) {
+                // Closed with the request unread: refused too.
+            }
+        }
+        assertEquals("the job's value", text(await(other.get("kept"))), "a stranger changed a key");
+        for (JobSecret wrong : List.of(JobSecret.random(), JobSecret.none())) {
+            try (Socket socket = new Socket(HOST, port)) {
+                socket.setSoTimeout(10_000);
+                assertThrows(AuthenticationException.class, () -> BlockingHandshake.connect(socket, wrong, "store"));
+            }
+        }
+    }
+
+    @Test
+    void aClientOfAnotherJobIsRefusedAtOnceSayingWhy() {
+        int port = ((TcpStore) store).port();
+        long t0 = System.nanoTime();
+        Exception other = assertThrows(Exception.class,
+                () -> await(TcpStore.client(vertx, HOST, port, LONG, JobSecret.random())));
+        assertTrue(other.getMessage().contains("does not know this job's secret"), other.getMessage());
+        Exception none = assertThrows(Exception.class,
+                () -> await(TcpStore.client(vertx, HOST, port, LONG, JobSecret.none())));
+        assertTrue(none.getMessage().contains("belongs to a job with a secret and the connecting process has none")
+                && none.getMessage().contains(JobSecret.ENV), none.getMessage());
+        assertTrue(System.nanoTime() - t0 < LONG.toNanos(), "a refused client waited for its timeout");
+    }
+
+    @Test
+    void withoutASecretTheServerListensOnLoopbackOnly() throws Exception {
+        IllegalStateException e = assertThrows(IllegalStateException.class,
+                () -> await(TcpStore.server(vertx, "0.0.0.0", 0, LONG, JobSecret.none())));
+        assertTrue(e.getMessage().contains("cannot listen on 0.0.0.0 without a job secret")
+                && e.getMessage().contains(JobSecret.FILE_ENV), e.getMessage());
+        TcpStore loopback = await(TcpStore.server(vertx, HOST, 0, LONG, JobSecret.none()));
+        TcpStore client = await(TcpStore.client(vertx, HOST, loopback.port(), LONG, JobSecret.none()));
+        await(client.set("k", bytes("v")));
+        assertEquals("v", text(await(loopback.get("k"))));
+        await(client.closeAsync());
+        await(loopback.closeAsync());
+    }
+
+    @Test
     void twoClientsShareTheStore() throws Exception {
         int port = ((TcpStore) store).port();
-        TcpStore second = await(TcpStore.client(vertx, HOST, port, LONG));
+        TcpStore second = await(TcpStore.client(vertx, HOST, port, LONG, SECRET));
         try {
             Future<byte[]> waiting = second.get("between-clients");
             await(other.set("between-clients", bytes("v")));
@@ -172,7 +238,7 @@ class TcpStoreTest extends StoreContractTest {
 
     @Test
     void aClientStaysUsableAfterATimeoutAndIgnoresTheLateAnswer() throws Exception {
-        TcpStore quick = await(TcpStore.client(vertx, HOST, ((TcpStore) store).port(), SHORT));
+        TcpStore quick = await(TcpStore.client(vertx, HOST, ((TcpStore) store).port(), SHORT, SECRET));
         try {
             assertInstanceOf(TimeoutException.class, failure(quick.get("slow")));
             await(store.set("slow", bytes("late")));
@@ -186,7 +252,7 @@ class TcpStoreTest extends StoreContractTest {
 
     @Test
     void closingAClientFailsItsPendingCalls() throws Exception {
-        TcpStore client = await(TcpStore.client(vertx, HOST, ((TcpStore) store).port(), LONG));
+        TcpStore client = await(TcpStore.client(vertx, HOST, ((TcpStore) store).port(), LONG, SECRET));
         Future<byte[]> waiting = client.get("never");
         await(client.closeAsync());
         Throwable error = failure(waiting);

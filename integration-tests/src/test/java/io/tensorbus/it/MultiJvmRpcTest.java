@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.tensorbus.distributed.TcpStore;
+import io.tensorbus.spi.JobSecret;
 import io.tensorbus.workloads.cli.Launcher;
 import io.vertx.core.Vertx;
 import java.io.ByteArrayOutputStream;
@@ -52,13 +53,15 @@ class MultiJvmRpcTest {
     void aWorkerWhoseJvmDiesFailsItsPendingCallNamingItAndTheOthersGoOn() throws Exception {
         // Not through the launcher: it stops every rank when one dies, and the survivors must go on here.
         Vertx vertx = Vertx.vertx();
-        TcpStore store = TcpStore.server(vertx, "127.0.0.1", 0, Duration.ofSeconds(60)).await(20, TimeUnit.SECONDS);
+        String secret = JobSecret.newSecretText();
+        TcpStore store = TcpStore.server(vertx, "127.0.0.1", 0, Duration.ofSeconds(60),
+                JobSecret.of(secret.getBytes(StandardCharsets.UTF_8))).await(20, TimeUnit.SECONDS);
         List<ChildJvm> jvms = new ArrayList<>();
         try {
             for (int r = 0; r < 3; r++) {
                 jvms.add(ChildJvm.start("worker" + r, Map.of("MASTER_ADDR", "127.0.0.1", "MASTER_PORT",
                         String.valueOf(store.port()), "TENSORBUS_STORE_HOSTED", "1", "RANK", String.valueOf(r),
-                        "WORLD_SIZE", "3"), RpcCheck.class.getName(), "lost"));
+                        "WORLD_SIZE", "3", JobSecret.ENV, secret), RpcCheck.class.getName(), "lost"));
             }
             Integer code = jvms.get(0).awaitExit(Duration.ofSeconds(60));
             String o = jvms.get(0).output();

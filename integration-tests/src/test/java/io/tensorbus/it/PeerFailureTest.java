@@ -1,12 +1,14 @@
 package io.tensorbus.it;
 
 import io.tensorbus.distributed.TcpStore;
+import io.tensorbus.spi.JobSecret;
 import io.vertx.core.Vertx;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -29,13 +31,17 @@ class PeerFailureTest {
     /** The group timeout of the children: a lost peer must be reported well before it. */
     private static final Duration GROUP_TIMEOUT = Duration.ofSeconds(20);
 
+    /** The job's secret: the children get it as a launcher would give it. */
+    private static final String SECRET = JobSecret.newSecretText();
+
     private static Vertx vertx;
     private static TcpStore store;
 
     @BeforeAll
     static void hostStore() throws Exception {
         vertx = Vertx.vertx();
-        store = TcpStore.server(vertx, "127.0.0.1", 0, Duration.ofSeconds(60)).await(20, TimeUnit.SECONDS);
+        store = TcpStore.server(vertx, "127.0.0.1", 0, Duration.ofSeconds(60),
+                JobSecret.of(SECRET.getBytes(StandardCharsets.UTF_8))).await(20, TimeUnit.SECONDS);
     }
 
     @AfterAll
@@ -52,7 +58,7 @@ class PeerFailureTest {
     private static Map<String, String> env(int rank, int worldSize, String job) {
         return Map.of("MASTER_ADDR", "127.0.0.1", "MASTER_PORT", String.valueOf(store.port()),
                 "TENSORBUS_STORE_HOSTED", "1", "RANK", String.valueOf(rank), "WORLD_SIZE", String.valueOf(worldSize),
-                "TENSORBUS_CHECK_TIMEOUT_S", String.valueOf(GROUP_TIMEOUT.toSeconds()),
+                "TENSORBUS_CHECK_TIMEOUT_S", String.valueOf(GROUP_TIMEOUT.toSeconds()), JobSecret.ENV, SECRET,
                 // One store serves every test: each job rendezvouses under its own group name.
                 "TENSORBUS_CHECK_GROUP", job);
     }

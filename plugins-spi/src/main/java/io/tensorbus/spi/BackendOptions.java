@@ -11,6 +11,8 @@ import java.util.Objects;
  * the group, the group size, the store the members rendezvous through (already scoped to the group by a
  * prefix), the per-operation timeout, the group's name for messages, and the Vert.x instance whose event
  * loops carry the traffic. {@code properties} carries backend-specific settings ({@code tcp.bindHost}, ...).
+ * A backend that opens connections of its own proves {@code secret} on each with {@link SecretHandshake}
+ * and, without one, listens on loopback addresses only ({@link JobSecret#checkBind}).
  *
  * @param rank this process's rank in the group, in {@code [0, worldSize)}
  * @param worldSize the number of members, at least 1
@@ -20,9 +22,10 @@ import java.util.Objects;
  * @param globalRanks the global rank of each group member, indexed by group rank (for messages)
  * @param vertx the Vert.x instance to run on
  * @param properties backend-specific settings, never null
+ * @param secret the job's secret, {@link JobSecret#none()} when it has none
  */
 public record BackendOptions(int rank, int worldSize, Store store, Duration timeout, String groupName,
-                             int[] globalRanks, Vertx vertx, Map<String, String> properties) {
+                             int[] globalRanks, Vertx vertx, Map<String, String> properties, JobSecret secret) {
 
     /**
      * Checks the fields.
@@ -35,6 +38,7 @@ public record BackendOptions(int rank, int worldSize, Store store, Duration time
         Objects.requireNonNull(timeout, "timeout");
         Objects.requireNonNull(groupName, "groupName");
         Objects.requireNonNull(vertx, "vertx");
+        Objects.requireNonNull(secret, "secret (JobSecret.none() for none)");
         properties = properties == null ? Map.of() : Map.copyOf(properties);
         if (worldSize < 1) {
             throw new IllegalArgumentException("worldSize=" + worldSize + " must be at least 1");
@@ -56,6 +60,12 @@ public record BackendOptions(int rank, int worldSize, Store store, Duration time
         } else {
             globalRanks = globalRanks.clone();
         }
+    }
+
+    /** Options without a job secret: the backend may listen on loopback addresses only. */
+    public BackendOptions(int rank, int worldSize, Store store, Duration timeout, String groupName,
+                          int[] globalRanks, Vertx vertx, Map<String, String> properties) {
+        this(rank, worldSize, store, timeout, groupName, globalRanks, vertx, properties, JobSecret.none());
     }
 
     /** The global rank of each member (a copy). */

@@ -76,8 +76,8 @@ public record Rendezvous(int rank, int worldSize, Store store, String bindHost) 
             throw new IllegalArgumentException("port 0 needs a launcher that hosts the store and publishes its port "
                     + "(tensorbus launch does); rank 0 cannot tell the others which port it bound");
         }
-        Future<TcpStore> store = server ? TcpStore.server(vertx, host, port, options.timeout())
-                : TcpStore.client(vertx, host, port, options.timeout());
+        Future<TcpStore> store = server ? TcpStore.server(vertx, host, port, options.timeout(), options.secret())
+                : TcpStore.client(vertx, host, port, options.timeout(), options.secret());
         String bind = options.properties().getOrDefault("tcp.bindHost", isLoopback(host) ? "127.0.0.1" : "0.0.0.0");
         return store.map(s -> new Rendezvous(rw[0], rw[1], s, bind));
     }

@@ -1,5 +1,7 @@
 package io.tensorbus.distributed.impl;
 
+import io.tensorbus.spi.JobSecret;
+import io.tensorbus.spi.SecretHandshake;
 import io.tensorbus.spi.Store;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -35,6 +37,8 @@ public final class TcpStoreClient implements Store {
     private static final System.Logger LOG = System.getLogger(TcpStoreClient.class.getName());
     private static final long FIRST_RETRY_MS = 50;
     private static final long MAX_RETRY_MS = 1000;
+    /** The longest the secret handshake may take. */
+    private static final long HANDSHAKE_MS = 10_000;
 
     private final Vertx vertx;
     private final String host;
@@ -63,16 +67,27 @@ public final class TcpStoreClient implements Store {
 
     /**
      * Connects to the server at {@code host:port}, retrying with backoff (50 ms doubling to 1 s) until
-     * {@code timeout} since the server may start later, then checks that it speaks this protocol.
+     * {@code timeout} since the server may start later, proves {@code secret}, then checks that the server
+     * speaks this protocol. A server that does not share the secret fails the future at once with an
+     * {@link IOException} saying why.
      */
-    public static Future<TcpStoreClient> connect(Vertx vertx, String host, int port, Duration timeout) {
+    public static Future<TcpStoreClient> connect(Vertx vertx, String host, int port, Duration timeout,
+            JobSecret secret) {
         TcpStoreClient client = new TcpStoreClient(vertx, host, port, timeout);
         long deadline = System.nanoTime() + Math.min(StoreChecks.millis(timeout), Long.MAX_VALUE / 2_000_000) * 1_000_000;
         Promise<NetSocket> connected = Promise.promise();
         client.attempt(connected, deadline, FIRST_RETRY_MS);
         return connected.future()
-                .compose(socket -> client.start(socket, deadline))
+                .compose(socket -> SecretHandshake.connect(socket, secret, TcpStoreServer.CHANNEL,
+                                Duration.ofMillis(Math.min(HANDSHAKE_MS, leftMillis(deadline))), vertx)
+                        .recover(e -> Future.failedFuture(new IOException("TcpStore client could not join the "
+                                + "server " + client.address() + ": " + e.getMessage(), e)))
+                        .compose(v -> client.start(socket, deadline)))
                 .onFailure(e -> client.netClient.close());
+    }
+
+    private static long leftMillis(long deadline) {
+        return Math.max(1, (deadline - System.nanoTime()) / 1_000_000);
     }
 
     /** {@code host:port} of the server. */
@@ -111,7 +126,7 @@ public final class TcpStoreClient implements Store {
                 + " (the server closed it or died)")));
         connected.exceptionHandler(e -> LOG.log(System.Logger.Level.DEBUG,
                 () -> "TcpStore connection to " + address() + " failed: " + e));
-        long leftMs = Math.max(1, (deadline - System.nanoTime()) / 1_000_000);
+        long leftMs = leftMillis(deadline);
         long id = ids.incrementAndGet();
         Buffer ping = request(PING, id).appendIntLE(MAGIC).appendIntLE(VERSION);
         return call(id, ping, Duration.ofMillis(leftMs), "connection handshake").map(payload -> {

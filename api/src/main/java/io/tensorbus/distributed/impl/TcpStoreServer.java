@@ -1,19 +1,29 @@
 package io.tensorbus.distributed.impl;
 
+import io.tensorbus.spi.JobSecret;
+import io.tensorbus.spi.SecretHandshake;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.net.NetServer;
 import io.vertx.core.net.NetServerOptions;
+import io.vertx.core.net.NetSocket;
 
 import java.net.BindException;
+import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The listening side of a {@code TcpStore}: a Vert.x {@link NetServer} whose connections serve one shared
- * {@link StoreState}. Each connection is a {@link TcpStoreConnection}; a broken one is closed alone.
+ * {@link StoreState}. Each connection proves the job's secret first, then is a {@link TcpStoreConnection}; a
+ * broken or refused one is closed alone.
  */
 public final class TcpStoreServer {
+
+    /** The secret handshake's name for store connections. */
+    public static final String CHANNEL = "store";
+    /** How long a new connection may take to prove the secret. */
+    private static final Duration HANDSHAKE_TIMEOUT = Duration.ofSeconds(10);
 
     /**
      * The servers this JVM runs, per Vertx. Vert.x shares a port between the servers of one Vertx instance and
@@ -31,29 +41,40 @@ public final class TcpStoreServer {
     private final Set<TcpStoreConnection> connections = ConcurrentHashMap.newKeySet();
     private volatile Binding binding;
 
-    private TcpStoreServer(Vertx vertx, String host, StoreState state) {
+    private TcpStoreServer(Vertx vertx, String host, StoreState state, JobSecret secret) {
         this.host = host;
         this.netServer = vertx.createNetServer(new NetServerOptions().setTcpNoDelay(true));
-        netServer.connectHandler(socket -> {
-            TcpStoreConnection connection = new TcpStoreConnection(vertx, socket, state, this::describe);
-            connections.add(connection);
-            socket.closeHandler(v -> {
-                connections.remove(connection);
-                connection.closed();
-            });
+        // Nothing of the store is read or written for a connection before it proves the job's secret.
+        netServer.connectHandler(socket -> SecretHandshake.accept(socket, secret, CHANNEL, HANDSHAKE_TIMEOUT, vertx)
+                .onSuccess(v -> serve(vertx, socket, state)));
+    }
+
+    private void serve(Vertx vertx, NetSocket socket, StoreState state) {
+        TcpStoreConnection connection = new TcpStoreConnection(vertx, socket, state, this::describe);
+        connections.add(connection);
+        socket.closeHandler(v -> {
+            connections.remove(connection);
+            connection.closed();
         });
     }
 
     /**
-     * Binds a server on {@code host:port} (0 = a free port) serving {@code state}. Fails with a message naming
-     * the address when the port is in use.
+     * Binds a server on {@code host:port} (0 = a free port) serving {@code state} to the connections that prove
+     * {@code secret}. Fails with a message naming the address when the port is in use, and when {@code host} is
+     * not a loopback address and there is no secret.
      */
-    public static Future<TcpStoreServer> listen(Vertx vertx, String host, int port, StoreState state) {
+    public static Future<TcpStoreServer> listen(Vertx vertx, String host, int port, StoreState state,
+            JobSecret secret) {
+        try {
+            secret.checkBind(host, "the TcpStore server");
+        } catch (RuntimeException e) {
+            return Future.failedFuture(e);
+        }
         Binding wanted = port == 0 ? null : new Binding(vertx, host, port);
         if (wanted != null && !BOUND.add(wanted)) {
             return Future.failedFuture(inUse(host, port, "another TcpStore of this Vertx listens there"));
         }
-        TcpStoreServer server = new TcpStoreServer(vertx, host, state);
+        TcpStoreServer server = new TcpStoreServer(vertx, host, state, secret);
         server.binding = wanted;
         return server.netServer.listen(port, host).transform(result -> {
             if (result.failed()) {

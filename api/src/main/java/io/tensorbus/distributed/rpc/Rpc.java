@@ -3,8 +3,13 @@ package io.tensorbus.distributed.rpc;
 import io.tensorbus.distributed.Distributed;
 import io.tensorbus.distributed.InitOptions;
 import io.tensorbus.distributed.PrefixStore;
+import io.tensorbus.distributed.ProcessExit;
 import io.tensorbus.distributed.impl.Rendezvous;
+import io.netty.util.ReferenceCountUtil;
+import io.tensorbus.spi.SecretHandshake;
 import io.tensorbus.spi.Store;
+import io.vertx.core.internal.net.NetSocketInternal;
+import io.vertx.core.net.NetSocket;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
@@ -52,7 +57,7 @@ public final class Rpc {
         Vertx vertx = options.vertx() != null ? options.vertx() : Distributed.newVertx();
         Runnable releaseVertx = options.vertx() != null ? () -> { } : vertx::close;
         InitOptions.Builder io = InitOptions.builder().rank(rank).worldSize(worldSize).timeout(options.initTimeout())
-                .environment(options.environment()).vertx(vertx);
+                .environment(options.environment()).vertx(vertx).secret(options.secret());
         if (options.bindHost() != null) {
             io.property("tcp.bindHost", options.bindHost());
         }
@@ -91,20 +96,15 @@ public final class Rpc {
         Runnable releaseStore = options.store() != null ? () -> { } : rv.store()::close;
         // A caller may connect as soon as the table is complete, before this worker has built its agent.
         Promise<RpcAgent> agent = Promise.promise();
+        try {
+            options.secret().checkBind(rv.bindHost(), "RPC worker " + name);
+        } catch (RuntimeException e) {
+            releaseStore.run();
+            return Future.failedFuture(e);
+        }
         NetServer server = vertx.createNetServer(RpcTransport.serverOptions(options, rv.bindHost()));
-        server.connectHandler(socket -> {
-            socket.pause();
-            agent.future().onComplete(r -> {
-                if (r.failed() || r.result().isClosed()) {
-                    socket.close();
-                    return;
-                }
-                RpcIncoming in = new RpcIncoming(r.result(), socket);
-                r.result().accepted(in);
-                in.start();
-                socket.resume();
-            });
-        });
+        server.connectHandler(socket -> SecretHandshake.accept(socket, options.secret(), RpcTransport.CHANNEL,
+                options.timeout(), vertx).onSuccess(v -> serveOnceStarted(agent.future(), socket)));
         // A graceful shutdown of an earlier job on this store left its last key; rank 0 clears it before any
         // worker of this job can count itself out.
         Future<Void> fresh = rv.rank() == 0 ? store.deleteKey(RpcShutdown.LEFT_ALL).mapEmpty()
@@ -116,6 +116,9 @@ public final class Rpc {
                 .compose(v -> table(store, rv.rank(), rv.worldSize(), options))
                 .map(t -> {
                     RpcAgent a = new RpcAgent(t, options, vertx, releaseVertx, store, releaseStore, server);
+                    ProcessExit.Registration atExit = ProcessExit.closeAtExit("RPC agent " + a.self(),
+                            () -> a.shutdown(false));
+                    a.onClose(atExit::done);
                     RpcMembership.watch(a);
                     agent.complete(a);
                     return a;
@@ -125,6 +128,25 @@ public final class Rpc {
                     server.close();
                     releaseStore.run();
                 });
+    }
+
+    /**
+     * Hands a connection that proved the secret to the agent once it exists. Until then its bytes wait, raw:
+     * the frame parser reads Netty's buffers as they came.
+     */
+    private static void serveOnceStarted(Future<RpcAgent> agent, NetSocket socket) {
+        ((NetSocketInternal) socket).messageHandler(ReferenceCountUtil::release);
+        socket.pause();
+        agent.onComplete(r -> {
+            if (r.failed() || r.result().isClosed()) {
+                socket.close();
+                return;
+            }
+            RpcIncoming in = new RpcIncoming(r.result(), socket);
+            r.result().accepted(in);
+            in.start();
+            socket.resume();
+        });
     }
 
     private static Future<RpcWorkerTable> table(Store store, int rank, int world, RpcOptions options) {

@@ -3,23 +3,20 @@ package io.tensorbus.distributed.rpc;
 import io.netty.buffer.ByteBuf;
 import io.tensorbus.distributed.rpc.impl.RpcFrame;
 import io.tensorbus.distributed.rpc.impl.RpcFrameParser;
-import io.tensorbus.distributed.rpc.impl.RpcHandshake;
 import io.vertx.core.internal.net.NetSocketInternal;
 import io.vertx.core.net.NetSocket;
 import java.lang.foreign.MemorySegment;
 import java.util.List;
 
 /**
- * A connection a caller opened to this worker: once the caller has opened with its nonce, this worker
- * proves the shared secret and challenges the caller; once the caller has proven it and named itself as a
- * worker of the job, its calls. Until then frames are limited to the handshake's size. Anything else
- * refuses the connection; the process and the other connections go on.
+ * A connection a caller opened to this worker, after both sides proved the job's secret
+ * ({@code SecretHandshake}): once the caller has named itself as a worker of the job (OPEN, answered with
+ * WELCOME), its calls. Until then frames are limited to the handshake's size. Anything else refuses the
+ * connection; the process and the other connections go on.
  */
 final class RpcIncoming implements RpcFrameParser.FrameHandler {
     private final RpcAgent agent;
     private final NetSocket socket;
-    private final byte[] nonce = RpcHandshake.nonce();
-    private volatile WorkerInfo claimed;
     private volatile WorkerInfo caller;
     private volatile int callerMaxMessage;
     private volatile boolean closed;
@@ -41,7 +38,7 @@ final class RpcIncoming implements RpcFrameParser.FrameHandler {
         socket.exceptionHandler(e -> close());
         deadline = agent.vertx().setTimer(agent.options().timeout().toMillis(), t -> {
             if (caller == null) {
-                refuse("no proof of the shared secret within " + agent.options().timeout());
+                refuse("no OPEN within " + agent.options().timeout());
             }
         });
         socket.closeHandler(v -> {
@@ -59,7 +56,7 @@ final class RpcIncoming implements RpcFrameParser.FrameHandler {
         return callerMaxMessage;
     }
 
-    /** The worker that opened this connection, once it has proven the shared secret. */
+    /** The worker that opened this connection, once it has named itself. */
     WorkerInfo caller() {
         return caller;
     }
@@ -90,10 +87,8 @@ final class RpcIncoming implements RpcFrameParser.FrameHandler {
     @Override
     public void frame(RpcFrame.Header h, byte[] body) {
         try {
-            if (h.kind() == RpcFrame.OPEN && claimed == null) {
+            if (h.kind() == RpcFrame.OPEN && caller == null) {
                 open(decode(body));
-            } else if (h.kind() == RpcFrame.HELLO && claimed != null && caller == null) {
-                hello(decode(body));
             } else if (h.kind() == RpcFrame.CALL && caller != null) {
                 RpcPayload.Decoded call = h.hasAttachments() ? attached
                         : RpcPayload.decode(agent, body, 0);
@@ -125,29 +120,18 @@ final class RpcIncoming implements RpcFrameParser.FrameHandler {
             refuse("a rank that is not an int");
             return;
         }
+        WorkerInfo claimed;
         try {
             claimed = agent.table().check(new WorkerInfo(name, r));
         } catch (RuntimeException e) {
             refuse("'" + name + "' (rank " + r + ") is not a worker of this job");
             return;
         }
-        callerMaxMessage = Math.max(RpcFrame.MAX_HANDSHAKE_BODY, ((Number) m.get(3)).intValue());
-        byte[] proof = RpcHandshake.proof(agent.options().secret(), RpcHandshake.ACCEPTOR, (byte[]) m.get(2), name,
-                agent.self().name());
-        send(RpcFrame.CHALLENGE, 0, agent.options().codec().encode(List.of(agent.self().name(), nonce, proof,
-                agent.options().maxMessageBytes())));
-    }
-
-    private void hello(List<Object> m) {
-        if (!RpcHandshake.verify(agent.options().secret(), RpcHandshake.CALLER, nonce, claimed.name(),
-                agent.self().name(), (byte[]) m.get(0))) {
-            refuse("the proof of the shared secret from " + claimed + " is wrong (different or missing "
-                    + RpcOptions.SECRET_ENV + ")");
-            return;
-        }
+        callerMaxMessage = Math.max(RpcFrame.MAX_HANDSHAKE_BODY, ((Number) m.get(2)).intValue());
         caller = claimed;
         agent.vertx().cancelTimer(deadline);
-        send(RpcFrame.WELCOME, 0, new byte[0]);
+        send(RpcFrame.WELCOME, 0, agent.options().codec().encode(List.of(agent.self().name(),
+                agent.options().maxMessageBytes())));
         agent.welcomed(this);
     }
 

@@ -1,11 +1,11 @@
 package io.tensorbus.distributed.rpc;
 
 import io.tensorbus.io.ObjectCodec;
+import io.tensorbus.spi.JobSecret;
 import io.tensorbus.spi.Store;
 import io.vertx.core.Vertx;
 import io.vertx.core.net.KeyCertOptions;
 import io.vertx.core.net.TrustOptions;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Objects;
@@ -17,9 +17,6 @@ import java.util.Objects;
  * Build with {@link #builder()}.
  */
 public final class RpcOptions {
-    /** The environment variable whose value, when set, is the default shared secret. */
-    public static final String SECRET_ENV = "TENSORBUS_RPC_SECRET";
-
     private final String initMethod;
     private final Store store;
     private final Map<String, String> environment;
@@ -27,7 +24,7 @@ public final class RpcOptions {
     private final Duration initTimeout;
     private final String bindHost;
     private final int numWorkerThreads;
-    private final byte[] secret;
+    private final JobSecret secret;
     private final int maxMessageBytes;
     private final Vertx vertx;
     private final RpcRegistry registry;
@@ -43,9 +40,7 @@ public final class RpcOptions {
         this.initTimeout = b.initTimeout;
         this.bindHost = b.bindHost;
         this.numWorkerThreads = b.numWorkerThreads;
-        String envSecret = b.environment.get(SECRET_ENV);
-        this.secret = b.secret != null ? b.secret.clone()
-                : envSecret != null ? envSecret.getBytes(StandardCharsets.UTF_8) : new byte[0];
+        this.secret = b.secret != null ? b.secret : JobSecret.fromEnvironment(b.environment);
         this.maxMessageBytes = b.maxMessageBytes;
         this.vertx = b.vertx;
         this.registry = b.registry;
@@ -101,9 +96,14 @@ public final class RpcOptions {
         return numWorkerThreads;
     }
 
-    /** A copy of the shared secret (empty: none). */
-    public byte[] secret() {
-        return secret.clone();
+    /**
+     * The job's secret, which every connection between workers (and to the rendezvous store) proves: the
+     * builder's, else {@code TENSORBUS_SECRET} or the file {@code TENSORBUS_SECRET_FILE} of
+     * {@link #environment()}, else {@link JobSecret#none()}, with which the worker accepts calls on loopback
+     * addresses only.
+     */
+    public JobSecret secret() {
+        return secret;
     }
 
     /** The largest message a peer may send, in bytes; a larger one closes its connection. */
@@ -153,7 +153,7 @@ public final class RpcOptions {
         private Duration initTimeout = Duration.ofMinutes(5);
         private String bindHost;
         private int numWorkerThreads = 16;
-        private byte[] secret;
+        private JobSecret secret;
         private int maxMessageBytes = Integer.MAX_VALUE - 64;
         private Vertx vertx;
         private RpcRegistry registry = RpcRegistry.global();
@@ -236,16 +236,11 @@ public final class RpcOptions {
         }
 
         /**
-         * The secret every worker of the job shares: each connection proves it (HMAC-SHA256 of a fresh
-         * challenge) before any call is accepted. Default: {@value #SECRET_ENV}, else none.
-         *
-         * @throws IllegalArgumentException when empty
+         * The secret every worker of the job shares, instead of the environment's: each connection proves it
+         * ({@code SecretHandshake}) before any call is read. {@link JobSecret#none()} for none (loopback only).
          */
-        public Builder secret(byte[] secret) {
-            if (secret == null || secret.length == 0) {
-                throw new IllegalArgumentException("the shared secret must not be empty");
-            }
-            this.secret = secret.clone();
+        public Builder secret(JobSecret secret) {
+            this.secret = Objects.requireNonNull(secret, "secret (JobSecret.none() for none)");
             return this;
         }
 
@@ -299,7 +294,12 @@ public final class RpcOptions {
             return this;
         }
 
-        /** The options. */
+        /**
+         * The options.
+         *
+         * @throws IllegalArgumentException when no secret was given and the environment's is unusable (too short,
+         *     an unreadable file, or one others may read)
+         */
         public RpcOptions build() {
             return new RpcOptions(this);
         }

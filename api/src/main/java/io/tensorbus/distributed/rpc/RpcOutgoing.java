@@ -3,7 +3,7 @@ package io.tensorbus.distributed.rpc;
 import io.netty.buffer.ByteBuf;
 import io.tensorbus.distributed.rpc.impl.RpcFrame;
 import io.tensorbus.distributed.rpc.impl.RpcFrameParser;
-import io.tensorbus.distributed.rpc.impl.RpcHandshake;
+import io.tensorbus.spi.SecretHandshake;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.net.NetClient;
@@ -16,18 +16,17 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * This worker's connection to one callee: a mutual proof of the shared secret first, then this worker's
- * calls and their answers. When it breaks, exactly the calls sent on it fail.
+ * This worker's connection to one callee: the mutual proof of the job's secret first ({@code SecretHandshake}),
+ * then OPEN (this worker's name) answered by WELCOME (the callee's), then this worker's calls and their
+ * answers. When it breaks, exactly the calls sent on it fail.
  */
 final class RpcOutgoing implements RpcFrameParser.FrameHandler {
     private final RpcAgent agent;
     private final NetSocket socket;
     private final WorkerInfo target;
-    private final byte[] nonce = RpcHandshake.nonce();
     private final Promise<RpcOutgoing> ready = Promise.promise();
     private final Set<Long> inFlight = ConcurrentHashMap.newKeySet();
     private final AtomicBoolean broken = new AtomicBoolean();
-    private volatile boolean helloSent;
     private volatile boolean welcomed;
     private volatile int peerMaxMessage = RpcFrame.MAX_HANDSHAKE_BODY;
     private RpcPayload.Decoded attached;
@@ -39,13 +38,17 @@ final class RpcOutgoing implements RpcFrameParser.FrameHandler {
         this.target = target;
     }
 
-    /** Connects to {@code target} and completes once both sides have proven the shared secret. */
+    /** Connects to {@code target} and completes once both sides have proven the secret and it welcomed us. */
     static Future<RpcOutgoing> connect(RpcAgent agent, NetClient client, WorkerInfo target) {
         RpcWorkerTable.Address a = agent.table().address(target);
         return client.connect(a.port(), a.host())
                 .recover(e -> Future.failedFuture(new RpcException("cannot connect to worker " + target + " at "
                         + a.host() + ":" + a.port() + ": " + e.getMessage(), e)))
-                .compose(s -> new RpcOutgoing(agent, s, target).start());
+                .compose(s -> SecretHandshake.connect(s, agent.options().secret(), RpcTransport.CHANNEL,
+                                agent.options().timeout(), agent.vertx())
+                        .recover(e -> Future.failedFuture(new RpcException("worker " + target + " at " + a.host()
+                                + ":" + a.port() + " could not be joined: " + e.getMessage(), e)))
+                        .compose(v -> new RpcOutgoing(agent, s, target).start()));
     }
 
     private Future<RpcOutgoing> start() {
@@ -58,7 +61,7 @@ final class RpcOutgoing implements RpcFrameParser.FrameHandler {
         long deadline = agent.vertx().setTimer(agent.options().timeout().toMillis(),
                 t -> broken("did not complete the handshake within " + agent.options().timeout()));
         write(RpcFrame.frame(RpcFrame.OPEN, 0, agent.options().codec().encode(List.of(agent.self().name(),
-                agent.self().id(), nonce, agent.options().maxMessageBytes())), List.of()));
+                agent.self().id(), agent.options().maxMessageBytes())), List.of()));
         return ready.future().onComplete(r -> agent.vertx().cancelTimer(deadline));
     }
 
@@ -106,8 +109,7 @@ final class RpcOutgoing implements RpcFrameParser.FrameHandler {
     public void frame(RpcFrame.Header h, byte[] body) {
         try {
             switch (h.kind()) {
-                case RpcFrame.CHALLENGE -> answer(decode(body));
-                case RpcFrame.WELCOME -> welcome();
+                case RpcFrame.WELCOME -> welcome(decode(body));
                 case RpcFrame.REFUSED -> refused(body);
                 case RpcFrame.RETURN -> answered(h.id(), result(h, body), null);
                 case RpcFrame.RAISE -> answered(h.id(), null, decode(body));
@@ -116,25 +118,6 @@ final class RpcOutgoing implements RpcFrameParser.FrameHandler {
         } catch (RuntimeException e) {
             broken("sent a message that does not decode: " + e.getMessage());
         }
-    }
-
-    private void answer(List<Object> m) {
-        String acceptor = (String) m.get(0);
-        if (helloSent || !acceptor.equals(target.name())) {
-            broken(helloSent ? "challenged twice" : "answered as '" + acceptor + "'");
-            return;
-        }
-        if (!RpcHandshake.verify(agent.options().secret(), RpcHandshake.ACCEPTOR, nonce, agent.self().name(),
-                acceptor, (byte[]) m.get(2))) {
-            broken("could not prove the shared secret (a different or missing " + RpcOptions.SECRET_ENV
-                    + ", or not a worker of this job)");
-            return;
-        }
-        peerMaxMessage = ((Number) m.get(3)).intValue();
-        byte[] proof = RpcHandshake.proof(agent.options().secret(), RpcHandshake.CALLER, (byte[]) m.get(1),
-                agent.self().name(), acceptor);
-        write(RpcFrame.frame(RpcFrame.HELLO, 0, agent.options().codec().encode(List.of(proof)), List.of()));
-        helloSent = true;
     }
 
     /** Allocates the tensors of a result; its bytes will be read straight into them. */
@@ -154,11 +137,13 @@ final class RpcOutgoing implements RpcFrameParser.FrameHandler {
         return d.values().get(0);
     }
 
-    private void welcome() {
-        if (!helloSent || welcomed) {
-            broken("welcomed this worker before it proved the shared secret");
+    private void welcome(List<Object> m) {
+        String acceptor = (String) m.get(0);
+        if (welcomed || !acceptor.equals(target.name())) {
+            broken(welcomed ? "welcomed this worker twice" : "answered as '" + acceptor + "'");
             return;
         }
+        peerMaxMessage = Math.max(RpcFrame.MAX_HANDSHAKE_BODY, ((Number) m.get(1)).intValue());
         welcomed = true;
         ready.tryComplete(this);
     }

@@ -9,6 +9,9 @@ import io.vertx.core.net.NetServerOptions;
  * opens connections to other workers, plain TCP or, with {@link RpcOptions#usesTls()}, mutual TLS.
  */
 final class RpcTransport {
+    /** The secret handshake's name for the connections between workers. */
+    static final String CHANNEL = "rpc";
+
     /** No host-name check: workers are addressed by IP and trusted by their certificates alone. */
     private static final String NO_HOSTNAME_VERIFICATION = "";
 

@@ -8,8 +8,10 @@ import io.tensorbus.distributed.Distributed;
 import io.tensorbus.distributed.HashStore;
 import io.tensorbus.distributed.rpc.impl.RpcFrame;
 import io.tensorbus.distributed.rpc.impl.RpcFrameParser;
-import io.tensorbus.distributed.rpc.impl.RpcHandshake;
 import io.tensorbus.io.ObjectCodec;
+import io.tensorbus.spi.AuthenticationException;
+import io.tensorbus.spi.JobSecret;
+import io.tensorbus.spi.SecretHandshake;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
@@ -28,10 +30,14 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-/** Processes that do not follow the handshake, or lack the secret, talking to a worker through raw sockets. */
+/**
+ * Processes that skip the secret handshake, lack the secret, or break the OPEN/WELCOME exchange after it,
+ * talking to a worker through raw sockets.
+ */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class RpcHandshakeTest {
-    private static final byte[] SECRET = "s3cret".getBytes(StandardCharsets.UTF_8);
+    private static final JobSecret SECRET = JobSecret.of("the secret of this test job".getBytes(StandardCharsets.UTF_8));
+    private static final JobSecret OTHER = JobSecret.of("the secret of another job!".getBytes(StandardCharsets.UTF_8));
     private final ObjectCodec codec = ObjectCodec.standard();
     private Vertx vertx;
     private HashStore store;
@@ -52,11 +58,22 @@ class RpcHandshakeTest {
                 .timeout(Duration.ofSeconds(10));
     }
 
-    /** What a raw socket to {@code worker} receives after sending {@code frames}, until the worker closes. */
-    private Buffer exchange(int worker, List<Buffer> frames) throws Exception {
+    /** A raw connection to {@code worker}, not yet authenticated. */
+    private NetSocket raw(int worker) throws Exception {
         String[] a = new String(store.get("rpc/worker/" + worker).await(5, TimeUnit.SECONDS),
                 StandardCharsets.UTF_8).split("\n");
-        NetSocket s = vertx.createNetClient().connect(Integer.parseInt(a[2]), a[1]).await(5, TimeUnit.SECONDS);
+        return vertx.createNetClient().connect(Integer.parseInt(a[2]), a[1]).await(5, TimeUnit.SECONDS);
+    }
+
+    /** A connection to {@code worker} that proved {@link #SECRET}. */
+    private NetSocket joined(int worker) throws Exception {
+        NetSocket s = raw(worker);
+        SecretHandshake.connect(s, SECRET, "rpc", Duration.ofSeconds(5), vertx).await(5, TimeUnit.SECONDS);
+        return s;
+    }
+
+    /** What {@code s} receives after sending {@code frames}, until the worker closes it. */
+    private static Buffer exchange(NetSocket s, List<Buffer> frames) throws Exception {
         Buffer got = Buffer.buffer();
         Promise<Buffer> closed = Promise.promise();
         s.handler(got::appendBuffer);
@@ -69,27 +86,59 @@ class RpcHandshakeTest {
         return RpcFrame.encode(kind, 0, codec.encode(body));
     }
 
-    @Test
-    void aHugeFrameBeforeTheHandshakeIsRefusedAtItsHeader() throws Exception {
-        List<RpcAgent> w = List.of(Rpc.init("worker0", 0, 1, options().build()).await(10, TimeUnit.SECONDS));
-        Buffer header = RpcFrame.encode(RpcFrame.OPEN, 0, new byte[0]).setIntLE(16, 400 << 20);
-        long t0 = System.nanoTime();
-        Buffer got = exchange(0, List.of(header));
-        assertTrue(System.nanoTime() - t0 < 5_000_000_000L, "the worker waited for the body");
-        assertTrue(got.toString(StandardCharsets.ISO_8859_1).contains("1024 allowed"), "no REFUSED with the limit");
-        w.get(0).shutdown(false);
+    private Buffer open() {
+        return frame(RpcFrame.OPEN, List.of("worker0", 0, 1 << 20));
     }
 
     @Test
-    void aWrongProofIsRefusedNamingTheClaimedWorkerAndCallsBeforeWelcomeAreRefused() throws Exception {
+    void framesWithoutTheSecretHandshakeAreNeverReadNorAnswered() throws Exception {
+        AtomicInteger runs = new AtomicInteger();
+        RpcAgent w = Rpc.init("worker0", 0, 1, options().registry(new RpcRegistry()
+                .register("test.count", a -> runs.incrementAndGet())).build()).await(10, TimeUnit.SECONDS);
+        Buffer call = RpcFrame.encode(RpcFrame.CALL, 1, codec.encode(Arrays.asList(Arrays.asList("test.count"),
+                List.of())));
+        Buffer got = exchange(raw(0), List.of(open(), call));
+        assertEquals(0, got.length(), "the worker answered a connection that proved nothing: " + got);
+        Thread.sleep(200);
+        assertEquals(0, runs.get(), "a call of an unauthenticated connection ran");
+        assertEquals(3L, (Long) w.rpcSync("worker0", "builtin.add", 1, 2), "the worker lives");
+        w.shutdown(false);
+    }
+
+    @Test
+    void aProcessWithAnotherSecretIsRefusedAtTheHandshake() throws Exception {
         RpcAgent w = Rpc.init("worker0", 0, 1, options().build()).await(10, TimeUnit.SECONDS);
-        Buffer open = frame(RpcFrame.OPEN, List.of("worker0", 0, RpcHandshake.nonce(), 1 << 20));
-        Buffer refused = exchange(0, List.of(open, frame(RpcFrame.HELLO, List.of(new byte[32]))));
-        assertTrue(refused.toString(StandardCharsets.ISO_8859_1)
-                .contains("the proof of the shared secret from worker0 (rank 0) is wrong"), "not refused for the proof");
-        Buffer early = exchange(0, List.of(open, RpcFrame.encode(RpcFrame.CALL, 1, new byte[0])));
+        Future<Void> wrong = SecretHandshake.connect(raw(0), OTHER, "rpc", Duration.ofSeconds(5), vertx);
+        Exception e = assertThrows(Exception.class, () -> wrong.await(10, TimeUnit.SECONDS));
+        assertTrue(e instanceof AuthenticationException && e.getMessage().contains("does not know this job's secret"),
+                String.valueOf(e));
+        Future<Void> none = SecretHandshake.connect(raw(0), JobSecret.none(), "rpc", Duration.ofSeconds(5), vertx);
+        Exception n = assertThrows(Exception.class, () -> none.await(10, TimeUnit.SECONDS));
+        assertTrue(n.getMessage().contains("belongs to a job with a secret and the connecting process has none"),
+                n.getMessage());
+        w.shutdown(false);
+    }
+
+    @Test
+    void aHugeFrameBeforeOpenIsRefusedAtItsHeader() throws Exception {
+        RpcAgent w = Rpc.init("worker0", 0, 1, options().build()).await(10, TimeUnit.SECONDS);
+        Buffer header = RpcFrame.encode(RpcFrame.OPEN, 0, new byte[0]).setIntLE(16, 400 << 20);
+        long t0 = System.nanoTime();
+        Buffer got = exchange(joined(0), List.of(header));
+        assertTrue(System.nanoTime() - t0 < 5_000_000_000L, "the worker waited for the body");
+        assertTrue(got.toString(StandardCharsets.ISO_8859_1).contains("1024 allowed"), "no REFUSED with the limit");
+        w.shutdown(false);
+    }
+
+    @Test
+    void aCallBeforeOpenAndAStrangerNameAreRefused() throws Exception {
+        RpcAgent w = Rpc.init("worker0", 0, 1, options().build()).await(10, TimeUnit.SECONDS);
+        Buffer early = exchange(joined(0), List.of(RpcFrame.encode(RpcFrame.CALL, 1, new byte[0])));
         assertTrue(early.toString(StandardCharsets.ISO_8859_1).contains("before the handshake"),
                 "a call before WELCOME was not refused");
+        Buffer stranger = exchange(joined(0), List.of(frame(RpcFrame.OPEN, List.of("mallory", 0, 1 << 20))));
+        assertTrue(stranger.toString(StandardCharsets.ISO_8859_1).contains("is not a worker of this job"),
+                "a stranger's OPEN was not refused");
         assertEquals(3L, (Long) w.rpcSync("worker0", "builtin.add", 1, 2), "the worker lives");
         w.shutdown(false);
     }
@@ -99,24 +148,18 @@ class RpcHandshakeTest {
         AtomicInteger runs = new AtomicInteger();
         RpcAgent w = Rpc.init("worker0", 0, 1, options().registry(new RpcRegistry()
                 .register("test.count", a -> runs.incrementAndGet())).build()).await(10, TimeUnit.SECONDS);
-        String[] a = new String(store.get("rpc/worker/0").await(5, TimeUnit.SECONDS), StandardCharsets.UTF_8)
-                .split("\n");
-        NetSocket s = vertx.createNetClient().connect(Integer.parseInt(a[2]), a[1]).await(5, TimeUnit.SECONDS);
+        NetSocket s = joined(0);
         List<Integer> kinds = new CopyOnWriteArrayList<>();
         Promise<Void> welcomed = Promise.promise();
         Promise<Void> closed = Promise.promise();
         s.handler(new RpcFrameParser(() -> 1 << 20, (h, body) -> {
             kinds.add(h.kind());
-            if (h.kind() == RpcFrame.CHALLENGE) {
-                List<?> m = (List<?>) codec.decode(body, List.class);
-                byte[] proof = RpcHandshake.proof(SECRET, RpcHandshake.CALLER, (byte[]) m.get(1), "worker0", "worker0");
-                s.write(frame(RpcFrame.HELLO, List.of(proof)));
-            } else if (h.kind() == RpcFrame.WELCOME) {
+            if (h.kind() == RpcFrame.WELCOME) {
                 welcomed.complete();
             }
         }, why -> { }));
         s.closeHandler(v -> closed.tryComplete());
-        s.write(frame(RpcFrame.OPEN, List.of("worker0", 0, RpcHandshake.nonce(), 1 << 20)));
+        s.write(open());
         welcomed.future().await(10, TimeUnit.SECONDS);
         Buffer undecodable = RpcFrame.encode(RpcFrame.CALL, 1, new byte[] {42, 42, 42});
         Buffer valid = RpcFrame.encode(RpcFrame.CALL, 2, codec.encode(Arrays.asList(
@@ -132,18 +175,17 @@ class RpcHandshakeTest {
 
     @Test
     void aCallerRefusesAnAcceptorThatCannotProveTheSecret() throws Exception {
-        // worker1's address leads to an impostor that answers every OPEN with a made-up proof and a welcome.
-        NetServer impostor = vertx.createNetServer().connectHandler(s -> s.handler(b -> s.write(
-                frame(RpcFrame.CHALLENGE, List.of("worker1", RpcHandshake.nonce(), new byte[32], 1 << 20))
-                        .appendBuffer(RpcFrame.encode(RpcFrame.WELCOME, 0, new byte[0]))
+        // worker1's address leads to an impostor of another job that would welcome anyone and forge a result.
+        NetServer impostor = vertx.createNetServer().connectHandler(s -> SecretHandshake.accept(s, OTHER, "rpc",
+                Duration.ofSeconds(5), vertx).onSuccess(v -> s.write(frame(RpcFrame.WELCOME, List.of("worker1", 1 << 20))
                         .appendBuffer(RpcFrame.encode(RpcFrame.RETURN, 1, codec.encode(List.of("forged")))))))
                 .listen(0, "127.0.0.1").await(5, TimeUnit.SECONDS);
         store.set("rpc/worker/1", ("worker1\n127.0.0.1\n" + impostor.actualPort()).getBytes(StandardCharsets.UTF_8))
                 .await(5, TimeUnit.SECONDS);
-        Future<RpcAgent> started = Rpc.init("worker0", 0, 2, options().build());
-        RpcAgent w = started.await(10, TimeUnit.SECONDS);
+        RpcAgent w = Rpc.init("worker0", 0, 2, options().build()).await(10, TimeUnit.SECONDS);
         RpcException e = assertThrows(RpcException.class, () -> w.rpcSync("worker1", "builtin.add", 1, 2));
-        assertTrue(e.getMessage().contains("could not prove the shared secret"), e.getMessage());
+        assertTrue(e.getMessage().contains("worker1 (rank 1)") && e.getMessage().contains("could not be joined")
+                && e.getMessage().contains("does not know this job's secret"), e.getMessage());
         w.shutdown(false);
         impostor.close();
     }

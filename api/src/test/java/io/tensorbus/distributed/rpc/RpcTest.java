@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.tensorbus.distributed.HashStore;
 import io.tensorbus.distributed.rpc.impl.RpcFrame;
+import io.tensorbus.spi.JobSecret;
 import io.tensorbus.tensor.Tensor;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -97,12 +98,20 @@ class RpcTest {
         assertThrows(IllegalArgumentException.class, () -> RpcOptions.builder().bindHost(" "));
         HashStore other = new HashStore(Duration.ofSeconds(5));
         Future<RpcAgent> bad = Rpc.init("alone", 0, 1, RpcOptions.builder().store(other).vertx(vertx)
-                .bindHost("192.0.2.1").initTimeout(Duration.ofSeconds(5)).build());
+                .bindHost("192.0.2.1").secret(JobSecret.random()).initTimeout(Duration.ofSeconds(5)).build());
         ExecutionException e = assertThrows(ExecutionException.class,
                 () -> bad.toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS));
         assertInstanceOf(RpcException.class, e.getCause());
         assertTrue(e.getCause().getMessage().startsWith("alone cannot accept calls on 192.0.2.1: "),
                 e.getCause().getMessage());
+        // Without a secret the worker may not even try an address others can reach.
+        Future<RpcAgent> open = Rpc.init("alone", 0, 1, RpcOptions.builder().store(new HashStore(Duration.ofSeconds(5)))
+                .vertx(vertx).bindHost("0.0.0.0").secret(JobSecret.none()).initTimeout(Duration.ofSeconds(5)).build());
+        ExecutionException n = assertThrows(ExecutionException.class,
+                () -> open.toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS));
+        assertInstanceOf(IllegalStateException.class, n.getCause());
+        assertTrue(n.getCause().getMessage().contains("RPC worker alone cannot listen on 0.0.0.0 without a job secret")
+                && n.getCause().getMessage().contains(JobSecret.ENV), n.getCause().getMessage());
     }
 
     @Test
@@ -208,15 +217,17 @@ class RpcTest {
 
     @Test
     void aWorkerWithoutTheSharedSecretIsRefused() throws Exception {
-        byte[] secret = "s3cret".getBytes(StandardCharsets.UTF_8);
+        JobSecret secret = JobSecret.of("the secret of this job".getBytes(StandardCharsets.UTF_8));
+        JobSecret other = JobSecret.of("the secret of another job".getBytes(StandardCharsets.UTF_8));
         List<RpcAgent> w = start(3, r -> RpcOptions.builder().registry(new RpcRegistry())
-                .secret(r == 2 ? "other".getBytes(StandardCharsets.UTF_8) : secret));
+                .secret(r == 2 ? other : secret));
         assertEquals(3L, (Long) w.get(0).rpcSync("worker1", "builtin.add", 1, 2));
         RpcException e = assertThrows(RpcException.class, () -> w.get(0).rpcSync("worker2", "builtin.add", 1, 2));
-        assertTrue(e.getMessage().contains("worker2 (rank 2) could not prove the shared secret"), e.getMessage());
+        assertTrue(e.getMessage().contains("worker2 (rank 2)") && e.getMessage().contains("could not be joined")
+                && e.getMessage().contains("does not know this job's secret"), e.getMessage());
         RpcException back = assertThrows(RpcException.class, () -> w.get(2).rpcSync("worker1", "builtin.add", 1, 2));
-        assertTrue(back.getMessage().contains("worker1 (rank 1) could not prove the shared secret"),
-                back.getMessage());
+        assertTrue(back.getMessage().contains("worker1 (rank 1)")
+                && back.getMessage().contains("does not know this job's secret"), back.getMessage());
     }
 
     @Test

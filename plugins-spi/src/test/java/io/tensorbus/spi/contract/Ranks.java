@@ -3,6 +3,7 @@ package io.tensorbus.spi.contract;
 import io.tensorbus.spi.Backend;
 import io.tensorbus.spi.BackendOptions;
 import io.tensorbus.spi.BackendProvider;
+import io.tensorbus.spi.JobSecret;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 
@@ -22,22 +23,34 @@ public final class Ranks implements AutoCloseable {
     private final MemoryStore store;
     private final String groupName;
     private final Duration timeout;
+    private final JobSecret secret;
 
-    private Ranks(List<Backend> backends, MemoryStore store, String groupName, Duration timeout) {
+    private Ranks(List<Backend> backends, MemoryStore store, String groupName, Duration timeout, JobSecret secret) {
         this.backends = backends;
         this.store = store;
         this.groupName = groupName;
         this.timeout = timeout;
+        this.secret = secret;
     }
 
-    /** Creates and connects {@code n} ranks whose operations time out after {@code timeout}; fails after 30 s. */
+    /**
+     * Creates and connects {@code n} ranks whose operations time out after {@code timeout}, sharing a random
+     * job secret as a launched job's ranks do; fails after 30 s.
+     */
     public static Ranks create(BackendProvider provider, Vertx vertx, int n, Duration timeout,
                                Map<String, String> properties) throws Exception {
+        return create(provider, vertx, n, timeout, properties, JobSecret.random());
+    }
+
+    /** {@link #create(BackendProvider, Vertx, int, Duration, Map)} with the job secret {@code secret}. */
+    public static Ranks create(BackendProvider provider, Vertx vertx, int n, Duration timeout,
+                               Map<String, String> properties, JobSecret secret) throws Exception {
         MemoryStore store = new MemoryStore(timeout);
         String group = "contract-" + System.nanoTime();
         List<Future<Backend>> futures = new ArrayList<>();
         for (int r = 0; r < n; r++) {
-            futures.add(provider.create(new BackendOptions(r, n, store, timeout, group, null, vertx, properties)));
+            futures.add(provider.create(new BackendOptions(r, n, store, timeout, group, null, vertx, properties,
+                    secret)));
         }
         List<Backend> out = new ArrayList<>();
         Exception failure = null;
@@ -54,7 +67,7 @@ public final class Ranks implements AutoCloseable {
             }
             throw failure;
         }
-        return new Ranks(out, store, group, timeout);
+        return new Ranks(out, store, group, timeout, secret);
     }
 
     /** The backend of {@code rank}. */
@@ -70,6 +83,11 @@ public final class Ranks implements AutoCloseable {
     /** The rendezvous store the ranks share. */
     public MemoryStore store() {
         return store;
+    }
+
+    /** The job secret the ranks share. */
+    public JobSecret secret() {
+        return secret;
     }
 
     /** The group's name (unique per instance). */

@@ -2,6 +2,7 @@ package io.tensorbus.workloads.ddp;
 
 import io.tensorbus.distributed.HashStore;
 import io.tensorbus.distributed.InitOptions;
+import io.tensorbus.spi.JobSecret;
 import io.tensorbus.workloads.demo.FashionMnistTraining;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
@@ -47,9 +48,12 @@ import java.util.Objects;
  * @param backend the process-group backend's name
  * @param timeout the deadline of the set-up and of every operation of the group
  * @param threads the compute threads to use, or 0 to leave the count as it is
+ * @param secret the job's secret, from {@code TENSORBUS_SECRET} or {@code TENSORBUS_SECRET_FILE} (which
+ *     {@code tensorbus launch} sets), else none
  */
 public record DdpConfig(FashionMnistTraining.Options training, int rank, int worldSize, String initMethod,
-        String masterAddr, int masterPort, boolean storeHosted, String backend, Duration timeout, int threads) {
+        String masterAddr, int masterPort, boolean storeHosted, String backend, Duration timeout, int threads,
+        JobSecret secret) {
 
     /** The config fields, in the order the error messages list them. */
     public static final List<String> FIELDS = List.of("rank", "worldSize", "masterAddr", "masterPort", "initMethod",
@@ -63,6 +67,7 @@ public record DdpConfig(FashionMnistTraining.Options training, int rank, int wor
         Objects.requireNonNull(training, "training");
         Objects.requireNonNull(backend, "backend");
         Objects.requireNonNull(timeout, "timeout");
+        Objects.requireNonNull(secret, "secret");
         if (rank < 0 || rank >= worldSize) {
             throw new IllegalArgumentException("rank " + rank + " is not in [0, worldSize " + worldSize + ")");
         }
@@ -74,9 +79,11 @@ public record DdpConfig(FashionMnistTraining.Options training, int rank, int wor
 
     /**
      * Reads a verticle config, with {@code env} ({@code RANK}, {@code WORLD_SIZE}, {@code MASTER_ADDR},
-     * {@code MASTER_PORT}, {@code LOCAL_WORLD_SIZE}, {@code TENSORBUS_STORE_HOSTED}) filling in what it leaves out.
+     * {@code MASTER_PORT}, {@code LOCAL_WORLD_SIZE}, {@code TENSORBUS_STORE_HOSTED}, the job's secret) filling in
+     * what it leaves out.
      *
-     * @throws IllegalArgumentException naming the field (or variable) that is wrong and what it allows
+     * @throws IllegalArgumentException naming the field (or variable) that is wrong and what it allows, or an
+     *     unusable secret
      */
     public static DdpConfig fromJson(JsonObject config, Map<String, String> env) {
         Fields f = new Fields(config == null ? new JsonObject() : config, env);
@@ -98,7 +105,8 @@ public record DdpConfig(FashionMnistTraining.Options training, int rank, int wor
         boolean hosted = "1".equals(env.get("TENSORBUS_STORE_HOSTED")) && !addressGiven;
         return new DdpConfig(f.training(), rank, worldSize, initMethod, masterAddr, masterPort, hosted,
                 f.text("backend", "tcp"), Duration.ofSeconds(f.integer("timeoutSeconds", null,
-                DEFAULT_TIMEOUT_SECONDS, 1, Integer.MAX_VALUE)), f.integer("threads", null, defaultThreads(env), 0, 4096));
+                DEFAULT_TIMEOUT_SECONDS, 1, Integer.MAX_VALUE)), f.integer("threads", null, defaultThreads(env), 0, 4096),
+                JobSecret.fromEnvironment(env));
     }
 
     /** Cores shared among this node's ranks, as torchrun's one thread per process when they would compete. */
@@ -140,7 +148,8 @@ public record DdpConfig(FashionMnistTraining.Options training, int rank, int wor
      * @param vertx the instance the group runs on (a verticle's own), or null for one the group creates and closes
      */
     public InitOptions initOptions(Vertx vertx) {
-        InitOptions.Builder b = InitOptions.builder().rank(rank).worldSize(worldSize).backend(backend).timeout(timeout);
+        InitOptions.Builder b = InitOptions.builder().rank(rank).worldSize(worldSize).backend(backend).timeout(timeout)
+                .secret(secret);
         if (vertx != null) {
             b.vertx(vertx);
         }

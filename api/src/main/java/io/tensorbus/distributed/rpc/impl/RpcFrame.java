@@ -23,23 +23,20 @@ public final class RpcFrame {
     public static final int HEADER = 20;
 
     /**
-     * Acceptor to caller, answering OPEN: [acceptor name, acceptor nonce, acceptor proof, the largest
-     * message the acceptor accepts].
+     * Acceptor to caller, answering OPEN: [acceptor name, the largest message the acceptor accepts]; the
+     * connection may carry calls. (Kinds 1 and 2 carried the old in-band secret proof; the secret is now
+     * proven before the first frame.)
      */
-    public static final int CHALLENGE = 1;
-    /** Caller to acceptor: [caller proof]. */
-    public static final int HELLO = 2;
-    /** Acceptor to caller: the connection may carry calls. */
     public static final int WELCOME = 3;
     /** Either side: [reason]; the connection closes. */
     public static final int REFUSED = 4;
     /**
-     * Caller to acceptor, the first frame: [caller name, caller rank, caller nonce, the largest message the
-     * caller accepts]. The acceptor speaks only when asked, so nothing it sends can reach the caller before
-     * the caller reads.
+     * Caller to acceptor, the first frame after the secret handshake: [caller name, caller rank, the largest
+     * message the caller accepts]. The acceptor speaks only when asked, so nothing it sends can reach the
+     * caller before the caller reads.
      */
     public static final int OPEN = 5;
-    /** The largest frame body before the handshake completes: names, nonces and proofs only. */
+    /** The largest frame body before the handshake completes: names and limits only. */
     public static final int MAX_HANDSHAKE_BODY = 1024;
     /** Caller to callee: [function, arguments]. */
     public static final int CALL = 10;
@@ -137,6 +134,6 @@ public final class RpcFrame {
     }
 
     private static boolean isKnown(int kind) {
-        return (kind >= CHALLENGE && kind <= OPEN) || (kind >= CALL && kind <= RAISE);
+        return (kind >= WELCOME && kind <= OPEN) || (kind >= CALL && kind <= RAISE);
     }
 }

@@ -28,8 +28,12 @@ record Frame(int kind, int opcode, int dtype, int reduceOp, int root, long seque
     static final int DATA = 2;
     static final int STATUS_REQUEST = 3;
     static final int STATUS_REPLY = 4;
-    /** A rank gives up on the group (a mismatch it saw); the payload is its UTF-8 message. */
+    /** A rank gives up on the group (aux: a mismatch it saw, or its own failure); the payload is its UTF-8 message. */
     static final int ABORT = 5;
+    /** aux of an ABORT: the sender found a collective mismatch. */
+    static final long ABORT_MISMATCH = 0;
+    /** aux of an ABORT: the sender's group failed (a lost peer, a timeout) and it leaves; the text says why. */
+    static final long ABORT_FAILED = 1;
     static final int MAX_ABORT_BYTES = 64 * 1024;
     /** A rank leaves the group in order; aux is how many collectives it called (all of them finished). */
     static final int GOODBYE = 6;

@@ -4,6 +4,7 @@ import io.netty.buffer.ByteBuf;
 import io.tensorbus.spi.Backend;
 import io.tensorbus.spi.BackendOptions;
 import io.tensorbus.spi.CommunicationException;
+import io.tensorbus.spi.SecretHandshake;
 import io.tensorbus.spi.Store;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -19,19 +20,24 @@ import io.vertx.core.net.NetSocket;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
 /**
  * Builds the full mesh of one group: listens on a free port, publishes {@code host:port} in the store,
  * checks that every member agrees on the world size and that no rank is taken twice, then connects to
- * every lower rank and accepts every higher one. Each connection starts with a HELLO frame each way that
- * names the group, the rank and the world size; anything else on the port is dropped.
+ * every lower rank and accepts every higher one. Each connection first proves the job's secret
+ * ({@link SecretHandshake}, channel {@value #CHANNEL}), then starts with a HELLO frame each way that names the
+ * group, the rank and the world size; anything else on the port is dropped. Without a secret the mesh
+ * listens on loopback addresses only.
  */
 final class Mesh {
     private static final System.Logger LOG = System.getLogger(Mesh.class.getName());
     /** How long an accepted connection may take to send its HELLO, by default. */
     private static final long HANDSHAKE_MILLIS = 10_000;
+    /** The handshake's name for the connections of the mesh. */
+    static final String CHANNEL = "mesh";
 
     private final BackendOptions options;
     private final ContextInternal context;
@@ -61,6 +67,12 @@ final class Mesh {
 
     /** Creates the backend of one group; completes when every connection is up. */
     static Future<Backend> create(BackendOptions options) {
+        try {
+            options.secret().checkBind(options.property("tcp.bindHost", "127.0.0.1"),
+                    "the tcp backend of group '" + options.groupName() + "'");
+        } catch (RuntimeException e) {
+            return Future.failedFuture(e);
+        }
         ContextInternal context = ((VertxInternal) options.vertx()).createEventLoopContext();
         Promise<Backend> result = context.promise();
         context.runOnContext(v -> new Mesh(options, context, result).start());
@@ -141,11 +153,15 @@ final class Mesh {
             String address = new String(bytes, StandardCharsets.UTF_8);
             int colon = address.lastIndexOf(':');
             return client.connect(Integer.parseInt(address.substring(colon + 1)), address.substring(0, colon));
-        }).compose(socket -> {
-            handshake((NetSocketInternal) socket, peer, -1);
-            socket.write(io.vertx.core.internal.buffer.BufferInternal.buffer(hello().encode()));
-            return connected.get(peer).future();
-        });
+        }).compose(socket -> SecretHandshake.connect(socket, options.secret(), CHANNEL,
+                        Duration.ofMillis(handshakeMillis), vertx)
+                .recover(e -> Future.failedFuture(initError(backend.who(peer) + " of group '" + options.groupName()
+                        + "' could not be reached: " + e.getMessage())))
+                .compose(v -> {
+                    handshake((NetSocketInternal) socket, peer, -1);
+                    socket.write(io.vertx.core.internal.buffer.BufferInternal.buffer(hello().encode()));
+                    return connected.get(peer).future();
+                }));
     }
 
     /**
@@ -162,10 +178,15 @@ final class Mesh {
     }
 
     private void accepted(NetSocket socket) {
-        // A connection that does not say HELLO in time is dropped; the timer stops once it has.
+        // A connection that does not prove the secret and say HELLO in time is dropped; the timer stops once
+        // it has. A refused one is closed (and logged) by the secret handshake.
         long timer = vertx.setTimer(handshakeMillis, id -> socket.close());
-        socket.closeHandler(v -> vertx.cancelTimer(timer));
-        handshake((NetSocketInternal) socket, -1, timer);
+        SecretHandshake.accept(socket, options.secret(), CHANNEL, Duration.ofMillis(handshakeMillis), vertx)
+                .onFailure(e -> vertx.cancelTimer(timer))
+                .onSuccess(v -> {
+                    socket.closeHandler(closed -> vertx.cancelTimer(timer));
+                    handshake((NetSocketInternal) socket, -1, timer);
+                });
     }
 
     /**

@@ -150,7 +150,9 @@ final class PeerConnection implements FrameReader.Listener {
             case Frame.ABORT -> {
                 byte[] text = new byte[(int) frame.payloadBytes()];
                 Sink s = Sink.copyInto(java.lang.foreign.MemorySegment.ofArray(text));
-                s.whenFull = () -> backend.abortArrived(peer, new String(text, java.nio.charset.StandardCharsets.UTF_8));
+                long reason = frame.aux();
+                s.whenFull = () -> backend.abortArrived(peer, reason,
+                        new String(text, java.nio.charset.StandardCharsets.UTF_8));
                 yield s;
             }
             default -> throw new Frame.MalformedFrameException("unexpected frame kind " + frame.kind()

@@ -398,24 +398,34 @@ final class TcpBackend implements Backend {
 
     /** Breaks the group with {@code e} and tells the peers, which may be waiting for frames this rank will never send. */
     private void mismatchFound(CollectiveMismatchException e) {
-        byte[] text = e.getMessage().getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        abortPeers(e.sequence(), e.getMessage(), Frame.ABORT_MISMATCH);
+        breakGroup(e);
+    }
+
+    /** Sends every peer an ABORT saying why ({@code reason}: {@link Frame#ABORT_MISMATCH} or ABORT_FAILED). */
+    private void abortPeers(long sequence, String message, long reason) {
+        byte[] text = message.getBytes(java.nio.charset.StandardCharsets.UTF_8);
         java.lang.foreign.MemorySegment payload = java.lang.foreign.MemorySegment.ofArray(
                 java.util.Arrays.copyOf(text, Math.min(text.length, Frame.MAX_ABORT_BYTES)));
-        Frame abort = new Frame(Frame.ABORT, 0, 0, Frame.NO_REDUCE, -1, -1, e.sequence(), 0, 0, groupHash,
-                payload.byteSize(), 0);
+        Frame abort = new Frame(Frame.ABORT, 0, 0, Frame.NO_REDUCE, -1, -1, sequence, 0, 0, groupHash,
+                payload.byteSize(), reason);
         for (PeerConnection c : peers) {
             if (c != null) {
                 c.write(abort, payload);
             }
         }
-        breakGroup(e);
     }
 
-    /** A peer gave up on the group and said why. */
-    void abortArrived(int peer, String message) {
+    /**
+     * A peer gave up on the group and said why: a mismatch it found, or its own failure (then it leaves, and
+     * the error names the peer it lost rather than only the one that left).
+     */
+    void abortArrived(int peer, long reason, String message) {
         if (broken == null && !closed) {
             long seq = active.isEmpty() ? -1 : active.keySet().iterator().next();
-            breakGroup(new CollectiveMismatchException(options.groupName(), seq, who(peer) + " aborted group '"
+            breakGroup(reason == Frame.ABORT_FAILED
+                    ? lost(peer, seq, null, null, "it left after its group failed: " + message)
+                    : new CollectiveMismatchException(options.groupName(), seq, who(peer) + " aborted group '"
                     + options.groupName() + "': " + message));
         }
     }
@@ -549,7 +559,12 @@ final class TcpBackend implements Backend {
         Promise<Void> done = context.promise();
         context.runOnContext(v -> {
             if (!closed) {
+                CommunicationException failure = broken;
                 closed = true;
+                if (failure != null) {
+                    // Peers still waiting on this rank learn the cause, not only that it left.
+                    abortPeers(failure.sequence(), failure.getMessage(), Frame.ABORT_FAILED);
+                }
                 // Peers may rely on the collectives this rank finished, not on those cut short here.
                 long finished = active.keySet().stream().mapToLong(Long::longValue).min().orElse(calls.get());
                 breakGroup(new CommunicationException(options.groupName(), -1, "the group '" + options.groupName()

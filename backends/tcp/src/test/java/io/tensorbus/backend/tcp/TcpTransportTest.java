@@ -2,11 +2,14 @@ package io.tensorbus.backend.tcp;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
+import io.tensorbus.spi.AuthenticationException;
 import io.tensorbus.spi.Backend;
 import io.tensorbus.spi.BackendOptions;
 import io.tensorbus.spi.BackendProvider;
 import io.tensorbus.spi.DType;
+import io.tensorbus.spi.BlockingHandshake;
 import io.tensorbus.spi.DeviceBuffer;
+import io.tensorbus.spi.JobSecret;
 import io.tensorbus.spi.PeerLostException;
 import io.tensorbus.spi.ReduceOp;
 import io.tensorbus.spi.contract.Buffers;
@@ -86,6 +89,13 @@ class TcpTransportTest {
         }
     }
 
+    /** {@link #connect}, then the secret handshake with {@code secret}: what a peer of the job opens with. */
+    private static Socket joined(MemoryStore store, int rank, JobSecret secret) throws Exception {
+        Socket s = connect(store, rank);
+        BlockingHandshake.connect(s, secret, Mesh.CHANNEL);
+        return s;
+    }
+
     /** Connects to where {@code rank} of the group listens (its {@code tcp/addr/<rank>} store entry). */
     private static Socket connect(MemoryStore store, int rank) throws Exception {
         String address = new String(store.get("tcp/addr/" + rank).await(10, TimeUnit.SECONDS), StandardCharsets.UTF_8);
@@ -139,42 +149,100 @@ class TcpTransportTest {
             new SplittableRandom(7).nextBytes(random);
             Frame dataInsteadOfHello = new Frame(Frame.DATA, Opcode.SEND.code, 0, Frame.NO_REDUCE, -1, -1, 1, 1 << 24,
                     0, ranks.groupName().hashCode(), 1 << 24, 0);
+            // Without the secret handshake nothing is read: not even a valid HELLO of the group.
             Map<String, byte[]> strangers = new java.util.LinkedHashMap<>();
             strangers.put("random bytes", random);
             strangers.put("an HTTP request", "GET / HTTP/1.1\r\nHost: x\r\n\r\n".repeat(4).getBytes(StandardCharsets.UTF_8));
-            strangers.put("a HELLO of another group", bytes(hello("another group", 2, 3)));
-            strangers.put("a HELLO claiming rank 1 again", bytes(hello(ranks.groupName(), 1, 3)));
-            strangers.put("a HELLO with another world size", bytes(hello(ranks.groupName(), 2, 5)));
-            strangers.put("a data frame instead of a HELLO", bytes(dataInsteadOfHello));
-            for (var stranger : strangers.entrySet()) {
-                for (int rank = 0; rank < 3; rank++) {
-                    try (Socket s = connect(ranks.store(), rank)) {
-                        OutputStream out = s.getOutputStream();
-                        out.write(stranger.getValue());
-                        if (stranger.getKey().startsWith("a data frame")) {
-                            out.write(random); // the start of a payload it announced
+            strangers.put("a valid HELLO without the secret handshake", bytes(hello(ranks.groupName(), 2, 3)));
+            // After it, a member of the job that says something wrong.
+            Map<String, byte[]> members = new java.util.LinkedHashMap<>();
+            members.put("a HELLO of another group", bytes(hello("another group", 2, 3)));
+            members.put("a HELLO claiming rank 1 again", bytes(hello(ranks.groupName(), 1, 3)));
+            members.put("a HELLO with another world size", bytes(hello(ranks.groupName(), 2, 5)));
+            members.put("a data frame instead of a HELLO", bytes(dataInsteadOfHello));
+            for (boolean authenticated : new boolean[] {false, true}) {
+                for (var stranger : (authenticated ? members : strangers).entrySet()) {
+                    for (int rank = 0; rank < 3; rank++) {
+                        try (Socket s = authenticated ? joined(ranks.store(), rank, ranks.secret())
+                                : connect(ranks.store(), rank)) {
+                            OutputStream out = s.getOutputStream();
+                            out.write(stranger.getValue());
+                            if (stranger.getKey().startsWith("a data frame")) {
+                                out.write(random); // the start of a payload it announced
+                            }
+                            out.flush();
+                            assertDisconnected(s, stranger.getKey() + " sent to rank " + rank);
                         }
-                        out.flush();
-                        assertDisconnected(s, stranger.getKey() + " sent to rank " + rank);
                     }
+                    assertGroupWorks(ranks);
                 }
-                assertGroupWorks(ranks);
             }
         }
+    }
+
+    @Test
+    void aConnectionThatCannotProveTheJobSecretIsRefusedWithTheReason() throws Exception {
+        try (Ranks ranks = ranks(2, Map.of())) {
+            JobSecret other = JobSecret.random();
+            for (JobSecret wrong : List.of(other, JobSecret.none())) {
+                try (Socket s = connect(ranks.store(), 0)) {
+                    AuthenticationException e = assertThrows(AuthenticationException.class,
+                            () -> BlockingHandshake.connect(s, wrong, Mesh.CHANNEL));
+                    String expected = wrong.isPresent() ? "another secret" : "belongs to a job with a secret";
+                    assertTrue(e.getMessage().contains(expected), e.getMessage());
+                    if (!wrong.isPresent()) {
+                        assertDisconnected(s, "a connection refused at the handshake");
+                    }
+                }
+            }
+            try (Socket s = connect(ranks.store(), 1)) {
+                AuthenticationException e = assertThrows(AuthenticationException.class,
+                        () -> BlockingHandshake.connect(s, ranks.secret(), "store"));
+                assertTrue(e.getMessage().contains("this port serves 'mesh', not 'store'"), e.getMessage());
+            }
+            assertGroupWorks(ranks);
+        }
+    }
+
+    @Test
+    void ranksWithDifferentSecretsFailSetUpSayingSo() throws Exception {
+        MemoryStore store = new MemoryStore(Duration.ofSeconds(5));
+        String group = "secrets-" + System.nanoTime();
+        List<Future<Backend>> fs = List.of(
+                provider.create(new BackendOptions(0, 2, store, Duration.ofSeconds(5), group, null, vertx, Map.of(),
+                        JobSecret.random())),
+                provider.create(new BackendOptions(1, 2, store, Duration.ofSeconds(5), group, null, vertx, Map.of(),
+                        JobSecret.random())));
+        Exception e = assertThrows(Exception.class, () -> fs.get(1).await(10, TimeUnit.SECONDS));
+        assertTrue(fs.get(1).isComplete(), "set-up hangs: " + e);
+        String message = fs.get(1).cause().getMessage();
+        assertTrue(message.contains("rank 0") && message.contains("does not know this job's secret"), message);
+        assertThrows(Exception.class, () -> fs.get(0).await(10, TimeUnit.SECONDS));
+    }
+
+    @Test
+    void withoutASecretTheMeshListensOnLoopbackOnly() {
+        Future<Backend> f = provider.create(new BackendOptions(0, 2, new MemoryStore(Duration.ofSeconds(5)),
+                Duration.ofSeconds(5), "open-" + System.nanoTime(), null, vertx, Map.of("tcp.bindHost", "0.0.0.0")));
+        assertTrue(f.failed(), "a mesh without a secret listened on every interface");
+        String message = f.cause().getMessage();
+        assertTrue(message.contains("cannot listen on 0.0.0.0 without a job secret") && message.contains(JobSecret.ENV),
+                message);
     }
 
     @Test
     void aFakePeerThatSendsAMalformedFrameFailsTheAllReduceWithPeerLost() throws Exception {
         MemoryStore store = new MemoryStore(Duration.ofSeconds(10));
         String group = "fake-peer-" + System.nanoTime();
+        JobSecret secret = JobSecret.random();
         Future<Backend> created = provider.create(new BackendOptions(0, 2, store, Duration.ofSeconds(10), group, null,
-                vertx, Map.of()));
+                vertx, Map.of(), secret));
         // Play rank 1 by hand: what Mesh publishes, then the handshake.
         store.add("tcp/claim/1", 1).await(5, TimeUnit.SECONDS);
         store.set("tcp/world/1", "2".getBytes(StandardCharsets.UTF_8)).await(5, TimeUnit.SECONDS);
         store.set("tcp/addr/1", "127.0.0.1:9".getBytes(StandardCharsets.UTF_8)).await(5, TimeUnit.SECONDS);
         Backend rank0;
-        try (Socket s = connect(store, 0)) {
+        try (Socket s = joined(store, 0, secret)) {
             OutputStream out = s.getOutputStream();
             InputStream in = s.getInputStream();
             out.write(bytes(hello(group, 1, 2)));
@@ -219,12 +287,13 @@ class TcpTransportTest {
     void aHeaderAnnouncingATebibyteIsNeverBufferedAndItsReceiveFailsClearly() throws Exception {
         MemoryStore store = new MemoryStore(Duration.ofSeconds(10));
         String group = "huge-header-" + System.nanoTime();
+        JobSecret secret = JobSecret.random();
         Future<Backend> created = provider.create(new BackendOptions(0, 2, store, Duration.ofSeconds(10), group, null,
-                vertx, Map.of()));
+                vertx, Map.of(), secret));
         store.add("tcp/claim/1", 1).await(5, TimeUnit.SECONDS);
         store.set("tcp/world/1", "2".getBytes(StandardCharsets.UTF_8)).await(5, TimeUnit.SECONDS);
         store.set("tcp/addr/1", "127.0.0.1:9".getBytes(StandardCharsets.UTF_8)).await(5, TimeUnit.SECONDS);
-        try (Socket s = connect(store, 0)) {
+        try (Socket s = joined(store, 0, secret)) {
             OutputStream out = s.getOutputStream();
             out.write(bytes(hello(group, 1, 2)));
             out.flush();
