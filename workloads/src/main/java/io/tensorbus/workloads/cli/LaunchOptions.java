@@ -16,12 +16,16 @@ import java.util.Set;
  * @param masterAddr the host of the rendezvous store
  * @param masterPort its TCP port, or 0 when the launcher hosts the store on a free port (one node only)
  * @param timeout how long the whole job may run, or null for no limit
- * @param target a fully qualified main class, or a workload name run as {@code Main run TARGET}
+ * @param target a fully qualified main class, a workload name run as {@code Main run TARGET}, or with
+ *     {@code jar} the path of an executable jar
  * @param targetArgs the arguments passed to every process after the target
  * @param help true when {@code --help} was asked (the other fields then hold defaults)
+ * @param classPath the user's class path ({@code --classpath}), put before tensorbus's own; null when not
+ *     given (then {@code CLASSPATH} is used, as {@code java} does)
+ * @param jar true when TARGET is a jar ({@code -jar app.jar}) whose manifest names the main class
  */
 public record LaunchOptions(int nprocPerNode, int nnodes, int nodeRank, String masterAddr, int masterPort,
-        Duration timeout, String target, List<String> targetArgs, boolean help) {
+        Duration timeout, String target, List<String> targetArgs, boolean help, String classPath, boolean jar) {
     /** The most processes one launcher starts. */
     public static final int MAX_NPROC = 1024;
 
@@ -31,7 +35,8 @@ public record LaunchOptions(int nprocPerNode, int nnodes, int nodeRank, String m
     /** The usage text of {@code tensorbus launch}. */
     public static final String USAGE = """
             usage: tensorbus launch --nproc-per-node N [--nnodes M --node-rank K --master-addr A --master-port P]
-                                    [--timeout SECONDS] TARGET [args]
+                                    [--timeout SECONDS] [--classpath PATH] TARGET [args]
+                   tensorbus launch --nproc-per-node N [options] -jar APP.jar [args]
               --nproc-per-node N   processes to start on this node (1 to %d)
               --nnodes M           nodes in the job (default 1)
               --node-rank K        this node's index, 0 to M-1 (default 0)
@@ -39,16 +44,29 @@ public record LaunchOptions(int nprocPerNode, int nnodes, int nodeRank, String m
               --master-port P      its port, 0 to 65535; with one node, 0 or none makes the launcher host the
                                    store on a free port; with several nodes the default is %d
               --timeout SECONDS    stop every process and fail when the job runs longer (default: no limit)
-              TARGET               a main class on the class path (io.tensorbus.workloads.examples.GroupAllReduce)
-                                   or a workload name, run as 'tensorbus run TARGET [args]'
-            Each process gets RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, GROUP_RANK, MASTER_ADDR and
-            MASTER_PORT. Option names may also be written with underscores, as torchrun accepts them.
-            TENSORBUS_JVM_OPTS adds JVM options to every process; with no more cores than processes they run
-            the serial collector unless it names another.""".formatted(
+              --classpath PATH, -cp PATH
+                                   your classes and jars (':'-separated, 'dir/*' for every jar in dir), put
+                                   before tensorbus's own; without it, CLASSPATH is used, as java does
+              TARGET               a main class of your class path or of tensorbus
+                                   (io.tensorbus.workloads.examples.GroupAllReduce), or a workload name, run
+                                   as 'tensorbus run TARGET [args]'
+              -jar APP.jar         run the Main-Class of APP.jar's manifest, with APP.jar (and the jars its
+                                   manifest's Class-Path names) before tensorbus's own classes
+            Each process gets RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, GROUP_RANK, MASTER_ADDR,
+            MASTER_PORT and the job's secret TENSORBUS_SECRET: a new random one for a one-node job unless
+            TENSORBUS_SECRET or TENSORBUS_SECRET_FILE is set; a job of several nodes needs one of those on
+            every node (make one with 'tensorbus secret'). A rank whose launcher dies ends too, and when a rank
+            fails the launcher stops the others and says why it failed. Option names may also be written with
+            underscores, as torchrun accepts them. TENSORBUS_JVM_OPTS adds JVM options to every process (not
+            the class path: use --classpath); with no more cores than processes they run the serial collector
+            unless it names another.
+            Examples:
+              tensorbus launch --nproc-per-node 2 -cp target/classes:lib/* com.example.Train --epochs 3
+              tensorbus launch --nproc-per-node 2 -jar build/app.jar --epochs 3""".formatted(
             MAX_NPROC, DEFAULT_MULTI_NODE_PORT);
 
     private static final List<String> KNOWN = List.of("--nproc-per-node", "--nnodes", "--node-rank", "--master-addr",
-            "--master-port", "--timeout", "--help");
+            "--master-port", "--timeout", "--classpath", "-jar", "--help");
 
     /** The processes in the whole job: {@code nnodes * nprocPerNode}. */
     public int worldSize() {
@@ -84,7 +102,7 @@ public record LaunchOptions(int nprocPerNode, int nnodes, int nodeRank, String m
                 continue;
             }
             int eq = a.indexOf('=');
-            String name = (eq > 0 ? a.substring(0, eq) : a).replace('_', '-');
+            String name = canonical((eq > 0 ? a.substring(0, eq) : a).replace('_', '-'));
             if (!KNOWN.contains(name)) {
                 throw new IllegalArgumentException("unknown option '" + a + "'; known options: " + String.join(", ", KNOWN));
             }
@@ -92,15 +110,29 @@ public record LaunchOptions(int nprocPerNode, int nnodes, int nodeRank, String m
                 throw new IllegalArgumentException("option " + name + " needs a value");
             }
             p.set(name, eq > 0 ? a.substring(eq + 1) : args.get(i++));
+            if (name.equals("-jar")) {
+                // As with java: what follows the jar is the program's.
+                break;
+            }
         }
         if (p.help) {
-            return new LaunchOptions(1, 1, 0, "127.0.0.1", 0, null, null, List.of(), true);
+            return new LaunchOptions(1, 1, 0, "127.0.0.1", 0, null, null, List.of(), true, null, false);
+        }
+        if (p.jar != null) {
+            return p.build(p.jar, List.copyOf(args.subList(i, args.size())));
         }
         if (i >= args.size()) {
             throw new IllegalArgumentException("missing TARGET: a main class such as"
                     + " io.tensorbus.workloads.examples.GroupAllReduce, or a workload name");
         }
         return p.build(args.get(i), List.copyOf(args.subList(i + 1, args.size())));
+    }
+
+    private static String canonical(String name) {
+        return switch (name) {
+            case "-cp", "--class-path", "-classpath" -> "--classpath";
+            default -> name;
+        };
     }
 
     /** Collects option values, then checks them together. */
@@ -113,6 +145,8 @@ public record LaunchOptions(int nprocPerNode, int nnodes, int nodeRank, String m
         private String masterAddr = "127.0.0.1";
         private Integer masterPort;
         private Duration timeout;
+        private String classPath;
+        private String jar;
 
         void set(String name, String value) {
             if (!seen.add(name)) {
@@ -125,6 +159,8 @@ public record LaunchOptions(int nprocPerNode, int nnodes, int nodeRank, String m
                 case "--master-port" -> masterPort = number(name, value, 0, 65535);
                 case "--timeout" -> timeout = Duration.ofSeconds(number(name, value, 1, Integer.MAX_VALUE));
                 case "--master-addr" -> masterAddr = address(value);
+                case "--classpath" -> classPath = nonBlank(name, value, "a class path such as target/classes:lib/*");
+                case "-jar" -> jar = nonBlank(name, value, "the path of an executable jar");
                 default -> throw new IllegalArgumentException("option " + name + " takes no value");
             }
         }
@@ -147,7 +183,8 @@ public record LaunchOptions(int nprocPerNode, int nnodes, int nodeRank, String m
                         + " with one node only; with --nnodes " + nnodes + " give every node the same port 1 to 65535");
             }
             int port = masterPort != null ? masterPort : nnodes > 1 ? DEFAULT_MULTI_NODE_PORT : 0;
-            return new LaunchOptions(nproc, nnodes, nodeRank, masterAddr, port, timeout, target, targetArgs, false);
+            return new LaunchOptions(nproc, nnodes, nodeRank, masterAddr, port, timeout, target, targetArgs, false,
+                    classPath, jar != null);
         }
 
         private static int number(String name, String value, int min, int max) {
@@ -162,6 +199,13 @@ public record LaunchOptions(int nprocPerNode, int nnodes, int nodeRank, String m
                 throw new IllegalArgumentException(name + " must be " + allowed + ", got " + n);
             }
             return n;
+        }
+
+        private static String nonBlank(String name, String value, String what) {
+            if (value.isBlank()) {
+                throw new IllegalArgumentException(name + " must be " + what + ", got ''");
+            }
+            return value.trim();
         }
 
         private static String address(String value) {

@@ -1,6 +1,8 @@
 package io.tensorbus.workloads.cli;
 
+import io.tensorbus.distributed.Distributed;
 import io.tensorbus.distributed.TcpStore;
+import io.tensorbus.spi.JobSecret;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import java.time.Duration;
@@ -29,12 +31,13 @@ final class LaunchStore implements AutoCloseable {
      * Starts a store server on a free port of {@code host}.
      *
      * @param timeout how long the store's waiting operations may wait
+     * @param secret the job's secret every rank proves
      * @throws Exception when the server cannot bind or start within 30 seconds
      */
-    static LaunchStore start(String host, Duration timeout) throws Exception {
-        Vertx vertx = Vertx.vertx();
+    static LaunchStore start(String host, Duration timeout, JobSecret secret) throws Exception {
+        Vertx vertx = Distributed.newVertx();
         try {
-            return new LaunchStore(vertx, await(TcpStore.server(vertx, host, 0, timeout), START_SECONDS));
+            return new LaunchStore(vertx, await(TcpStore.server(vertx, host, 0, timeout, secret), START_SECONDS));
         } catch (Exception | Error e) {
             closeQuietly(vertx);
             throw e;
@@ -52,7 +55,6 @@ final class LaunchStore implements AutoCloseable {
         try {
             awaitQuietly(store.closeAsync());
         } finally {
-            // Always: Vert.x threads are not daemons, and a JVM holding them would never exit.
             closeQuietly(vertx);
         }
     }

@@ -1,5 +1,6 @@
 package io.tensorbus.workloads.cli;
 
+import io.tensorbus.distributed.ProcessExit;
 import io.tensorbus.workloads.demo.ProgressBar;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -13,9 +14,6 @@ import java.util.concurrent.TimeUnit;
  * One child JVM of {@code tensorbus launch}: its ranks, its process, and the threads forwarding its output.
  */
 final class LaunchedRank {
-    /** The main class that runs a workload given by name. */
-    static final String WORKLOAD_MAIN = Main.class.getName();
-
     /** JVM flags every tensorbus process needs (the Vector API, native access), plus UTF-8 output. */
     static final List<String> JVM_FLAGS = List.of("--add-modules", "jdk.incubator.vector",
             "--enable-native-access=ALL-UNNAMED", "-Dstdout.encoding=UTF-8", "-Dstderr.encoding=UTF-8");
@@ -37,14 +35,19 @@ final class LaunchedRank {
     /**
      * Starts the process of local rank {@code localRank} and forwards its output.
      *
+     * @param command the child's command line ({@link #command})
      * @param storePort the rendezvous port the children are told (MASTER_PORT)
+     * @param jobEnv what the launcher adds to every child's environment (the job's secret, its own pid)
+     * @param errorFile where the child writes the exception that ends its {@code main}
      * @throws IOException when the java executable cannot be started
      */
-    static LaunchedRank start(LaunchOptions o, int localRank, int storePort, PrintStream out, PrintStream err)
-            throws IOException {
+    static LaunchedRank start(LaunchOptions o, List<String> command, int localRank, int storePort,
+            Map<String, String> jobEnv, Path errorFile, PrintStream out, PrintStream err) throws IOException {
         int rank = o.globalRank(localRank);
-        ProcessBuilder pb = new ProcessBuilder(command(o));
+        ProcessBuilder pb = new ProcessBuilder(command);
         environment(pb.environment(), o, rank, localRank, storePort);
+        pb.environment().putAll(jobEnv);
+        pb.environment().put(ProcessExit.ERROR_FILE_ENV, errorFile.toString());
         if (out == System.out && System.console() != null) {
             // The children write to pipes, but what they write ends on this terminal: progress bars may draw.
             pb.environment().put(ProgressBar.TERMINAL_ENV, "1");
@@ -61,31 +64,36 @@ final class LaunchedRank {
     /** Extra JVM options for every child, split at white space (for example {@code -Xmx2g -XX:+UseG1GC}). */
     static final String JVM_OPTS_ENV = "TENSORBUS_JVM_OPTS";
 
-    /** The child's command line: this JVM's java and class path, the target and its arguments. */
-    static List<String> command(LaunchOptions o) {
-        return command(o, System.getenv(JVM_OPTS_ENV), Runtime.getRuntime().availableProcessors());
+    /** The children's command line: this JVM's java, the user's class path then this JVM's, the target. */
+    static List<String> command(LaunchOptions o, LaunchTarget target) {
+        return command(o, target, System.getenv(JVM_OPTS_ENV), Runtime.getRuntime().availableProcessors());
     }
 
     /**
-     * The child's command line with {@code userOpts} ({@link #JVM_OPTS_ENV}, may be null) on a node with
+     * The children's command line with {@code userOpts} ({@link #JVM_OPTS_ENV}, may be null) on a node with
      * {@code cores} processors.
+     *
+     * @throws IllegalArgumentException when {@code userOpts} sets the class path or a jar, which the launcher
+     *     sets itself (--classpath, -jar)
      */
-    static List<String> command(LaunchOptions o, String userOpts, int cores) {
+    static List<String> command(LaunchOptions o, LaunchTarget target, String userOpts, int cores) {
         List<String> cmd = new ArrayList<>();
         cmd.add(javaExecutable());
         cmd.addAll(JVM_FLAGS);
         List<String> user = userOpts == null || userOpts.isBlank() ? List.of()
                 : List.of(userOpts.trim().split("\\s+"));
+        for (String flag : user) {
+            if (List.of("-cp", "-classpath", "--class-path", "-jar").contains(flag)) {
+                throw new IllegalArgumentException(JVM_OPTS_ENV + " holds " + flag + ", which the launcher sets: give"
+                        + " the class path with --classpath PATH (or CLASSPATH) and a jar with -jar APP.jar");
+            }
+        }
         cmd.addAll(gcFlags(o.nprocPerNode(), cores, user));
         cmd.addAll(user);
         cmd.add("-cp");
-        cmd.add(System.getProperty("java.class.path"));
-        if (isMainClass(o.target())) {
-            cmd.add(o.target());
-        } else {
-            cmd.addAll(List.of(WORKLOAD_MAIN, "run", o.target()));
-        }
-        cmd.addAll(o.targetArgs());
+        cmd.add(target.classPath(System.getProperty("java.class.path")));
+        cmd.add(target.mainClass());
+        cmd.addAll(target.programArgs());
         return cmd;
     }
 
@@ -98,11 +106,6 @@ final class LaunchedRank {
     static List<String> gcFlags(int nprocPerNode, int cores, List<String> userOpts) {
         boolean userChoseGc = userOpts.stream().anyMatch(f -> f.matches("-XX:[+-]Use\\w*GC"));
         return !userChoseGc && cores <= nprocPerNode ? List.of("-XX:+UseSerialGC") : List.of();
-    }
-
-    /** True when TARGET names a class (it has a dot) rather than a workload. */
-    static boolean isMainClass(String target) {
-        return target.contains(".");
     }
 
     private static void environment(Map<String, String> env, LaunchOptions o, int rank, int localRank, int port) {

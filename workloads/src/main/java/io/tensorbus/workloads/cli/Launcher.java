@@ -1,10 +1,16 @@
 package io.tensorbus.workloads.cli;
 
+import io.tensorbus.distributed.ProcessExit;
 import io.tensorbus.distributed.TcpStore;
+import io.tensorbus.spi.JobSecret;
 import java.io.IOException;
 import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -21,7 +27,12 @@ import java.util.concurrent.TimeUnit;
  * itself on a free port and sets {@code TENSORBUS_STORE_HOSTED=1}, so that rank 0 connects as a client like
  * the others (torchrun's agent store): no port is chosen twice and none can be taken between choosing and
  * binding. When a child exits with a non-zero status the others are stopped (SIGTERM, then SIGKILL after
- * {@link #GRACE}) and the launcher exits with that status; {@code --timeout} and Ctrl-C stop them too.
+ * {@link #GRACE}) and the launcher exits with that status and the exception that ended the rank's {@code main}
+ * (written to {@code TENSORBUS_ERROR_FILE}); {@code --timeout} and Ctrl-C stop them too.
+ *
+ * <p>Every child gets the job's secret ({@code TENSORBUS_SECRET}, a new random one for a one-node job unless
+ * the environment has one; several nodes must share one) and this launcher's pid, so that a child whose
+ * launcher dies ends too and a job across nodes ends on every node ({@link ProcessExit}).
  */
 public final class Launcher {
     /** The exit status when {@code --timeout} ran out, as timeout(1). */
@@ -42,6 +53,12 @@ public final class Launcher {
     private final List<LaunchedRank> ranks = new CopyOnWriteArrayList<>();
     /** Set by the shutdown hook, so that the children it stops are not reported as failures. */
     private volatile boolean shuttingDown;
+    /** Every child's command line. */
+    private List<String> command;
+    /** What the launcher adds to every child's environment. */
+    private Map<String, String> jobEnv;
+    /** Where the children write the exception that ended their {@code main}. */
+    private Path errors;
 
     private Launcher(LaunchOptions options, PrintStream out, PrintStream err) {
         this.options = options;
@@ -65,27 +82,78 @@ public final class Launcher {
      *     be started; {@link #INTERRUPTED_EXIT} when the calling thread was interrupted
      */
     public static int run(List<String> args, PrintStream out, PrintStream err) {
+        return run(args, System.getenv(), out, err);
+    }
+
+    /**
+     * {@link #run(List, PrintStream, PrintStream)} reading {@code CLASSPATH} and the job's secret from
+     * {@code env} instead of the process environment; the children inherit the process environment plus what
+     * the launcher sets.
+     */
+    static int run(List<String> args, Map<String, String> env, PrintStream out, PrintStream err) {
         LaunchOptions o;
+        LaunchTarget target;
+        Map<String, String> jobEnv;
         try {
             o = LaunchOptions.parse(args);
+            if (o.help()) {
+                out.println(LaunchOptions.USAGE);
+                return 0;
+            }
+            target = LaunchTarget.resolve(o, env);
+            jobEnv = jobEnvironment(o, env);
         } catch (IllegalArgumentException e) {
             return usage(err, e.getMessage());
         }
-        if (o.help()) {
-            out.println(LaunchOptions.USAGE);
-            return 0;
+        Launcher launcher = new Launcher(o, out, err);
+        try {
+            launcher.command = LaunchedRank.command(o, target);
+        } catch (IllegalArgumentException e) {
+            return usage(err, e.getMessage());
         }
-        if (LaunchedRank.isMainClass(o.target()) && !onClassPath(o.target())) {
-            return usage(err, "TARGET class " + o.target() + " is not on the class path; give a fully qualified"
-                    + " main class name, or a workload name without dots");
+        launcher.jobEnv = jobEnv;
+        return launcher.launch();
+    }
+
+    /**
+     * What every child's environment gets besides its rank: this launcher's pid (a rank ends when its launcher
+     * is gone) and the job's secret. A one-node job without {@code TENSORBUS_SECRET} or
+     * {@code TENSORBUS_SECRET_FILE} gets a new random one; a job of several nodes must share one.
+     *
+     * @throws IllegalArgumentException when the secret is unusable, or missing for several nodes
+     */
+    static Map<String, String> jobEnvironment(LaunchOptions o, Map<String, String> env) {
+        JobSecret given = JobSecret.fromEnvironment(env);
+        Map<String, String> jobEnv = new HashMap<>();
+        jobEnv.put(ProcessExit.LAUNCHER_PID_ENV, Long.toString(ProcessHandle.current().pid()));
+        if (given.isPresent()) {
+            String text = env.get(JobSecret.ENV);
+            jobEnv.put(text != null && !text.isBlank() ? JobSecret.ENV : JobSecret.FILE_ENV,
+                    text != null && !text.isBlank() ? text : env.get(JobSecret.FILE_ENV));
+        } else if (o.nnodes() > 1) {
+            throw new IllegalArgumentException("a job of " + o.nnodes() + " nodes needs the same secret on every"
+                    + " node, and " + JobSecret.ENV + " and " + JobSecret.FILE_ENV + " are not set: " + JobSecret.HOW_TO);
+        } else {
+            jobEnv.put(JobSecret.ENV, JobSecret.newSecretText());
         }
-        return new Launcher(o, out, err).launch();
+        return jobEnv;
+    }
+
+    /** The job's secret as the children will read it. */
+    private JobSecret secret() {
+        return JobSecret.fromEnvironment(jobEnv);
     }
 
     private int launch() {
         Thread hook = new Thread(this::shutDown, "tensorbus-launch-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
         LaunchStore store = null;
+        try {
+            errors = Files.createTempDirectory("tensorbus-launch-");
+        } catch (IOException e) {
+            err.println("tensorbus launch: cannot make a temporary directory for the ranks' error files: " + e);
+            return 1;
+        }
         try {
             int port = options.masterPort();
             if (options.hostsStore()) {
@@ -103,14 +171,24 @@ public final class Launcher {
             if (store != null) {
                 store.close();
             }
+            deleteErrors();
             removeHook(hook);
         }
+    }
+
+    private void deleteErrors() {
+        try (var files = Files.list(errors)) {
+            files.forEach(f -> f.toFile().delete());
+        } catch (IOException e) {
+            // A temporary directory left behind is harmless.
+        }
+        errors.toFile().delete();
     }
 
     private LaunchStore startStore() {
         Duration timeout = options.timeout() != null ? options.timeout() : TcpStore.DEFAULT_TIMEOUT;
         try {
-            return LaunchStore.start(options.masterAddr(), timeout);
+            return LaunchStore.start(options.masterAddr(), timeout, secret());
         } catch (Exception e) {
             err.println("tensorbus launch: cannot host the rendezvous store on " + options.masterAddr() + ": " + e);
             return null;
@@ -128,7 +206,8 @@ public final class Launcher {
     private boolean startAll(int port) {
         for (int local = 0; local < options.nprocPerNode(); local++) {
             try {
-                ranks.add(LaunchedRank.start(options, local, port, out, err));
+                Path errorFile = errors.resolve("rank-" + options.globalRank(local) + ".error");
+                ranks.add(LaunchedRank.start(options, command, local, port, jobEnv, errorFile, out, err));
             } catch (IOException e) {
                 err.println("tensorbus launch: cannot start rank " + options.globalRank(local) + ": " + e.getMessage());
                 return false;
@@ -172,12 +251,23 @@ public final class Launcher {
             err.println("tensorbus launch: shutting down (Ctrl-C or SIGTERM); stopped every rank");
             return INTERRUPTED_EXIT;
         }
+        String why = whyFailed(r);
         err.println("tensorbus launch: rank " + r.rank() + " (local rank " + r.localRank() + ", pid "
-                + r.process().pid() + ") exited with code " + code + "; stopping the other ranks");
+                + r.process().pid() + ") exited with code " + code + why + "; stopping the other ranks");
         stopAll();
         drainOutput();
-        err.println("tensorbus launch: failed: rank " + r.rank() + " exited with code " + code);
+        err.println("tensorbus launch: failed: rank " + r.rank() + " exited with code " + code + why);
         return code;
+    }
+
+    /** ": " and the exception that ended the rank's {@code main}, as it wrote it, or "". */
+    private String whyFailed(LaunchedRank r) {
+        try {
+            String text = Files.readString(errors.resolve("rank-" + r.rank() + ".error")).strip();
+            return text.isEmpty() ? "" : ": " + text;
+        } catch (IOException e) {
+            return "";
+        }
     }
 
     private int timedOut() {
@@ -238,18 +328,6 @@ public final class Launcher {
             Runtime.getRuntime().removeShutdownHook(hook);
         } catch (IllegalStateException e) {
             // The JVM is already shutting down: the hook is running or has run.
-        }
-    }
-
-    private static boolean onClassPath(String className) {
-        try {
-            Class.forName(className, false, Launcher.class.getClassLoader());
-            return true;
-        } catch (ClassNotFoundException e) {
-            return false;
-        } catch (LinkageError e) {
-            // It is there but does not link here; the child reports that with its own message.
-            return true;
         }
     }
 

@@ -1,5 +1,6 @@
 package io.tensorbus.workloads.cli;
 
+import io.tensorbus.spi.JobSecret;
 import io.tensorbus.workloads.bench.CollectivesBench;
 import io.tensorbus.workloads.bench.DdpBench;
 import io.tensorbus.workloads.bench.Measurement;
@@ -22,7 +23,8 @@ import java.util.function.IntSupplier;
 
 /**
  * The {@code tensorbus} command line (run by the {@code ./tensorbus} script): {@code info},
- * {@code bench SUITE [--json FILE]}, {@code run WORKLOAD [options]} and {@code launch ...} ({@link Launcher}).
+ * {@code bench SUITE [--json FILE]}, {@code run WORKLOAD [options]}, {@code launch ...} ({@link Launcher}) and
+ * {@code secret} (a new random job secret).
  * Bad usage prints the usage and exits with status 2.
  */
 public final class Main {
@@ -42,10 +44,12 @@ public final class Main {
                                            rpc [--jit-warmup CALLS] [--max-bytes B]
                                            (p2p, collectives, ddp and rpc run one JVM per rank)
               launch --nproc-per-node N [--nnodes M --node-rank K --master-addr A --master-port P]
-                     [--timeout SECONDS] TARGET [args]
-                                           start N processes of TARGET (a main class, or a workload
-                                           name) with RANK, WORLD_SIZE, MASTER_ADDR... set, as torchrun
-                                           (tensorbus launch --help for details)
+                     [--timeout SECONDS] [--classpath PATH] TARGET [args] | -jar APP.jar [args]
+                                           start N processes of TARGET (your main class, a workload
+                                           name, or your jar) with RANK, WORLD_SIZE, MASTER_ADDR and
+                                           the job's secret set, as torchrun (launch --help for details)
+              secret                       print a new random job secret, for TENSORBUS_SECRET or a
+                                           file named by TENSORBUS_SECRET_FILE (jobs across machines)
               run WORKLOAD [options]       run a workload; workloads:
                                            ddp-fashion-mnist [--nproc N] [--epochs N] [--data DIR]
                                              [--seed S] [--limit N]
@@ -75,6 +79,10 @@ public final class Main {
             case "bench" -> bench(rest, out, err);
             case "run" -> runWorkload(rest, out, err);
             case "launch" -> Launcher.run(List.of(rest), out, err);
+            case "secret" -> {
+                out.println(JobSecret.newSecretText());
+                yield 0;
+            }
             case "help", "-h", "--help" -> {
                 out.println(USAGE_TEXT);
                 yield 0;

@@ -18,7 +18,7 @@ public final class EnvEchoMain {
     public static void main(String[] args) {
         String rank = env("RANK");
         for (String name : new String[] {"RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK",
-                "MASTER_ADDR", "MASTER_PORT", "TENSORBUS_STORE_HOSTED"}) {
+                "MASTER_ADDR", "MASTER_PORT", "TENSORBUS_STORE_HOSTED", "TENSORBUS_SECRET", "TENSORBUS_LAUNCHER_PID"}) {
             System.out.println("env " + name + "=" + env(name));
         }
         System.out.println("args " + Arrays.toString(args));

@@ -2,31 +2,52 @@ package io.tensorbus.workloads.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.io.File;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class LaunchedRankTest {
     private static final LaunchOptions TWO = LaunchOptions.parse(List.of("--nproc-per-node", "2", "a.B", "x"));
+    private static final LaunchTarget TARGET = new LaunchTarget("a.B", "", List.of("x"));
 
     @Test
     void ranksWithOneCoreEachRunTheSerialCollector() {
-        List<String> cmd = LaunchedRank.command(TWO, null, 2);
+        List<String> cmd = LaunchedRank.command(TWO, TARGET, null, 2);
         assertTrue(cmd.contains("-XX:+UseSerialGC"), cmd.toString());
         assertEquals(List.of("a.B", "x"), cmd.subList(cmd.size() - 2, cmd.size()));
     }
 
     @Test
     void ranksWithSeveralCoresKeepTheDefaultCollector() {
-        assertFalse(LaunchedRank.command(TWO, null, 8).contains("-XX:+UseSerialGC"));
+        assertFalse(LaunchedRank.command(TWO, TARGET, null, 8).contains("-XX:+UseSerialGC"));
     }
 
     @Test
     void theUsersJvmOptionsComeBeforeTheClassPathAndTheirCollectorWins() {
-        List<String> cmd = LaunchedRank.command(TWO, "  -Xmx1g   -XX:+UseG1GC ", 2);
+        List<String> cmd = LaunchedRank.command(TWO, TARGET, "  -Xmx1g   -XX:+UseG1GC ", 2);
         assertFalse(cmd.contains("-XX:+UseSerialGC"), cmd.toString());
         assertTrue(cmd.indexOf("-XX:+UseG1GC") < cmd.indexOf("-cp"), cmd.toString());
         assertTrue(cmd.contains("-Xmx1g"), cmd.toString());
+    }
+
+    @Test
+    void theUsersClassPathComesBeforeTensorbussOwn() {
+        List<String> cmd = LaunchedRank.command(TWO, new LaunchTarget("a.B", "/app/classes", List.of()), null, 8);
+        String cp = cmd.get(cmd.indexOf("-cp") + 1);
+        assertTrue(cp.startsWith("/app/classes" + File.pathSeparator), cp);
+        assertTrue(cp.endsWith(System.getProperty("java.class.path")), cp);
+    }
+
+    @Test
+    void aClassPathInTheJvmOptionsIsRefusedNamingTheOptionToUse() {
+        for (String opts : List.of("-Xmx1g -cp /x", "-classpath /x", "--class-path /x", "-jar a.jar")) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> LaunchedRank.command(TWO, TARGET, opts, 8));
+            assertTrue(e.getMessage().contains("TENSORBUS_JVM_OPTS") && e.getMessage().contains("--classpath"),
+                    e.getMessage());
+        }
     }
 }

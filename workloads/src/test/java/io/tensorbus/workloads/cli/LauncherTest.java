@@ -11,8 +11,10 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -36,7 +38,12 @@ class LauncherTest {
     private final ByteArrayOutputStream err = new ByteArrayOutputStream();
 
     private int launch(String... args) {
-        return Launcher.run(List.of(args), new PrintStream(out, true, StandardCharsets.UTF_8),
+        return launchWith(System.getenv(), args);
+    }
+
+    /** Launches with {@code env} as the launcher's environment (CLASSPATH, the job's secret). */
+    private int launchWith(Map<String, String> env, String... args) {
+        return Launcher.run(List.of(args), env, new PrintStream(out, true, StandardCharsets.UTF_8),
                 new PrintStream(err, true, StandardCharsets.UTF_8));
     }
 
@@ -78,8 +85,10 @@ class LauncherTest {
     @Test
     @Timeout(120)
     void threeChildrenOfTheSecondNodeGetGlobalRanksAndTheGivenPort() {
-        assertEquals(0, launch("--nproc-per-node=3", "--nnodes", "2", "--node_rank", "1", "--master-addr", "localhost",
-                "--master-port", "29555", ECHO), err());
+        Map<String, String> env = new HashMap<>(System.getenv());
+        env.put("TENSORBUS_SECRET", "a secret shared by both nodes");
+        assertEquals(0, launchWith(env, "--nproc-per-node=3", "--nnodes", "2", "--node_rank", "1", "--master-addr",
+                "localhost", "--master-port", "29555", ECHO), err());
         String o = out();
         for (int local = 0; local < 3; local++) {
             int r = 3 + local;
@@ -87,7 +96,7 @@ class LauncherTest {
             assertContains(o, p + "env RANK=" + r + "\n", p + "env LOCAL_RANK=" + local + "\n",
                     p + "env WORLD_SIZE=6\n", p + "env LOCAL_WORLD_SIZE=3\n", p + "env GROUP_RANK=1\n",
                     p + "env MASTER_ADDR=localhost\n", p + "env MASTER_PORT=29555\n",
-                    p + "env TENSORBUS_STORE_HOSTED=unset\n");
+                    p + "env TENSORBUS_STORE_HOSTED=unset\n", p + "env TENSORBUS_SECRET=a secret shared by both nodes\n");
         }
         assertFalse(o.contains("[rank 0]"), o);
         assertContains(err(), "ranks 3 to 5 of world size 6", "hosted by rank 0");
@@ -175,9 +184,15 @@ class LauncherTest {
                         "option --nproc-per-node is given twice"),
                 Arguments.of(List.of("--nproc-per-node", "1", "--frobnicate", "3", ECHO),
                         "unknown option '--frobnicate'; known options: --nproc-per-node, --nnodes, --node-rank,"
-                                + " --master-addr, --master-port, --timeout, --help"),
+                                + " --master-addr, --master-port, --timeout, --classpath, -jar, --help"),
                 Arguments.of(List.of("--nproc-per-node", "1", "com.example.NoSuchMain"),
-                        "TARGET class com.example.NoSuchMain is not on the class path"));
+                        "TARGET class com.example.NoSuchMain is not on the class path"),
+                Arguments.of(List.of("--nproc-per-node", "1", "-cp", "/no/such/dir", "com.example.NoSuchMain"),
+                        "TARGET class com.example.NoSuchMain is not on the class path (/no/such/dir and tensorbus's own)"),
+                Arguments.of(List.of("--nproc-per-node", "1", "-jar", "/no/such/app.jar"),
+                        "-jar /no/such/app.jar: no such file"),
+                Arguments.of(List.of("--nproc-per-node", "1", "--classpath", " ", ECHO),
+                        "--classpath must be a class path such as target/classes:lib/*, got ''"));
     }
 
     @ParameterizedTest
@@ -190,10 +205,47 @@ class LauncherTest {
     }
 
     @Test
+    @Timeout(120)
+    void everyRankOfAOneNodeJobGetsTheSameNewSecretAndTheLaunchersPid() {
+        Map<String, String> env = new HashMap<>(System.getenv());
+        env.remove("TENSORBUS_SECRET");
+        env.remove("TENSORBUS_SECRET_FILE");
+        assertEquals(0, launchWith(env, "--nproc-per-node", "2", ECHO), err());
+        Matcher m = Pattern.compile("\\[rank (\\d)\\] env TENSORBUS_SECRET=([0-9a-f]{64})\n").matcher(out());
+        Set<String> secrets = new HashSet<>();
+        while (m.find()) {
+            secrets.add(m.group(2));
+        }
+        assertEquals(1, secrets.size(), "one secret for both ranks:\n" + out());
+        assertContains(out(), "[rank 0] env TENSORBUS_LAUNCHER_PID=" + ProcessHandle.current().pid() + "\n",
+                "[rank 1] env TENSORBUS_LAUNCHER_PID=" + ProcessHandle.current().pid() + "\n");
+        out.reset();
+        assertEquals(0, launchWith(env, "--nproc-per-node", "1", ECHO), err());
+        assertFalse(out().contains(secrets.iterator().next()), "the next job reused the secret");
+    }
+
+    @Test
+    @Timeout(30)
+    void aJobOfSeveralNodesWithoutASecretIsRefusedSayingHowToMakeOne() {
+        Map<String, String> env = new HashMap<>(System.getenv());
+        env.remove("TENSORBUS_SECRET");
+        env.remove("TENSORBUS_SECRET_FILE");
+        assertEquals(Main.USAGE, launchWith(env, "--nproc-per-node", "1", "--nnodes", "2", "--master-port", "29557",
+                ECHO));
+        assertContains(err(), "a job of 2 nodes needs the same secret on every node", "tensorbus secret",
+                "TENSORBUS_SECRET_FILE");
+        assertEquals("", out());
+        env.put("TENSORBUS_SECRET", "short");
+        assertEquals(Main.USAGE, launchWith(env, "--nproc-per-node", "1", ECHO));
+        assertContains(err(), "TENSORBUS_SECRET holds 5 bytes; a job secret needs at least 16");
+    }
+
+    @Test
     @Timeout(30)
     void helpPrintsTheUsage() {
         assertEquals(0, launch("--help"));
-        assertContains(out(), "usage: tensorbus launch --nproc-per-node N", "LOCAL_WORLD_SIZE");
+        assertContains(out(), "usage: tensorbus launch --nproc-per-node N", "LOCAL_WORLD_SIZE", "--classpath PATH",
+                "-jar APP.jar", "TENSORBUS_SECRET");
     }
 
     @Test
