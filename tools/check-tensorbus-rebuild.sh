@@ -13,8 +13,8 @@ fail() {
 }
 
 # Tracked and untracked-but-not-ignored files: what a clone would have, plus local edits.
-(cd "$ROOT" && git ls-files -z --cached --others --exclude-standard | xargs -0 tar -cf - --no-recursion) \
-    | (cd "$WORK" && tar -xf -)
+(cd "$ROOT" && git ls-files -z --cached --others --exclude-standard \
+    | tar --null --no-recursion -T - -cf -) | (cd "$WORK" && tar -xf -)
 
 (cd "$WORK" && ./tensorbus info) >"$WORK/first.out" 2>"$WORK/first.err" || { cat "$WORK/first.err" >&2; fail "first run"; }
 grep -q "tensorbus: building the jars (no jars built yet)" "$WORK/first.err" || fail "the first run did not say it builds"
