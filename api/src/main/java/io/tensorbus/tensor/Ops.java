@@ -218,14 +218,28 @@ final class Ops {
         return unaryRaw(new Unary(name, f, d, null, vector), a, floatResult(a.dtype()));
     }
 
+    /**
+     * A function of the transcendental kind: {@code fast} (and the {@code vector} loop, when given) by default;
+     * under {@link Determinism} {@code strict} (StrictMath), one element at a time. The Vector API's EXP, LOG
+     * and TANH and the JIT's math intrinsics may round differently in interpreted and compiled code, so their
+     * bits depend on how far the JIT got; StrictMath's are the same everywhere.
+     */
+    private static Tensor transcendental(Tensor a, String name, java.util.function.DoubleUnaryOperator fast,
+            java.util.function.DoubleUnaryOperator strict, FloatKernels.Loop vector) {
+        if (Determinism.areDeterministicAlgorithmsEnabled()) {
+            return map(a, name, x -> (float) strict.applyAsDouble(x), strict::applyAsDouble);
+        }
+        return map(a, name, x -> (float) fast.applyAsDouble(x), fast::applyAsDouble, vector);
+    }
+
     static Tensor exp(Tensor a) {
-        Tensor out = map(a, "exp", x -> (float) Math.exp(x), Math::exp, FloatKernels::exp);
+        Tensor out = transcendental(a, "exp", Math::exp, StrictMath::exp, FloatKernels::exp);
         SavedTensor r = Autograd.needsGrad(a) ? SavedTensor.save(out) : null;
         return Autograd.record("ExpBackward0", out, g -> new Tensor[] {g[0].mul(r.unpack())}, a);
     }
 
     static Tensor log(Tensor a) {
-        Tensor out = map(a, "log", x -> (float) Math.log(x), Math::log, FloatKernels::log);
+        Tensor out = transcendental(a, "log", Math::log, StrictMath::log, FloatKernels::log);
         SavedTensor s = Autograd.needsGrad(a) ? SavedTensor.save(a) : null;
         return Autograd.record("LogBackward0", out, g -> new Tensor[] {g[0].div(s.unpack())}, a);
     }
@@ -245,7 +259,7 @@ final class Ops {
     }
 
     static Tensor powScalar(Tensor a, double e) {
-        Tensor out = map(a, "pow", x -> (float) Math.pow(x, e), x -> Math.pow(x, e));
+        Tensor out = transcendental(a, "pow", x -> Math.pow(x, e), x -> StrictMath.pow(x, e), null);
         SavedTensor s = Autograd.needsGrad(a) ? SavedTensor.save(a) : null;
         return Autograd.record("PowBackward0", out, g -> new Tensor[] {
             e == 0 ? Tensor.zerosLike(g[0]) : g[0].mul(s.unpack().pow(e - 1).mul(e))}, a);
@@ -302,7 +316,8 @@ final class Ops {
     }
 
     static Tensor sigmoid(Tensor a) {
-        Tensor out = map(a, "sigmoid", x -> (float) (1.0 / (1.0 + Math.exp(-x))), x -> 1.0 / (1.0 + Math.exp(-x)));
+        Tensor out = transcendental(a, "sigmoid", x -> 1.0 / (1.0 + Math.exp(-x)),
+                x -> 1.0 / (1.0 + StrictMath.exp(-x)), null);
         SavedTensor r = Autograd.needsGrad(a) ? SavedTensor.save(out) : null;
         return Autograd.record("SigmoidBackward0", out, g -> {
             Tensor y = r.unpack();
@@ -311,7 +326,7 @@ final class Ops {
     }
 
     static Tensor tanh(Tensor a) {
-        Tensor out = map(a, "tanh", x -> (float) Math.tanh(x), Math::tanh, FloatKernels::tanh);
+        Tensor out = transcendental(a, "tanh", Math::tanh, StrictMath::tanh, FloatKernels::tanh);
         SavedTensor r = Autograd.needsGrad(a) ? SavedTensor.save(out) : null;
         return Autograd.record("TanhBackward0", out, g -> {
             Tensor y = r.unpack();

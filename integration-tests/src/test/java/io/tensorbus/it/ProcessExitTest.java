@@ -1,17 +1,13 @@
 package io.tensorbus.it;
 
 import io.tensorbus.spi.JobSecret;
-import io.tensorbus.workloads.cli.Launcher;
 import io.tensorbus.workloads.cli.Main;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.PrintStream;
 import java.net.InetAddress;
 import java.net.ServerSocket;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -88,9 +84,10 @@ class ProcessExitTest {
 
     @Test
     void ranksWhoseMainReturnsWithoutClosingExitUnderTheLauncher() {
-        Result r = launch("--nproc-per-node", "2", "--timeout", "60", ExitCheck.class.getName(), "forget");
-        assertEquals(0, r.code, r.toString());
-        assertTrue(r.out.contains("[rank 0] DONE rank 0 sum=2.0") && r.out.contains("[rank 1] DONE rank 1 sum=2.0"),
+        LaunchResult r = LaunchResult.launch("--nproc-per-node", "2", "--timeout", "60", ExitCheck.class.getName(),
+                "forget");
+        assertEquals(0, r.code(), r.toString());
+        assertTrue(r.out().contains("[rank 0] DONE rank 0 sum=2.0") && r.out().contains("[rank 1] DONE rank 1 sum=2.0"),
                 r.toString());
     }
 
@@ -117,10 +114,11 @@ class ProcessExitTest {
 
     @Test
     void aRankThatThrowsFailsTheLaunchWithItsException() {
-        Result r = launch("--nproc-per-node", "3", "--timeout", "60", ExitCheck.class.getName(), "throw", "1");
-        assertEquals(1, r.code, r.toString());
-        assertTrue(r.err.contains("failed: rank 1 exited with code 1: java.lang.IllegalStateException: rank 1 gives up"),
-                r.toString());
+        LaunchResult r = LaunchResult.launch("--nproc-per-node", "3", "--timeout", "60", ExitCheck.class.getName(),
+                "throw", "1");
+        assertEquals(1, r.code(), r.toString());
+        assertTrue(r.err().contains(
+                "failed: rank 1 exited with code 1: java.lang.IllegalStateException: rank 1 gives up"), r.toString());
     }
 
     @Test
@@ -200,20 +198,5 @@ class ProcessExitTest {
             last = m.group();
         }
         return last;
-    }
-
-    private record Result(int code, String out, String err) {
-        @Override
-        public String toString() {
-            return "exit " + code + "\n--- stdout\n" + out + "--- stderr\n" + err;
-        }
-    }
-
-    private static Result launch(String... args) {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int code = Launcher.run(List.of(args), new PrintStream(out, true, StandardCharsets.UTF_8),
-                new PrintStream(err, true, StandardCharsets.UTF_8));
-        return new Result(code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
     }
 }

@@ -1,6 +1,5 @@
 package io.tensorbus.it;
 
-import io.tensorbus.workloads.cli.Launcher;
 import io.tensorbus.workloads.cli.Main;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -9,11 +8,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 import javax.tools.JavaCompiler;
 import javax.tools.ToolProvider;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -83,21 +79,6 @@ class UserProgramLaunchTest {
         }
     }
 
-    private record Result(int code, String out, String err) {
-        @Override
-        public String toString() {
-            return "exit " + code + "\n--- stdout\n" + out + "--- stderr\n" + err;
-        }
-    }
-
-    private static Result launch(String... args) {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int code = Launcher.run(List.of(args), new PrintStream(out, true, StandardCharsets.UTF_8),
-                new PrintStream(err, true, StandardCharsets.UTF_8));
-        return new Result(code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
-    }
-
     private static void assertBothRanksRan(String out, String args, String report) {
         for (int r = 0; r < 2; r++) {
             assertTrue(out.contains("[rank " + r + "] USER rank " + r + " of 2 sum=2.0 args=" + args), report);
@@ -106,16 +87,18 @@ class UserProgramLaunchTest {
 
     @Test
     void aUserClassOnTheGivenClassPathRunsOnEveryRank() {
-        Result r = launch("--nproc-per-node", "2", "--timeout", "90", "--classpath", classes.toString(), MAIN, "a", "b");
-        assertEquals(0, r.code, r.toString());
-        assertBothRanksRan(r.out, "a,b", r.toString());
+        LaunchResult r = LaunchResult.launch("--nproc-per-node", "2", "--timeout", "90", "--classpath",
+                classes.toString(), MAIN, "a", "b");
+        assertEquals(0, r.code(), r.toString());
+        assertBothRanksRan(r.out(), "a,b", r.toString());
     }
 
     @Test
     void aUserJarRunsItsMainClassOnEveryRank() {
-        Result r = launch("--nproc-per-node", "2", "--timeout", "90", "-jar", jar.toString(), "x", "--y");
-        assertEquals(0, r.code, r.toString());
-        assertBothRanksRan(r.out, "x,--y", r.toString());
+        LaunchResult r = LaunchResult.launch("--nproc-per-node", "2", "--timeout", "90", "-jar", jar.toString(), "x",
+                "--y");
+        assertEquals(0, r.code(), r.toString());
+        assertBothRanksRan(r.out(), "x,--y", r.toString());
     }
 
     @Test
@@ -130,9 +113,9 @@ class UserProgramLaunchTest {
 
     @Test
     void aUserClassNotOnTheClassPathIsRefusedSayingHowToAddIt() {
-        Result r = launch("--nproc-per-node", "2", MAIN);
-        assertEquals(2, r.code, r.toString());
-        assertTrue(r.err.contains("TARGET class " + MAIN + " is not on the class path")
-                && r.err.contains("--classpath PATH or CLASSPATH"), r.toString());
+        LaunchResult r = LaunchResult.launch("--nproc-per-node", "2", MAIN);
+        assertEquals(2, r.code(), r.toString());
+        assertTrue(r.err().contains("TARGET class " + MAIN + " is not on the class path")
+                && r.err().contains("--classpath PATH or CLASSPATH"), r.toString());
     }
 }

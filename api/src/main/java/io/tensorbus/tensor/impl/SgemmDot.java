@@ -5,7 +5,6 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 import jdk.incubator.vector.FloatVector;
-import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
@@ -79,16 +78,31 @@ final class SgemmDot {
                 tail[r] += as.get(ValueLayout.JAVA_FLOAT, starts[r] + (long) t * 4) * bt;
             }
         }
-        sums[i * width + col] += s0.reduceLanes(VectorOperators.ADD) + tail[0];
+        float[] lanes = new float[step];
+        sums[i * width + col] += sumInOrder(s0, lanes) + tail[0];
         if (rows > 1) {
-            sums[(i + 1) * width + col] += s1.reduceLanes(VectorOperators.ADD) + tail[1];
+            sums[(i + 1) * width + col] += sumInOrder(s1, lanes) + tail[1];
         }
         if (rows > 2) {
-            sums[(i + 2) * width + col] += s2.reduceLanes(VectorOperators.ADD) + tail[2];
+            sums[(i + 2) * width + col] += sumInOrder(s2, lanes) + tail[2];
         }
         if (rows > 3) {
-            sums[(i + 3) * width + col] += s3.reduceLanes(VectorOperators.ADD) + tail[3];
+            sums[(i + 3) * width + col] += sumInOrder(s3, lanes) + tail[3];
         }
+    }
+
+    /**
+     * The lanes of {@code v} added first to last. Not {@code reduceLanes(ADD)}, whose order the Vector API
+     * leaves open: compiled code adds in a tree, the interpreter in a row, so the same product gave other bits
+     * before and after the JIT compiler reached it (seen as training runs that differed from run to run).
+     */
+    private static float sumInOrder(FloatVector v, float[] lanes) {
+        v.intoArray(lanes, 0);
+        float s = 0f;
+        for (float lane : lanes) {
+            s += lane;
+        }
+        return s;
     }
 
     /** Byte offset of row {@code i + r} of A at depth {@code kb}; rows past the last repeat it (not stored). */

@@ -2,6 +2,7 @@ package io.tensorbus.workloads.bench;
 
 import io.tensorbus.nn.Functional;
 import io.tensorbus.spi.DType;
+import io.tensorbus.tensor.Determinism;
 import io.tensorbus.tensor.Tensor;
 import io.tensorbus.tensor.Threads;
 import io.tensorbus.tensor.impl.Gemm;
@@ -11,7 +12,9 @@ import java.util.function.Consumer;
  * The {@code tensor} suite: the shapes of the PyTorch anchor {@code torch_compute.py}, on 1 and 2 compute
  * threads. {@code sgemm} multiplies two {@code n x n} float32 matrices (n = 256, 1024, 2048) into a
  * preallocated result; {@code conv3x3} runs a ResNet-style 3x3 convolution (64 to 64 channels, 56x56,
- * batch 8, padding 1) forward and backward, {@code 3 * 2 * 8 * 64 * 56 * 56 * 64 * 9} flops.
+ * batch 8, padding 1) forward and backward, {@code 3 * 2 * 8 * 64 * 56 * 56 * 64 * 9} flops. {@code exp} takes
+ * {@code e^x} of 4 Mi floats with deterministic algorithms off and on ({@code deterministic=0|1}), the price of
+ * {@link Determinism}.
  */
 public final class TensorBench {
     /** Matrix sizes of the sgemm measurements. */
@@ -22,6 +25,8 @@ public final class TensorBench {
     private static final int CHANNELS = 64;
     private static final int SIDE = 56;
     private static final double CONV_FLOPS = 3.0 * 2 * BATCH * CHANNELS * SIDE * SIDE * CHANNELS * 9;
+    /** Elements of the exp measurement. */
+    static final int EXP_SIZE = 1 << 22;
 
     private final Timing timing;
 
@@ -48,9 +53,25 @@ public final class TensorBench {
                     sink.accept(sgemm(threads, n));
                 }
                 sink.accept(conv3x3(threads));
+                sink.accept(exp(threads, false));
+                sink.accept(exp(threads, true));
             }
         } finally {
             Threads.set(before);
+        }
+    }
+
+    /** {@code e^x} of {@link #EXP_SIZE} floats with deterministic algorithms on or off, in microseconds. */
+    Measurement exp(int threads, boolean deterministic) {
+        Tensor x = Tensor.randn(EXP_SIZE);
+        boolean was = Determinism.areDeterministicAlgorithmsEnabled();
+        Determinism.useDeterministicAlgorithms(deterministic);
+        try {
+            double s = timing.medianSeconds(x::exp);
+            return new Measurement("tensor", "exp").with("threads", threads).with("n", EXP_SIZE)
+                    .with("deterministic", deterministic ? 1 : 0).with("latency_us", s * 1e6, 0);
+        } finally {
+            Determinism.useDeterministicAlgorithms(was);
         }
     }
 

@@ -35,6 +35,15 @@ class MeasurementTest {
     }
 
     @Test
+    void expMeasurementSaysWhetherDeterministicAndLeavesTheSwitchAsItWas() {
+        boolean before = io.tensorbus.tensor.Determinism.areDeterministicAlgorithmsEnabled();
+        Measurement m = new TensorBench(new Timing(0, 1, 0)).exp(1, !before);
+        assertTrue(m.line().matches("tensor exp threads=1 n=4194304 deterministic=" + (before ? 0 : 1)
+                + " latency_us=[0-9]+"), m.line());
+        assertTrue(before == io.tensorbus.tensor.Determinism.areDeterministicAlgorithmsEnabled());
+    }
+
+    @Test
     void timingReturnsTheMedianOfPositiveDurations() {
         double s = new Timing(0, 3, 0.001).medianSeconds(() -> Math.sqrt(Math.random()));
         assertTrue(s > 0 && s < 0.01, "seconds per call " + s);
