@@ -1,0 +1,127 @@
+package io.tensorbus.spi;
+
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.net.NetServer;
+import io.vertx.core.net.NetSocket;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** Both sides of {@link SecretHandshake} over loopback, and peers that break it. */
+@Timeout(value = 30, unit = TimeUnit.SECONDS)
+class SecretHandshakeTest {
+    private static final Duration LIMIT = Duration.ofSeconds(5);
+    private Vertx vertx;
+    private NetServer server;
+    private Promise<Future<Void>> accepted;
+
+    @BeforeEach
+    void start() {
+        vertx = Vertx.vertx();
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        vertx.close().await(10, TimeUnit.SECONDS);
+    }
+
+    /** A server whose connections run the acceptor's side with {@code secret} on {@code channel}. */
+    private int serve(JobSecret secret, String channel, Duration timeout) throws Exception {
+        accepted = Promise.promise();
+        server = vertx.createNetServer().connectHandler(s -> {
+            Future<Void> f = SecretHandshake.accept(s, secret, channel, timeout, vertx);
+            f.onSuccess(v -> s.handler(b -> s.write(Buffer.buffer("echo:").appendBuffer(b))));
+            accepted.tryComplete(f);
+        });
+        return server.listen(0, "127.0.0.1").await(5, TimeUnit.SECONDS).actualPort();
+    }
+
+    private NetSocket connect(int port) throws Exception {
+        return vertx.createNetClient().connect(port, "127.0.0.1").await(5, TimeUnit.SECONDS);
+    }
+
+    private Throwable acceptorFailure() throws Exception {
+        Future<Void> f = accepted.future().await(5, TimeUnit.SECONDS);
+        return assertThrows(Exception.class, () -> f.await(5, TimeUnit.SECONDS));
+    }
+
+    @Test
+    void theSameSecretLetsTheProtocolTalkRightAfter() throws Exception {
+        JobSecret secret = JobSecret.random();
+        NetSocket s = connect(serve(secret, "test", LIMIT));
+        Promise<String> echoed = Promise.promise();
+        SecretHandshake.connect(s, secret, "test", LIMIT, vertx).onSuccess(v -> {
+            s.handler(b -> echoed.tryComplete(b.toString()));
+            s.write("ping");
+        }).await(5, TimeUnit.SECONDS);
+        assertTrue(echoed.future().await(5, TimeUnit.SECONDS).equals("echo:ping"));
+    }
+
+    @Test
+    void twoProcessesWithoutASecretMeetOnLoopback() throws Exception {
+        NetSocket s = connect(serve(JobSecret.none(), "test", LIMIT));
+        SecretHandshake.connect(s, JobSecret.none(), "test", LIMIT, vertx).await(5, TimeUnit.SECONDS);
+        accepted.future().await(5, TimeUnit.SECONDS).await(5, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void anotherSecretFailsBothSidesAndNeitherLetsTheOtherIn() throws Exception {
+        NetSocket s = connect(serve(JobSecret.random(), "test", LIMIT));
+        Future<Void> mine = SecretHandshake.connect(s, JobSecret.random(), "test", LIMIT, vertx);
+        Exception e = assertThrows(Exception.class, () -> mine.await(5, TimeUnit.SECONDS));
+        assertInstanceOf(AuthenticationException.class, e);
+        assertTrue(e.getMessage().contains("does not know this job's secret"), e.getMessage());
+        assertInstanceOf(AuthenticationException.class, acceptorFailure());
+    }
+
+    @Test
+    void aSecretOnOneSideOnlyIsRefusedWithTheReason() throws Exception {
+        NetSocket s = connect(serve(JobSecret.none(), "test", LIMIT));
+        Future<Void> mine = SecretHandshake.connect(s, JobSecret.random(), "test", LIMIT, vertx);
+        Exception e = assertThrows(Exception.class, () -> mine.await(5, TimeUnit.SECONDS));
+        assertTrue(e.getMessage().contains("belongs to a job without a secret, but the connecting process has one"),
+                e.getMessage());
+    }
+
+    @Test
+    void anotherChannelIsRefusedNamingBoth() throws Exception {
+        JobSecret secret = JobSecret.random();
+        NetSocket s = connect(serve(secret, "store", LIMIT));
+        Future<Void> mine = SecretHandshake.connect(s, secret, "mesh", LIMIT, vertx);
+        Exception e = assertThrows(Exception.class, () -> mine.await(5, TimeUnit.SECONDS));
+        assertTrue(e.getMessage().contains("this port serves 'store', not 'mesh'"), e.getMessage());
+    }
+
+    @Test
+    void aStrangerIsDroppedAtItsFirstWrongByteAndOneThatStallsAtTheDeadline() throws Exception {
+        int port = serve(JobSecret.random(), "test", Duration.ofMillis(500));
+        NetSocket stranger = connect(port);
+        long t0 = System.nanoTime();
+        stranger.write("G");
+        assertTrue(acceptorFailure().getMessage().contains("did not open with a tensorbus handshake"));
+        assertTrue(System.nanoTime() - t0 < 400_000_000L, "waited for more bytes of a stranger");
+        accepted = Promise.promise();
+        NetSocket staller = connect(port);
+        staller.write("TBS");
+        assertTrue(acceptorFailure().getMessage().contains("did not finish within"));
+    }
+
+    @Test
+    void aChannelNameMustBeShortAscii() {
+        NetSocket none = null;
+        assertThrows(IllegalArgumentException.class,
+                () -> SecretHandshake.connect(none, JobSecret.none(), "", LIMIT, vertx));
+        assertThrows(IllegalArgumentException.class,
+                () -> SecretHandshake.connect(none, JobSecret.none(), "x".repeat(33), LIMIT, vertx));
+    }
+}
