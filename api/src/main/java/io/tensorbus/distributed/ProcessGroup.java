@@ -24,6 +24,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeSet;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -57,7 +58,7 @@ public final class ProcessGroup implements AutoCloseable {
     private final JobSecret secret;
     private final Runnable release;
     private final AtomicInteger subgroups = new AtomicInteger();
-    private volatile boolean closed;
+    private final AtomicBoolean closed = new AtomicBoolean();
     /** The default group's entry in the exit hook's list; null for subgroups. */
     private volatile ProcessExit.Registration atExit;
 
@@ -415,10 +416,10 @@ public final class ProcessGroup implements AutoCloseable {
 
     /** Closes the connections (and, for the default group, the store and Vert.x it created); idempotent. */
     public Future<Void> destroy() {
-        if (closed) {
+        // Once: the exit hook may destroy the group while the program does.
+        if (!closed.compareAndSet(false, true)) {
             return Future.succeededFuture();
         }
-        closed = true;
         if (atExit != null) {
             atExit.done();
         }
@@ -453,7 +454,7 @@ public final class ProcessGroup implements AutoCloseable {
             throw new IllegalStateException("global rank " + globalRank + " is not a member of group '" + name
                     + "' (ranks " + Arrays.toString(globalRanks) + ")");
         }
-        if (closed) {
+        if (closed.get()) {
             throw new IllegalStateException("group '" + name + "' was destroyed");
         }
         return backend;

@@ -186,7 +186,7 @@ class TcpStoreTest extends StoreContractTest {
         long t0 = System.nanoTime();
         Exception other = assertThrows(Exception.class,
                 () -> await(TcpStore.client(vertx, HOST, port, LONG, JobSecret.random())));
-        assertTrue(other.getMessage().contains("does not know this job's secret"), other.getMessage());
+        assertTrue(other.getMessage().contains("a wrong proof of the job's secret"), other.getMessage());
         Exception none = assertThrows(Exception.class,
                 () -> await(TcpStore.client(vertx, HOST, port, LONG, JobSecret.none())));
         assertTrue(none.getMessage().contains("belongs to a job with a secret and the connecting process has none")

@@ -46,8 +46,17 @@ class UserProgramLaunchTest {
                     ProcessGroup pg = Distributed.initProcessGroup(InitOptions.builder().build()).await();
                     Tensor t = Tensor.ones(3);
                     pg.allReduce(t).await();
+                    boolean opened = Object.class.getModule().isOpen("java.lang", UserTrain.class.getModule());
                     System.out.println("USER rank " + pg.rank() + " of " + pg.size() + " sum=" + t.getDouble(0)
-                            + " args=" + String.join(",", args));
+                            + " args=" + String.join(",", args) + " java.lang opened=" + opened);
+                }
+            }
+            """;
+    /** A class in the default package, as a newcomer's first program often is. */
+    private static final String HELLO = """
+            public class Hello {
+                public static void main(String[] args) {
+                    System.out.println("HELLO rank " + System.getenv("RANK"));
                 }
             }
             """;
@@ -62,16 +71,18 @@ class UserProgramLaunchTest {
         Path src = dir.resolve("src/com/example/user/UserTrain.java");
         Files.createDirectories(src.getParent());
         Files.writeString(src, SOURCE);
+        Path hello = Files.writeString(dir.resolve("src/Hello.java"), HELLO);
         classes = Files.createDirectories(dir.resolve("classes"));
         JavaCompiler javac = ToolProvider.getSystemJavaCompiler();
         assertNotNull(javac, "the tests run on a JDK");
         int status = javac.run(null, null, null, "-proc:none", "-cp", System.getProperty("java.class.path"), "-d",
-                classes.toString(), src.toString());
+                classes.toString(), src.toString(), hello.toString());
         assertEquals(0, status, "the user's program compiles against tensorbus");
         jar = dir.resolve("user-app.jar");
         Manifest manifest = new Manifest();
         manifest.getMainAttributes().put(Attributes.Name.MANIFEST_VERSION, "1.0");
         manifest.getMainAttributes().put(Attributes.Name.MAIN_CLASS, MAIN);
+        manifest.getMainAttributes().putValue("Add-Opens", "java.base/java.lang");
         try (OutputStream file = Files.newOutputStream(jar); JarOutputStream out = new JarOutputStream(file, manifest)) {
             out.putNextEntry(new JarEntry("com/example/user/UserTrain.class"));
             out.write(Files.readAllBytes(classes.resolve("com/example/user/UserTrain.class")));
@@ -79,9 +90,10 @@ class UserProgramLaunchTest {
         }
     }
 
-    private static void assertBothRanksRan(String out, String args, String report) {
+    private static void assertBothRanksRan(String out, String args, boolean opened, String report) {
         for (int r = 0; r < 2; r++) {
-            assertTrue(out.contains("[rank " + r + "] USER rank " + r + " of 2 sum=2.0 args=" + args), report);
+            assertTrue(out.contains("[rank " + r + "] USER rank " + r + " of 2 sum=2.0 args=" + args
+                    + " java.lang opened=" + opened), report);
         }
     }
 
@@ -90,15 +102,15 @@ class UserProgramLaunchTest {
         LaunchResult r = LaunchResult.launch("--nproc-per-node", "2", "--timeout", "90", "--classpath",
                 classes.toString(), MAIN, "a", "b");
         assertEquals(0, r.code(), r.toString());
-        assertBothRanksRan(r.out(), "a,b", r.toString());
+        assertBothRanksRan(r.out(), "a,b", false, r.toString());
     }
 
     @Test
-    void aUserJarRunsItsMainClassOnEveryRank() {
+    void aUserJarRunsItsMainClassOnEveryRankWithTheOpensItsManifestAsks() {
         LaunchResult r = LaunchResult.launch("--nproc-per-node", "2", "--timeout", "90", "-jar", jar.toString(), "x",
                 "--y");
         assertEquals(0, r.code(), r.toString());
-        assertBothRanksRan(r.out(), "x,--y", r.toString());
+        assertBothRanksRan(r.out(), "x,--y", true, r.toString());
     }
 
     @Test
@@ -107,8 +119,15 @@ class UserProgramLaunchTest {
                 Main.class.getName(), "launch", "--nproc-per-node", "2", "--timeout", "90", MAIN, "c")) {
             Integer code = launcher.awaitExit(Duration.ofSeconds(100));
             assertEquals(0, code, launcher.output());
-            assertBothRanksRan(launcher.output(), "c", launcher.output());
+            assertBothRanksRan(launcher.output(), "c", false, launcher.output());
         }
+    }
+
+    @Test
+    void aClassOfTheDefaultPackageRunsWhenItsClassPathIsGiven() {
+        LaunchResult r = LaunchResult.launch("--nproc-per-node", "2", "-cp", classes.toString(), "Hello");
+        assertEquals(0, r.code(), r.toString());
+        assertTrue(r.out().contains("[rank 0] HELLO rank 0") && r.out().contains("[rank 1] HELLO rank 1"), r.toString());
     }
 
     @Test

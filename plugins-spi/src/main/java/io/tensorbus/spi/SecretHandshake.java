@@ -11,6 +11,7 @@ import java.security.MessageDigest;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The mutual proof of the {@link JobSecret} that opens every connection of a job, before the connection's own
@@ -20,16 +21,20 @@ import java.util.Arrays;
  *
  * <p>The exchange: the connector sends {@code "TBSH"}, a version, whether it has a secret, the channel's name
  * ({@code "store"}, {@code "mesh"}, {@code "rpc"}, ...) and a fresh 32-byte nonce; the acceptor answers with its
- * own nonce and {@code HMAC-SHA256(secret, "server" | channel | connector nonce | acceptor nonce)}; the
- * connector checks that and answers {@code HMAC-SHA256(secret, "client" | channel | connector nonce | acceptor
- * nonce)}; the acceptor checks that and sends its verdict. Neither side talks to a process without the secret,
- * and a proof cannot be replayed on another connection, channel or in the other role. A side without a secret
- * ({@link JobSecret#none()}) sends zero proofs and accepts only a peer without one either. Bytes sent before
- * the verdict, a wrong proof, another channel's name or a secret on one side only refuse the connection, with
- * a reason for a peer that speaks this handshake.
+ * own nonce; the connector proves the secret with {@code HMAC-SHA256(secret, "tensorbus-handshake-1" | "client"
+ * | channel | connector nonce | acceptor nonce)}; the acceptor checks that in constant time and answers with
+ * its verdict and its own proof (the same with {@code "server"}), which the connector checks. The connector
+ * proves first, as in SCRAM, so a stranger who connects gets no proof to guess the secret from offline.
+ * Neither side talks to a process without the secret, and a proof cannot be replayed on another connection,
+ * channel or in the other role. A side without a secret ({@link JobSecret#none()}) sends zero proofs and
+ * accepts only a peer without one either. Bytes sent before the verdict, a wrong proof, another channel's
+ * name or a secret on one side only refuse the connection, with a reason for a peer that speaks this
+ * handshake.
  *
  * <p>Both futures complete on the connection's event loop before any further byte is read: install the
- * protocol's handlers in a continuation attached before completion ({@code onSuccess}, {@code compose}).
+ * protocol's handlers in a continuation attached before completion ({@code onSuccess}, {@code compose}). The
+ * protocol on top must let the connector speak first: bytes from the acceptor that arrive together with its
+ * verdict refuse the connection.
  */
 public final class SecretHandshake {
     /** The first bytes of every handshake message. */
@@ -51,6 +56,8 @@ public final class SecretHandshake {
     private static final byte[] CLIENT = "client".getBytes(StandardCharsets.US_ASCII);
     private static final SecureRandom RANDOM = new SecureRandom();
     private static final System.Logger LOG = System.getLogger(SecretHandshake.class.getName());
+    /** When the next refusal may be logged as a warning ({@link System#nanoTime()}). */
+    private static final AtomicLong nextWarning = new AtomicLong(System.nanoTime());
 
     private SecretHandshake() {
     }
@@ -176,7 +183,7 @@ public final class SecretHandshake {
     /** The side that opened the connection. */
     private static final class Connector extends Side {
         private final byte[] nonce = nonce();
-        private boolean proofSent;
+        private byte[] theirs;
 
         Connector(NetSocket socket, JobSecret secret, String channel, Vertx vertx) {
             super(socket, secret, channel, vertx);
@@ -207,7 +214,7 @@ public final class SecretHandshake {
                 fail(peer() + " sent a malformed handshake answer", true);
                 return false;
             }
-            return proofSent ? verdict() : challenge();
+            return theirs == null ? challenge() : verdict();
         }
 
         private boolean refused(int reasonBytes) {
@@ -215,30 +222,33 @@ public final class SecretHandshake {
             if (m == null) {
                 return false;
             }
-            fail(peer() + " refused the connection: " + m.getString(ANSWER_HEADER, m.length(),
-                    StandardCharsets.UTF_8.name()), true);
+            fail(peer() + " refused the connection: " + printable(m.getString(ANSWER_HEADER, m.length(),
+                    StandardCharsets.UTF_8.name())), true);
             return false;
         }
 
+        /** The acceptor's nonce: this side proves the secret first, so a stranger learns nothing to guess at. */
         private boolean challenge() {
-            Buffer m = take(ANSWER_HEADER + NONCE_BYTES + PROOF_BYTES);
+            Buffer m = take(ANSWER_HEADER + NONCE_BYTES);
             if (m == null) {
                 return false;
             }
-            byte[] theirs = m.getBytes(ANSWER_HEADER, ANSWER_HEADER + NONCE_BYTES);
-            byte[] proof = m.getBytes(ANSWER_HEADER + NONCE_BYTES, m.length());
-            if (!proven(proof, SERVER, nonce, theirs)) {
-                fail(peer() + " does not know this job's secret (a process of another job on that address, or a "
-                        + "different " + JobSecret.ENV + ")", true);
-                return false;
-            }
+            theirs = m.getBytes(ANSWER_HEADER, m.length());
             socket.write(Buffer.buffer(proof(CLIENT, nonce, theirs)));
-            proofSent = true;
             return true;
         }
 
+        /** The acceptor's verdict: it let this side in and proves the secret back. */
         private boolean verdict() {
-            take(ANSWER_HEADER);
+            Buffer m = take(ANSWER_HEADER + PROOF_BYTES);
+            if (m == null) {
+                return false;
+            }
+            if (!proven(m.getBytes(ANSWER_HEADER, m.length()), SERVER, nonce, theirs)) {
+                fail(peer() + " does not know this job's secret (an impostor, or a process of another job on that "
+                        + "address)", true);
+                return false;
+            }
             if (pending.length() > 0) {
                 fail(peer() + " sent data before the handshake finished", true);
                 return false;
@@ -291,7 +301,7 @@ public final class SecretHandshake {
                 return false;
             }
             theirs = m.getBytes(m.length() - NONCE_BYTES, m.length());
-            socket.write(answer(OK, "").appendBytes(nonce).appendBytes(proof(SERVER, theirs, nonce)));
+            socket.write(answer(OK, "").appendBytes(nonce));
             return true;
         }
 
@@ -304,7 +314,7 @@ public final class SecretHandshake {
             if (channelBytes > MAX_CHANNEL) {
                 return "a channel name of " + channelBytes + " bytes (at most " + MAX_CHANNEL + ")";
             }
-            String wanted = m.getString(OPENING_HEADER, OPENING_HEADER + channelBytes, "US-ASCII");
+            String wanted = printable(m.getString(OPENING_HEADER, OPENING_HEADER + channelBytes, "US-ASCII"));
             if (!wanted.equals(channelName())) {
                 return "this port serves '" + channelName() + "', not '" + wanted + "'";
             }
@@ -331,19 +341,23 @@ public final class SecretHandshake {
                 return false;
             }
             if (!proven(m.getBytes(), CLIENT, theirs, nonce)) {
-                refuse("a wrong proof of the job secret (a process of another job, or a different "
+                refuse("a wrong proof of the job's secret (a process of another job, or a different "
                         + JobSecret.ENV + ")");
                 return false;
             }
-            // The verdict goes out before the protocol's handlers run, so it precedes anything they write.
-            socket.write(answer(OK, ""));
+            // The verdict, with this side's own proof, goes out before the protocol's handlers run.
+            socket.write(answer(OK, "").appendBytes(proof(SERVER, theirs, nonce)));
             succeed();
             return false;
         }
 
         private void refuse(String why) {
-            LOG.log(System.Logger.Level.WARNING, "refused a connection from " + socket.remoteAddress() + " to the "
-                    + channelName() + " on " + socket.localAddress() + ": " + why);
+            // At most one warning a second: strangers must not be able to flood the log.
+            long now = System.nanoTime();
+            long next = nextWarning.get();
+            boolean warn = now - next >= 0 && nextWarning.compareAndSet(next, now + 1_000_000_000L);
+            LOG.log(warn ? System.Logger.Level.WARNING : System.Logger.Level.DEBUG, "refused a connection from "
+                    + socket.remoteAddress() + " to the " + channelName() + " on " + socket.localAddress() + ": " + why);
             socket.write(answer(REFUSED, why));
             fail(peer() + " was refused: " + why, true);
         }
@@ -352,6 +366,13 @@ public final class SecretHandshake {
         String peer() {
             return "the connection from " + socket.remoteAddress() + " to the " + channelName();
         }
+    }
+
+    /** {@code text} from a peer with control characters replaced, fit for a log line or a message. */
+    private static String printable(String text) {
+        StringBuilder b = new StringBuilder(text.length());
+        text.codePoints().forEach(c -> b.appendCodePoint(Character.isISOControl(c) ? '?' : c));
+        return b.toString();
     }
 
     private static Buffer answer(byte status, String reason) {

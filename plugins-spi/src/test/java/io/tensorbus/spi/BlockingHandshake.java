@@ -40,16 +40,16 @@ public final class BlockingHandshake {
         out.flush();
         readAnswer(in);
         byte[] theirs = in.readNBytes(32);
-        byte[] proof = in.readNBytes(32);
         byte[] label = "tensorbus-handshake-1".getBytes(StandardCharsets.US_ASCII);
-        if (secret.isPresent() && !MessageDigest.isEqual(proof, secret.mac(label,
-                "server".getBytes(StandardCharsets.US_ASCII), name, nonce, theirs))) {
-            throw new AuthenticationException("the acceptor proved another secret");
-        }
         out.write(secret.isPresent() ? secret.mac(label, "client".getBytes(StandardCharsets.US_ASCII), name, nonce,
                 theirs) : new byte[32]);
         out.flush();
         readAnswer(in);
+        byte[] proof = in.readNBytes(32);
+        if (secret.isPresent() && !MessageDigest.isEqual(proof, secret.mac(label,
+                "server".getBytes(StandardCharsets.US_ASCII), name, nonce, theirs))) {
+            throw new AuthenticationException("the acceptor proved another secret");
+        }
     }
 
     /** Reads an answer header; throws with the reason of a refusal. */

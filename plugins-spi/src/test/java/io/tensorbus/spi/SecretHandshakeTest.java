@@ -1,5 +1,6 @@
 package io.tensorbus.spi;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -80,8 +81,49 @@ class SecretHandshakeTest {
         Future<Void> mine = SecretHandshake.connect(s, JobSecret.random(), "test", LIMIT, vertx);
         Exception e = assertThrows(Exception.class, () -> mine.await(5, TimeUnit.SECONDS));
         assertInstanceOf(AuthenticationException.class, e);
-        assertTrue(e.getMessage().contains("does not know this job's secret"), e.getMessage());
+        assertTrue(e.getMessage().contains("a wrong proof of the job's secret"), e.getMessage());
         assertInstanceOf(AuthenticationException.class, acceptorFailure());
+    }
+
+    @Test
+    void aStrangerGetsOnlyANonceNothingToGuessTheSecretFrom() throws Exception {
+        NetSocket s = connect(serve(JobSecret.random(), "test", LIMIT));
+        Buffer got = Buffer.buffer();
+        Promise<Buffer> answered = Promise.promise();
+        s.handler(b -> {
+            got.appendBuffer(b);
+            if (got.length() >= 8 + 32) {
+                vertx.setTimer(200, t -> answered.tryComplete(got));
+            }
+        });
+        byte[] nonce = new byte[32];
+        s.write(Buffer.buffer().appendString("TBSH").appendByte((byte) 1).appendByte((byte) 1).appendByte((byte) 4)
+                .appendString("test").appendBytes(nonce));
+        Buffer answer = answered.future().await(5, TimeUnit.SECONDS);
+        assertEquals(8 + 32, answer.length(), "the acceptor said more than its nonce before any proof");
+    }
+
+    @Test
+    void anImpostorThatWelcomesAnyoneIsCaughtByItsProof() throws Exception {
+        // Speaks the handshake but knows no secret: a nonce, then OK and a made-up proof for any client proof.
+        server = vertx.createNetServer().connectHandler(s -> {
+            Buffer in = Buffer.buffer();
+            s.handler(b -> {
+                int before = in.length();
+                in.appendBuffer(b);
+                if (before < 43 && in.length() >= 43) {
+                    s.write(Buffer.buffer().appendString("TBSH").appendBytes(new byte[] {1, 0, 0, 0})
+                            .appendBytes(new byte[32]));
+                } else if (before < 75 && in.length() >= 75) {
+                    s.write(Buffer.buffer().appendString("TBSH").appendBytes(new byte[] {1, 0, 0, 0})
+                            .appendBytes(new byte[32]).appendString("forged protocol bytes"));
+                }
+            });
+        });
+        int port = server.listen(0, "127.0.0.1").await(5, TimeUnit.SECONDS).actualPort();
+        Future<Void> mine = SecretHandshake.connect(connect(port), JobSecret.random(), "test", LIMIT, vertx);
+        Exception e = assertThrows(Exception.class, () -> mine.await(5, TimeUnit.SECONDS));
+        assertTrue(e.getMessage().contains("does not know this job's secret (an impostor"), e.getMessage());
     }
 
     @Test

@@ -1,22 +1,23 @@
 package io.tensorbus.distributed.rpc;
 
+import io.netty.util.ReferenceCountUtil;
 import io.tensorbus.distributed.Distributed;
 import io.tensorbus.distributed.InitOptions;
 import io.tensorbus.distributed.PrefixStore;
 import io.tensorbus.distributed.ProcessExit;
 import io.tensorbus.distributed.impl.Rendezvous;
-import io.netty.util.ReferenceCountUtil;
 import io.tensorbus.spi.SecretHandshake;
 import io.tensorbus.spi.Store;
-import io.vertx.core.internal.net.NetSocketInternal;
-import io.vertx.core.net.NetSocket;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
+import io.vertx.core.internal.net.NetSocketInternal;
 import io.vertx.core.net.NetServer;
+import io.vertx.core.net.NetSocket;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
@@ -32,6 +33,8 @@ import java.util.concurrent.atomic.AtomicReference;
  * {@link RRef#of} makes one to a local value. See {@code docs/rpc-design.md} for the protocol.
  */
 public final class Rpc {
+    /** How long a new connection may take to prove the job's secret (the call timeout, if shorter). */
+    private static final Duration HANDSHAKE_TIMEOUT = Duration.ofSeconds(10);
     private static final AtomicReference<RpcAgent> DEFAULT = new AtomicReference<>();
 
     private Rpc() {
@@ -97,14 +100,18 @@ public final class Rpc {
         // A caller may connect as soon as the table is complete, before this worker has built its agent.
         Promise<RpcAgent> agent = Promise.promise();
         try {
-            options.secret().checkBind(rv.bindHost(), "RPC worker " + name);
+            if (!options.usesTls()) {
+                // Mutual TLS authenticates every connection by itself; without it, no secret means loopback only.
+                options.secret().checkBind(rv.bindHost(), "RPC worker " + name);
+            }
         } catch (RuntimeException e) {
             releaseStore.run();
             return Future.failedFuture(e);
         }
         NetServer server = vertx.createNetServer(RpcTransport.serverOptions(options, rv.bindHost()));
+        Duration handshake = options.timeout().compareTo(HANDSHAKE_TIMEOUT) < 0 ? options.timeout() : HANDSHAKE_TIMEOUT;
         server.connectHandler(socket -> SecretHandshake.accept(socket, options.secret(), RpcTransport.CHANNEL,
-                options.timeout(), vertx).onSuccess(v -> serveOnceStarted(agent.future(), socket)));
+                handshake, vertx).onSuccess(v -> serveOnceStarted(agent.future(), socket)));
         // A graceful shutdown of an earlier job on this store left its last key; rank 0 clears it before any
         // worker of this job can count itself out.
         Future<Void> fresh = rv.rank() == 0 ? store.deleteKey(RpcShutdown.LEFT_ALL).mapEmpty()
@@ -139,6 +146,8 @@ public final class Rpc {
         socket.pause();
         agent.onComplete(r -> {
             if (r.failed() || r.result().isClosed()) {
+                // Drain what waited (released by the handler above) before closing: pooled buffers.
+                socket.resume();
                 socket.close();
                 return;
             }

@@ -110,7 +110,7 @@ class RpcHandshakeTest {
         RpcAgent w = Rpc.init("worker0", 0, 1, options().build()).await(10, TimeUnit.SECONDS);
         Future<Void> wrong = SecretHandshake.connect(raw(0), OTHER, "rpc", Duration.ofSeconds(5), vertx);
         Exception e = assertThrows(Exception.class, () -> wrong.await(10, TimeUnit.SECONDS));
-        assertTrue(e instanceof AuthenticationException && e.getMessage().contains("does not know this job's secret"),
+        assertTrue(e instanceof AuthenticationException && e.getMessage().contains("a wrong proof of the job's secret"),
                 String.valueOf(e));
         Future<Void> none = SecretHandshake.connect(raw(0), JobSecret.none(), "rpc", Duration.ofSeconds(5), vertx);
         Exception n = assertThrows(Exception.class, () -> none.await(10, TimeUnit.SECONDS));
@@ -175,17 +175,29 @@ class RpcHandshakeTest {
 
     @Test
     void aCallerRefusesAnAcceptorThatCannotProveTheSecret() throws Exception {
-        // worker1's address leads to an impostor of another job that would welcome anyone and forge a result.
-        NetServer impostor = vertx.createNetServer().connectHandler(s -> SecretHandshake.accept(s, OTHER, "rpc",
-                Duration.ofSeconds(5), vertx).onSuccess(v -> s.write(frame(RpcFrame.WELCOME, List.of("worker1", 1 << 20))
-                        .appendBuffer(RpcFrame.encode(RpcFrame.RETURN, 1, codec.encode(List.of("forged")))))))
-                .listen(0, "127.0.0.1").await(5, TimeUnit.SECONDS);
+        // worker1's address leads to an impostor that speaks the handshake without knowing the secret: it
+        // welcomes any proof with a made-up one of its own, then a WELCOME and a forged result.
+        NetServer impostor = vertx.createNetServer().connectHandler(s -> {
+            Buffer in = Buffer.buffer();
+            s.handler(b -> {
+                int before = in.length();
+                in.appendBuffer(b);
+                Buffer ok = Buffer.buffer().appendString("TBSH").appendBytes(new byte[] {1, 0, 0, 0})
+                        .appendBytes(new byte[32]);
+                if (before < 42 && in.length() >= 42) {
+                    s.write(ok);
+                } else if (before < 74 && in.length() >= 74) {
+                    s.write(ok.appendBuffer(frame(RpcFrame.WELCOME, List.of("worker1", 1 << 20)))
+                            .appendBuffer(RpcFrame.encode(RpcFrame.RETURN, 1, codec.encode(List.of("forged")))));
+                }
+            });
+        }).listen(0, "127.0.0.1").await(5, TimeUnit.SECONDS);
         store.set("rpc/worker/1", ("worker1\n127.0.0.1\n" + impostor.actualPort()).getBytes(StandardCharsets.UTF_8))
                 .await(5, TimeUnit.SECONDS);
         RpcAgent w = Rpc.init("worker0", 0, 2, options().build()).await(10, TimeUnit.SECONDS);
         RpcException e = assertThrows(RpcException.class, () -> w.rpcSync("worker1", "builtin.add", 1, 2));
         assertTrue(e.getMessage().contains("worker1 (rank 1)") && e.getMessage().contains("could not be joined")
-                && e.getMessage().contains("does not know this job's secret"), e.getMessage());
+                && e.getMessage().contains("does not know this job's secret (an impostor"), e.getMessage());
         w.shutdown(false);
         impostor.close();
     }

@@ -224,10 +224,10 @@ class RpcTest {
         assertEquals(3L, (Long) w.get(0).rpcSync("worker1", "builtin.add", 1, 2));
         RpcException e = assertThrows(RpcException.class, () -> w.get(0).rpcSync("worker2", "builtin.add", 1, 2));
         assertTrue(e.getMessage().contains("worker2 (rank 2)") && e.getMessage().contains("could not be joined")
-                && e.getMessage().contains("does not know this job's secret"), e.getMessage());
+                && e.getMessage().contains("a wrong proof of the job's secret"), e.getMessage());
         RpcException back = assertThrows(RpcException.class, () -> w.get(2).rpcSync("worker1", "builtin.add", 1, 2));
         assertTrue(back.getMessage().contains("worker1 (rank 1)")
-                && back.getMessage().contains("does not know this job's secret"), back.getMessage());
+                && back.getMessage().contains("a wrong proof of the job's secret"), back.getMessage());
     }
 
     @Test

@@ -16,15 +16,18 @@ import java.util.jar.Manifest;
 
 /**
  * What each rank of {@code tensorbus launch} runs: the main class and the class path in front of tensorbus's
- * own. The user's class path is {@code --classpath}, else {@code CLASSPATH} (as {@code java} reads it); with
- * {@code -jar app.jar} the jar leads it and its manifest names the main class (the JVM follows the
- * manifest's {@code Class-Path} itself). A workload name runs tensorbus's {@code Main run NAME}.
+ * own. The user's class path is {@code --classpath}; for a main class without it, {@code CLASSPATH} (as
+ * {@code java} reads it). With {@code -jar app.jar} the jar leads it, its manifest names the main class (the
+ * JVM follows the manifest's {@code Class-Path} itself) and its {@code Add-Opens} and {@code Add-Exports}
+ * become JVM flags, as {@code java -jar} would apply them. A workload name runs tensorbus's
+ * {@code Main run NAME}; a name without dots that is a class of the given class path runs that class.
  *
  * @param mainClass the class whose {@code main} each rank runs
  * @param userClassPath what goes before tensorbus's class path, or "" for nothing
  * @param programArgs the arguments every rank's {@code main} gets
+ * @param jvmFlags JVM options the target itself asks for (a jar's manifest), before the class path
  */
-record LaunchTarget(String mainClass, String userClassPath, List<String> programArgs) {
+record LaunchTarget(String mainClass, String userClassPath, List<String> programArgs, List<String> jvmFlags) {
     /** The main class that runs a workload given by name. */
     static final String WORKLOAD_MAIN = Main.class.getName();
 
@@ -34,19 +37,37 @@ record LaunchTarget(String mainClass, String userClassPath, List<String> program
      * @throws IllegalArgumentException saying what is missing and how to give it
      */
     static LaunchTarget resolve(LaunchOptions o, Map<String, String> env) {
-        String given = o.classPath() != null ? o.classPath() : env.getOrDefault("CLASSPATH", "").trim();
+        // Only a main class reads CLASSPATH, as java -jar ignores it: a stray one must not shadow tensorbus's
+        // own dependencies in a workload or a jar.
+        String given = o.classPath() != null ? o.classPath() : "";
         if (o.jar()) {
             Path jar = Path.of(o.target());
-            String main = mainClassOf(jar);
+            Manifest manifest = manifestOf(jar);
+            String main = mainClassOf(jar, manifest);
             String cp = given.isEmpty() ? jar.toString() : jar + File.pathSeparator + given;
-            return checked(new LaunchTarget(main, cp, o.targetArgs()), "the Main-Class " + main + " of " + jar);
+            return checked(new LaunchTarget(main, cp, o.targetArgs(), manifestFlags(manifest)),
+                    "the Main-Class " + main + " of " + jar);
         }
-        if (!isMainClass(o.target())) {
+        if (!isMainClass(o.target()) && !(!given.isEmpty() && isUserClass(o.target(), given))) {
             List<String> args = new ArrayList<>(List.of("run", o.target()));
             args.addAll(o.targetArgs());
-            return new LaunchTarget(WORKLOAD_MAIN, given, List.copyOf(args));
+            return new LaunchTarget(WORKLOAD_MAIN, given, List.copyOf(args), List.of());
         }
-        return checked(new LaunchTarget(o.target(), given, o.targetArgs()), "TARGET class " + o.target());
+        String cp = o.classPath() != null ? given : env.getOrDefault("CLASSPATH", "").trim();
+        return checked(new LaunchTarget(o.target(), cp, o.targetArgs(), List.of()), "TARGET class " + o.target());
+    }
+
+    /** True for a class in the default package of {@code classPath} (a name without dots). */
+    private static boolean isUserClass(String name, String classPath) {
+        if (!name.chars().allMatch(Character::isJavaIdentifierPart) || !Character.isJavaIdentifierStart(name.charAt(0))) {
+            return false;
+        }
+        try (URLClassLoader loader = new URLClassLoader(urls(classPath), null)) {
+            Class.forName(name, false, loader);
+            return true;
+        } catch (ClassNotFoundException | LinkageError | IOException e) {
+            return false;
+        }
     }
 
     /** True when TARGET names a class (it has a dot) rather than a workload. */
@@ -59,21 +80,44 @@ record LaunchTarget(String mainClass, String userClassPath, List<String> program
         return userClassPath.isEmpty() ? own : userClassPath + File.pathSeparator + own;
     }
 
-    private static String mainClassOf(Path jar) {
+    private static Manifest manifestOf(Path jar) {
         if (!Files.isRegularFile(jar)) {
             throw new IllegalArgumentException("-jar " + jar + ": no such file");
         }
         try (JarFile file = new JarFile(jar.toFile())) {
             Manifest m = file.getManifest();
-            String main = m == null ? null : m.getMainAttributes().getValue("Main-Class");
-            if (main == null || main.isBlank()) {
-                throw new IllegalArgumentException("-jar " + jar + ": its manifest names no Main-Class; give the"
-                        + " main class instead: --classpath " + jar + " com.example.Main");
-            }
-            return main.trim();
+            return m == null ? new Manifest() : m;
         } catch (IOException e) {
             throw new IllegalArgumentException("-jar " + jar + " is not a readable jar: " + e.getMessage(), e);
         }
+    }
+
+    private static String mainClassOf(Path jar, Manifest m) {
+        String main = m.getMainAttributes().getValue("Main-Class");
+        if (main == null || main.isBlank()) {
+            throw new IllegalArgumentException("-jar " + jar + ": its manifest names no Main-Class; give the"
+                    + " main class instead: --classpath " + jar + " com.example.Main");
+        }
+        if (m.getMainAttributes().getValue("Launcher-Agent-Class") != null) {
+            throw new IllegalArgumentException("-jar " + jar + ": its manifest names a Launcher-Agent-Class, which"
+                    + " only java -jar starts; add the agent to TENSORBUS_JVM_OPTS as -javaagent:" + jar
+                    + " and launch its Main-Class with --classpath " + jar);
+        }
+        return main.trim();
+    }
+
+    /** {@code --add-opens}/{@code --add-exports} for the manifest's Add-Opens and Add-Exports, as java -jar. */
+    private static List<String> manifestFlags(Manifest m) {
+        List<String> flags = new ArrayList<>();
+        for (String[] attribute : new String[][] {{"Add-Opens", "--add-opens"}, {"Add-Exports", "--add-exports"}}) {
+            String packages = m.getMainAttributes().getValue(attribute[0]);
+            for (String p : packages == null ? new String[0] : packages.trim().split("\\s+")) {
+                if (!p.isEmpty()) {
+                    flags.addAll(List.of(attribute[1], p + "=ALL-UNNAMED"));
+                }
+            }
+        }
+        return List.copyOf(flags);
     }
 
     /** This target, once its main class is found on its class path or tensorbus's. */

@@ -89,6 +89,7 @@ final class LaunchedRank {
             }
         }
         cmd.addAll(gcFlags(o.nprocPerNode(), cores, user));
+        cmd.addAll(target.jvmFlags());
         cmd.addAll(user);
         cmd.add("-cp");
         cmd.add(target.classPath(System.getProperty("java.class.path")));

@@ -145,15 +145,15 @@ public final class Launcher {
     }
 
     private int launch() {
-        Thread hook = new Thread(this::shutDown, "tensorbus-launch-shutdown");
-        Runtime.getRuntime().addShutdownHook(hook);
-        LaunchStore store = null;
         try {
             errors = Files.createTempDirectory("tensorbus-launch-");
         } catch (IOException e) {
             err.println("tensorbus launch: cannot make a temporary directory for the ranks' error files: " + e);
             return 1;
         }
+        Thread hook = new Thread(this::shutDown, "tensorbus-launch-shutdown");
+        Runtime.getRuntime().addShutdownHook(hook);
+        LaunchStore store = null;
         try {
             int port = options.masterPort();
             if (options.hostsStore()) {
@@ -283,6 +283,8 @@ public final class Launcher {
     private void shutDown() {
         shuttingDown = true;
         stopAll();
+        // The JVM ends when the hooks do, before the main thread's finally block could clean up.
+        deleteErrors();
     }
 
     /**

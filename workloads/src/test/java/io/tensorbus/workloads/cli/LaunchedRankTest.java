@@ -11,7 +11,7 @@ import org.junit.jupiter.api.Test;
 
 class LaunchedRankTest {
     private static final LaunchOptions TWO = LaunchOptions.parse(List.of("--nproc-per-node", "2", "a.B", "x"));
-    private static final LaunchTarget TARGET = new LaunchTarget("a.B", "", List.of("x"));
+    private static final LaunchTarget TARGET = new LaunchTarget("a.B", "", List.of("x"), List.of());
 
     @Test
     void ranksWithOneCoreEachRunTheSerialCollector() {
@@ -35,10 +35,19 @@ class LaunchedRankTest {
 
     @Test
     void theUsersClassPathComesBeforeTensorbussOwn() {
-        List<String> cmd = LaunchedRank.command(TWO, new LaunchTarget("a.B", "/app/classes", List.of()), null, 8);
+        List<String> cmd = LaunchedRank.command(TWO, new LaunchTarget("a.B", "/app/classes", List.of(), List.of()), null, 8);
         String cp = cmd.get(cmd.indexOf("-cp") + 1);
         assertTrue(cp.startsWith("/app/classes" + File.pathSeparator), cp);
         assertTrue(cp.endsWith(System.getProperty("java.class.path")), cp);
+    }
+
+    @Test
+    void aJarsManifestFlagsComeBeforeTheUsersOptions() {
+        LaunchTarget jar = new LaunchTarget("a.B", "app.jar", List.of(), List.of("--add-opens",
+                "java.base/java.lang=ALL-UNNAMED"));
+        List<String> cmd = LaunchedRank.command(TWO, jar, "-Xmx1g", 8);
+        assertTrue(cmd.indexOf("--add-opens") >= 0 && cmd.indexOf("--add-opens") < cmd.indexOf("-Xmx1g"), cmd.toString());
+        assertEquals("java.base/java.lang=ALL-UNNAMED", cmd.get(cmd.indexOf("--add-opens") + 1));
     }
 
     @Test

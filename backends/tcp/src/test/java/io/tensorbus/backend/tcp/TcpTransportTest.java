@@ -188,11 +188,10 @@ class TcpTransportTest {
                 try (Socket s = connect(ranks.store(), 0)) {
                     AuthenticationException e = assertThrows(AuthenticationException.class,
                             () -> BlockingHandshake.connect(s, wrong, Mesh.CHANNEL));
-                    String expected = wrong.isPresent() ? "another secret" : "belongs to a job with a secret";
+                    String expected = wrong.isPresent() ? "a wrong proof of the job's secret"
+                            : "belongs to a job with a secret";
                     assertTrue(e.getMessage().contains(expected), e.getMessage());
-                    if (!wrong.isPresent()) {
-                        assertDisconnected(s, "a connection refused at the handshake");
-                    }
+                    assertDisconnected(s, "a connection refused at the handshake");
                 }
             }
             try (Socket s = connect(ranks.store(), 1)) {
@@ -216,7 +215,7 @@ class TcpTransportTest {
         Exception e = assertThrows(Exception.class, () -> fs.get(1).await(10, TimeUnit.SECONDS));
         assertTrue(fs.get(1).isComplete(), "set-up hangs: " + e);
         String message = fs.get(1).cause().getMessage();
-        assertTrue(message.contains("rank 0") && message.contains("does not know this job's secret"), message);
+        assertTrue(message.contains("rank 0") && message.contains("a wrong proof of the job's secret"), message);
         assertThrows(Exception.class, () -> fs.get(0).await(10, TimeUnit.SECONDS));
     }
 
