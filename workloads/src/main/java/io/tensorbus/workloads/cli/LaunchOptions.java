@@ -46,12 +46,14 @@ public record LaunchOptions(int nprocPerNode, int nnodes, int nodeRank, String m
               --timeout SECONDS    stop every process and fail when the job runs longer (default: no limit)
               --classpath PATH, -cp PATH
                                    your classes and jars (':'-separated, 'dir/*' for every jar in dir), put
-                                   before tensorbus's own; without it, CLASSPATH is used, as java does
+                                   before tensorbus's own; without it, a main class reads CLASSPATH, as
+                                   java does
               TARGET               a main class of your class path or of tensorbus
                                    (io.tensorbus.workloads.examples.GroupAllReduce), or a workload name, run
                                    as 'tensorbus run TARGET [args]'
               -jar APP.jar         run the Main-Class of APP.jar's manifest, with APP.jar (and the jars its
-                                   manifest's Class-Path names) before tensorbus's own classes
+                                   manifest's Class-Path names) before tensorbus's own classes, and its
+                                   Add-Opens and Add-Exports applied
             Each process gets RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, GROUP_RANK, MASTER_ADDR,
             MASTER_PORT and the job's secret TENSORBUS_SECRET: a new random one for a one-node job unless
             TENSORBUS_SECRET or TENSORBUS_SECRET_FILE is set; a job of several nodes needs one of those on
