@@ -5,11 +5,14 @@ import com.hazelcast.config.JoinConfig;
 import com.hazelcast.config.NetworkConfig;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
+import io.vertx.core.internal.VertxInternal;
 import io.vertx.spi.cluster.hazelcast.ConfigUtil;
 import io.vertx.spi.cluster.hazelcast.HazelcastClusterManager;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.UUID;
 
 /**
  * A Vert.x clustered through Hazelcast with the settings tensorbus needs: Vert.x's own Hazelcast
@@ -29,14 +32,27 @@ public final class HazelcastCluster {
     /**
      * Starts a Hazelcast member of the cluster {@code name} listening on {@code host} at the first free
      * port of {@code firstPort} .. {@code firstPort + 9}, joining the members on those ports, and a Vert.x
-     * clustered through it. Close the Vert.x to leave.
+     * clustered through it. Close the Vert.x to leave. A program that ends without closing it still ends: the
+     * Vert.x runs on daemon threads, and once the program's own threads are done, it is closed with a
+     * warning, which stops the member's threads too ({@link ProcessExit#closeWhenProgramEnds}).
      *
      * @throws IllegalArgumentException for a blank name or a port range outside 1..65535
      * @throws NullPointerException when {@code name} or {@code host} is null
      */
     public static Future<Vertx> join(String name, String host, int firstPort) {
         Config config = config(name, host, firstPort);
-        return Vertx.builder().withClusterManager(new HazelcastClusterManager(config)).buildClustered();
+        String instance = "tensorbus-" + UUID.randomUUID();
+        config.setInstanceName(instance);
+        return Vertx.builder().with(new VertxOptions().setUseDaemonThread(true))
+                .withClusterManager(new HazelcastClusterManager(config)).buildClustered()
+                .onSuccess(vertx -> {
+                    ProcessExit.Registration atExit = ProcessExit.closeWhenProgramEnds("the Hazelcast member of "
+                            + "cluster '" + name + "'", vertx::close, t -> t.getName().startsWith("hz." + instance + "."));
+                    ((VertxInternal) vertx).addCloseHook(completion -> {
+                        atExit.done();
+                        completion.succeed();
+                    });
+                });
     }
 
     /**

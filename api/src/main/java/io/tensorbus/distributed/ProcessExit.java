@@ -14,6 +14,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
 import java.util.function.Supplier;
 
 /**
@@ -42,8 +43,12 @@ public final class ProcessExit {
     /** How long the shutdown hook waits for what it closes, in seconds. */
     static final long CLOSE_SECONDS = 5;
 
+    /** How often the watcher of {@link #closeWhenProgramEnds} looks at the threads, in milliseconds. */
+    static final long WATCH_MILLIS = 200;
+
     private static final List<Registration> OPEN = new CopyOnWriteArrayList<>();
     private static boolean installed;
+    private static boolean watching;
 
     private ProcessExit() {
     }
@@ -52,10 +57,13 @@ public final class ProcessExit {
     public static final class Registration {
         private final String what;
         private final Supplier<Future<?>> close;
+        /** The non-daemon threads it runs on, which would keep the JVM alive; null when it has none. */
+        private final Predicate<Thread> ownThreads;
 
-        private Registration(String what, Supplier<Future<?>> close) {
+        private Registration(String what, Supplier<Future<?>> close, Predicate<Thread> ownThreads) {
             this.what = what;
             this.close = close;
+            this.ownThreads = ownThreads;
         }
 
         /** The program closed it: nothing to do at exit. */
@@ -70,9 +78,52 @@ public final class ProcessExit {
      */
     public static Registration closeAtExit(String what, Supplier<Future<?>> close) {
         install();
-        Registration r = new Registration(what, close);
+        Registration r = new Registration(what, close, null);
         OPEN.add(r);
         return r;
+    }
+
+    /**
+     * For what runs on non-daemon threads tensorbus cannot make daemons (a Hazelcast member's): closes
+     * {@code what}, with the same warning, once every other non-daemon thread of the program has ended (its
+     * {@code main} returned and nothing else of its own runs), so that those threads end and the JVM with
+     * them. A watcher looks every {@value #WATCH_MILLIS} ms.
+     *
+     * @param ownThreads recognises the threads of {@code what}
+     */
+    public static Registration closeWhenProgramEnds(String what, Supplier<Future<?>> close,
+            Predicate<Thread> ownThreads) {
+        install();
+        Registration r = new Registration(what, close, ownThreads);
+        OPEN.add(r);
+        startWatcher();
+        return r;
+    }
+
+    private static synchronized void startWatcher() {
+        if (watching) {
+            return;
+        }
+        watching = true;
+        Thread.ofPlatform().daemon().name("tensorbus-exit-watch").start(() -> {
+            while (true) {
+                try {
+                    Thread.sleep(WATCH_MILLIS);
+                } catch (InterruptedException e) {
+                    return;
+                }
+                if (OPEN.stream().anyMatch(r -> r.ownThreads != null) && !programRuns()) {
+                    closeLeftOpen();
+                }
+            }
+        });
+    }
+
+    /** True while a non-daemon thread runs that is neither the JVM's exit thread nor one of a registration. */
+    private static boolean programRuns() {
+        List<Predicate<Thread>> owned = OPEN.stream().map(r -> r.ownThreads).filter(p -> p != null).toList();
+        return Thread.getAllStackTraces().keySet().stream().anyMatch(t -> t.isAlive() && !t.isDaemon()
+                && !t.getName().equals("DestroyJavaVM") && owned.stream().noneMatch(p -> p.test(t)));
     }
 
     /**
@@ -90,11 +141,12 @@ public final class ProcessExit {
         recordMainFailure(env.get(ERROR_FILE_ENV));
     }
 
-    private static void closeLeftOpen() {
+    private static synchronized void closeLeftOpen() {
         List<Registration> open = new ArrayList<>(OPEN);
         if (open.isEmpty()) {
             return;
         }
+        OPEN.removeAll(open);
         Collections.reverse(open);
         System.err.println("tensorbus: warning: " + String.join(", ", open.stream().map(r -> r.what).toList())
                 + (open.size() == 1 ? " was" : " were") + " left open at exit; closing "

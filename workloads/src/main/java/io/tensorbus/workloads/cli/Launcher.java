@@ -256,8 +256,32 @@ public final class Launcher {
                 + r.process().pid() + ") exited with code " + code + why + "; stopping the other ranks");
         stopAll();
         drainOutput();
-        err.println("tensorbus launch: failed: rank " + r.rank() + " exited with code " + code + why);
+        err.println("tensorbus launch: failed: rank " + r.rank() + " exited with code " + code + why
+                + firstErrorBesides(r.rank()));
         return code;
+    }
+
+    /**
+     * "; the first error was rank N's: ..." when another rank's main failed before this one's: ranks fail within
+     * milliseconds of each other once one does, and the one whose process ended first need not be the cause.
+     */
+    private String firstErrorBesides(int rank) {
+        Path first = null;
+        try (var files = Files.list(errors)) {
+            for (Path f : files.toList()) {
+                if (first == null || Files.getLastModifiedTime(f).compareTo(Files.getLastModifiedTime(first)) < 0) {
+                    first = f;
+                }
+            }
+            if (first == null || first.getFileName().toString().equals("rank-" + rank + ".error")) {
+                return "";
+            }
+            String name = first.getFileName().toString();
+            return "; the first error was rank " + name.substring(5, name.length() - 6) + "'s: "
+                    + Files.readString(first).strip();
+        } catch (IOException e) {
+            return "";
+        }
     }
 
     /** ": " and the exception that ended the rank's {@code main}, as it wrote it, or "". */
