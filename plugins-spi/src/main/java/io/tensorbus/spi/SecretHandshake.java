@@ -95,6 +95,9 @@ public final class SecretHandshake {
         final byte[] channel;
         final Vertx vertx;
         final Promise<Void> done = Promise.promise();
+        /** This side's nonce, and the other side's once it has arrived. */
+        final byte[] nonce = nonce();
+        byte[] theirs;
         Buffer pending = Buffer.buffer();
         long timer = -1;
 
@@ -182,9 +185,6 @@ public final class SecretHandshake {
 
     /** The side that opened the connection. */
     private static final class Connector extends Side {
-        private final byte[] nonce = nonce();
-        private byte[] theirs;
-
         Connector(NetSocket socket, JobSecret secret, String channel, Vertx vertx) {
             super(socket, secret, channel, vertx);
         }
@@ -265,9 +265,6 @@ public final class SecretHandshake {
 
     /** The side that accepted the connection. */
     private static final class Acceptor extends Side {
-        private final byte[] nonce = nonce();
-        private byte[] theirs;
-
         Acceptor(NetSocket socket, JobSecret secret, String channel, Vertx vertx) {
             super(socket, secret, channel, vertx);
         }
