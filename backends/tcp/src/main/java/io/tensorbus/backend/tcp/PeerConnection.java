@@ -2,10 +2,14 @@ package io.tensorbus.backend.tcp;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
+import io.netty.channel.socket.DuplexChannel;
+import io.netty.util.ReferenceCountUtil;
 import io.vertx.core.Future;
+import io.vertx.core.Promise;
 import io.vertx.core.internal.net.NetSocketInternal;
 
 import java.lang.foreign.MemorySegment;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The connection to one member of the group, after the handshake: writes frames (the payload straight from
@@ -15,6 +19,8 @@ import java.lang.foreign.MemorySegment;
 final class PeerConnection implements FrameReader.Listener {
     /** How long a parked payload waits for its receive before it is copied aside, in milliseconds. */
     static final long PARK_MILLIS = 20;
+    /** How long a leaving rank waits for its peer to close after its own FIN, in milliseconds. */
+    static final long LINGER_MILLIS = 1000;
     /** Early payloads larger than this are never copied aside; they wait parked for their receive. */
     static final long MAX_EARLY_COPY_BYTES = Long.getLong("tensorbus.tcp.maxEarlyCopyBytes", 1L << 30);
 
@@ -77,10 +83,41 @@ final class PeerConnection implements FrameReader.Listener {
     /** Says goodbye (this rank called {@code collectives} collectives, all finished), then closes. */
     Future<Void> leave(long collectives) {
         Frame bye = new Frame(Frame.GOODBYE, 0, 0, Frame.NO_REDUCE, -1, -1, 0, 0, 0, backend.groupHash(), 0, collectives);
-        return write(bye, null).eventually(() -> {
-            close();
-            return Future.succeededFuture();
+        return write(bye, null).transform(written -> {
+            if (written.failed()) {
+                close();
+                return Future.succeededFuture();
+            }
+            return drainThenClose();
         });
+    }
+
+    /**
+     * Half-closes (a FIN behind what was written), reads and drops what the peer still sends, and closes once
+     * the peer has closed too, or after {@link #LINGER_MILLIS}. Closing with unread bytes would make the kernel
+     * reset the connection, which drops the GOODBYE and ABORT still queued here and what the peer has not read
+     * yet: a peer still sending into a collective would then see only a reset, not why this rank left.
+     */
+    private Future<Void> drainThenClose() {
+        Promise<Void> closed = Promise.promise();
+        io.netty.channel.Channel channel = socket.channelHandlerContext().channel();
+        cancelParkTimer();
+        parked = null;
+        reader.discard();
+        socket.messageHandler(ReferenceCountUtil::release);
+        socket.closeHandler(v -> closed.tryComplete());
+        socket.exceptionHandler(e -> socket.close());
+        var linger = channel.eventLoop().schedule(() -> {
+            socket.close();
+        }, LINGER_MILLIS, TimeUnit.MILLISECONDS);
+        closed.future().onComplete(v -> linger.cancel(false));
+        channel.config().setAutoRead(true);
+        if (channel instanceof DuplexChannel duplex) {
+            duplex.shutdownOutput();
+        } else {
+            socket.close();
+        }
+        return closed.future();
     }
 
     /** The parked payload's receive was posted: stream the payload into {@code sink}. */
