@@ -37,6 +37,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * verdict refuse the connection.
  */
 public final class SecretHandshake {
+    /** How long a new connection may take to finish the exchange, unless its protocol says otherwise. */
+    public static final Duration TIMEOUT = Duration.ofSeconds(10);
     /** The first bytes of every handshake message. */
     private static final byte[] MAGIC = {'T', 'B', 'S', 'H'};
     private static final byte VERSION = 1;

@@ -37,8 +37,6 @@ public final class TcpStoreClient implements Store {
     private static final System.Logger LOG = System.getLogger(TcpStoreClient.class.getName());
     private static final long FIRST_RETRY_MS = 50;
     private static final long MAX_RETRY_MS = 1000;
-    /** The longest the secret handshake may take. */
-    private static final long HANDSHAKE_MS = 10_000;
 
     private final Vertx vertx;
     private final String host;
@@ -79,7 +77,7 @@ public final class TcpStoreClient implements Store {
         client.attempt(connected, deadline, FIRST_RETRY_MS);
         return connected.future()
                 .compose(socket -> SecretHandshake.connect(socket, secret, TcpStoreServer.CHANNEL,
-                                Duration.ofMillis(Math.min(HANDSHAKE_MS, leftMillis(deadline))), vertx)
+                                Duration.ofMillis(Math.min(SecretHandshake.TIMEOUT.toMillis(), leftMillis(deadline))), vertx)
                         .recover(e -> Future.failedFuture(new IOException("TcpStore client could not join the "
                                 + "server " + client.address() + ": " + e.getMessage(), e)))
                         .compose(v -> client.start(socket, deadline)))

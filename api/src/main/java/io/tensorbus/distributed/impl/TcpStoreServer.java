@@ -9,7 +9,6 @@ import io.vertx.core.net.NetServerOptions;
 import io.vertx.core.net.NetSocket;
 
 import java.net.BindException;
-import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -22,8 +21,6 @@ public final class TcpStoreServer {
 
     /** The secret handshake's name for store connections. */
     public static final String CHANNEL = "store";
-    /** How long a new connection may take to prove the secret. */
-    private static final Duration HANDSHAKE_TIMEOUT = Duration.ofSeconds(10);
 
     /**
      * The servers this JVM runs, per Vertx. Vert.x shares a port between the servers of one Vertx instance and
@@ -45,7 +42,7 @@ public final class TcpStoreServer {
         this.host = host;
         this.netServer = vertx.createNetServer(new NetServerOptions().setTcpNoDelay(true));
         // Nothing of the store is read or written for a connection before it proves the job's secret.
-        netServer.connectHandler(socket -> SecretHandshake.accept(socket, secret, CHANNEL, HANDSHAKE_TIMEOUT, vertx)
+        netServer.connectHandler(socket -> SecretHandshake.accept(socket, secret, CHANNEL, SecretHandshake.TIMEOUT, vertx)
                 .onSuccess(v -> serve(vertx, socket, state)));
     }
 

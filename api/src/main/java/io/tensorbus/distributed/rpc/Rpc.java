@@ -33,8 +33,6 @@ import java.util.concurrent.atomic.AtomicReference;
  * {@link RRef#of} makes one to a local value. See {@code docs/rpc-design.md} for the protocol.
  */
 public final class Rpc {
-    /** How long a new connection may take to prove the job's secret (the call timeout, if shorter). */
-    private static final Duration HANDSHAKE_TIMEOUT = Duration.ofSeconds(10);
     private static final AtomicReference<RpcAgent> DEFAULT = new AtomicReference<>();
 
     private Rpc() {
@@ -109,7 +107,9 @@ public final class Rpc {
             return Future.failedFuture(e);
         }
         NetServer server = vertx.createNetServer(RpcTransport.serverOptions(options, rv.bindHost()));
-        Duration handshake = options.timeout().compareTo(HANDSHAKE_TIMEOUT) < 0 ? options.timeout() : HANDSHAKE_TIMEOUT;
+        // The call timeout, if shorter: a stranger's unauthenticated socket must not stay open for hours.
+        Duration handshake = options.timeout().compareTo(SecretHandshake.TIMEOUT) < 0 ? options.timeout()
+                : SecretHandshake.TIMEOUT;
         server.connectHandler(socket -> SecretHandshake.accept(socket, options.secret(), RpcTransport.CHANNEL,
                 handshake, vertx).onSuccess(v -> serveOnceStarted(agent.future(), socket)));
         // A graceful shutdown of an earlier job on this store left its last key; rank 0 clears it before any
