@@ -9,6 +9,7 @@ import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
+import io.vertx.core.net.NetClient;
 import io.vertx.core.net.NetServer;
 import io.vertx.core.net.NetSocket;
 import java.time.Duration;
@@ -24,11 +25,14 @@ class SecretHandshakeTest {
     private static final Duration LIMIT = Duration.ofSeconds(5);
     private Vertx vertx;
     private NetServer server;
+    /** Held for the whole test: Vert.x closes a client, and its connections, once it is garbage collected. */
+    private NetClient client;
     private Promise<Future<Void>> accepted;
 
     @BeforeEach
     void start() {
         vertx = Vertx.vertx();
+        client = vertx.createNetClient();
     }
 
     @AfterEach
@@ -48,7 +52,7 @@ class SecretHandshakeTest {
     }
 
     private NetSocket connect(int port) throws Exception {
-        return vertx.createNetClient().connect(port, "127.0.0.1").await(5, TimeUnit.SECONDS);
+        return client.connect(port, "127.0.0.1").await(5, TimeUnit.SECONDS);
     }
 
     private Throwable acceptorFailure() throws Exception {

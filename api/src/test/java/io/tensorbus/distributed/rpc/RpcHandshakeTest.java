@@ -16,6 +16,7 @@ import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
+import io.vertx.core.net.NetClient;
 import io.vertx.core.net.NetServer;
 import io.vertx.core.net.NetSocket;
 import java.nio.charset.StandardCharsets;
@@ -41,11 +42,14 @@ class RpcHandshakeTest {
     private final ObjectCodec codec = ObjectCodec.standard();
     private Vertx vertx;
     private HashStore store;
+    /** Held for the whole test: Vert.x closes a client, and its connections, once it is garbage collected. */
+    private NetClient client;
 
     @BeforeEach
     void setUp() {
         vertx = Distributed.newVertx();
         store = new HashStore(Duration.ofSeconds(30));
+        client = vertx.createNetClient();
     }
 
     @AfterEach
@@ -62,7 +66,7 @@ class RpcHandshakeTest {
     private NetSocket raw(int worker) throws Exception {
         String[] a = new String(store.get("rpc/worker/" + worker).await(5, TimeUnit.SECONDS),
                 StandardCharsets.UTF_8).split("\n");
-        return vertx.createNetClient().connect(Integer.parseInt(a[2]), a[1]).await(5, TimeUnit.SECONDS);
+        return client.connect(Integer.parseInt(a[2]), a[1]).await(5, TimeUnit.SECONDS);
     }
 
     /** A connection to {@code worker} that proved {@link #SECRET}. */
