@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Writes the NumPy / PyTorch files that tensorbus's io tests read (api/src/test/resources/io/).
+"""Writes the NumPy / PyTorch files that tensorbus's io tests read (api/core/src/test/resources/io/).
 
 Run from the repository root with Debian's Python, which has numpy and torch:
 
@@ -22,7 +22,7 @@ import sys
 import numpy as np
 import torch
 
-OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "api", "src", "test", "resources", "io")
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "api", "core", "src", "test", "resources", "io")
 
 
 def save_npy(name, array):

@@ -1,4 +1,4 @@
-"""Writes the nn parity data of tensorbus (api/src/test/resources/nn/) with Debian's PyTorch 1.13.
+"""Writes the nn parity data of tensorbus (api/core/src/test/resources/nn/) with Debian's PyTorch 1.13.
 
 Run: /usr/bin/python3 tools/make_nn_data.py
 
@@ -22,7 +22,7 @@ import torch.nn.functional as F
 import torchvision
 from torchvision.models.resnet import Bottleneck, conv1x1
 
-OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "api", "src", "test", "resources", "nn")
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "api", "core", "src", "test", "resources", "nn")
 DTYPES = {torch.float32: "F32", torch.int64: "I64"}
 
 

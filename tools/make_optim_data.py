@@ -9,20 +9,20 @@ Run with Debian's python3 (torch 1.13 + numpy), from anywhere:
 For every case below it builds two float32 parameters (shapes [3, 4] and [5]) and five steps of fixed
 gradients (not computed: drawn once from a seeded generator, with a different scale per step so that
 AMSGrad's running maximum matters), sets them as .grad, calls optimizer.step(), and writes under
-api/src/test/resources/optim/<case>/:
+api/core/src/test/resources/optim/<case>/:
 
     init_<i>.npy        parameter i before the first step
     grad_<s>_<i>.npy    the gradient of parameter i at step s (0-based); absent when the case gives that
                         parameter no gradient at that step (its .grad is None, so the step skips it)
     param_<s>_<i>.npy   parameter i after step s
 
-and api/src/test/resources/optim/cases.json, a list of
+and api/core/src/test/resources/optim/cases.json, a list of
     {name, optimizer, defaults, groups, steps, missing}
 where defaults are the constructor's keyword arguments (PyTorch names), groups (optional) gives one
 option override per parameter (each parameter then being its own group), and missing lists the
 [step, param] pairs without a gradient.
 
-It also writes api/src/test/resources/optim/lr_schedulers.json: StepLR and CosineAnnealingLR learning
+It also writes api/core/src/test/resources/optim/lr_schedulers.json: StepLR and CosineAnnealingLR learning
 rates (get_last_lr() after construction and after each of 20 scheduler steps) for an SGD with two groups.
 """
 import json
@@ -33,7 +33,7 @@ import zlib
 import numpy as np
 import torch
 
-ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "api", "src", "test", "resources", "optim")
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "api", "core", "src", "test", "resources", "optim")
 STEPS = 5
 SHAPES = [(3, 4), (5,)]
 SCALES = [1.0, 0.5, 2.0, 0.1, 1.5]  # gradient scale per step

@@ -7,7 +7,7 @@ Run with Debian's python3 (torch 1.13 + numpy), from the repository root:
 
 For every case it builds deterministic inputs (the seed is a CRC of the case name, so adding a case
 never changes the others), runs the forward in PyTorch, backpropagates a fixed random upstream gradient
-(a random 0-d gradient for scalar outputs) and writes, under api/src/test/resources/parity/<case>/:
+(a random 0-d gradient for scalar outputs) and writes, under api/core/src/test/resources/parity/<case>/:
 
     <input>.npy   every input: float ones are leaves, integer ones indices or targets; the second operand
                   of a binary op is named "other" (so that its gradient, gother.npy, is not gy.npy)
@@ -16,7 +16,7 @@ never changes the others), runs the forward in PyTorch, backpropagates a fixed r
     g<input>.npy  the gradient of each input listed in the case's "grad"
     <extra>.npy   extra results listed in "extra" (batch_norm: running stats after the call)
 
-and api/src/test/resources/parity/cases.json, a list of
+and api/core/src/test/resources/parity/cases.json, a list of
     {name, op, dtype, inputs, grad, params, outputs, multi, used, extra, rtol, atol[, note]}
 (used: the outputs that receive an upstream gradient; note: the PyTorch rule an edge case pins down), where params fully determine the call (see torch_op below: ParityTest mirrors it op by op).
 
@@ -32,7 +32,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-ROOT = os.environ.get("PARITY_DIR") or os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "api", "src",
+ROOT = os.environ.get("PARITY_DIR") or os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "api", "core", "src",
                                                     "test", "resources", "parity")
 F32, F64 = torch.float32, torch.float64
 CASES = []

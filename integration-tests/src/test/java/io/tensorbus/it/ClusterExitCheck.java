@@ -1,6 +1,6 @@
 package io.tensorbus.it;
 
-import io.tensorbus.distributed.HazelcastCluster;
+import io.tensorbus.hazelcast.HazelcastCluster;
 import io.vertx.core.Vertx;
 
 /**

@@ -1,11 +1,11 @@
 package io.tensorbus.it;
 
-import io.tensorbus.distributed.HazelcastCluster;
 import io.tensorbus.distributed.rpc.RRef;
 import io.tensorbus.distributed.rpc.Rpc;
 import io.tensorbus.distributed.rpc.RpcAgent;
 import io.tensorbus.distributed.rpc.RpcOptions;
 import io.tensorbus.distributed.rpc.RpcRegistry;
+import io.tensorbus.hazelcast.HazelcastCluster;
 import io.tensorbus.tensor.Tensor;
 import io.vertx.core.Vertx;
 import java.time.Duration;

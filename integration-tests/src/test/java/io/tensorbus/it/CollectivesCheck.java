@@ -1,13 +1,12 @@
 package io.tensorbus.it;
 
+import io.tensorbus.DType;
+import io.tensorbus.c10d.ReduceOp;
 import io.tensorbus.distributed.Distributed;
 import io.tensorbus.distributed.InitOptions;
 import io.tensorbus.distributed.ProcessGroup;
-import io.tensorbus.spi.DType;
-import io.tensorbus.spi.ReduceOp;
 import io.tensorbus.tensor.Tensor;
 import io.vertx.core.Future;
-
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;

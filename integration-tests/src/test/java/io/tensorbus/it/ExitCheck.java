@@ -1,11 +1,10 @@
 package io.tensorbus.it;
 
+import io.tensorbus.DType;
 import io.tensorbus.distributed.Distributed;
 import io.tensorbus.distributed.InitOptions;
 import io.tensorbus.distributed.ProcessGroup;
-import io.tensorbus.spi.DType;
 import io.tensorbus.tensor.Tensor;
-
 import java.io.IOException;
 import java.time.Duration;
 

@@ -1,5 +1,6 @@
 package io.tensorbus.it;
 
+import io.tensorbus.DType;
 import io.tensorbus.distributed.Distributed;
 import io.tensorbus.distributed.InitOptions;
 import io.tensorbus.distributed.ProcessGroup;
@@ -7,11 +8,9 @@ import io.tensorbus.nn.Functional;
 import io.tensorbus.nn.models.MnistNet;
 import io.tensorbus.optim.SGD;
 import io.tensorbus.parallel.DistributedDataParallel;
-import io.tensorbus.spi.DType;
 import io.tensorbus.tensor.Generator;
 import io.tensorbus.tensor.Tensor;
 import io.vertx.core.Future;
-
 import java.time.Duration;
 
 /**

@@ -3,8 +3,8 @@ package io.tensorbus.it;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.tensorbus.c10d.JobSecret;
 import io.tensorbus.distributed.TcpStore;
-import io.tensorbus.spi.JobSecret;
 import io.tensorbus.workloads.cli.Launcher;
 import io.vertx.core.Vertx;
 import java.io.ByteArrayOutputStream;

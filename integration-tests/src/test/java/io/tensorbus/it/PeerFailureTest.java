@@ -1,13 +1,8 @@
 package io.tensorbus.it;
 
+import io.tensorbus.c10d.JobSecret;
 import io.tensorbus.distributed.TcpStore;
-import io.tensorbus.spi.JobSecret;
 import io.vertx.core.Vertx;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
-
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -15,6 +10,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
@@ -102,7 +101,7 @@ class PeerFailureTest {
                 assertEquals(FaultCheck.OP_FAILED, code, outputs(jvms));
                 String o = jvms.get(r).output();
                 assertTrue(o.contains(reached), o);
-                assertTrue(o.contains("FAILED io.tensorbus.spi.PeerLostException: "), outputs(jvms));
+                assertTrue(o.contains("FAILED io.tensorbus.c10d.PeerLostException: "), outputs(jvms));
                 String failure = o.lines().filter(l -> l.startsWith("FAILED ")).findFirst().orElseThrow();
                 assertTrue(failure.contains("rank 2"), "the error does not name rank 2: " + failure);
             }

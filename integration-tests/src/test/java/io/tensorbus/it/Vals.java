@@ -1,9 +1,8 @@
 package io.tensorbus.it;
 
-import io.tensorbus.spi.DType;
+import io.tensorbus.DType;
 import io.tensorbus.tensor.Tensor;
 import io.vertx.core.Future;
-
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.time.Duration;

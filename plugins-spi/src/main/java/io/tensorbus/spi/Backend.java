@@ -1,7 +1,10 @@
 package io.tensorbus.spi;
 
+import io.tensorbus.c10d.CollectiveMismatchException;
+import io.tensorbus.c10d.CommunicationTimeoutException;
+import io.tensorbus.c10d.PeerLostException;
+import io.tensorbus.c10d.ReduceOp;
 import io.vertx.core.Future;
-
 import java.util.List;
 
 /**

@@ -1,7 +1,8 @@
 package io.tensorbus.spi;
 
+import io.tensorbus.c10d.JobSecret;
+import io.tensorbus.c10d.Store;
 import io.vertx.core.Vertx;
-
 import java.time.Duration;
 import java.util.Map;
 import java.util.Objects;

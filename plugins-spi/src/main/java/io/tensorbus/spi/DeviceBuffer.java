@@ -1,5 +1,7 @@
 package io.tensorbus.spi;
 
+import io.tensorbus.DType;
+import io.tensorbus.Device;
 import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
 

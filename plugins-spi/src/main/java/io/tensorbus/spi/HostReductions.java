@@ -1,13 +1,14 @@
 package io.tensorbus.spi;
 
+import io.tensorbus.DType;
+import io.tensorbus.c10d.ReduceOp;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
 import jdk.incubator.vector.DoubleVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
-
-import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
-import java.nio.ByteOrder;
 
 /**
  * The element-wise reductions of collectives over host memory, written once for every backend that reduces

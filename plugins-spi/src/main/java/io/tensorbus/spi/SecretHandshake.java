@@ -1,11 +1,12 @@
 package io.tensorbus.spi;
 
+import io.tensorbus.c10d.AuthenticationException;
+import io.tensorbus.c10d.JobSecret;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.net.NetSocket;
-
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.SecureRandom;

@@ -1,5 +1,7 @@
 package io.tensorbus.spi;
 
+import io.tensorbus.c10d.AuthenticationException;
+import io.tensorbus.c10d.JobSecret;
 import java.io.DataInputStream;
 import java.io.IOException;
 import java.io.OutputStream;

@@ -1,10 +1,9 @@
 package io.tensorbus.it.sample;
 
+import io.tensorbus.c10d.ReduceOp;
 import io.tensorbus.spi.Backend;
 import io.tensorbus.spi.DeviceBuffer;
-import io.tensorbus.spi.ReduceOp;
 import io.vertx.core.Future;
-
 import java.util.List;
 
 /** The backend {@link TracingBackendProvider} creates: counts each call, then hands it to the wrapped backend. */

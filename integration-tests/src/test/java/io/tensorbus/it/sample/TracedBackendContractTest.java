@@ -1,8 +1,8 @@
 package io.tensorbus.it.sample;
 
+import io.tensorbus.DType;
+import io.tensorbus.c10d.ReduceOp;
 import io.tensorbus.spi.BackendProvider;
-import io.tensorbus.spi.DType;
-import io.tensorbus.spi.ReduceOp;
 import io.tensorbus.spi.contract.BackendContractTest;
 import io.tensorbus.spi.contract.Ranks;
 import org.junit.jupiter.api.Test;

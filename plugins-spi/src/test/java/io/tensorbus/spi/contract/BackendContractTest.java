@@ -1,24 +1,16 @@
 package io.tensorbus.spi.contract;
 
+import io.tensorbus.DType;
+import io.tensorbus.c10d.CollectiveMismatchException;
+import io.tensorbus.c10d.CommunicationException;
+import io.tensorbus.c10d.CommunicationTimeoutException;
+import io.tensorbus.c10d.PeerLostException;
+import io.tensorbus.c10d.ReduceOp;
 import io.tensorbus.spi.Backend;
 import io.tensorbus.spi.BackendProvider;
-import io.tensorbus.spi.CollectiveMismatchException;
-import io.tensorbus.spi.CommunicationException;
-import io.tensorbus.spi.CommunicationTimeoutException;
-import io.tensorbus.spi.DType;
 import io.tensorbus.spi.DeviceBuffer;
-import io.tensorbus.spi.PeerLostException;
-import io.tensorbus.spi.ReduceOp;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
-import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
-
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.time.Duration;
@@ -34,6 +26,13 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.function.IntFunction;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import static io.tensorbus.spi.contract.Buffers.get;
 import static io.tensorbus.spi.contract.Buffers.getLong;

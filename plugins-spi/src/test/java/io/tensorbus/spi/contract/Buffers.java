@@ -1,8 +1,7 @@
 package io.tensorbus.spi.contract;
 
-import io.tensorbus.spi.DType;
+import io.tensorbus.DType;
 import io.tensorbus.spi.DeviceBuffer;
-
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;

@@ -1,9 +1,8 @@
 package io.tensorbus.spi.contract;
 
-import io.tensorbus.spi.Store;
+import io.tensorbus.c10d.Store;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
-
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;

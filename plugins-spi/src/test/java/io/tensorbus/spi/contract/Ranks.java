@@ -1,12 +1,11 @@
 package io.tensorbus.spi.contract;
 
+import io.tensorbus.c10d.JobSecret;
 import io.tensorbus.spi.Backend;
 import io.tensorbus.spi.BackendOptions;
 import io.tensorbus.spi.BackendProvider;
-import io.tensorbus.spi.JobSecret;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
-
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

@@ -1,9 +1,8 @@
 package io.tensorbus.spi.contract;
 
-import io.tensorbus.spi.DType;
+import io.tensorbus.DType;
+import io.tensorbus.c10d.ReduceOp;
 import io.tensorbus.spi.DeviceBuffer;
-import io.tensorbus.spi.ReduceOp;
-
 import java.util.ArrayList;
 import java.util.List;
 

@@ -1,8 +1,8 @@
 package io.tensorbus.workloads.bench;
 
+import io.tensorbus.DType;
+import io.tensorbus.c10d.ReduceOp;
 import io.tensorbus.distributed.ProcessGroup;
-import io.tensorbus.spi.DType;
-import io.tensorbus.spi.ReduceOp;
 import io.tensorbus.tensor.Tensor;
 import java.util.ArrayList;
 import java.util.List;

@@ -1,11 +1,11 @@
 package io.tensorbus.workloads.bench;
 
+import io.tensorbus.DType;
 import io.tensorbus.nn.Functional;
 import io.tensorbus.nn.Module;
 import io.tensorbus.nn.models.MnistNet;
 import io.tensorbus.optim.SGD;
 import io.tensorbus.parallel.DistributedDataParallel;
-import io.tensorbus.spi.DType;
 import io.tensorbus.tensor.Generator;
 import io.tensorbus.tensor.Tensor;
 import io.tensorbus.tensor.Threads;

@@ -1,11 +1,11 @@
 package io.tensorbus.workloads.bench;
 
+import io.tensorbus.DType;
+import io.tensorbus.internal.tensor.Gemm;
 import io.tensorbus.nn.Functional;
-import io.tensorbus.spi.DType;
 import io.tensorbus.tensor.Determinism;
 import io.tensorbus.tensor.Tensor;
 import io.tensorbus.tensor.Threads;
-import io.tensorbus.tensor.impl.Gemm;
 import java.util.function.Consumer;
 
 /**

@@ -1,8 +1,8 @@
 package io.tensorbus.workloads.cli;
 
+import io.tensorbus.c10d.JobSecret;
 import io.tensorbus.distributed.Distributed;
 import io.tensorbus.distributed.TcpStore;
-import io.tensorbus.spi.JobSecret;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import java.time.Duration;

@@ -1,8 +1,8 @@
 package io.tensorbus.workloads.cli;
 
+import io.tensorbus.c10d.JobSecret;
 import io.tensorbus.distributed.ProcessExit;
 import io.tensorbus.distributed.TcpStore;
-import io.tensorbus.spi.JobSecret;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;

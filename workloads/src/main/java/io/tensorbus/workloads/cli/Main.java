@@ -1,6 +1,6 @@
 package io.tensorbus.workloads.cli;
 
-import io.tensorbus.spi.JobSecret;
+import io.tensorbus.c10d.JobSecret;
 import io.tensorbus.workloads.bench.CollectivesBench;
 import io.tensorbus.workloads.bench.DdpBench;
 import io.tensorbus.workloads.bench.Measurement;

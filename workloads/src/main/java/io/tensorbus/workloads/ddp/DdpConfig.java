@@ -1,8 +1,8 @@
 package io.tensorbus.workloads.ddp;
 
+import io.tensorbus.c10d.JobSecret;
 import io.tensorbus.distributed.HashStore;
 import io.tensorbus.distributed.InitOptions;
-import io.tensorbus.spi.JobSecret;
 import io.tensorbus.workloads.demo.FashionMnistTraining;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;

@@ -1,5 +1,6 @@
 package io.tensorbus.workloads.ddp;
 
+import io.tensorbus.c10d.ReduceOp;
 import io.tensorbus.data.DataLoader;
 import io.tensorbus.data.FashionMnist;
 import io.tensorbus.distributed.ProcessGroup;
@@ -8,7 +9,6 @@ import io.tensorbus.nn.models.MnistNet;
 import io.tensorbus.optim.SGD;
 import io.tensorbus.parallel.DistributedDataParallel;
 import io.tensorbus.parallel.DistributedSampler;
-import io.tensorbus.spi.ReduceOp;
 import io.tensorbus.tensor.Generator;
 import io.tensorbus.tensor.Tensor;
 import io.tensorbus.workloads.demo.FashionMnistTraining;

@@ -1,5 +1,6 @@
 package io.tensorbus.workloads.demo;
 
+import io.tensorbus.DType;
 import io.tensorbus.autograd.Autograd;
 import io.tensorbus.data.Batch;
 import io.tensorbus.data.BatchIterator;
@@ -7,7 +8,6 @@ import io.tensorbus.data.DataLoader;
 import io.tensorbus.nn.Functional;
 import io.tensorbus.nn.Module;
 import io.tensorbus.optim.Optimizer;
-import io.tensorbus.spi.DType;
 import io.tensorbus.tensor.Tensor;
 import java.io.PrintStream;
 import java.util.Locale;

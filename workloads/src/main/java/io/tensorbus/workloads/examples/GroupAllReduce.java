@@ -1,7 +1,7 @@
 package io.tensorbus.workloads.examples;
 
+import io.tensorbus.c10d.ReduceOp;
 import io.tensorbus.distributed.ProcessGroup;
-import io.tensorbus.spi.ReduceOp;
 import io.tensorbus.tensor.Tensor;
 import java.io.PrintStream;
 

@@ -1,12 +1,12 @@
 package io.tensorbus.workloads.examples;
 
+import io.tensorbus.DType;
 import io.tensorbus.autograd.Autograd;
 import io.tensorbus.distributed.rpc.RRef;
 import io.tensorbus.distributed.rpc.Rpc;
 import io.tensorbus.distributed.rpc.RpcAgent;
 import io.tensorbus.distributed.rpc.RpcOptions;
 import io.tensorbus.distributed.rpc.RpcRegistry;
-import io.tensorbus.spi.DType;
 import io.tensorbus.tensor.Generator;
 import io.tensorbus.tensor.Tensor;
 import io.vertx.core.Future;

@@ -1,9 +1,9 @@
 package io.tensorbus.workloads.examples;
 
+import io.tensorbus.c10d.ReduceOp;
 import io.tensorbus.distributed.Distributed;
 import io.tensorbus.distributed.InitOptions;
 import io.tensorbus.distributed.ProcessGroup;
-import io.tensorbus.spi.ReduceOp;
 import io.tensorbus.tensor.Tensor;
 
 /**

@@ -1,7 +1,7 @@
 package io.tensorbus.workloads.examples;
 
+import io.tensorbus.c10d.ReduceOp;
 import io.tensorbus.distributed.ProcessGroup;
-import io.tensorbus.spi.ReduceOp;
 import io.tensorbus.tensor.Generator;
 import io.tensorbus.tensor.Tensor;
 import io.vertx.core.Future;
@@ -57,7 +57,7 @@ public final class RingAllReduceExample {
      * element of each and the largest difference, and returns all of them.
      */
     public static Result run(ProcessGroup pg, PrintStream out) {
-        Tensor send = Tensor.randn(new Generator(1000 + pg.rank()), io.tensorbus.spi.DType.FLOAT32, NUMEL);
+        Tensor send = Tensor.randn(new Generator(1000 + pg.rank()), io.tensorbus.DType.FLOAT32, NUMEL);
         Tensor ring = Tensor.zeros(NUMEL);
         allreduce(pg, send, ring);
         Tensor chunked = Tensor.zeros(NUMEL);

@@ -1,5 +1,6 @@
 package io.tensorbus.workloads.examples;
 
+import io.tensorbus.c10d.ReduceOp;
 import io.tensorbus.data.Batch;
 import io.tensorbus.data.BatchIterator;
 import io.tensorbus.data.DataLoader;
@@ -10,7 +11,6 @@ import io.tensorbus.nn.Functional;
 import io.tensorbus.nn.Module;
 import io.tensorbus.nn.models.MnistNet;
 import io.tensorbus.optim.SGD;
-import io.tensorbus.spi.ReduceOp;
 import io.tensorbus.tensor.Generator;
 import io.tensorbus.tensor.Tensor;
 import io.vertx.core.Future;

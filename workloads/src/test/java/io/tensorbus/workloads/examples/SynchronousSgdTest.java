@@ -64,7 +64,7 @@ class SynchronousSgdTest {
         Distributed.spawn(4, pg -> {
             MnistNet model = new MnistNet(new Generator(1));
             for (Tensor p : model.parameters()) {
-                p.setGrad(Tensor.full(pg.rank(), io.tensorbus.spi.DType.FLOAT32, p.shape()));
+                p.setGrad(Tensor.full(pg.rank(), io.tensorbus.DType.FLOAT32, p.shape()));
             }
             SynchronousSgd.averageGradients(model, pg);
             List<float[]> mine = new ArrayList<>();

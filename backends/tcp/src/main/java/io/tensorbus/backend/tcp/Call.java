@@ -1,8 +1,7 @@
 package io.tensorbus.backend.tcp;
 
-import io.tensorbus.spi.DType;
-import io.tensorbus.spi.ReduceOp;
-
+import io.tensorbus.DType;
+import io.tensorbus.c10d.ReduceOp;
 import java.util.Arrays;
 
 /**

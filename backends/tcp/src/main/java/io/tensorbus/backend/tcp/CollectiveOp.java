@@ -1,10 +1,9 @@
 package io.tensorbus.backend.tcp;
 
-import io.tensorbus.spi.DType;
-import io.tensorbus.spi.ReduceOp;
+import io.tensorbus.DType;
+import io.tensorbus.c10d.ReduceOp;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
-
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 

@@ -1,11 +1,11 @@
 package io.tensorbus.backend.tcp;
 
 import io.netty.buffer.ByteBuf;
+import io.tensorbus.c10d.CommunicationException;
+import io.tensorbus.c10d.Store;
 import io.tensorbus.spi.Backend;
 import io.tensorbus.spi.BackendOptions;
-import io.tensorbus.spi.CommunicationException;
 import io.tensorbus.spi.SecretHandshake;
-import io.tensorbus.spi.Store;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.internal.ContextInternal;
@@ -16,7 +16,6 @@ import io.vertx.core.net.NetClientOptions;
 import io.vertx.core.net.NetServer;
 import io.vertx.core.net.NetServerOptions;
 import io.vertx.core.net.NetSocket;
-
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;

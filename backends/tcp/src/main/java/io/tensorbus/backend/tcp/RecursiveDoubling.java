@@ -1,10 +1,9 @@
 package io.tensorbus.backend.tcp;
 
-import io.tensorbus.spi.DType;
+import io.tensorbus.DType;
+import io.tensorbus.c10d.ReduceOp;
 import io.tensorbus.spi.HostReductions;
-import io.tensorbus.spi.ReduceOp;
 import io.vertx.core.Future;
-
 import java.lang.foreign.MemorySegment;
 
 import static io.tensorbus.backend.tcp.CollectiveOp.tag;

@@ -1,9 +1,8 @@
 package io.tensorbus.backend.tcp;
 
-import io.tensorbus.spi.DType;
-import io.tensorbus.spi.ReduceOp;
+import io.tensorbus.DType;
+import io.tensorbus.c10d.ReduceOp;
 import io.vertx.core.Future;
-
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;

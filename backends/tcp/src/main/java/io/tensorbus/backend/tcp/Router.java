@@ -1,9 +1,8 @@
 package io.tensorbus.backend.tcp;
 
-import io.tensorbus.spi.DType;
+import io.tensorbus.DType;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
-
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayDeque;

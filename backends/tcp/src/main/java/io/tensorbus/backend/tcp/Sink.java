@@ -1,9 +1,8 @@
 package io.tensorbus.backend.tcp;
 
-import io.tensorbus.spi.DType;
+import io.tensorbus.DType;
+import io.tensorbus.c10d.ReduceOp;
 import io.tensorbus.spi.HostReductions;
-import io.tensorbus.spi.ReduceOp;
-
 import java.lang.foreign.MemorySegment;
 
 /**

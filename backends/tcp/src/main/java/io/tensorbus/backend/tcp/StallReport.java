@@ -1,10 +1,9 @@
 package io.tensorbus.backend.tcp;
 
+import io.tensorbus.c10d.CollectiveMismatchException;
+import io.tensorbus.c10d.CommunicationException;
+import io.tensorbus.c10d.CommunicationTimeoutException;
 import io.tensorbus.spi.BackendOptions;
-import io.tensorbus.spi.CollectiveMismatchException;
-import io.tensorbus.spi.CommunicationException;
-import io.tensorbus.spi.CommunicationTimeoutException;
-
 import java.util.ArrayList;
 import java.util.List;
 

@@ -1,19 +1,18 @@
 package io.tensorbus.backend.tcp;
 
+import io.tensorbus.DType;
+import io.tensorbus.c10d.CollectiveMismatchException;
+import io.tensorbus.c10d.CommunicationException;
+import io.tensorbus.c10d.CommunicationTimeoutException;
+import io.tensorbus.c10d.PeerLostException;
+import io.tensorbus.c10d.ReduceOp;
 import io.tensorbus.spi.Backend;
 import io.tensorbus.spi.BackendOptions;
-import io.tensorbus.spi.CollectiveMismatchException;
-import io.tensorbus.spi.CommunicationException;
-import io.tensorbus.spi.CommunicationTimeoutException;
-import io.tensorbus.spi.DType;
 import io.tensorbus.spi.DeviceBuffer;
-import io.tensorbus.spi.PeerLostException;
-import io.tensorbus.spi.ReduceOp;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.internal.ContextInternal;
 import io.vertx.core.internal.VertxInternal;
-
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;

@@ -1,14 +1,13 @@
 package io.tensorbus.backend.tcp;
 
-import io.tensorbus.spi.DType;
+import io.tensorbus.DType;
+import io.tensorbus.c10d.ReduceOp;
 import io.tensorbus.spi.DeviceBuffer;
-import io.tensorbus.spi.ReduceOp;
 import io.tensorbus.spi.contract.Buffers;
 import io.tensorbus.spi.contract.Reference;
-import org.junit.jupiter.api.Test;
-
 import java.lang.foreign.MemorySegment;
 import java.util.List;
+import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.fail;

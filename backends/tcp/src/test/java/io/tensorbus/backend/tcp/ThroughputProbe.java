@@ -1,14 +1,13 @@
 package io.tensorbus.backend.tcp;
 
+import io.tensorbus.DType;
+import io.tensorbus.c10d.ReduceOp;
 import io.tensorbus.spi.BackendProvider;
-import io.tensorbus.spi.DType;
 import io.tensorbus.spi.DeviceBuffer;
-import io.tensorbus.spi.ReduceOp;
 import io.tensorbus.spi.contract.Ranks;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
-
 import java.lang.foreign.Arena;
 import java.time.Duration;
 import java.util.Arrays;

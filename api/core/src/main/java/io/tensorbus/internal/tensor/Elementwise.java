@@ -1,0 +1,234 @@
+package io.tensorbus.internal.tensor;
+
+import io.tensorbus.DType;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorSpecies;
+
+/**
+ * Elementwise kernels on strided operands: one float, one double and one long version of each formula,
+ * chosen by the compute dtype. float32 add/sub/mul/div on unit strides use the Vector API.
+ */
+public final class Elementwise {
+    private static final VectorSpecies<Float> F = FloatVector.SPECIES_PREFERRED;
+    private static final ValueLayout.OfFloat FL = ValueLayout.JAVA_FLOAT;
+    private static final ValueLayout.OfDouble DL = ValueLayout.JAVA_DOUBLE;
+
+    private Elementwise() {
+    }
+
+    /** A formula on floats. */
+    @FunctionalInterface
+    public interface F1 {
+        /** Applies the formula. */
+        float apply(float x);
+    }
+
+    /** A formula on doubles. */
+    @FunctionalInterface
+    public interface D1 {
+        /** Applies the formula. */
+        double apply(double x);
+    }
+
+    /** A formula on longs (int32, int64 and bool compute as long). */
+    @FunctionalInterface
+    public interface L1 {
+        /** Applies the formula. */
+        long apply(long x);
+    }
+
+    /** A two-operand formula on floats. */
+    @FunctionalInterface
+    public interface F2 {
+        /** Applies the formula. */
+        float apply(float a, float b);
+    }
+
+    /** A two-operand formula on doubles. */
+    @FunctionalInterface
+    public interface D2 {
+        /** Applies the formula. */
+        double apply(double a, double b);
+    }
+
+    /** A two-operand formula on longs. */
+    @FunctionalInterface
+    public interface L2 {
+        /** Applies the formula. */
+        long apply(long a, long b);
+    }
+
+    /**
+     * A unary formula in each compute family; {@code l} may be null where integers are not allowed, and
+     * {@code vectorF32}, when present, is a vectorised float32 loop for unit strides.
+     */
+    public record Unary(String name, F1 f, D1 d, L1 l, FloatKernels.Loop vectorF32) {
+        /** A formula without a vectorised loop. */
+        public Unary(String name, F1 f, D1 d, L1 l) {
+            this(name, f, d, l, null);
+        }
+    }
+
+    /** A binary formula in each compute family; {@code l} may be null where integers are not allowed. */
+    public record Binary(String name, F2 f, D2 d, L2 l) {
+    }
+
+    /** Vector fast path selector for float32 unit-stride binary ops. */
+    private enum Fast { ADD, SUB, MUL, DIV, NONE }
+
+    /**
+     * out = op(a) over {@code shape}; {@code a} and {@code out} share the compute dtype {@code out.dtype()}
+     * (comparisons aside, callers convert first).
+     */
+    public static void unary(Unary op, Strided.View a, Strided.View out, int[] shape, boolean contiguous) {
+        DType t = a.dtype();
+        MemorySegment as = a.segment();
+        MemorySegment os = out.segment();
+        NdLoop.forEach(shape, new long[] {a.offset(), out.offset()}, new int[][] {a.strides(), out.strides()},
+                contiguous, (off, st, n) -> {
+                    long ia = off[0];
+                    long io = off[1];
+                    switch (t) {
+                        case FLOAT32 -> {
+                            if (op.vectorF32() != null && st[0] == 1 && st[1] == 1) {
+                                op.vectorF32().run(as, ia, os, io, n);
+                                return;
+                            }
+                            for (int i = 0; i < n; i++, ia += st[0], io += st[1]) {
+                                os.setAtIndex(FL, io, op.f().apply(as.getAtIndex(FL, ia)));
+                            }
+                        }
+                        case FLOAT64 -> {
+                            for (int i = 0; i < n; i++, ia += st[0], io += st[1]) {
+                                os.setAtIndex(DL, io, op.d().apply(as.getAtIndex(DL, ia)));
+                            }
+                        }
+                        default -> {
+                            for (int i = 0; i < n; i++, ia += st[0], io += st[1]) {
+                                Access.setLong(os, out.dtype(), io, op.l().apply(Access.getLong(as, t, ia)));
+                            }
+                        }
+                    }
+                });
+    }
+
+    /**
+     * out = op(a, b) over {@code shape}; {@code a} and {@code b} have the compute dtype, {@code out} has it
+     * too or is bool (comparisons, which write 1 for a non-zero result).
+     */
+    public static void binary(Binary op, Strided.View a, Strided.View b, Strided.View out, int[] shape,
+            boolean contiguous) {
+        DType t = a.dtype();
+        MemorySegment as = a.segment();
+        MemorySegment bs = b.segment();
+        MemorySegment os = out.segment();
+        DType ot = out.dtype();
+        Fast fast = ot == DType.FLOAT32 ? fastOf(op) : Fast.NONE;
+        NdLoop.forEach(shape, new long[] {a.offset(), b.offset(), out.offset()},
+                new int[][] {a.strides(), b.strides(), out.strides()}, contiguous, (off, st, n) -> {
+                    if (ot != t) {
+                        loopToOther(op, t, as, bs, os, ot, off, st, n);
+                    } else if (t == DType.FLOAT32) {
+                        if (fast != Fast.NONE && st[2] == 1 && st[0] <= 1 && st[1] <= 1) {
+                            // Unit strides, or one operand constant along the run (a broadcast bias or mask).
+                            vectorF32(fast, as, off[0], st[0] == 0, bs, off[1], st[1] == 0, os, off[2], n);
+                        } else {
+                            loopF32(op.f(), as, bs, os, off, st, n);
+                        }
+                    } else if (t == DType.FLOAT64) {
+                        loopF64(op.d(), as, bs, os, off, st, n);
+                    } else {
+                        loopLong(op.l(), t, as, bs, os, ot, off, st, n);
+                    }
+                });
+    }
+
+    private static Fast fastOf(Binary op) {
+        return switch (op.name()) {
+            case "add" -> Fast.ADD;
+            case "sub" -> Fast.SUB;
+            case "mul" -> Fast.MUL;
+            case "div" -> Fast.DIV;
+            default -> Fast.NONE;
+        };
+    }
+
+    private static void loopF32(F2 f, MemorySegment as, MemorySegment bs, MemorySegment os, long[] off, int[] st, int n) {
+        long ia = off[0];
+        long ib = off[1];
+        long io = off[2];
+        for (int i = 0; i < n; i++, ia += st[0], ib += st[1], io += st[2]) {
+            os.setAtIndex(FL, io, f.apply(as.getAtIndex(FL, ia), bs.getAtIndex(FL, ib)));
+        }
+    }
+
+    private static void loopF64(D2 f, MemorySegment as, MemorySegment bs, MemorySegment os, long[] off, int[] st, int n) {
+        long ia = off[0];
+        long ib = off[1];
+        long io = off[2];
+        for (int i = 0; i < n; i++, ia += st[0], ib += st[1], io += st[2]) {
+            os.setAtIndex(DL, io, f.apply(as.getAtIndex(DL, ia), bs.getAtIndex(DL, ib)));
+        }
+    }
+
+    private static void loopLong(L2 f, DType t, MemorySegment as, MemorySegment bs, MemorySegment os, DType ot,
+            long[] off, int[] st, int n) {
+        long ia = off[0];
+        long ib = off[1];
+        long io = off[2];
+        for (int i = 0; i < n; i++, ia += st[0], ib += st[1], io += st[2]) {
+            Access.setLong(os, ot, io, f.apply(Access.getLong(as, t, ia), Access.getLong(bs, t, ib)));
+        }
+    }
+
+    private static void loopToOther(Binary op, DType t, MemorySegment as, MemorySegment bs, MemorySegment os,
+            DType ot, long[] off, int[] st, int n) {
+        long ia = off[0];
+        long ib = off[1];
+        long io = off[2];
+        for (int i = 0; i < n; i++, ia += st[0], ib += st[1], io += st[2]) {
+            if (t.isFloatingPoint()) {
+                double r = op.d().apply(Access.getDouble(as, t, ia), Access.getDouble(bs, t, ib));
+                Access.setDouble(os, ot, io, r);
+            } else {
+                Access.setLong(os, ot, io, op.l().apply(Access.getLong(as, t, ia), Access.getLong(bs, t, ib)));
+            }
+        }
+    }
+
+    private static void vectorF32(Fast fast, MemorySegment as, long ia, boolean aConst, MemorySegment bs, long ib,
+            boolean bConst, MemorySegment os, long io, int n) {
+        int lanes = F.length();
+        int i = 0;
+        ByteOrder bo = ByteOrder.nativeOrder();
+        float ca = aConst ? as.getAtIndex(FL, ia) : 0f;
+        float cb = bConst ? bs.getAtIndex(FL, ib) : 0f;
+        FloatVector va = FloatVector.broadcast(F, ca);
+        FloatVector vb = FloatVector.broadcast(F, cb);
+        for (; i <= n - lanes; i += lanes) {
+            FloatVector x = aConst ? va : FloatVector.fromMemorySegment(F, as, (ia + i) * 4, bo);
+            FloatVector y = bConst ? vb : FloatVector.fromMemorySegment(F, bs, (ib + i) * 4, bo);
+            FloatVector r = switch (fast) {
+                case ADD -> x.add(y);
+                case SUB -> x.sub(y);
+                case MUL -> x.mul(y);
+                default -> x.div(y);
+            };
+            r.intoMemorySegment(os, (io + i) * 4, bo);
+        }
+        for (; i < n; i++) {
+            float x = aConst ? ca : as.getAtIndex(FL, ia + i);
+            float y = bConst ? cb : bs.getAtIndex(FL, ib + i);
+            float r = switch (fast) {
+                case ADD -> x + y;
+                case SUB -> x - y;
+                case MUL -> x * y;
+                default -> x / y;
+            };
+            os.setAtIndex(FL, io + i, r);
+        }
+    }
+}

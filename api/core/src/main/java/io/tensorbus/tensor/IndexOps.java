@@ -1,0 +1,191 @@
+package io.tensorbus.tensor;
+
+import io.tensorbus.DType;
+import io.tensorbus.autograd.Autograd;
+import io.tensorbus.internal.tensor.Access;
+import io.tensorbus.internal.tensor.Shapes;
+import io.tensorbus.internal.tensor.Strided;
+import java.lang.foreign.MemorySegment;
+
+/** Indexing: {@code indexSelect}, {@code gather}, {@code scatter}, {@code oneHot}, with their backward. */
+final class IndexOps {
+    private IndexOps() {
+    }
+
+    private static long[] indices(Tensor index, String op) {
+        if (index.dtype() != DType.INT64 && index.dtype() != DType.INT32) {
+            throw new IllegalArgumentException(op + ": index must be int64 or int32, got " + index.dtype());
+        }
+        return index.toLongArray();
+    }
+
+    private static int checkIndex(long i, int size, String op, int dim) {
+        long j = i < 0 ? i + size : i;
+        if (j < 0 || j >= size) {
+            throw new IllegalArgumentException(op + ": index " + i + " is out of bounds for dimension " + dim
+                    + " with size " + size);
+        }
+        return (int) j;
+    }
+
+    static Tensor indexSelect(Tensor t, int dim, Tensor index) {
+        int d = Shapes.normalizeDim(dim, t.dim());
+        if (index.dim() > 1) {
+            throw new IllegalArgumentException("indexSelect: index must be 0-d or 1-d, got shape "
+                    + Shapes.str(index.shape()));
+        }
+        long[] idx = indices(index, "indexSelect");
+        int[] shape = t.shape();
+        int size = shape[d];
+        shape[d] = idx.length;
+        Tensor out = Tensor.empty(t.dtype(), shape);
+        int[] inShape = t.shape();
+        try (var ignored = Autograd.noGrad()) {
+            for (int i = 0; i < idx.length; i++) {
+                Tensor src = t.select(d, checkIndex(idx[i], size, "indexSelect", d));
+                Strided.copy(src.view(), out.select(d, i).view(), src.shape());
+            }
+        }
+        return Autograd.record("IndexSelectBackward0", out, g -> {
+            Tensor z = Tensor.zeros(g[0].dtype(), inShape);
+            for (int i = 0; i < idx.length; i++) {
+                z.select(d, (int) (idx[i] < 0 ? idx[i] + size : idx[i])).addi(g[0].select(d, i));
+            }
+            return new Tensor[] {z};
+        }, t);
+    }
+
+    /** Calls {@code body(position in index, offset in target)} for each element of {@code index}. */
+    private interface Visit {
+        void at(long indexPos, long targetOffset);
+    }
+
+    /** Walks an index tensor along {@code dim} of a target with the given shape, strides and offset. */
+    private static void walk(long[] idx, int[] idxShape, int dim, Tensor target, String op, Visit visit) {
+        int[] ts = target.shape();
+        int[] st = target.strides();
+        if (idxShape.length != ts.length) {
+            throw new IllegalArgumentException(op + ": index has " + idxShape.length + " dimensions but the tensor has "
+                    + ts.length);
+        }
+        int rank = idxShape.length;
+        if (rank == 0 && idx.length == 1) {
+            checkIndex(idx[0], 1, op, 0);
+        }
+        int[] pos = new int[rank];
+        for (long p = 0; p < idx.length; p++) {
+            long off = target.storageOffset();
+            for (int k = 0; k < rank; k++) {
+                if (k != dim && pos[k] >= ts[k]) {
+                    throw new IllegalArgumentException(op + ": index shape " + Shapes.str(idxShape)
+                            + " is larger than the tensor's " + Shapes.str(ts) + " at dimension " + k);
+                }
+                int i = k == dim ? checkIndex(idx[(int) p], ts[k], op, dim) : pos[k];
+                off += (long) i * st[k];
+            }
+            visit.at(p, off);
+            for (int k = rank - 1; k >= 0 && ++pos[k] == idxShape[k]; k--) {
+                pos[k] = 0;
+            }
+        }
+    }
+
+    static Tensor gather(Tensor t, int dim, Tensor index) {
+        int d = Shapes.normalizeDim(dim, t.dim());
+        long[] idx = indices(index, "gather");
+        Tensor out = Tensor.empty(t.dtype(), index.shape());
+        MemorySegment src = t.storage().segment();
+        MemorySegment dst = out.storage().segment();
+        DType dt = t.dtype();
+        walk(idx, index.shape(), d, t, "gather", (p, off) -> Access.setDouble(dst, dt, p, Access.getDouble(src, dt, off)));
+        if (!dt.isFloatingPoint()) {
+            walk(idx, index.shape(), d, t, "gather", (p, off) -> Access.setLong(dst, dt, p, Access.getLong(src, dt, off)));
+        }
+        int[] inShape = t.shape();
+        return Autograd.record("GatherBackward0", out, g -> new Tensor[] {
+            scatterAdd(Tensor.zeros(g[0].dtype(), inShape), d, index, g[0])}, t);
+    }
+
+    /** {@code target[index] += src} in place (duplicates accumulate); target must be contiguous. */
+    static Tensor scatterAdd(Tensor target, int dim, Tensor index, Tensor src) {
+        long[] idx = indices(index, "scatterAdd");
+        double[] vals = src.contiguous().toDoubleArray();
+        MemorySegment dst = target.storage().segment();
+        DType dt = target.dtype();
+        walk(idx, index.shape(), dim, target, "scatterAdd",
+                (p, off) -> Access.setDouble(dst, dt, off, Access.getDouble(dst, dt, off) + vals[(int) p]));
+        return target;
+    }
+
+    static Tensor scatter(Tensor t, int dim, Tensor index, Tensor src) {
+        int d = Shapes.normalizeDim(dim, t.dim());
+        long[] idx = indices(index, "scatter");
+        Tensor srcPart = src.dim() == 0 ? src.expand(index.shape()) : src;
+        checkSrc(index, srcPart);
+        Tensor out = ViewOps.copyRaw(t, t.dtype());
+        double[] vals = gatherPrefix(srcPart, index.shape());
+        MemorySegment dst = out.storage().segment();
+        DType dt = t.dtype();
+        walk(idx, index.shape(), d, out, "scatter", (p, off) -> Access.setDouble(dst, dt, off, vals[(int) p]));
+        return Autograd.record("ScatterBackward0", out, g -> new Tensor[] {
+            g[0].scatter(d, index, 0.0),
+            g[0].gather(d, index)}, t, src.dim() == 0 ? null : src);
+    }
+
+    private static void checkSrc(Tensor index, Tensor src) {
+        int[] is = index.shape();
+        int[] ss = src.shape();
+        boolean ok = is.length == ss.length;
+        for (int k = 0; ok && k < is.length; k++) {
+            ok = is[k] <= ss[k];
+        }
+        if (!ok) {
+            throw new IllegalArgumentException("scatter: index shape " + Shapes.str(is) + " must not exceed src shape "
+                    + Shapes.str(ss) + " in any dimension");
+        }
+    }
+
+    /** The elements of {@code src} in the leading box of size {@code shape}, row-major, as doubles. */
+    private static double[] gatherPrefix(Tensor src, int[] shape) {
+        Tensor box = src;
+        for (int k = 0; k < shape.length; k++) {
+            box = box.narrow(k, 0, shape[k]);
+        }
+        return box.contiguous().toDoubleArray();
+    }
+
+    static Tensor scatterValue(Tensor t, int dim, Tensor index, double value) {
+        int d = Shapes.normalizeDim(dim, t.dim());
+        long[] idx = indices(index, "scatter");
+        Tensor out = ViewOps.copyRaw(t, t.dtype());
+        MemorySegment dst = out.storage().segment();
+        DType dt = t.dtype();
+        walk(idx, index.shape(), d, out, "scatter", (p, off) -> Access.setDouble(dst, dt, off, value));
+        return Autograd.record("ScatterBackward1", out, g -> new Tensor[] {g[0].scatter(d, index, 0.0)}, t);
+    }
+
+    static Tensor oneHot(Tensor indices, int numClasses) {
+        if (indices.dtype() != DType.INT64) {
+            throw new IllegalArgumentException("oneHot is only applicable to int64 index tensors, got " + indices.dtype());
+        }
+        long[] idx = indices.toLongArray();
+        long max = -1;
+        for (long i : idx) {
+            if (i < 0) {
+                throw new IllegalArgumentException("oneHot: class values must be non-negative, got " + i);
+            }
+            max = Math.max(max, i);
+        }
+        int classes = numClasses == -1 ? (int) max + 1 : numClasses;
+        if (classes <= 0 || max >= classes) {
+            throw new IllegalArgumentException("oneHot: class values must be smaller than numClasses (" + numClasses
+                    + "), largest is " + max);
+        }
+        Tensor out = Tensor.zeros(DType.INT64, ViewOps.insert(indices.shape(), indices.dim(), classes));
+        MemorySegment s = out.storage().segment();
+        for (int i = 0; i < idx.length; i++) {
+            Access.setLong(s, DType.INT64, (long) i * classes + idx[i], 1);
+        }
+        return out;
+    }
+}

@@ -1,0 +1,184 @@
+package io.tensorbus.distributed;
+
+import io.tensorbus.c10d.JobSecret;
+import io.tensorbus.c10d.Store;
+import io.tensorbus.distributed.impl.Rendezvous;
+import io.tensorbus.spi.BackendOptions;
+import io.tensorbus.spi.BackendProvider;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * The entry points of {@code torch.distributed}: {@link #initProcessGroup} creates the default group of
+ * this process, {@link #spawn} runs a small world as threads of this JVM (tests, examples), and
+ * {@link #backendNames()} lists the backends the class path provides.
+ */
+public final class Distributed {
+    private Distributed() {
+    }
+
+    /**
+     * {@code init_process_group}: rendezvous with the other processes through the init method (or the
+     * store) of {@code options}, then connect through the named backend. Completes with the default group;
+     * fails within {@link InitOptions#timeout()} when processes are missing or disagree (world size, a rank
+     * taken twice).
+     */
+    public static Future<ProcessGroup> initProcessGroup(InitOptions options) {
+        if (options == null) {
+            throw new NullPointerException("options");
+        }
+        BackendProvider provider = BackendProvider.named(options.backend());
+        Vertx vertx = options.vertx() != null ? options.vertx() : newVertx();
+        boolean ownsVertx = options.vertx() == null;
+        return Rendezvous.resolve(options, vertx).compose(rv -> {
+            Store scoped = new PrefixStore(options.groupName(), rv.store());
+            Map<String, String> props = new HashMap<>(options.properties());
+            props.putIfAbsent("tcp.bindHost", rv.bindHost());
+            int[] ranks = new int[rv.worldSize()];
+            for (int i = 0; i < ranks.length; i++) {
+                ranks[i] = i;
+            }
+            BackendOptions bo = new BackendOptions(rv.rank(), rv.worldSize(), scoped, options.timeout(),
+                    options.groupName(), ranks, vertx, props, options.secret());
+            boolean ownsStore = options.store() == null;
+            Runnable release = () -> {
+                if (ownsStore) {
+                    rv.store().close();
+                }
+                if (ownsVertx) {
+                    vertx.close();
+                }
+            };
+            return provider.create(bo)
+                    .map(b -> {
+                        ProcessGroup pg = new ProcessGroup(b, options.groupName(), ranks, rv.rank(), scoped, vertx,
+                                options.timeout(), Map.copyOf(props), options.secret(), release);
+                        pg.closeAtExit();
+                        return pg;
+                    })
+                    .onFailure(e -> release.run());
+        }).onFailure(e -> {
+            if (ownsVertx) {
+                vertx.close();
+            }
+        });
+    }
+
+    /** The names of the backends on the class path (available or not). */
+    public static List<String> backendNames() {
+        return BackendProvider.all().stream().map(BackendProvider::name).toList();
+    }
+
+    /**
+     * A Vert.x instance with the native transport preferred (epoll: zero-copy writes from off-heap tensors) and
+     * daemon threads, so that it never keeps a JVM alive after the program ends: the groups and agents built on
+     * it are closed at exit with a warning if the program left them open, as PyTorch does.
+     */
+    public static Vertx newVertx() {
+        ProcessExit.install();
+        return Vertx.vertx(new VertxOptions().setPreferNativeTransport(true).setUseDaemonThread(true));
+    }
+
+    /** The body of one rank in {@link #spawn}. */
+    @FunctionalInterface
+    public interface RankMain {
+        /** Runs rank {@code group.rank()}; may block (it has its own thread). */
+        void run(ProcessGroup group) throws Exception;
+    }
+
+    /** {@link #spawn(int, Duration, RankMain)} with the tcp backend and a 2-minute deadline. */
+    public static void spawn(int worldSize, RankMain body) {
+        spawn(worldSize, Duration.ofMinutes(2), body);
+    }
+
+    /**
+     * {@code torch.multiprocessing.spawn} with threads: runs {@code body} for ranks 0 to worldSize-1, each on
+     * its own thread with its own default group (tcp backend, loopback, one shared in-JVM store and Vert.x),
+     * and returns when all finish. When a rank fails, the others' groups are closed so that they fail
+     * fast; the first failure is rethrown naming its rank.
+     *
+     * @param deadline how long the whole run may take; also every operation's timeout
+     * @throws IllegalStateException naming the failed rank, or the ranks still running at the deadline
+     */
+    public static void spawn(int worldSize, Duration deadline, RankMain body) {
+        if (worldSize < 1) {
+            throw new IllegalArgumentException("worldSize=" + worldSize + " must be at least 1");
+        }
+        Vertx vertx = newVertx();
+        HashStore store = new HashStore(deadline);
+        // The ranks share this JVM, so they share a fresh secret: their mesh is authenticated like a launched job's.
+        JobSecret secret = JobSecret.random();
+        List<ProcessGroup> groups = java.util.Collections.synchronizedList(new ArrayList<>());
+        ExecutorService threads = Executors.newFixedThreadPool(worldSize, r -> {
+            Thread t = new Thread(r);
+            t.setDaemon(true);
+            return t;
+        });
+        try {
+            List<java.util.concurrent.Future<?>> ranks = new ArrayList<>();
+            for (int r = 0; r < worldSize; r++) {
+                int rank = r;
+                ranks.add(threads.submit(() -> {
+                    Thread.currentThread().setName("rank-" + rank);
+                    InitOptions o = InitOptions.builder().rank(rank).worldSize(worldSize).store(store).vertx(vertx)
+                            .timeout(deadline).secret(secret).build();
+                    ProcessGroup pg = initProcessGroup(o).toCompletionStage().toCompletableFuture()
+                            .get(deadline.toMillis(), TimeUnit.MILLISECONDS);
+                    groups.add(pg);
+                    try {
+                        body.run(pg);
+                    } finally {
+                        pg.destroy();
+                    }
+                    return null;
+                }));
+            }
+            join(ranks, deadline, groups);
+        } finally {
+            threads.shutdownNow();
+            vertx.close();
+        }
+    }
+
+    private static void join(List<java.util.concurrent.Future<?>> ranks, Duration deadline, List<ProcessGroup> groups) {
+        long end = System.nanoTime() + deadline.toNanos();
+        RuntimeException first = null;
+        for (int r = 0; r < ranks.size(); r++) {
+            try {
+                ranks.get(r).get(Math.max(0, end - System.nanoTime()), TimeUnit.NANOSECONDS);
+            } catch (ExecutionException e) {
+                if (first == null) {
+                    first = new IllegalStateException("rank " + r + " failed: " + e.getCause(), e.getCause());
+                    new ArrayList<>(groups).forEach(ProcessGroup::destroy);
+                }
+            } catch (TimeoutException e) {
+                List<Integer> running = new ArrayList<>();
+                for (int k = 0; k < ranks.size(); k++) {
+                    if (!ranks.get(k).isDone()) {
+                        running.add(k);
+                    }
+                }
+                new ArrayList<>(groups).forEach(ProcessGroup::destroy);
+                throw first != null ? first : new IllegalStateException("ranks " + running + " still ran after "
+                        + deadline);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted while waiting for the ranks", e);
+            }
+        }
+        if (first != null) {
+            throw first;
+        }
+    }
+}

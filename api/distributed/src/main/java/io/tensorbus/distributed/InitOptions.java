@@ -1,0 +1,237 @@
+package io.tensorbus.distributed;
+
+import io.tensorbus.c10d.JobSecret;
+import io.tensorbus.c10d.Store;
+import io.vertx.core.Vertx;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * The arguments of {@link Distributed#initProcessGroup}: {@code init_process_group}'s backend, init method,
+ * rank, world size, timeout and group name, plus the Vert.x instance to run on. Unset rank and world size
+ * come from the environment ({@code RANK}, {@code WORLD_SIZE}) as with {@code env://}.
+ *
+ * <pre>{@code
+ * ProcessGroup pg = Distributed.initProcessGroup(InitOptions.builder()
+ *         .initMethod("tcp://127.0.0.1:29500").rank(rank).worldSize(2).build()).await();
+ * }</pre>
+ */
+public final class InitOptions {
+    /** PyTorch's default process-group timeout: 30 minutes. */
+    public static final Duration DEFAULT_TIMEOUT = Duration.ofMinutes(30);
+
+    private final String backend;
+    private final String initMethod;
+    private final int rank;
+    private final int worldSize;
+    private final Duration timeout;
+    private final String groupName;
+    private final Store store;
+    private final Vertx vertx;
+    private final Map<String, String> properties;
+    private final Map<String, String> environment;
+    private final JobSecret secret;
+
+    private InitOptions(Builder b) {
+        this.backend = b.backend;
+        this.initMethod = b.initMethod;
+        this.rank = b.rank;
+        this.worldSize = b.worldSize;
+        this.timeout = b.timeout;
+        this.groupName = b.groupName;
+        this.store = b.store;
+        this.vertx = b.vertx;
+        this.properties = Map.copyOf(b.properties);
+        this.environment = b.environment == null ? System.getenv() : Map.copyOf(b.environment);
+        this.secret = b.secret != null ? b.secret : JobSecret.fromEnvironment(environment);
+    }
+
+    /** A builder with PyTorch's defaults: backend {@code tcp}, {@code env://}, 30 minutes, group "default". */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** The backend's name ({@code "tcp"} by default). */
+    public String backend() {
+        return backend;
+    }
+
+    /**
+     * The init method URL: {@code env://}, {@code tcp://host:port}, {@code file:///path} or {@code cluster://name}
+     * (a {@link ClusterStore} named {@code name} in the shared data of the clustered Vert.x given to
+     * {@link Builder#vertx}; the backend binds {@code tcp.bindHost}, 127.0.0.1 unless set).
+     */
+    public String initMethod() {
+        return initMethod;
+    }
+
+    /** The rank, or -1 to read {@code RANK} from the environment. */
+    public int rank() {
+        return rank;
+    }
+
+    /** The world size, or -1 to read {@code WORLD_SIZE} from the environment. */
+    public int worldSize() {
+        return worldSize;
+    }
+
+    /** The deadline of the set-up and of every operation of the group. */
+    public Duration timeout() {
+        return timeout;
+    }
+
+    /** The group's name; also the prefix of its keys in the store, so several jobs can share one store. */
+    public String groupName() {
+        return groupName;
+    }
+
+    /** An explicit store (instead of the init method's), or null. */
+    public Store store() {
+        return store;
+    }
+
+    /** The Vert.x instance to run on, or null to create one that the group closes with itself. */
+    public Vertx vertx() {
+        return vertx;
+    }
+
+    /** Backend-specific settings ({@code tcp.bindHost}, ...). */
+    public Map<String, String> properties() {
+        return properties;
+    }
+
+    /** The environment variables {@code env://} reads (the process's unless set for a test). */
+    public Map<String, String> environment() {
+        return environment;
+    }
+
+    /**
+     * The job's secret, which every connection of the group (the store's, the backend's) proves: the builder's,
+     * else {@code TENSORBUS_SECRET} or the file {@code TENSORBUS_SECRET_FILE} of {@link #environment()} (which
+     * {@code tensorbus launch} sets), else {@link JobSecret#none()}, with which the group listens on loopback
+     * addresses only.
+     */
+    public JobSecret secret() {
+        return secret;
+    }
+
+    /** Builds {@link InitOptions}; every setter checks its argument. */
+    public static final class Builder {
+        private String backend = "tcp";
+        private String initMethod = "env://";
+        private int rank = -1;
+        private int worldSize = -1;
+        private Duration timeout = DEFAULT_TIMEOUT;
+        private String groupName = "default";
+        private Store store;
+        private Vertx vertx;
+        private final Map<String, String> properties = new HashMap<>();
+        private Map<String, String> environment;
+        private JobSecret secret;
+
+        private Builder() {
+        }
+
+        /** Selects the backend by name; see {@link Distributed#backendNames()}. */
+        public Builder backend(String name) {
+            this.backend = requireText(name, "backend");
+            return this;
+        }
+
+        /**
+         * {@code env://}, {@code tcp://host:port}, {@code file:///path} or {@code cluster://name}; the last needs a
+         * clustered Vert.x through {@link #vertx}.
+         */
+        public Builder initMethod(String url) {
+            this.initMethod = requireText(url, "initMethod");
+            return this;
+        }
+
+        /** This process's rank, in {@code [0, worldSize)}. */
+        public Builder rank(int rank) {
+            if (rank < 0) {
+                throw new IllegalArgumentException("rank=" + rank + " must be >= 0");
+            }
+            this.rank = rank;
+            return this;
+        }
+
+        /** The number of processes, at least 1. */
+        public Builder worldSize(int worldSize) {
+            if (worldSize < 1) {
+                throw new IllegalArgumentException("worldSize=" + worldSize + " must be >= 1");
+            }
+            this.worldSize = worldSize;
+            return this;
+        }
+
+        /** The deadline of set-up and of every operation; positive. */
+        public Builder timeout(Duration timeout) {
+            Objects.requireNonNull(timeout, "timeout");
+            if (timeout.isNegative() || timeout.isZero()) {
+                throw new IllegalArgumentException("timeout=" + timeout + " must be positive");
+            }
+            this.timeout = timeout;
+            return this;
+        }
+
+        /** The group's name and store prefix; letters, digits and {@code -_.} only. */
+        public Builder groupName(String name) {
+            requireText(name, "groupName");
+            if (!name.matches("[A-Za-z0-9_.-]+")) {
+                throw new IllegalArgumentException("groupName '" + name + "' may hold only letters, digits and -_.");
+            }
+            this.groupName = name;
+            return this;
+        }
+
+        /** Rendezvous through {@code store} instead of the init method (c10d's {@code store=} argument). */
+        public Builder store(Store store) {
+            this.store = Objects.requireNonNull(store, "store");
+            return this;
+        }
+
+        /** Runs on {@code vertx} (not closed with the group). */
+        public Builder vertx(Vertx vertx) {
+            this.vertx = Objects.requireNonNull(vertx, "vertx");
+            return this;
+        }
+
+        /** A backend-specific setting. */
+        public Builder property(String key, String value) {
+            properties.put(requireText(key, "property key"), Objects.requireNonNull(value, "property value"));
+            return this;
+        }
+
+        /** The variables {@code env://} reads instead of the process environment (for tests and launchers). */
+        public Builder environment(Map<String, String> env) {
+            this.environment = Map.copyOf(env);
+            return this;
+        }
+
+        /** The job's secret, instead of the environment's; {@link JobSecret#none()} for none (loopback only). */
+        public Builder secret(JobSecret secret) {
+            this.secret = Objects.requireNonNull(secret, "secret (JobSecret.none() for none)");
+            return this;
+        }
+
+        /**
+         * The options.
+         *
+         * @throws IllegalArgumentException when no secret was given and the environment's is unusable (too short,
+         *     an unreadable file, or one others may read)
+         */
+        public InitOptions build() {
+            return new InitOptions(this);
+        }
+
+        private static String requireText(String s, String what) {
+            if (s == null || s.isBlank()) {
+                throw new IllegalArgumentException(what + " must not be blank");
+            }
+            return s;
+        }
+    }
+}

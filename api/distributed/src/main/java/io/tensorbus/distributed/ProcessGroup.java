@@ -1,0 +1,553 @@
+package io.tensorbus.distributed;
+
+import io.tensorbus.DType;
+import io.tensorbus.c10d.CommunicationTimeoutException;
+import io.tensorbus.c10d.JobSecret;
+import io.tensorbus.c10d.ReduceOp;
+import io.tensorbus.c10d.Store;
+import io.tensorbus.distributed.impl.ObjectCollectives;
+import io.tensorbus.distributed.impl.TensorBuffers;
+import io.tensorbus.internal.distributed.Blocking;
+import io.tensorbus.spi.Backend;
+import io.tensorbus.spi.BackendOptions;
+import io.tensorbus.spi.BackendProvider;
+import io.tensorbus.spi.DeviceBuffer;
+import io.tensorbus.tensor.Tensor;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import java.lang.foreign.MemorySegment;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeSet;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * A group of processes that communicate, as c10d's {@code ProcessGroup}: point-to-point messages and
+ * collectives over tensors, run by a backend found by name. Ranks in arguments ({@code src}, {@code dst},
+ * {@code root}) are ranks of this group, from 0 to {@link #size()}-1; in the default group they are the
+ * global ranks.
+ *
+ * <p>Every operation returns at once with a {@link Future} (the tutorial's {@code isend}/{@code irecv} and
+ * {@code async_op=True}); the tensors handed to it must not be touched until it completes. Collectives must
+ * be called by every member in the same order. Every operation fails after the group's timeout, and a
+ * failed collective (a mismatch, a lost peer, a timeout) makes the group unusable, as with NCCL. The
+ * blocking {@link #send}/{@link #recv} wait off the event loop only. Mutiny users wrap a group in
+ * {@code io.tensorbus.mutiny.UniProcessGroup}.
+ */
+public final class ProcessGroup implements AutoCloseable {
+    /** {@code src} of {@link #irecv(Tensor, int)}: receive from whichever rank sends first. */
+    public static final int ANY_SOURCE = Backend.ANY_SOURCE;
+    /** Tags below 0 are reserved for the group's own messages (monitored barrier). */
+    private static final int BARRIER_TAG = -2;
+    private static final int BARRIER_ACK_TAG = -3;
+
+    private final Backend backend;
+    private final String name;
+    private final int[] globalRanks;
+    private final int globalRank;
+    private final Store store;
+    private final Vertx vertx;
+    private final Duration timeout;
+    private final Map<String, String> properties;
+    private final JobSecret secret;
+    private final Runnable release;
+    private final AtomicInteger subgroups = new AtomicInteger();
+    private final AtomicBoolean closed = new AtomicBoolean();
+    /** The default group's entry in the exit hook's list; null for subgroups. */
+    private volatile ProcessExit.Registration atExit;
+
+    ProcessGroup(Backend backend, String name, int[] globalRanks, int globalRank, Store store, Vertx vertx,
+                 Duration timeout, Map<String, String> properties, JobSecret secret, Runnable release) {
+        this.backend = backend;
+        this.name = name;
+        this.globalRanks = globalRanks.clone();
+        this.globalRank = globalRank;
+        this.store = store;
+        this.vertx = vertx;
+        this.timeout = timeout;
+        this.properties = properties;
+        this.secret = secret;
+        this.release = release;
+    }
+
+    // ---- identity -----------------------------------------------------------------------------------------
+
+    /** This process's rank in the group, or -1 when it is not a member ({@link #isMember()}). */
+    public int rank() {
+        return backend == null ? -1 : backend.rank();
+    }
+
+    /** The number of members. */
+    public int size() {
+        return globalRanks.length;
+    }
+
+    /** The group's name (the default group's is its init option, subgroups' derive from it). */
+    public String name() {
+        return name;
+    }
+
+    /** The backend's name ({@code "tcp"}, ...), or null for a non-member's handle. */
+    public String backendName() {
+        return backend == null ? null : backend.name();
+    }
+
+    /** False for the handle {@link #newGroup} returns to processes outside the new group. */
+    public boolean isMember() {
+        return backend != null;
+    }
+
+    /** The global rank of each member, in group-rank order (a copy). */
+    public int[] ranks() {
+        return globalRanks.clone();
+    }
+
+    /** The global rank of group rank {@code groupRank}. */
+    public int globalRank(int groupRank) {
+        checkRank(groupRank, "groupRank");
+        return globalRanks[groupRank];
+    }
+
+    /** The group rank of global rank {@code global}, or -1 when that process is not a member. */
+    public int groupRank(int global) {
+        for (int i = 0; i < globalRanks.length; i++) {
+            if (globalRanks[i] == global) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    /** The deadline of every operation. */
+    public Duration timeout() {
+        return timeout;
+    }
+
+    // ---- point-to-point -------------------------------------------------------------------------------------
+
+    /** Sends {@code tensor} to {@code dst} with tag 0; see {@link #isend(Tensor, int, int)}. */
+    public Future<Void> isend(Tensor tensor, int dst) {
+        return isend(tensor, dst, 0);
+    }
+
+    /**
+     * Sends {@code tensor} to rank {@code dst}; completes when its bytes have left this process.
+     *
+     * @param tag a non-negative tag that the receiver matches
+     * @throws IllegalArgumentException for a rank outside the group, this rank itself, or a negative tag
+     */
+    public Future<Void> isend(Tensor tensor, int dst, int tag) {
+        Backend b = member();
+        checkPeer(dst, "dst");
+        checkTag(tag);
+        return b.send(TensorBuffers.of(tensor, "tensor"), dst, tag);
+    }
+
+    /** Receives into {@code tensor} from whichever rank sends first with tag 0; completes with the sender. */
+    public Future<Integer> irecv(Tensor tensor) {
+        return irecv(tensor, ANY_SOURCE, 0);
+    }
+
+    /** Receives into {@code tensor} from {@code src} (or {@link #ANY_SOURCE}) with tag 0. */
+    public Future<Integer> irecv(Tensor tensor, int src) {
+        return irecv(tensor, src, 0);
+    }
+
+    /**
+     * Receives a message with {@code tag} from {@code src} (or {@link #ANY_SOURCE}) into {@code tensor}, which
+     * must have the sent message's dtype and element count; completes with the sender's rank.
+     */
+    public Future<Integer> irecv(Tensor tensor, int src, int tag) {
+        Backend b = member();
+        if (src != ANY_SOURCE) {
+            checkPeer(src, "src");
+        }
+        checkTag(tag);
+        DeviceBuffer buf = TensorBuffers.of(tensor, "tensor");
+        return b.recv(buf, src, tag).map(from -> {
+            TensorBuffers.written(tensor);
+            return from;
+        });
+    }
+
+    /** The tutorial's blocking {@code send}: {@link #isend(Tensor, int, int)} and wait (never on an event loop). */
+    public void send(Tensor tensor, int dst, int tag) {
+        Blocking.await(isend(tensor, dst, tag), deadline(), "send to rank " + dst);
+    }
+
+    /** Blocking send with tag 0. */
+    public void send(Tensor tensor, int dst) {
+        send(tensor, dst, 0);
+    }
+
+    /** The tutorial's blocking {@code recv}: returns the sender's rank (never on an event loop). */
+    public int recv(Tensor tensor, int src, int tag) {
+        return Blocking.await(irecv(tensor, src, tag), deadline(), "recv from " + (src < 0 ? "any rank" : "rank " + src));
+    }
+
+    /** Blocking receive with tag 0 from {@code src} (or {@link #ANY_SOURCE}). */
+    public int recv(Tensor tensor, int src) {
+        return recv(tensor, src, 0);
+    }
+
+    /** Blocking receive with tag 0 from any rank; returns the sender's rank. */
+    public int recv(Tensor tensor) {
+        return recv(tensor, ANY_SOURCE, 0);
+    }
+
+    // ---- collectives ------------------------------------------------------------------------------------------
+
+    /** Copies rank {@code src}'s {@code tensor} into every member's {@code tensor}. */
+    public Future<Void> broadcast(Tensor tensor, int src) {
+        Backend b = member();
+        checkRank(src, "src");
+        return written(b.broadcast(TensorBuffers.of(tensor, "tensor"), src), tensor);
+    }
+
+    /** Sums {@code tensor} over the members, in place on every member. */
+    public Future<Void> allReduce(Tensor tensor) {
+        return allReduce(tensor, ReduceOp.SUM);
+    }
+
+    /** Reduces {@code tensor} over the members with {@code op}, in place on every member. */
+    public Future<Void> allReduce(Tensor tensor, ReduceOp op) {
+        Backend b = member();
+        DeviceBuffer buf = TensorBuffers.of(tensor, "tensor");
+        checkOp(op, buf.dtype());
+        return written(b.allReduce(buf, op), tensor);
+    }
+
+    /** Sums {@code tensor} over the members into rank {@code dst}'s {@code tensor}. */
+    public Future<Void> reduce(Tensor tensor, int dst) {
+        return reduce(tensor, dst, ReduceOp.SUM);
+    }
+
+    /** Reduces {@code tensor} over the members with {@code op} into rank {@code dst}'s; others keep theirs. */
+    public Future<Void> reduce(Tensor tensor, int dst, ReduceOp op) {
+        Backend b = member();
+        checkRank(dst, "dst");
+        DeviceBuffer buf = TensorBuffers.of(tensor, "tensor");
+        checkOp(op, buf.dtype());
+        return written(b.reduce(buf, dst, op), tensor);
+    }
+
+    /** Fills {@code outputs.get(r)} with rank r's {@code input} on every member ({@code all_gather}). */
+    public Future<Void> allGather(List<Tensor> outputs, Tensor input) {
+        Backend b = member();
+        DeviceBuffer in = TensorBuffers.of(input, "input");
+        List<DeviceBuffer> outs = TensorBuffers.list(outputs, size(), in.dtype(), in.numel(), "outputs");
+        return written(b.allGather(outs, in), outputs);
+    }
+
+    /**
+     * {@code all_gather_into_tensor}: rank r's {@code input} lands in the r-th block of {@code output}, which
+     * holds {@code size() * input.numel()} elements of the same dtype.
+     */
+    public Future<Void> allGatherIntoTensor(Tensor output, Tensor input) {
+        Backend b = member();
+        DeviceBuffer in = TensorBuffers.of(input, "input");
+        DeviceBuffer out = TensorBuffers.of(output, "output");
+        if (out.dtype() != in.dtype() || out.numel() != in.numel() * size()) {
+            throw new IllegalArgumentException("output is " + out + " but must be " + in.dtype() + " with "
+                    + in.numel() * size() + " elements (size() x input.numel())");
+        }
+        List<DeviceBuffer> blocks = new ArrayList<>();
+        for (int r = 0; r < size(); r++) {
+            MemorySegment s = out.segment().asSlice(r * in.byteSize(), in.byteSize());
+            blocks.add(DeviceBuffer.host(s, in.dtype(), in.shape()));
+        }
+        return written(b.allGather(blocks, in), output);
+    }
+
+    /** Collects every member's {@code input} into {@code outputs} on rank {@code dst} (others pass an empty list). */
+    public Future<Void> gather(Tensor input, List<Tensor> outputs, int dst) {
+        Backend b = member();
+        checkRank(dst, "dst");
+        DeviceBuffer in = TensorBuffers.of(input, "input");
+        List<DeviceBuffer> outs = rank() == dst ? TensorBuffers.list(outputs, size(), in.dtype(), in.numel(), "outputs")
+                : requireEmpty(outputs, "outputs", "dst");
+        return written(b.gather(outs, in, dst), outputs == null ? List.of() : outputs);
+    }
+
+    /** Sends {@code inputs.get(r)} of rank {@code src} to rank r's {@code output} (others pass an empty list). */
+    public Future<Void> scatter(Tensor output, List<Tensor> inputs, int src) {
+        Backend b = member();
+        checkRank(src, "src");
+        DeviceBuffer out = TensorBuffers.of(output, "output");
+        List<DeviceBuffer> ins = rank() == src ? TensorBuffers.list(inputs, size(), out.dtype(), out.numel(), "inputs")
+                : requireEmpty(inputs, "inputs", "src");
+        return written(b.scatter(out, ins, src), output);
+    }
+
+    /** Sums {@code inputs.get(r)} over the members into rank r's {@code output}. */
+    public Future<Void> reduceScatter(Tensor output, List<Tensor> inputs) {
+        return reduceScatter(output, inputs, ReduceOp.SUM);
+    }
+
+    /** Reduces {@code inputs.get(r)} over the members with {@code op} into rank r's {@code output}. */
+    public Future<Void> reduceScatter(Tensor output, List<Tensor> inputs, ReduceOp op) {
+        Backend b = member();
+        DeviceBuffer out = TensorBuffers.of(output, "output");
+        checkOp(op, out.dtype());
+        List<DeviceBuffer> ins = TensorBuffers.list(inputs, size(), out.dtype(), out.numel(), "inputs");
+        return written(b.reduceScatter(out, ins, op), output);
+    }
+
+    /**
+     * Sends {@code inputs.get(r)} to rank r and receives rank r's tensor for this rank into {@code outputs.get(r)}
+     * ({@code all_to_all}); sizes may differ per pair but each output must match what its sender sends.
+     */
+    public Future<Void> allToAll(List<Tensor> outputs, List<Tensor> inputs) {
+        Backend b = member();
+        List<DeviceBuffer> ins = TensorBuffers.list(inputs, size(), null, 0, "inputs");
+        List<DeviceBuffer> outs = TensorBuffers.list(outputs, size(), null, 0, "outputs");
+        DType dtype = ins.getFirst().dtype();
+        for (DeviceBuffer d : concat(ins, outs)) {
+            if (d.dtype() != dtype) {
+                throw new IllegalArgumentException("allToAll needs one dtype for all tensors: found " + dtype + " and "
+                        + d.dtype());
+            }
+        }
+        return written(b.allToAll(outs, ins), outputs);
+    }
+
+    /** Completes once every member has called it. */
+    public Future<Void> barrier() {
+        return member().barrier();
+    }
+
+    /**
+     * c10d's {@code monitored_barrier}: rank 0 waits up to {@code timeout} for every other member and fails
+     * naming the ranks that did not arrive (the first one, or all of them with {@code waitAllRanks}); the
+     * others wait for rank 0's release. A debugging aid for finding the rank that hangs.
+     */
+    public Future<Void> monitoredBarrier(Duration timeout, boolean waitAllRanks) {
+        Backend b = member();
+        if (timeout == null || timeout.isNegative() || timeout.isZero()) {
+            throw new IllegalArgumentException("timeout=" + timeout + " must be positive");
+        }
+        DeviceBuffer empty = DeviceBuffer.host(MemorySegment.NULL, DType.BOOL, 0);
+        if (rank() != 0) {
+            return b.send(empty, 0, BARRIER_TAG)
+                    .compose(v -> within(b.recv(empty, 0, BARRIER_ACK_TAG), timeout, "monitoredBarrier release from rank 0"))
+                    .mapEmpty();
+        }
+        List<Future<Integer>> arrivals = new ArrayList<>();
+        for (int r = 1; r < size(); r++) {
+            arrivals.add(within(b.recv(empty, r, BARRIER_TAG), timeout, "rank " + r));
+        }
+        return Future.join(arrivals).transform(ar -> {
+            TreeSet<Integer> missing = new TreeSet<>();
+            for (int r = 1; r < size(); r++) {
+                if (arrivals.get(r - 1).failed()) {
+                    missing.add(r);
+                }
+            }
+            if (!missing.isEmpty()) {
+                Object named = waitAllRanks ? missing : missing.first();
+                return Future.failedFuture(new CommunicationTimeoutException(name, -1, "monitoredBarrier in group '"
+                        + name + "': rank" + (waitAllRanks ? "s " : " ") + named + " did not reach the barrier within "
+                        + timeout, missing.stream().mapToInt(Integer::intValue).toArray()));
+            }
+            List<Future<Void>> acks = new ArrayList<>();
+            for (int r = 1; r < size(); r++) {
+                acks.add(b.send(empty, r, BARRIER_ACK_TAG));
+            }
+            return Future.all(acks).mapEmpty();
+        });
+    }
+
+    // ---- objects ---------------------------------------------------------------------------------------------
+
+    /**
+     * {@code all_gather_object}: every member's {@code object}, in rank order, encoded with the safe
+     * {@link io.tensorbus.io.ObjectCodec#standard()} codec (never Java serialization).
+     */
+    public Future<List<Object>> allGatherObject(Object object) {
+        return ObjectCollectives.allGather(member(), object);
+    }
+
+    /**
+     * {@code broadcast_object_list}: replaces the elements of {@code objects} on every member with rank
+     * {@code src}'s (the lists must have the same size everywhere and be mutable); completes with the list.
+     */
+    public Future<List<Object>> broadcastObjectList(List<Object> objects, int src) {
+        Backend b = member();
+        checkRank(src, "src");
+        if (objects == null) {
+            throw new NullPointerException("objects must not be null");
+        }
+        return ObjectCollectives.broadcastList(b, objects, src);
+    }
+
+    // ---- groups -----------------------------------------------------------------------------------------------
+
+    /**
+     * {@code new_group}: a group of the given global ranks (members of this group), with its own
+     * connections. Every member of this group must call it, in the same order as its other
+     * {@code newGroup} calls; processes outside {@code ranks} get a handle whose {@link #isMember()} is false.
+     */
+    public Future<ProcessGroup> newGroup(int... ranks) {
+        member();
+        int[] members = checkSubgroup(ranks);
+        String subName = name + ".sub" + subgroups.getAndIncrement();
+        int mine = -1;
+        for (int i = 0; i < members.length; i++) {
+            if (members[i] == globalRank) {
+                mine = i;
+            }
+        }
+        if (mine < 0) {
+            return Future.succeededFuture(new ProcessGroup(null, subName, members, globalRank, store, vertx, timeout,
+                    properties, secret, () -> { }));
+        }
+        Store sub = new PrefixStore(subName, store);
+        BackendOptions options = new BackendOptions(mine, members.length, sub, timeout, subName, members, vertx,
+                properties, secret);
+        return BackendProvider.named(backend.name()).create(options).map(b -> new ProcessGroup(b, subName, members,
+                globalRank, sub, vertx, timeout, properties, secret, () -> { }));
+    }
+
+    /** Closes the connections (and, for the default group, the store and Vert.x it created); idempotent. */
+    public Future<Void> destroy() {
+        // Once: the exit hook may destroy the group while the program does.
+        if (!closed.compareAndSet(false, true)) {
+            return Future.succeededFuture();
+        }
+        if (atExit != null) {
+            atExit.done();
+        }
+        Future<Void> done = backend == null ? Future.succeededFuture() : backend.close();
+        return done.eventually(() -> {
+            release.run();
+            return Future.succeededFuture();
+        });
+    }
+
+    /** Has the exit hook destroy this group, with a warning, if the program ends without doing so. */
+    void closeAtExit() {
+        atExit = ProcessExit.closeAtExit("process group '" + name + "' (rank " + rank() + " of " + size() + ")",
+                this::destroy);
+    }
+
+    /** {@link #destroy()}, waiting up to 10 seconds (not on an event loop). */
+    @Override
+    public void close() {
+        Blocking.await(destroy(), Duration.ofSeconds(10), "closing group '" + name + "'");
+    }
+
+    @Override
+    public String toString() {
+        return "ProcessGroup[" + name + ", rank " + rank() + " of " + size() + ", " + backendName() + "]";
+    }
+
+    // ---- checks -----------------------------------------------------------------------------------------------
+
+    private Backend member() {
+        if (backend == null) {
+            throw new IllegalStateException("global rank " + globalRank + " is not a member of group '" + name
+                    + "' (ranks " + Arrays.toString(globalRanks) + ")");
+        }
+        if (closed.get()) {
+            throw new IllegalStateException("group '" + name + "' was destroyed");
+        }
+        return backend;
+    }
+
+    private void checkRank(int r, String what) {
+        if (r < 0 || r >= size()) {
+            throw new IllegalArgumentException(what + "=" + r + " is not a rank of this group (size " + size() + ")");
+        }
+    }
+
+    private void checkPeer(int r, String what) {
+        checkRank(r, what);
+        if (r == rank()) {
+            throw new IllegalArgumentException(what + "=" + r + " is this process's own rank; point-to-point needs "
+                    + "another rank");
+        }
+    }
+
+    private static void checkTag(int tag) {
+        if (tag < 0) {
+            throw new IllegalArgumentException("tag=" + tag + " must be >= 0 (negative tags are reserved)");
+        }
+    }
+
+    private static void checkOp(ReduceOp op, DType dtype) {
+        if (op == null) {
+            throw new NullPointerException("op must not be null");
+        }
+        op.checkSupports(dtype);
+    }
+
+    private List<DeviceBuffer> requireEmpty(List<Tensor> tensors, String what, String root) {
+        if (tensors != null && !tensors.isEmpty()) {
+            throw new IllegalArgumentException(what + " must be empty on rank " + rank() + ": only " + root
+                    + " passes them");
+        }
+        return List.of();
+    }
+
+    private int[] checkSubgroup(int[] ranks) {
+        if (ranks == null || ranks.length == 0) {
+            throw new IllegalArgumentException("newGroup needs at least one rank");
+        }
+        int[] sorted = ranks.clone();
+        Arrays.sort(sorted);
+        for (int i = 0; i < sorted.length; i++) {
+            if (i > 0 && sorted[i] == sorted[i - 1]) {
+                throw new IllegalArgumentException("rank " + sorted[i] + " appears twice in " + Arrays.toString(ranks));
+            }
+            if (groupRank(sorted[i]) < 0) {
+                throw new IllegalArgumentException("rank " + sorted[i] + " is not a member of group '" + name
+                        + "' (global ranks " + Arrays.toString(globalRanks) + ")");
+            }
+        }
+        return sorted;
+    }
+
+    private Duration deadline() {
+        return timeout.plusSeconds(5);
+    }
+
+    private <T> Future<T> within(Future<T> f, Duration limit, String what) {
+        Promise<T> p = Promise.promise();
+        long timer = vertx.setTimer(limit.toMillis(), id -> p.tryFail(new CommunicationTimeoutException(name, -1,
+                what + " did not arrive within " + limit, new int[0])));
+        f.onComplete(ar -> {
+            vertx.cancelTimer(timer);
+            if (ar.succeeded()) {
+                p.tryComplete(ar.result());
+            } else {
+                p.tryFail(ar.cause());
+            }
+        });
+        return p.future();
+    }
+
+    private static Future<Void> written(Future<Void> f, Tensor t) {
+        return f.map(v -> {
+            TensorBuffers.written(t);
+            return null;
+        });
+    }
+
+    private static Future<Void> written(Future<Void> f, List<Tensor> ts) {
+        return f.map(v -> {
+            TensorBuffers.written(ts);
+            return null;
+        });
+    }
+
+    private static List<DeviceBuffer> concat(List<DeviceBuffer> a, List<DeviceBuffer> b) {
+        List<DeviceBuffer> all = new ArrayList<>(a);
+        all.addAll(b);
+        return all;
+    }
+}

@@ -1,0 +1,68 @@
+package io.tensorbus.distributed.impl;
+
+import io.tensorbus.DType;
+import io.tensorbus.spi.DeviceBuffer;
+import io.tensorbus.tensor.Tensor;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * Turns the tensors of a communication call into the {@link DeviceBuffer}s a backend reads and writes,
+ * checking what c10d checks: present, on the CPU, contiguous, and agreeing in dtype and size where the
+ * collective needs it.
+ */
+public final class TensorBuffers {
+    private TensorBuffers() {
+    }
+
+    /** The buffer of one tensor argument named {@code what} in messages. */
+    public static DeviceBuffer of(Tensor t, String what) {
+        if (t == null) {
+            throw new NullPointerException(what + " must not be null");
+        }
+        if (!t.device().isCpu()) {
+            throw new IllegalArgumentException(what + " is on " + t.device() + "; this process group's backend works on "
+                    + "cpu tensors");
+        }
+        if (!t.isContiguous()) {
+            throw new IllegalArgumentException(what + " must be contiguous (shape " + Arrays.toString(t.shape())
+                    + " is a strided view): call contiguous() first");
+        }
+        long[] shape = Arrays.stream(t.shape()).asLongStream().toArray();
+        return DeviceBuffer.host(t.dataSegment(), t.dtype(), shape);
+    }
+
+    /** The buffers of a list of {@code size} tensors that each match {@code dtype} and {@code numel}. */
+    public static List<DeviceBuffer> list(List<Tensor> tensors, int size, DType dtype, long numel, String what) {
+        if (tensors == null) {
+            throw new NullPointerException(what + " must not be null");
+        }
+        if (tensors.size() != size) {
+            throw new IllegalArgumentException(what + " holds " + tensors.size() + " tensors; it needs one per rank ("
+                    + size + ")");
+        }
+        List<DeviceBuffer> out = new ArrayList<>(size);
+        for (int i = 0; i < size; i++) {
+            DeviceBuffer b = of(tensors.get(i), what + "[" + i + "]");
+            if (dtype != null && (b.dtype() != dtype || b.numel() != numel)) {
+                throw new IllegalArgumentException(what + "[" + i + "] is " + b + " but must match " + dtype + " with "
+                        + numel + " elements");
+            }
+            out.add(b);
+        }
+        return out;
+    }
+
+    /** Marks tensors written by a collective as modified (autograd's version counter). */
+    public static void written(Tensor... tensors) {
+        for (Tensor t : tensors) {
+            t.storage().bumpVersion();
+        }
+    }
+
+    /** {@link #written(Tensor...)} for a list. */
+    public static void written(List<Tensor> tensors) {
+        tensors.forEach(t -> t.storage().bumpVersion());
+    }
+}

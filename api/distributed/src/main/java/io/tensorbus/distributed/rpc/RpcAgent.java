@@ -1,0 +1,496 @@
+package io.tensorbus.distributed.rpc;
+
+import io.netty.buffer.ByteBuf;
+import io.tensorbus.c10d.Store;
+import io.tensorbus.distributed.rpc.impl.RpcFrame;
+import io.tensorbus.internal.distributed.Blocking;
+import io.vertx.core.Context;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.core.net.NetClient;
+import io.vertx.core.net.NetServer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * One worker of an RPC job (PyTorch's RPC agent): it calls registered functions on other workers and
+ * serves theirs. Calls travel over direct connections between workers (one per caller and callee, opened
+ * at the first call, the shared secret proven first); the callee runs each call on a virtual thread, at
+ * most {@link RpcOptions#numWorkerThreads()} at once. Created by {@link Rpc#init}; thread-safe.
+ *
+ * <p>A call's future fails with {@link RemoteException} when the function threw, {@link RpcTimeoutException}
+ * after its timeout, and {@link RpcException} when the worker was lost, refused the connection or sent a
+ * malformed message; calls to other workers are not affected.
+ */
+public final class RpcAgent {
+    private final RpcWorkerTable table;
+    private final RpcOptions options;
+    private final Vertx vertx;
+    private final Runnable releaseVertx;
+    private final Store store;
+    private final Runnable releaseStore;
+    private final NetServer server;
+    private final NetClient client;
+    private final ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
+    private final Semaphore permits;
+    private final AtomicLong ids = new AtomicLong();
+    private final Map<Long, RpcCall> pending = new ConcurrentHashMap<>();
+    private final Map<Integer, Future<RpcOutgoing>> outgoing = new ConcurrentHashMap<>();
+    private final Set<RpcIncoming> incoming = ConcurrentHashMap.newKeySet();
+    private final Map<Integer, RpcIncoming> latestIncoming = new ConcurrentHashMap<>();
+    private final AtomicBoolean closed = new AtomicBoolean();
+    private final AtomicReference<Future<Void>> shutdown = new AtomicReference<>();
+    private final RRefContext rrefs;
+    private final Map<Integer, String> lost = new ConcurrentHashMap<>();
+    private final List<Runnable> closers = new java.util.concurrent.CopyOnWriteArrayList<>();
+    private volatile List<String> leaks = List.of();
+    /** The agent whose worker runs the function on this thread, while it runs. */
+    static final ThreadLocal<RpcAgent> SERVING = new ThreadLocal<>();
+
+    RpcAgent(RpcWorkerTable table, RpcOptions options, Vertx vertx, Runnable releaseVertx, Store store,
+            Runnable releaseStore, NetServer server) {
+        this.table = table;
+        this.options = options;
+        this.vertx = vertx;
+        this.releaseVertx = releaseVertx;
+        this.store = store;
+        this.releaseStore = releaseStore;
+        this.server = server;
+        this.client = vertx.createNetClient(RpcTransport.clientOptions(options));
+        this.permits = new Semaphore(options.numWorkerThreads());
+        RRefCodec.register(options.codec());
+        this.rrefs = new RRefContext(this);
+    }
+
+    /**
+     * The agent of the worker whose function runs on this thread (inside a function called over RPC), else
+     * {@link Rpc#agent()}: what a function uses to call further or to make an {@link RRef}.
+     *
+     * @throws IllegalStateException outside a call when no agent is running in this process
+     */
+    public static RpcAgent current() {
+        RpcAgent a = SERVING.get();
+        return a != null ? a : Rpc.agent();
+    }
+
+    /** This worker. */
+    public WorkerInfo self() {
+        return table.self();
+    }
+
+    /** Every worker of the job, by rank. */
+    public List<WorkerInfo> workers() {
+        return table.workers();
+    }
+
+    /**
+     * The worker called {@code name}.
+     *
+     * @throws IllegalArgumentException naming the known workers when there is none of that name
+     */
+    public WorkerInfo workerInfo(String name) {
+        return table.byName(name);
+    }
+
+    /**
+     * The worker of rank {@code id}.
+     *
+     * @throws IllegalArgumentException when {@code id} is not a rank of the job
+     */
+    public WorkerInfo workerInfo(int id) {
+        return table.byRank(id);
+    }
+
+    /** {@link #rpcAsync(WorkerInfo, Duration, String, Object...)} to the worker called {@code to}. */
+    public <T> Future<T> rpcAsync(String to, String function, Object... args) {
+        return rpcAsync(workerInfo(to), options.timeout(), function, args);
+    }
+
+    /** {@link #rpcAsync(WorkerInfo, Duration, String, Object...)} to the worker of rank {@code to}. */
+    public <T> Future<T> rpcAsync(int to, String function, Object... args) {
+        return rpcAsync(workerInfo(to), options.timeout(), function, args);
+    }
+
+    /**
+     * Calls {@code function} on {@code to} with {@code args} ({@code rpc_async}); never blocks.
+     *
+     * @param timeout how long the call may take before its future fails with {@link RpcTimeoutException}
+     * @return the result, cast to what the caller expects
+     * @throws IllegalArgumentException for a worker not of this job, a bad function name, or an argument the
+     *     codec cannot encode (the message names its type)
+     * @throws IllegalStateException after shutdown
+     */
+    @SuppressWarnings("unchecked")
+    public <T> Future<T> rpcAsync(WorkerInfo to, Duration timeout, String function, Object... args) {
+        if (closed.get()) {
+            throw new IllegalStateException("the RPC agent of " + self() + " is shut down");
+        }
+        WorkerInfo target = table.check(to);
+        RpcChecks.function(function);
+        RpcChecks.timeout(timeout);
+        String gone = lost.get(target.id());
+        if (gone != null) {
+            return Future.failedFuture(new RpcException("worker " + target + " " + gone));
+        }
+        List<Object> values = new ArrayList<>();
+        values.add(function);
+        if (args != null) {
+            values.addAll(Arrays.asList(args));
+        }
+        RpcPayload.Encoded body;
+        try {
+            body = RpcPayload.encode(this, values);
+        } catch (RuntimeException e) {
+            throw new IllegalArgumentException("cannot send the arguments of '" + function + "' to " + target + ": "
+                    + e.getMessage(), e);
+        }
+        long id = ids.incrementAndGet();
+        RpcCall call = new RpcCall(id, target, function, body.forks());
+        pending.put(id, call);
+        try {
+            long timer = vertx.setTimer(timeout.toMillis(), t -> fail(id, new RpcTimeoutException("'" + function
+                    + "' on " + target + " did not complete within " + timeout)));
+            call.promise().future().onComplete(r -> vertx.cancelTimer(timer));
+            if (target.id() == self().id()) {
+                callSelf(id, function, body);
+                rrefs.commit(body.forks());
+            } else {
+                // Framed now: the tensors are copied before the caller can change them.
+                ByteBuf frame = RpcFrame.frame(RpcFrame.CALL, id, body.body(), body.segments());
+                connection(target).onSuccess(c -> sent(body, c.call(id, function, frame))).onFailure(e -> {
+                    frame.release();
+                    sent(body, false);
+                    fail(id, e);
+                });
+            }
+        } catch (RuntimeException e) {
+            rrefs.abort(body.forks());
+            // Shut down meanwhile (a closed client or timer refuses): the call fails, it does not linger.
+            fail(id, closed.get() ? new RpcException("the RPC agent of " + self() + " is shut down", e) : e);
+        }
+        return (Future<T>) call.promise().future();
+    }
+
+    /** The RRef forks of a message stay pending once it is sent (until accepted), and are dropped if it never was. */
+    private void sent(RpcPayload.Encoded message, boolean sent) {
+        if (sent) {
+            rrefs.commit(message.forks());
+        } else {
+            rrefs.abort(message.forks());
+        }
+    }
+
+    /** A call to this worker itself: no connection, but arguments and result are copied as on the wire. */
+    private void callSelf(long id, String function, RpcPayload.Encoded body) {
+        RpcServe.invoke(this, self(), RpcPayload.copy(this, body)).onComplete(r -> {
+            if (r.failed()) {
+                fail(id, RpcServe.asRemote(self().name(), function, r.cause()));
+                return;
+            }
+            RpcPayload.Encoded result;
+            Object copy;
+            try {
+                result = RpcPayload.encode(this, Collections.singletonList(r.result()));
+            } catch (RuntimeException e) {
+                fail(id, RpcServe.asRemote(self().name(), function, e));
+                return;
+            }
+            try {
+                copy = RpcPayload.copy(this, result).get(0);
+            } catch (RuntimeException e) {
+                sent(result, false);
+                fail(id, RpcServe.asRemote(self().name(), function, e));
+                return;
+            }
+            sent(result, true);
+            complete(id, copy);
+        });
+    }
+
+    /**
+     * {@code rpc_sync}: {@link #rpcAsync(WorkerInfo, Duration, String, Object...)} and waits for the result.
+     *
+     * @throws RemoteException, RpcTimeoutException, RpcException as the future would fail
+     * @throws IllegalStateException on a Vert.x event-loop thread, which must never block
+     */
+    public <T> T rpcSync(WorkerInfo to, Duration timeout, String function, Object... args) {
+        if (Context.isOnEventLoopThread()) {
+            throw new IllegalStateException("rpcSync blocks, and this is a Vert.x event-loop thread, which must never"
+                    + " block: use rpcAsync and compose its future");
+        }
+        RpcChecks.timeout(timeout);
+        Future<T> f = rpcAsync(to, timeout, function, args);
+        return Blocking.await(f, timeout.plusSeconds(5), "rpcSync '" + function + "' on " + to);
+    }
+
+    /** {@link #rpcSync(WorkerInfo, Duration, String, Object...)} to the worker called {@code to}. */
+    public <T> T rpcSync(String to, String function, Object... args) {
+        return rpcSync(workerInfo(to), options.timeout(), function, args);
+    }
+
+    /** {@link #rpcSync(WorkerInfo, Duration, String, Object...)} to the worker of rank {@code to}. */
+    public <T> T rpcSync(int to, String function, Object... args) {
+        return rpcSync(workerInfo(to), options.timeout(), function, args);
+    }
+
+    /** {@link #remote(WorkerInfo, Duration, String, Object...)} on the worker called {@code to}. */
+    public <T> RRef<T> remote(String to, String function, Object... args) {
+        return remote(workerInfo(to), options.timeout(), function, args);
+    }
+
+    /** {@link #remote(WorkerInfo, Duration, String, Object...)} on the worker of rank {@code to}. */
+    public <T> RRef<T> remote(int to, String function, Object... args) {
+        return remote(workerInfo(to), options.timeout(), function, args);
+    }
+
+    /**
+     * {@code rpc.remote}: runs {@code function(args)} on {@code to}, which keeps the result, and returns a
+     * reference to it at once, without waiting. {@link RRef#toHere()} fetches the value (and fails as the
+     * function did); {@link RRef#confirmedByOwner()} turns true when {@code to} has acknowledged the
+     * creation. Close the reference when done (or let it be collected): {@code to} drops the value when no
+     * reference is left.
+     *
+     * @param timeout how long the owner may take to acknowledge the creation
+     * @throws IllegalArgumentException as {@link #rpcAsync(WorkerInfo, Duration, String, Object...)}
+     * @throws IllegalStateException after shutdown
+     */
+    public <T> RRef<T> remote(WorkerInfo to, Duration timeout, String function, Object... args) {
+        if (closed.get()) {
+            throw new IllegalStateException("the RPC agent of " + self() + " is shut down");
+        }
+        return rrefs.remote(table.check(to), RpcChecks.timeout(timeout), function, args);
+    }
+
+    /**
+     * Counters of this agent, as PyTorch's {@code _get_debug_info}: {@code num_owner_rrefs} (values owned
+     * here), {@code num_user_rrefs} (references to other workers' values not yet released),
+     * {@code num_pending_rref_messages} (RRef control messages not yet acknowledged),
+     * {@code num_pending_calls}, {@code num_rref_messages_applied}, {@code num_rref_messages_repeated}
+     * (arrived again, or too late, and changed nothing) and {@code num_rref_message_retries}.
+     */
+    public Map<String, Long> debugInfo() {
+        long[] counts = rrefs.owned().counts();
+        Map<String, Long> info = new java.util.LinkedHashMap<>();
+        info.put("num_owner_rrefs", (long) rrefs.owned().size());
+        info.put("num_user_rrefs", (long) rrefs.users());
+        info.put("num_pending_rref_messages", (long) rrefs.control().pending());
+        info.put("num_pending_calls", (long) pending.size());
+        info.put("num_rref_messages_applied", counts[0]);
+        info.put("num_rref_messages_repeated", counts[1]);
+        info.put("num_rref_message_retries", rrefs.control().retries());
+        return info;
+    }
+
+    /**
+     * The leak report of the last shutdown: one line per value this worker still owned with users left,
+     * and per reference to another worker's value it never released. Empty before shutdown and after a
+     * clean one.
+     */
+    public List<String> rrefLeaks() {
+        return leaks;
+    }
+
+    /**
+     * {@code rpc.shutdown}: with {@code graceful}, waits until this worker's own calls have completed, then
+     * until every worker has said the same (serving their calls meanwhile, so nested calls finish), and
+     * closes; without, closes at once and fails the calls in flight. Either way within
+     * {@link RpcOptions#initTimeout()}.
+     */
+    public Future<Void> shutdown(boolean graceful) {
+        Promise<Void> mine = Promise.promise();
+        if (!shutdown.compareAndSet(null, mine.future())) {
+            return shutdown.get();
+        }
+        if (!graceful) {
+            closeNow("the RPC agent of " + self() + " was shut down");
+            mine.complete();
+        } else {
+            RpcShutdown.graceful(this).onComplete(r -> {
+                closeNow("the RPC agent of " + self() + " was shut down");
+                mine.handle(r);
+            });
+        }
+        return mine.future();
+    }
+
+    /**
+     * Blocking {@link #shutdown(boolean) shutdown(true)}.
+     *
+     * @throws RpcException when the other workers did not all shut down within the deadline (this worker is
+     *     closed anyway)
+     */
+    public void shutdown() {
+        Blocking.await(shutdown(true), options.initTimeout().plusSeconds(5), "RPC shutdown of " + self());
+    }
+
+    // ---- package-private plumbing ------------------------------------------------------------------------
+
+    RpcOptions options() {
+        return options;
+    }
+
+    Vertx vertx() {
+        return vertx;
+    }
+
+    Store store() {
+        return store;
+    }
+
+    ExecutorService executor() {
+        return executor;
+    }
+
+    Semaphore permits() {
+        return permits;
+    }
+
+    RpcWorkerTable table() {
+        return table;
+    }
+
+    /** True while calls of this worker, or its RRef messages, wait for an answer. */
+    boolean hasPendingCalls() {
+        return !pending.isEmpty() || rrefs.busy();
+    }
+
+    RRefContext rrefs() {
+        return rrefs;
+    }
+
+    /** Takes the leak report (every worker's RRef messages are done) and logs it. */
+    void reportLeaks() {
+        List<String> lines = rrefs.leaks();
+        leaks = List.copyOf(lines);
+        if (!lines.isEmpty()) {
+            System.getLogger(RpcAgent.class.getName()).log(System.Logger.Level.WARNING,
+                    "RRefs not released at the shutdown of " + self() + ":\n  " + String.join("\n  ", lines));
+        }
+    }
+
+    boolean isClosed() {
+        return closed.get();
+    }
+
+    void accepted(RpcIncoming connection) {
+        incoming.add(connection);
+    }
+
+    /** {@code connection} proved its caller: an older connection of that caller is superseded. */
+    void welcomed(RpcIncoming connection) {
+        RpcIncoming older = latestIncoming.put(connection.caller().id(), connection);
+        if (older != null && older != connection) {
+            older.supersede();
+        }
+    }
+
+    void closed(RpcIncoming connection) {
+        incoming.remove(connection);
+        if (connection.caller() != null) {
+            latestIncoming.remove(connection.caller().id(), connection);
+        }
+    }
+
+    void complete(long id, Object value) {
+        RpcCall call = pending.remove(id);
+        if (call != null) {
+            call.promise().tryComplete(value);
+        }
+    }
+
+    void fail(long id, Throwable cause) {
+        RpcCall call = pending.remove(id);
+        if (call != null) {
+            if (!(cause instanceof RemoteException)) {
+                rrefs.unanswered(call.forks());
+            }
+            call.promise().tryFail(cause);
+        }
+    }
+
+    /** The function a pending call named, for error messages (null when none). */
+    RpcCall call(long id) {
+        return pending.get(id);
+    }
+
+    /** Runs {@code action} when the agent closes (after shutdown or on failure). */
+    void onClose(Runnable action) {
+        closers.add(action);
+    }
+
+    /** True when {@code worker} is gone for good ({@link #lost}). */
+    boolean isLost(WorkerInfo worker) {
+        return lost.containsKey(worker.id());
+    }
+
+    /**
+     * {@code worker} is gone for good (its node left the cluster): its pending calls fail naming
+     * {@code why}, and so do later ones.
+     */
+    void lost(WorkerInfo worker, String why) {
+        lost.put(worker.id(), why);
+        Future<RpcOutgoing> c = outgoing.get(worker.id());
+        if (c != null) {
+            c.onSuccess(o -> o.lost(why));
+        }
+        for (RpcCall call : List.copyOf(pending.values())) {
+            if (call.target().id() == worker.id()) {
+                fail(call.id(), new RpcException("worker " + worker + " " + why + " while '" + call.function()
+                        + "' was pending"));
+            }
+        }
+    }
+
+    /** Drops {@code connection} to {@code worker} (it broke) unless a newer one has replaced it. */
+    void forget(WorkerInfo worker, RpcOutgoing connection) {
+        outgoing.computeIfPresent(worker.id(), (id, f) -> f.succeeded() && f.result() == connection ? null : f);
+    }
+
+    private Future<RpcOutgoing> connection(WorkerInfo target) {
+        Future<RpcOutgoing> f = outgoing.computeIfAbsent(target.id(), id -> RpcOutgoing.connect(this, client,
+                target));
+        f.onFailure(e -> outgoing.remove(target.id(), f));
+        return f;
+    }
+
+    private void closeNow(String why) {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        Rpc.forget(this);
+        closers.forEach(Runnable::run);
+        for (RpcCall call : List.copyOf(pending.values())) {
+            fail(call.id(), new RpcException(why + " while '" + call.function() + "' on " + call.target()
+                    + " was pending"));
+        }
+        outgoing.values().forEach(f -> f.onSuccess(RpcOutgoing::close));
+        List.copyOf(incoming).forEach(RpcIncoming::close);
+        executor.shutdownNow();
+        client.close();
+        server.close().onComplete(r -> {
+            releaseStore.run();
+            releaseVertx.run();
+        });
+    }
+
+    /** A call waiting for its answer. */
+    record RpcCall(long id, WorkerInfo target, String function, Promise<Object> promise,
+            List<RRefHandle.Child> forks) {
+        RpcCall(long id, WorkerInfo target, String function, List<RRefHandle.Child> forks) {
+            this(id, target, function, Promise.promise(), forks);
+        }
+    }
+}

@@ -1,0 +1,192 @@
+package io.tensorbus.distributed.rpc;
+
+import io.netty.buffer.ByteBuf;
+import io.tensorbus.distributed.rpc.impl.RpcFrame;
+import io.tensorbus.distributed.rpc.impl.RpcFrameParser;
+import io.tensorbus.spi.SecretHandshake;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.internal.net.NetSocketInternal;
+import io.vertx.core.net.NetClient;
+import io.vertx.core.net.NetSocket;
+import java.lang.foreign.MemorySegment;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * This worker's connection to one callee: the mutual proof of the job's secret first ({@code SecretHandshake}),
+ * then OPEN (this worker's name) answered by WELCOME (the callee's), then this worker's calls and their
+ * answers. When it breaks, exactly the calls sent on it fail.
+ */
+final class RpcOutgoing implements RpcFrameParser.FrameHandler {
+    private final RpcAgent agent;
+    private final NetSocket socket;
+    private final WorkerInfo target;
+    private final Promise<RpcOutgoing> ready = Promise.promise();
+    private final Set<Long> inFlight = ConcurrentHashMap.newKeySet();
+    private final AtomicBoolean broken = new AtomicBoolean();
+    private volatile boolean welcomed;
+    private volatile int peerMaxMessage = RpcFrame.MAX_HANDSHAKE_BODY;
+    private RpcPayload.Decoded attached;
+    private RpcFrameParser parser;
+
+    private RpcOutgoing(RpcAgent agent, NetSocket socket, WorkerInfo target) {
+        this.agent = agent;
+        this.socket = socket;
+        this.target = target;
+    }
+
+    /** Connects to {@code target} and completes once both sides have proven the secret and it welcomed us. */
+    static Future<RpcOutgoing> connect(RpcAgent agent, NetClient client, WorkerInfo target) {
+        RpcWorkerTable.Address a = agent.table().address(target);
+        return client.connect(a.port(), a.host())
+                .recover(e -> Future.failedFuture(new RpcException("cannot connect to worker " + target + " at "
+                        + a.host() + ":" + a.port() + ": " + e.getMessage(), e)))
+                .compose(s -> SecretHandshake.connect(s, agent.options().secret(), RpcTransport.CHANNEL,
+                                agent.options().timeout(), agent.vertx())
+                        .recover(e -> Future.failedFuture(new RpcException("worker " + target + " at " + a.host()
+                                + ":" + a.port() + " could not be joined: " + e.getMessage(), e)))
+                        .compose(v -> new RpcOutgoing(agent, s, target).start()));
+    }
+
+    private Future<RpcOutgoing> start() {
+        parser = new RpcFrameParser(
+                () -> welcomed ? agent.options().maxMessageBytes() : RpcFrame.MAX_HANDSHAKE_BODY,
+                this, why -> broken("sent a malformed frame: " + why));
+        parser.readFrom(socket);
+        socket.closeHandler(v -> broken("closed the connection"));
+        socket.exceptionHandler(e -> broken("failed: " + e.getMessage()));
+        long deadline = agent.vertx().setTimer(agent.options().timeout().toMillis(),
+                t -> broken("did not complete the handshake within " + agent.options().timeout()));
+        write(RpcFrame.frame(RpcFrame.OPEN, 0, agent.options().codec().encode(List.of(agent.self().name(),
+                agent.self().id(), agent.options().maxMessageBytes())), List.of()));
+        return ready.future().onComplete(r -> agent.vertx().cancelTimer(deadline));
+    }
+
+    /**
+     * Sends call {@code id} (its {@code frame}, which this connection takes over); fails the call alone when
+     * the frame is larger than the callee accepts.
+     *
+     * @return false when the call was not sent (it has failed)
+     */
+    boolean call(long id, String function, ByteBuf frame) {
+        long bytes = frame.readableBytes() - RpcFrame.HEADER;
+        if (bytes > peerMaxMessage || broken.get()) {
+            frame.release();
+            agent.fail(id, new RpcException(broken.get() ? "worker " + target + " was lost before '" + function
+                    + "' was sent" : "the arguments of '" + function + "' are " + bytes + " bytes, more than the "
+                    + peerMaxMessage + " worker " + target + " accepts (its maxMessageBytes)"));
+            return false;
+        }
+        inFlight.add(id);
+        if (broken.get() && inFlight.remove(id)) {
+            // Broke between the check and the add: broken() may have missed this call.
+            frame.release();
+            agent.fail(id, new RpcException("worker " + target + " was lost before '" + function + "' was sent"));
+            return false;
+        }
+        write(frame);
+        return true;
+    }
+
+    /** Writes a frame; the socket takes it over and releases it once written (or refused). */
+    private void write(ByteBuf frame) {
+        ((NetSocketInternal) socket).writeMessage(frame);
+    }
+
+    void close() {
+        socket.close();
+    }
+
+    /** The callee is known to be gone: fails the calls sent here, naming {@code why}, and closes. */
+    void lost(String why) {
+        broken(why);
+    }
+
+    @Override
+    public void frame(RpcFrame.Header h, byte[] body) {
+        try {
+            switch (h.kind()) {
+                case RpcFrame.WELCOME -> welcome(decode(body));
+                case RpcFrame.REFUSED -> refused(body);
+                case RpcFrame.RETURN -> answered(h.id(), result(h, body), null);
+                case RpcFrame.RAISE -> answered(h.id(), null, decode(body));
+                default -> broken("sent a frame of kind " + h.kind() + ", which a callee never sends");
+            }
+        } catch (RuntimeException e) {
+            broken("sent a message that does not decode: " + e.getMessage());
+        }
+    }
+
+    /** Allocates the tensors of a result; its bytes will be read straight into them. */
+    @Override
+    public List<MemorySegment> attachments(RpcFrame.Header h, byte[] body) {
+        if (h.kind() != RpcFrame.RETURN || !welcomed) {
+            throw new IllegalArgumentException("attachments on a frame of kind " + h.kind());
+        }
+        attached = RpcPayload.decode(agent, body,
+                (long) agent.options().maxMessageBytes() - body.length);
+        return attached.targets();
+    }
+
+    private Object result(RpcFrame.Header h, byte[] body) {
+        RpcPayload.Decoded d = h.hasAttachments() ? attached : RpcPayload.decode(agent, body, 0);
+        attached = null;
+        return d.values().get(0);
+    }
+
+    private void welcome(List<Object> m) {
+        String acceptor = (String) m.get(0);
+        if (welcomed || !acceptor.equals(target.name())) {
+            broken(welcomed ? "welcomed this worker twice" : "answered as '" + acceptor + "'");
+            return;
+        }
+        peerMaxMessage = Math.max(RpcFrame.MAX_HANDSHAKE_BODY, ((Number) m.get(1)).intValue());
+        welcomed = true;
+        ready.tryComplete(this);
+    }
+
+    private void refused(byte[] body) {
+        String why = (String) decode(body).get(0);
+        broken("refused the connection from " + agent.self() + ": " + why);
+    }
+
+    private void answered(long id, Object value, List<Object> raised) {
+        if (!welcomed || !inFlight.remove(id)) {
+            broken("answered call " + id + ", which it was not sent");
+            return;
+        }
+        if (raised == null) {
+            agent.complete(id, value);
+            return;
+        }
+        RpcAgent.RpcCall call = agent.call(id);
+        agent.fail(id, new RemoteException(target.name(), call == null ? "?" : call.function(), (String) raised.get(0),
+                (String) raised.get(1), (String) raised.get(2)));
+    }
+
+    /** Fails the handshake and exactly the calls sent on this connection; later calls reconnect. */
+    private void broken(String why) {
+        if (!broken.compareAndSet(false, true)) {
+            return;
+        }
+        parser.stop();
+        RpcException e = new RpcException("worker " + target + " " + why);
+        ready.tryFail(e);
+        agent.forget(target, this);
+        for (Long id : List.copyOf(inFlight)) {
+            RpcAgent.RpcCall call = agent.call(id);
+            agent.fail(id, new RpcException("worker " + target + " was lost while '"
+                    + (call == null ? "?" : call.function()) + "' ran: " + why));
+        }
+        inFlight.clear();
+        socket.close();
+    }
+
+    @SuppressWarnings("unchecked")
+    private List<Object> decode(byte[] body) {
+        return (List<Object>) agent.options().codec().decode(body, List.class);
+    }
+}

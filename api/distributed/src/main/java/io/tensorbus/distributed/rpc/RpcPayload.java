@@ -1,0 +1,206 @@
+package io.tensorbus.distributed.rpc;
+
+import io.tensorbus.DType;
+import io.tensorbus.internal.io.TensorBytes;
+import io.tensorbus.io.ObjectCodec;
+import io.tensorbus.tensor.Tensor;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.BitSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The values of a call ({@code [function, arg0, arg1, ...]}) or of a result ({@code [value]}) on the wire.
+ * Tensors, at the top or inside lists and map values at any depth, travel as attachments: the body holds a
+ * {@link TensorSlot} in their place and a descriptor (dtype, shape, requires-grad), and their bytes follow
+ * the body raw, copied from the tensor's memory into the frame and read into a new tensor's, instead of
+ * through the codec. Tensors inside records, sets or map keys stay inside the body.
+ */
+final class RpcPayload {
+    private RpcPayload() {
+    }
+
+    /**
+     * Encoded values: the body, the contiguous tensors whose bytes follow it, and the RRef forks made for the
+     * receiver, which stay pending until the receiver accepts them ({@link RRefContext#commit}) or are
+     * dropped if the message never leaves ({@link RRefContext#abort}).
+     */
+    record Encoded(byte[] body, List<Tensor> tensors, List<RRefHandle.Child> forks) {
+        /** Values without RRefs. */
+        Encoded(byte[] body, List<Tensor> tensors) {
+            this(body, tensors, List.of());
+        }
+
+        /** Body and attachment bytes together. */
+        long bytes() {
+            long n = body.length;
+            for (Tensor t : tensors) {
+                n += (long) t.numel() * t.dtype().byteSize();
+            }
+            return n;
+        }
+
+        /** The attachments' memory, in order. */
+        List<MemorySegment> segments() {
+            return tensors.stream().map(TensorBytes::of).toList();
+        }
+    }
+
+    /**
+     * Encodes the values of a message of {@code agent}: RRefs in them are forked for the receiver (the forks
+     * are in the result, for the caller to commit or abort).
+     *
+     * @throws IllegalArgumentException naming a value the codec cannot encode
+     */
+    static Encoded encode(RpcAgent agent, List<Object> values) {
+        try (RRefCodec.Scope scope = RRefCodec.open(agent.rrefs())) {
+            Encoded e = encode(agent.options().codec(), values);
+            return new Encoded(e.body(), e.tensors(), scope.take());
+        }
+    }
+
+    /** Decodes a message to {@code agent}: RRefs in it become references of this worker. */
+    static Decoded decode(RpcAgent agent, byte[] body, long budget) {
+        try (RRefCodec.Scope ignored = RRefCodec.open(agent.rrefs())) {
+            return decode(agent.options().codec(), body, budget);
+        }
+    }
+
+    private static Encoded encode(ObjectCodec codec, List<Object> values) {
+        List<Tensor> tensors = new ArrayList<>();
+        List<Object> descriptors = new ArrayList<>();
+        Object top = lift(values, tensors, descriptors, 0);
+        return new Encoded(codec.encode(Arrays.asList(top, descriptors)), List.copyOf(tensors));
+    }
+
+    /**
+     * {@code v} with every non-empty tensor in it, inside lists and map values, replaced by a
+     * {@link TensorSlot}; the tensors (contiguous, detached) and their descriptors are added in slot order.
+     */
+    private static Object lift(Object v, List<Tensor> tensors, List<Object> descriptors, int depth) {
+        if (v instanceof Tensor t && t.numel() > 0) {
+            tensors.add(TensorBytes.contiguous(t.detach()));
+            descriptors.add(Arrays.asList(t.dtype().name(), t.shape(), t.requiresGrad()));
+            return new TensorSlot(tensors.size() - 1);
+        }
+        if (depth > ObjectCodec.MAX_DEPTH) {
+            return v;   // the codec refuses it, naming the problem
+        }
+        if (v instanceof List<?> list) {
+            List<Object> out = new ArrayList<>(list.size());
+            list.forEach(x -> out.add(lift(x, tensors, descriptors, depth + 1)));
+            return out;
+        }
+        if (v instanceof Map<?, ?> map) {
+            Map<Object, Object> out = new LinkedHashMap<>();
+            map.forEach((k, x) -> out.put(k, lift(x, tensors, descriptors, depth + 1)));
+            return out;
+        }
+        return v;
+    }
+
+    /** Where an attached tensor goes in the decoded values. */
+    record TensorSlot(int index) {
+    }
+
+    /** A body read off the wire whose attachments, if any, are still to be filled. */
+    static final class Decoded {
+        private final Object top;
+        private final List<Tensor> tensors;
+
+        private Decoded(Object top, List<Tensor> tensors) {
+            this.top = top;
+            this.tensors = tensors;
+        }
+
+        /** Where the attachment bytes go, in order. */
+        List<MemorySegment> targets() {
+            return tensors.stream().map(TensorBytes::of).toList();
+        }
+
+        /**
+         * The values, with the filled tensors in their slots.
+         *
+         * @throws IllegalArgumentException when the body's slots and descriptors do not match one to one
+         */
+        @SuppressWarnings("unchecked")
+        List<Object> values() {
+            BitSet used = new BitSet();
+            Object v = place(top, used);
+            if (!(v instanceof List<?>) || used.cardinality() != tensors.size()) {
+                throw new IllegalArgumentException("a message places " + used.cardinality() + " of its "
+                        + tensors.size() + " attached tensors");
+            }
+            return (List<Object>) v;
+        }
+
+        private Object place(Object v, BitSet used) {
+            if (v instanceof TensorSlot slot) {
+                int i = slot.index();
+                if (i < 0 || i >= tensors.size() || used.get(i)) {
+                    throw new IllegalArgumentException("a message places attached tensor " + i + " wrongly");
+                }
+                used.set(i);
+                return tensors.get(i);
+            }
+            if (v instanceof List<?> list) {
+                @SuppressWarnings("unchecked")
+                List<Object> l = (List<Object>) list;
+                l.replaceAll(x -> place(x, used));
+            } else if (v instanceof Map<?, ?> map) {
+                @SuppressWarnings("unchecked")
+                Map<Object, Object> m = (Map<Object, Object>) map;
+                m.replaceAll((k, x) -> place(x, used));
+            }
+            return v;
+        }
+    }
+
+    /**
+     * Reads a body and allocates the tensors it describes.
+     *
+     * @param budget the bytes the attachments may take at most
+     * @throws IllegalArgumentException for a malformed body or descriptor, or attachments over the budget
+     */
+    @SuppressWarnings("unchecked")
+    private static Decoded decode(ObjectCodec codec, byte[] body, long budget) {
+        List<Object> parts = (List<Object>) codec.decode(body, List.class);
+        List<Object> descriptors = (List<Object>) parts.get(1);
+        List<Tensor> tensors = new ArrayList<>();
+        long bytes = 0;
+        for (int i = 0; i < descriptors.size(); i++) {
+            List<Object> d = (List<Object>) descriptors.get(i);
+            DType dtype = DType.valueOf((String) d.get(0));
+            int[] shape = (int[]) d.get(1);
+            long numel = 1;
+            for (int dim : shape) {
+                if (dim <= 0) {
+                    throw new IllegalArgumentException("attachment " + i + " has a dimension " + dim
+                            + " (attachments are never empty)");
+                }
+                numel = Math.multiplyExact(numel, dim);
+            }
+            bytes = Math.addExact(bytes, Math.multiplyExact(numel, dtype.byteSize()));
+            if (bytes > budget || numel > Integer.MAX_VALUE) {
+                throw new IllegalArgumentException("the attachments announce more than the " + budget
+                        + " bytes allowed (maxMessageBytes)");
+            }
+            tensors.add(Tensor.empty(dtype, shape).requiresGrad((Boolean) d.get(2) && dtype.isFloatingPoint()));
+        }
+        return new Decoded(parts.get(0), tensors);
+    }
+
+    /** The values of {@code e} as a receiver would see them: tensors copied, nothing shared. */
+    static List<Object> copy(RpcAgent agent, Encoded e) {
+        Decoded d = decode(agent, e.body(), Long.MAX_VALUE);
+        List<MemorySegment> from = e.segments();
+        List<MemorySegment> to = d.targets();
+        for (int i = 0; i < from.size(); i++) {
+            MemorySegment.copy(from.get(i), 0, to.get(i), 0, from.get(i).byteSize());
+        }
+        return d.values();
+    }
+}

@@ -1,0 +1,123 @@
+package io.tensorbus.distributed.rpc;
+
+import io.tensorbus.autograd.Autograd;
+import io.tensorbus.tensor.Tensor;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The functions other workers may call, by name. Only what is registered here is callable: a message can
+ * name a function, never a class or method. {@link #global()} is the process-wide registry agents use by
+ * default; it starts with the builtins {@code builtin.echo}, {@code builtin.add} and {@code builtin.mul}
+ * (tensors or numbers, as {@code torch.add} / {@code torch.mul}).
+ */
+public final class RpcRegistry {
+    private static final RpcRegistry GLOBAL = new RpcRegistry();
+
+    private final Map<String, RpcAsyncFunction> async = new ConcurrentHashMap<>();
+    private final Map<String, RpcFunction> sync = new ConcurrentHashMap<>();
+
+    /** An empty registry but for the builtins. */
+    public RpcRegistry() {
+        register("builtin.echo", args -> args.size() == 1 ? args.get(0) : args);
+        register("builtin.add", args -> arithmetic("builtin.add", args, true));
+        register("builtin.mul", args -> arithmetic("builtin.mul", args, false));
+    }
+
+    /** The process-wide registry. */
+    public static RpcRegistry global() {
+        return GLOBAL;
+    }
+
+    /**
+     * Makes {@code function} callable as {@code name}, replacing an earlier registration of that name.
+     *
+     * @return this registry
+     * @throws IllegalArgumentException for a name that is blank, longer than 128 characters, has white space or
+     *     starts with {@code tensorbus.}
+     * @throws NullPointerException when {@code function} is null
+     */
+    public RpcRegistry register(String name, RpcFunction function) {
+        RpcChecks.function(name);
+        reserved(name);
+        Objects.requireNonNull(function, "function");
+        async.remove(name);
+        sync.put(name, function);
+        return this;
+    }
+
+    /**
+     * Makes the asynchronous {@code function} callable as {@code name}, replacing an earlier registration.
+     *
+     * @return this registry
+     * @throws IllegalArgumentException for a bad name (see {@link #register(String, RpcFunction)})
+     * @throws NullPointerException when {@code function} is null
+     */
+    public RpcRegistry registerAsync(String name, RpcAsyncFunction function) {
+        RpcChecks.function(name);
+        reserved(name);
+        Objects.requireNonNull(function, "function");
+        sync.remove(name);
+        async.put(name, function);
+        return this;
+    }
+
+    /** True when {@code name} is registered. */
+    public boolean contains(String name) {
+        return sync.containsKey(name) || async.containsKey(name);
+    }
+
+    /** The synchronous function of {@code name}, or null. */
+    RpcFunction function(String name) {
+        return sync.get(name);
+    }
+
+    /** The asynchronous function of {@code name}, or null. */
+    RpcAsyncFunction asyncFunction(String name) {
+        return async.get(name);
+    }
+
+    private static void reserved(String name) {
+        if (name.startsWith(RRefOwnerTable.PREFIX)) {
+            throw new IllegalArgumentException("function names starting with '" + RRefOwnerTable.PREFIX
+                    + "' are tensorbus's own, got '" + name + "'");
+        }
+    }
+
+    private static Object arithmetic(String name, List<Object> args, boolean add) {
+        if (args.size() != 2) {
+            throw new IllegalArgumentException(name + " takes 2 arguments, got " + args.size());
+        }
+        Object a = args.get(0);
+        Object b = args.get(1);
+        try (var ignored = Autograd.noGrad()) {
+            if (a instanceof Tensor ta) {
+                return b instanceof Tensor tb ? (add ? ta.add(tb) : ta.mul(tb)) : (add ? ta.add(number(name, b))
+                        : ta.mul(number(name, b)));
+            }
+            if (b instanceof Tensor tb) {
+                return add ? tb.add(number(name, a)) : tb.mul(number(name, a));
+            }
+        }
+        if (a instanceof Long || a instanceof Integer) {
+            if (b instanceof Long || b instanceof Integer) {
+                long x = ((Number) a).longValue();
+                long y = ((Number) b).longValue();
+                return add ? x + y : x * y;
+            }
+        }
+        double x = number(name, a);
+        double y = number(name, b);
+        return add ? x + y : x * y;
+    }
+
+    private static double number(String name, Object v) {
+        if (v instanceof Number n) {
+            return n.doubleValue();
+        }
+        throw new IllegalArgumentException(name + " takes tensors or numbers, got "
+                + (v == null ? "null" : v.getClass().getName()));
+    }
+}

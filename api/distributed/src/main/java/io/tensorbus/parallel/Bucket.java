@@ -1,0 +1,90 @@
+package io.tensorbus.parallel;
+
+import io.tensorbus.DType;
+import io.tensorbus.tensor.Tensor;
+import io.vertx.core.Future;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A group of parameters whose gradients travel together in one collective (the {@code Bucket} of
+ * PyTorch's reducer): a flat buffer of one dtype, a view of it per parameter, and the state of the
+ * current iteration (gradients still awaited, the communication in flight).
+ */
+final class Bucket {
+    final int index;
+    final int[] params;
+    final Tensor buffer;
+    final Tensor[] views;
+    int pending;
+    Future<Tensor> work;
+
+    Bucket(int index, int[] params, List<Tensor> all) {
+        this.index = index;
+        this.params = params.clone();
+        DType dtype = all.get(params[0]).dtype();
+        int numel = 0;
+        for (int p : params) {
+            numel += all.get(p).numel();
+        }
+        this.buffer = Tensor.zeros(dtype, numel);
+        this.views = new Tensor[params.length];
+        int offset = 0;
+        for (int i = 0; i < params.length; i++) {
+            Tensor p = all.get(params[i]);
+            views[i] = buffer.narrow(0, offset, p.numel()).view(p.shape());
+            offset += p.numel();
+        }
+    }
+
+    /** Resets the per-iteration state: every gradient awaited again, nothing in flight. */
+    void reset() {
+        pending = params.length;
+        work = null;
+    }
+
+    /** The view as a hook sees it. */
+    GradBucket toGradBucket(List<Tensor> all, boolean last) {
+        List<Tensor> ps = new ArrayList<>(params.length);
+        for (int p : params) {
+            ps.add(all.get(p));
+        }
+        return new GradBucket(index, buffer, ps, List.of(views), last);
+    }
+
+    /**
+     * PyTorch's {@code compute_bucket_assignment_by_size}: walks the parameters from last to first (the
+     * order in which backward produces their gradients), keeping one open bucket per dtype, and closes a
+     * bucket once it reaches its cap: {@code firstCapBytes} for the first bucket (small, so that
+     * communication starts early in the backward pass), {@code capBytes} after. A bucket closes with the
+     * parameter that fills it, so it may pass its cap by up to one parameter.
+     *
+     * @return the parameter indices of each bucket, in the order the buckets are reduced
+     */
+    static List<int[]> assign(List<Tensor> params, long firstCapBytes, long capBytes) {
+        List<int[]> done = new ArrayList<>();
+        Map<DType, List<Integer>> open = new LinkedHashMap<>();
+        Map<DType, Long> openBytes = new LinkedHashMap<>();
+        for (int i = params.size() - 1; i >= 0; i--) {
+            Tensor p = params.get(i);
+            List<Integer> bucket = open.computeIfAbsent(p.dtype(), d -> new ArrayList<>());
+            bucket.add(i);
+            long bytes = openBytes.merge(p.dtype(), (long) p.numel() * p.dtype().byteSize(), Long::sum);
+            if (bytes >= (done.isEmpty() ? firstCapBytes : capBytes)) {
+                done.add(toArray(bucket));
+                open.remove(p.dtype());
+                openBytes.remove(p.dtype());
+            }
+        }
+        for (List<Integer> rest : open.values()) {
+            done.add(toArray(rest));
+        }
+        return done;
+    }
+
+    private static int[] toArray(List<Integer> list) {
+        return list.stream().mapToInt(Integer::intValue).toArray();
+    }
+}

@@ -1,0 +1,52 @@
+package io.tensorbus.distributed;
+
+import io.tensorbus.c10d.ReduceOp;
+import io.tensorbus.tensor.Tensor;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class ProcessGroupTest {
+
+    @Test
+    void allReduceSumsTensorsOfThreeThreadRanks() {
+        Distributed.spawn(3, pg -> {
+            Tensor t = Tensor.full(pg.rank() + 1, io.tensorbus.DType.FLOAT32, 4);
+            pg.allReduce(t, ReduceOp.SUM).await(10, TimeUnit.SECONDS);
+            assertEquals(6f, t.getDouble(3), 0f);
+        });
+    }
+
+    @Test
+    void blockingSendAndRecvAsInTheTutorial() {
+        Distributed.spawn(2, pg -> {
+            Tensor t = Tensor.zeros(1);
+            if (pg.rank() == 0) {
+                t.addi(Tensor.full(1, io.tensorbus.DType.FLOAT32, 1));
+                pg.send(t, 1);
+            } else {
+                assertEquals(0, pg.recv(t, 0));
+            }
+            assertEquals(1f, t.getDouble(0), 0f);
+        });
+    }
+
+    @Test
+    void objectsAreGatheredInRankOrder() {
+        Distributed.spawn(3, pg -> {
+            List<Object> all = pg.allGatherObject(List.of("rank", pg.rank())).await(10, TimeUnit.SECONDS);
+            assertEquals(List.of("rank", 2), all.get(2));
+            List<Object> objs = new ArrayList<>(List.of("x", 0));
+            if (pg.rank() == 1) {
+                objs.set(0, "from one");
+            }
+            pg.broadcastObjectList(objs, 1).await(10, TimeUnit.SECONDS);
+            assertEquals("from one", objs.get(0));
+        });
+    }
+}
