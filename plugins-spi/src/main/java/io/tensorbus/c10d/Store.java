@@ -2,8 +2,12 @@ package io.tensorbus.c10d;
 
 import io.vertx.core.Future;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 
 /**
  * The rendezvous key-value store that processes of a job share, as c10d's {@code Store}: backends publish
@@ -11,7 +15,9 @@ import java.util.Map;
  * at once; a method that waits for keys fails with {@link java.util.concurrent.TimeoutException} after
  * {@link #timeout()} (or the timeout it is given), so nothing waits forever.
  *
- * <p>Implementations: {@code TcpStore}, {@code FileStore}, {@code HashStore} and {@code PrefixStore} in the api.
+ * <p>An implementation provides the primitives; the compound operations {@link #append}, {@link #multiGet} and
+ * {@link #multiSet} have c10d's defaults over them. Implementations: {@code HashStore}, {@code TcpStore},
+ * {@code FileStore}, {@code PrefixStore} and {@code ClusterStore} in {@code io.tensorbus.distributed}.
  */
 public interface Store extends AutoCloseable {
 
@@ -51,14 +57,63 @@ public interface Store extends AutoCloseable {
     /** True when every key in {@code keys} is set right now; never waits. */
     Future<Boolean> check(List<String> keys);
 
-    /** Appends {@code value} to the bytes of {@code key} (creating it when absent). */
-    Future<Void> append(String key, byte[] value);
+    /**
+     * Appends {@code value} to the bytes of {@code key} (creating it when absent). The default is c10d's: a
+     * {@link #compareSet} loop that retries while another rank changes the key in between; stores that can append
+     * in one step override it.
+     *
+     * @throws NullPointerException when {@code key} or {@code value} is null
+     */
+    default Future<Void> append(String key, byte[] value) {
+        Objects.requireNonNull(key, "key must not be null");
+        byte[] tail = Objects.requireNonNull(value, "value must not be null").clone();
+        return appendAfter(key, new byte[0], tail);
+    }
 
-    /** The values of all {@code keys}, in order, waiting up to {@link #timeout()} for each to be set. */
-    Future<List<byte[]>> multiGet(List<String> keys);
+    private Future<Void> appendAfter(String key, byte[] current, byte[] tail) {
+        byte[] desired = Arrays.copyOf(current, current.length + tail.length);
+        System.arraycopy(tail, 0, desired, current.length, tail.length);
+        // An absent key matches an empty expected value, so the first try also creates the key. A failed swap
+        // answers the key's value, or the expected value unchanged when the key is gone: then start again empty.
+        return compareSet(key, current, desired).compose(now -> Arrays.equals(now, desired) ? Future.succeededFuture()
+                : appendAfter(key, current.length > 0 && Arrays.equals(now, current) ? new byte[0] : now, tail));
+    }
 
-    /** Sets every entry of {@code entries} in one step (in the map's iteration order). */
-    Future<Void> multiSet(Map<String, byte[]> entries);
+    /**
+     * The values of all {@code keys}, in order, waiting up to {@link #timeout()} for each to be set. The default
+     * is c10d's: one {@link #get} after the other; stores that can fetch them together override it.
+     *
+     * @throws NullPointerException when {@code keys} or one of them is null
+     */
+    default Future<List<byte[]>> multiGet(List<String> keys) {
+        List<String> copy = List.copyOf(keys);
+        Future<List<byte[]>> all = Future.succeededFuture(new ArrayList<>(copy.size()));
+        for (String key : copy) {
+            all = all.compose(values -> get(key).map(value -> {
+                values.add(value);
+                return values;
+            }));
+        }
+        return all;
+    }
+
+    /**
+     * Sets every entry of {@code entries}, in the map's iteration order. The default is c10d's: one {@link #set}
+     * after the other, so another rank may see the first entries before the last; stores that can set them in
+     * one step override it and say so.
+     *
+     * @throws NullPointerException when {@code entries}, a key or a value is null
+     */
+    default Future<Void> multiSet(Map<String, byte[]> entries) {
+        Map<String, byte[]> copy = new LinkedHashMap<>();
+        entries.forEach((key, value) -> copy.put(Objects.requireNonNull(key, "key must not be null"),
+                Objects.requireNonNull(value, "value of '" + key + "' must not be null").clone()));
+        Future<Void> all = Future.succeededFuture();
+        for (Map.Entry<String, byte[]> entry : copy.entrySet()) {
+            all = all.compose(v -> set(entry.getKey(), entry.getValue()));
+        }
+        return all;
+    }
 
     /** How long {@link #get}, {@link #multiGet} and {@link #wait(List)} wait before failing. */
     Duration timeout();

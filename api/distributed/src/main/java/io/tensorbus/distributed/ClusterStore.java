@@ -12,7 +12,6 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -219,23 +218,6 @@ public final class ClusterStore implements Store {
     public Future<List<byte[]>> multiGet(List<String> keys) {
         List<String> copy = StoreChecks.keys(keys);
         return awaitKeys(copy, timeout, "multiGet of keys " + copy);
-    }
-
-    /**
-     * {@inheritDoc} Unlike in {@link HashStore}, the entries are written one after the other (in iteration order),
-     * not in one step: another member may see the first ones before the last.
-     *
-     * @throws NullPointerException when {@code entries}, a key or a value is null
-     */
-    @Override
-    public Future<Void> multiSet(Map<String, byte[]> entries) {
-        Map<String, byte[]> copy = StoreChecks.entries(entries);
-        Future<Void> chain = live();
-        for (Map.Entry<String, byte[]> entry : copy.entrySet()) {
-            Buffer value = Buffer.buffer(entry.getValue());
-            chain = chain.compose(v -> map.put(entry.getKey(), value));
-        }
-        return chain;
     }
 
     /** {@inheritDoc} */

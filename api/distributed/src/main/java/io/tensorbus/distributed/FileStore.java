@@ -3,7 +3,6 @@ package io.tensorbus.distributed;
 import io.tensorbus.c10d.Store;
 import io.tensorbus.distributed.impl.FileStoreLog;
 import io.tensorbus.distributed.impl.StoreChecks;
-import io.tensorbus.distributed.impl.StoreMemory;
 import io.tensorbus.distributed.impl.StoreState;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -57,7 +56,7 @@ public final class FileStore implements Store {
     private final FileStoreLog log;
     /** What waiting calls wait on: a copy of the log's view, updated after each lock is released. */
     private final StoreState mirror = new StoreState();
-    private final StoreMemory waits;
+    private final HashStore waits;
     private final ScheduledThreadPoolExecutor io;
     private volatile Thread ioThread;
     private volatile boolean closed;
@@ -92,7 +91,7 @@ public final class FileStore implements Store {
         }
         this.file = file.toAbsolutePath().normalize();
         this.worldSize = worldSize;
-        this.waits = new StoreMemory(mirror, timeout, "FileStore " + this.file);
+        this.waits = new HashStore(mirror, timeout, "FileStore " + this.file);
         Path directory = this.file.getParent();
         if (directory == null || !Files.isDirectory(directory)) {
             throw new IllegalArgumentException("the directory of FileStore file " + this.file + " does not exist");

@@ -1,26 +1,39 @@
 package io.tensorbus.distributed;
 
 import io.tensorbus.c10d.Store;
-import io.tensorbus.distributed.impl.StoreMemory;
+import io.tensorbus.distributed.impl.StoreChecks;
 import io.tensorbus.distributed.impl.StoreState;
+import io.tensorbus.distributed.impl.StoreTimers;
+import io.tensorbus.distributed.impl.StoreWaiter;
 import io.vertx.core.Future;
+import io.vertx.core.Promise;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeoutException;
 
 /**
  * A {@link Store} held in this JVM's memory, as PyTorch's {@code HashStore}: for ranks that run as threads of one
  * process (tests, single-machine experiments). Thread-safe; futures are already complete when nothing has to be
  * waited for, and otherwise complete on the thread that sets the awaited key, or on a shared timer thread when
- * they time out with {@link java.util.concurrent.TimeoutException} naming the keys not set. No {@code Vertx} is
- * needed.
+ * they time out with {@link TimeoutException} naming the keys not set. No {@code Vertx} is needed.
+ *
+ * <p>A {@link TcpStore} server's own view of the data it serves is a {@code HashStore} too (the one subclass).
  */
-public final class HashStore implements Store {
+public sealed class HashStore implements Store permits TcpStoreHost {
 
     /** The timeout of {@link #HashStore()}: 30 minutes, as PyTorch's {@code default_pg_timeout}. */
     public static final Duration DEFAULT_TIMEOUT = Duration.ofMinutes(30);
 
-    private final StoreMemory memory;
+    private final StoreState state;
+    private final Duration timeout;
+    private final String name;
+    private final Map<StoreWaiter, Promise<?>> pending = new ConcurrentHashMap<>();
+    private volatile boolean closed;
 
     /** An empty store whose waits time out after {@link #DEFAULT_TIMEOUT}. */
     public HashStore() {
@@ -34,7 +47,19 @@ public final class HashStore implements Store {
      * @throws IllegalArgumentException when {@code timeout} is zero or negative
      */
     public HashStore(Duration timeout) {
-        this.memory = new StoreMemory(new StoreState(), timeout, "HashStore");
+        this(new StoreState(), timeout, "HashStore");
+    }
+
+    /**
+     * A view of {@code state}, which a {@code TcpStore} server also serves, or a {@code FileStore} mirrors its
+     * file into.
+     *
+     * @param name what messages call this store, e.g. {@code "TcpStore server host:port"}
+     */
+    HashStore(StoreState state, Duration timeout, String name) {
+        this.state = state;
+        this.timeout = StoreChecks.timeout(timeout);
+        this.name = name;
     }
 
     /**
@@ -44,7 +69,12 @@ public final class HashStore implements Store {
      */
     @Override
     public Future<Void> set(String key, byte[] value) {
-        return memory.set(key, value);
+        StoreChecks.key(key);
+        byte[] copy = StoreChecks.value("value", value).clone();
+        return run(() -> {
+            state.set(key, copy);
+            return null;
+        });
     }
 
     /**
@@ -54,7 +84,8 @@ public final class HashStore implements Store {
      */
     @Override
     public Future<byte[]> get(String key) {
-        return memory.get(key);
+        StoreChecks.key(key);
+        return awaitKeys(List.of(key), timeout, "get of key '" + key + "'").map(values -> values.get(0).clone());
     }
 
     /**
@@ -65,7 +96,8 @@ public final class HashStore implements Store {
      */
     @Override
     public Future<Long> add(String key, long delta) {
-        return memory.add(key, delta);
+        StoreChecks.key(key);
+        return run(() -> state.add(key, delta));
     }
 
     /**
@@ -75,7 +107,10 @@ public final class HashStore implements Store {
      */
     @Override
     public Future<byte[]> compareSet(String key, byte[] expected, byte[] desired) {
-        return memory.compareSet(key, expected, desired);
+        StoreChecks.key(key);
+        byte[] expectedCopy = StoreChecks.value("expected", expected).clone();
+        byte[] desiredCopy = StoreChecks.value("desired", desired).clone();
+        return run(() -> state.compareSet(key, expectedCopy, desiredCopy).clone());
     }
 
     /**
@@ -86,7 +121,9 @@ public final class HashStore implements Store {
      */
     @Override
     public Future<Void> wait(List<String> keys, Duration timeout) {
-        return memory.wait(keys, timeout);
+        List<String> copy = StoreChecks.keys(keys);
+        StoreChecks.timeout(timeout);
+        return awaitKeys(copy, timeout, "wait for keys " + copy).mapEmpty();
     }
 
     /**
@@ -96,13 +133,13 @@ public final class HashStore implements Store {
      */
     @Override
     public Future<Boolean> deleteKey(String key) {
-        return memory.deleteKey(key);
+        StoreChecks.key(key);
+        return run(() -> state.delete(key));
     }
 
-    /** {@inheritDoc} */
     @Override
     public Future<Long> numKeys() {
-        return memory.numKeys();
+        return run(state::size);
     }
 
     /**
@@ -112,43 +149,67 @@ public final class HashStore implements Store {
      */
     @Override
     public Future<Boolean> check(List<String> keys) {
-        return memory.check(keys);
+        List<String> copy = StoreChecks.keys(keys);
+        return run(() -> state.check(copy));
     }
 
     /**
-     * {@inheritDoc}
+     * {@inheritDoc} Here in one step.
      *
      * @throws NullPointerException when {@code key} or {@code value} is null
      */
     @Override
     public Future<Void> append(String key, byte[] value) {
-        return memory.append(key, value);
+        StoreChecks.key(key);
+        byte[] copy = StoreChecks.value("value", value).clone();
+        return run(() -> {
+            state.append(key, copy);
+            return null;
+        });
     }
 
     /**
-     * {@inheritDoc}
+     * {@inheritDoc} Here they are waited for together.
      *
      * @throws NullPointerException when {@code keys} or one of them is null
      */
     @Override
     public Future<List<byte[]>> multiGet(List<String> keys) {
-        return memory.multiGet(keys);
+        List<String> copy = StoreChecks.keys(keys);
+        return awaitKeys(copy, timeout, "multiGet of keys " + copy).map(HashStore::copies);
     }
 
     /**
-     * {@inheritDoc}
+     * {@inheritDoc} Here in one step: no other caller sees some of the entries without the others.
      *
      * @throws NullPointerException when {@code entries}, a key or a value is null
      */
     @Override
     public Future<Void> multiSet(Map<String, byte[]> entries) {
-        return memory.multiSet(entries);
+        Map<String, byte[]> copy = StoreChecks.entries(entries);
+        return run(() -> {
+            state.multiSet(copy);
+            return null;
+        });
     }
 
-    /** {@inheritDoc} */
     @Override
     public Duration timeout() {
-        return memory.timeout();
+        return timeout;
+    }
+
+    /** The number of calls waiting for keys now; {@code FileStore} polls its file only while there are some. */
+    int pendingWaits() {
+        return pending.size();
+    }
+
+    /** Fails every waiting call with {@code cause}, e.g. when the file behind the state turned out malformed. */
+    void failWaits(Throwable cause) {
+        pending.forEach((waiter, promise) -> {
+            if (state.cancel(waiter)) {
+                promise.tryFail(cause);
+            }
+        });
     }
 
     /**
@@ -157,6 +218,59 @@ public final class HashStore implements Store {
      */
     @Override
     public void close() {
-        memory.close();
+        closed = true;
+        failWaits(closedException());
+    }
+
+    private <T> Future<T> run(Callable<T> op) {
+        if (closed) {
+            return Future.failedFuture(closedException());
+        }
+        try {
+            return Future.succeededFuture(op.call());
+        } catch (Exception e) {
+            return Future.failedFuture(e);
+        }
+    }
+
+    private Future<List<byte[]>> awaitKeys(List<String> keys, Duration wait, String what) {
+        if (closed) {
+            return Future.failedFuture(closedException());
+        }
+        Promise<List<byte[]>> promise = Promise.promise();
+        StoreWaiter waiter = state.await(keys, promise::tryComplete);
+        if (promise.future().isComplete()) {
+            return promise.future();
+        }
+        pending.put(waiter, promise);
+        ScheduledFuture<?> timer = StoreTimers.schedule(() -> expire(waiter, promise, what, wait), wait);
+        promise.future().onComplete(done -> {
+            timer.cancel(false);
+            pending.remove(waiter);
+        });
+        if (closed && state.cancel(waiter)) {
+            // close() ran between the check above and pending.put: it could not see this waiter.
+            promise.tryFail(closedException());
+        }
+        return promise.future();
+    }
+
+    private void expire(StoreWaiter waiter, Promise<?> promise, String what, Duration wait) {
+        if (state.cancel(waiter)) {
+            promise.tryFail(new TimeoutException(name + ": " + what + " timed out after "
+                    + StoreChecks.describe(wait) + "; keys not set: " + state.missing(waiter)));
+        }
+    }
+
+    private IllegalStateException closedException() {
+        return new IllegalStateException(name + " is closed");
+    }
+
+    private static List<byte[]> copies(List<byte[]> values) {
+        List<byte[]> copies = new ArrayList<>(values.size());
+        for (byte[] value : values) {
+            copies.add(value.clone());
+        }
+        return copies;
     }
 }

@@ -246,6 +246,28 @@ abstract class StoreContractTest {
     }
 
     @Test
+    void concurrentAppendsFromTwoViewsKeepEveryPiece() throws Exception {
+        List<Future<Void>> appends = new ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            appends.add((i % 2 == 0 ? store : other).append("pieces", bytes(i % 2 == 0 ? "a" : "b")));
+        }
+        for (Future<Void> f : appends) {
+            await(f);
+        }
+        String all = text(await(store.get("pieces")));
+        assertEquals(20, all.length(), all);
+        assertEquals(10, all.chars().filter(c -> c == 'a').count(), all);
+    }
+
+    @Test
+    void appendAfterTheKeyWasDeletedStartsAgain() throws Exception {
+        await(store.append("gone", bytes("old")));
+        await(other.deleteKey("gone"));
+        await(store.append("gone", bytes("new")));
+        assertEquals("new", text(await(other.get("gone"))));
+    }
+
+    @Test
     void multiSetThenMultiGetInOrder() throws Exception {
         Map<String, byte[]> entries = new LinkedHashMap<>();
         entries.put("m1", bytes("one"));

@@ -1,7 +1,7 @@
 package io.tensorbus.distributed.impl;
 
 import io.tensorbus.c10d.JobSecret;
-import io.tensorbus.c10d.Store;
+import io.tensorbus.distributed.TcpStore;
 import io.tensorbus.spi.SecretHandshake;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -31,7 +31,7 @@ import static io.tensorbus.distributed.impl.TcpStoreProtocol.*;
  * ignored. When the connection drops, every pending and later call fails with an {@link IOException} naming the
  * server.
  */
-public final class TcpStoreClient implements Store {
+public final class TcpStoreClient implements TcpStore {
 
     private static final System.Logger LOG = System.getLogger(TcpStoreClient.class.getName());
     private static final long FIRST_RETRY_MS = 50;
@@ -247,7 +247,23 @@ public final class TcpStoreClient implements Store {
         closeAsync();
     }
 
+    @Override
+    public int port() {
+        return port;
+    }
+
+    @Override
+    public String host() {
+        return host;
+    }
+
+    @Override
+    public boolean isServer() {
+        return false;
+    }
+
     /** {@link #close()}, with a future that completes when the socket and the client are closed. */
+    @Override
     public Future<Void> closeAsync() {
         lose(new IllegalStateException("TcpStore client of " + address() + " is closed"));
         NetSocket current = socket;

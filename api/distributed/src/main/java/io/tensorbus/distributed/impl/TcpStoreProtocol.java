@@ -5,9 +5,38 @@ import java.nio.charset.StandardCharsets;
 import java.util.List;
 
 /**
- * The constants and encoders of the {@code TcpStore} wire protocol; the format is documented on
- * {@code io.tensorbus.distributed.TcpStore}. Every frame is {@code u32 length} (of what follows) and a body;
- * integers are little-endian, strings UTF-8 with a {@code u32} byte count, byte arrays a {@code u32} count.
+ * The constants and encoders of the {@code TcpStore} wire protocol, which the client and the server speak.
+ *
+ * <h2>Wire protocol (version 1)</h2>
+ * All integers are little-endian. A frame is {@code u32 length} (bytes after the length) and a body of at most
+ * 64 MiB. Fields: a key is {@code u32 n} + n bytes of UTF-8; a value is {@code u32 n} + n bytes; a key list is
+ * {@code u32 count} + keys; a long is {@code i64}; a timeout is an {@code i64} of milliseconds (positive).
+ * <ul>
+ *   <li>Request body: {@code u8 command, u64 requestId}, then the command's fields.</li>
+ *   <li>Reply body: {@code u64 requestId, u8 status}, then for status 0 (ok) the command's result, for status 1
+ *       (error: the request was valid but could not be done) a UTF-8 message.</li>
+ * </ul>
+ * <table>
+ *   <caption>Commands</caption>
+ *   <tr><th>code</th><th>command</th><th>request fields</th><th>ok reply</th></tr>
+ *   <tr><td>1</td><td>PING</td><td>u32 magic {@code "TBST"} (0x54534254), u32 version</td><td>the same</td></tr>
+ *   <tr><td>2</td><td>SET</td><td>key, value</td><td>nothing</td></tr>
+ *   <tr><td>3</td><td>GET</td><td>key, timeout</td><td>value</td></tr>
+ *   <tr><td>4</td><td>ADD</td><td>key, i64 delta</td><td>i64 sum</td></tr>
+ *   <tr><td>5</td><td>COMPARE_SET</td><td>key, expected value, desired value</td><td>value</td></tr>
+ *   <tr><td>6</td><td>WAIT</td><td>key list, timeout</td><td>nothing</td></tr>
+ *   <tr><td>7</td><td>DELETE</td><td>key</td><td>u8 existed</td></tr>
+ *   <tr><td>8</td><td>NUM_KEYS</td><td>nothing</td><td>i64 count</td></tr>
+ *   <tr><td>9</td><td>CHECK</td><td>key list</td><td>u8 all set</td></tr>
+ *   <tr><td>10</td><td>APPEND</td><td>key, value</td><td>nothing</td></tr>
+ *   <tr><td>11</td><td>MULTI_GET</td><td>key list, timeout</td><td>u32 count, values</td></tr>
+ *   <tr><td>12</td><td>MULTI_SET</td><td>u32 count, (key, value) pairs</td><td>nothing</td></tr>
+ * </table>
+ * A client sends PING first and uses the connection once the reply matches. The server answers a waiting
+ * command when its keys are set and drops it at its timeout (without answering: the client has failed it) or
+ * when the connection closes. Every length is checked against the bytes left in the frame; a frame that breaks
+ * the format (bad length, unknown command, trailing bytes, bad UTF-8) makes the server close that connection,
+ * logging why, while the other connections go on. No Java serialization is involved.
  */
 final class TcpStoreProtocol {
 

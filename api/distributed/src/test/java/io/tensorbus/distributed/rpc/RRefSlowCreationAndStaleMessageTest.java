@@ -22,15 +22,16 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Regression tests from a second review of the RRef protocol (accept / child-accept, placeholders, no
- * tombstones). Every test not marked "coverage" failed because of the bug its Javadoc names, and passes
- * since the fix. Four workers in one JVM with a short agent
+ * The RRef protocol's accept / child-accept and placeholders when a creation is slower than the agent's
+ * timeout, when an accept arrives after its delete, when ids do not match or a call is refused: no value
+ * is dropped while referenced nor kept once released, and a clean program reports no leak. Every test not
+ * marked "coverage" once failed because of the bug its Javadoc names. Four workers in one JVM with a short agent
  * timeout (500 ms: placeholders made by fetch alone expire after at most 1 s); calls in the
  * tests use explicit, longer timeouts. A slow creation is made deterministic by pausing the owner's reading
  * of the creator's connection (the bytes wait in the socket, as behind a large message or a slow link).
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
-class RRefSecondReviewTest {
+class RRefSlowCreationAndStaleMessageTest {
     private static final int WORLD = 4;
     private static final Duration AGENT_TIMEOUT = Duration.ofMillis(500);
     private static final Duration LONG = Duration.ofSeconds(15);

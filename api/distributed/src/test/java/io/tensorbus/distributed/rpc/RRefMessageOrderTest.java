@@ -23,12 +23,14 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Regression tests from a review of the RRef protocol: each test not marked "coverage" failed because of a
- * bug found then (its Javadoc says which) and passes since the fix. Four workers in one JVM: in the ordering tests worker0 (A) calls
+ * The RRef protocol's messages overtaking one another: calls, forks, fetches and releases that reach an owner
+ * before the creation of their value (stuck behind a 64 MiB message) keep the value exactly as long as some
+ * reference exists, and the owner's records do not grow. Each test not marked "coverage" once failed because
+ * of the bug its Javadoc names. Four workers in one JVM: in the ordering tests worker0 (A) calls
  * {@code remote} on worker1 (O, the owner), and passes the reference to worker2 (B) and worker3 (C).
  */
 @Timeout(value = 90, unit = TimeUnit.SECONDS)
-class RRefReviewTest {
+class RRefMessageOrderTest {
     private static final int WORLD = 4;
     /** Elements of the float tensor that makes a creation message slow to arrive (64 MiB). */
     private static final int BIG = 16 << 20;
