@@ -4,6 +4,7 @@ import io.tensorbus.DType;
 import io.tensorbus.distributed.Distributed;
 import io.tensorbus.distributed.InitOptions;
 import io.tensorbus.distributed.ProcessGroup;
+import io.tensorbus.internal.tensor.TensorInternals;
 import io.tensorbus.nn.Functional;
 import io.tensorbus.nn.models.MnistNet;
 import io.tensorbus.optim.SGD;
@@ -107,7 +108,8 @@ public final class FaultCheck {
         SGD sgd = SGD.builder().lr(0.01).momentum(0.5).build(ddp.parameters());
         int[] step = {0};
         if (pg.rank() == victim) {
-            ddp.module().namedParameters().get("fc1.weight").gradAccumulator().registerPostHook((in, out) -> {
+            Tensor fc1 = ddp.module().namedParameters().get("fc1.weight");
+            TensorInternals.gradAccumulator(fc1).registerPostHook((in, out) -> {
                 if (step[0] == 3) {
                     System.out.println("HALTING");
                     System.out.flush();

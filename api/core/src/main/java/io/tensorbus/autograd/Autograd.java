@@ -1,5 +1,6 @@
 package io.tensorbus.autograd;
 
+import io.tensorbus.internal.tensor.TensorInternals;
 import io.tensorbus.tensor.Tensor;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -54,7 +55,7 @@ public final class Autograd {
         Node node = new FunctionNode(name, edges, inputs, outputs, backward);
         for (int i = 0; i < outputs.length; i++) {
             if (outputs[i].dtype().isFloatingPoint()) {
-                outputs[i].setGradFn(node, i);
+                TensorInternals.setGradFn(outputs[i], node, i);
             }
         }
         return outputs;
@@ -83,7 +84,7 @@ public final class Autograd {
         if (t.gradFn() != null) {
             return new Edge(t.gradFn(), t.outputNr());
         }
-        return t.requiresGrad() ? new Edge(t.gradAccumulator(), 0) : null;
+        return t.requiresGrad() ? new Edge(TensorInternals.gradAccumulator(t), 0) : null;
     }
 
     /**

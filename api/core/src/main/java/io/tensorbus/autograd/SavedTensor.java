@@ -1,6 +1,7 @@
 package io.tensorbus.autograd;
 
 import io.tensorbus.internal.tensor.Shapes;
+import io.tensorbus.internal.tensor.TensorInternals;
 import io.tensorbus.tensor.Tensor;
 
 /**
@@ -13,7 +14,7 @@ public final class SavedTensor {
 
     private SavedTensor(Tensor tensor) {
         this.tensor = tensor;
-        this.version = tensor.storage().version();
+        this.version = TensorInternals.storage(tensor).version();
     }
 
     /** Saves {@code tensor} (may be null, for optional inputs such as a missing bias). */
@@ -27,7 +28,7 @@ public final class SavedTensor {
      * @throws IllegalStateException when it was modified in place after it was saved
      */
     public Tensor unpack() {
-        int now = tensor.storage().version();
+        int now = TensorInternals.storage(tensor).version();
         if (now != version) {
             throw new IllegalStateException("one of the variables needed for gradient computation has been "
                     + "modified by an inplace operation: [" + tensor.dtype() + " " + Shapes.str(tensor.shape())

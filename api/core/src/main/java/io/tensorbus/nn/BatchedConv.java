@@ -36,7 +36,7 @@ final class BatchedConv {
         int np = d.n() * d.p();
         for (int n = 0; n < d.n(); n++) {
             long xOff = x.storageOffset() + ((long) n * d.c() + (long) gi * d.cg()) * d.g().inPlane();
-            Im2Col.im2col(x.storage().segment(), xOff, d.cg(), d.g(), cols, (long) n * d.p(), np, d.isFloat());
+            Im2Col.im2col(ConvOps.memory(x), xOff, d.cg(), d.g(), cols, (long) n * d.p(), np, d.isFloat());
         }
     }
 
@@ -55,7 +55,7 @@ final class BatchedConv {
             MemorySegment cols = kept != null ? kept.dataSegment().asSlice(bytes(d, gi * groupColumns))
                     : Scratch.get(0, bytes(d, groupColumns));
             columns(x, d, gi, cols);
-            ConvOps.gemm(d.isFloat(), false, false, d.og(), np, d.k(), w.storage().segment(),
+            ConvOps.gemm(d.isFloat(), false, false, d.og(), np, d.k(), ConvOps.memory(w),
                     w.storageOffset() + (long) gi * d.og() * d.k(), d.k(), cols, 0, np, 0, result, 0, np);
             Tensor r = Tensor.fromSegment(result, x.dtype(), d.og(), d.n(), d.p()).permute(1, 0, 2);
             try (var ignored = Autograd.noGrad()) {
@@ -87,15 +87,15 @@ final class BatchedConv {
                     columns(x, d, gi, cols);
                 }
                 ConvOps.gemm(d.isFloat(), false, true, d.og(), d.k(), np, gyCols, 0, np, cols, 0, np, 0,
-                        gw.storage().segment(), (long) gi * d.og() * d.k(), d.k());
+                        ConvOps.memory(gw), (long) gi * d.og() * d.k(), d.k());
             }
             if (gx != null) {
                 MemorySegment gcols = Scratch.get(1, bytes(d, (long) d.k() * np));
-                ConvOps.gemm(d.isFloat(), true, false, d.k(), np, d.og(), w.storage().segment(),
+                ConvOps.gemm(d.isFloat(), true, false, d.k(), np, d.og(), ConvOps.memory(w),
                         w.storageOffset() + (long) gi * d.og() * d.k(), d.k(), gyCols, 0, np, 0, gcols, 0, np);
                 for (int n = 0; n < d.n(); n++) {
                     long gxOff = ((long) n * d.c() + (long) gi * d.cg()) * d.g().inPlane();
-                    Im2Col.col2im(gcols, (long) n * d.p(), np, d.cg(), d.g(), gx.storage().segment(), gxOff,
+                    Im2Col.col2im(gcols, (long) n * d.p(), np, d.cg(), d.g(), ConvOps.memory(gx), gxOff,
                             d.isFloat());
                 }
             }

@@ -8,6 +8,7 @@ import io.tensorbus.internal.tensor.Gemm;
 import io.tensorbus.internal.tensor.Im2Col;
 import io.tensorbus.internal.tensor.Scratch;
 import io.tensorbus.internal.tensor.Shapes;
+import io.tensorbus.internal.tensor.TensorInternals;
 import io.tensorbus.tensor.Tensor;
 import java.lang.foreign.MemorySegment;
 
@@ -67,18 +68,18 @@ final class ConvOps {
                 long xOff = x.storageOffset() + ((long) n * d.c + (long) gi * d.cg) * d.g.inPlane();
                 MemorySegment colSeg = columns(x, xOff, d, col);
                 long colOff = col == null ? xOff : 0;
-                gemm(d.isFloat, false, false, d.og, d.p, d.k, w.storage().segment(),
+                gemm(d.isFloat, false, false, d.og, d.p, d.k, memory(w),
                         w.storageOffset() + (long) gi * d.og * d.k, d.k, colSeg, colOff, d.p, 0,
-                        out.storage().segment(), ((long) n * d.o + (long) gi * d.og) * d.p, d.p);
+                        memory(out), ((long) n * d.o + (long) gi * d.og) * d.p, d.p);
             }
         }
     }
 
     private static MemorySegment columns(Tensor x, long xOff, Dims d, MemorySegment col) {
         if (col == null) {
-            return x.storage().segment();
+            return memory(x);
         }
-        Im2Col.im2col(x.storage().segment(), xOff, d.cg, d.g, col, 0, d.isFloat);
+        Im2Col.im2col(memory(x), xOff, d.cg, d.g, col, 0, d.isFloat);
         return col;
     }
 
@@ -98,7 +99,7 @@ final class ConvOps {
         Tensor wFlip = transposed ? flippedTransposed(w, d) : null;
         MemorySegment gcol = d.pointwise() || !needX ? null
                 : Scratch.get(1, transposed ? (long) d.og * d.g.kH() * d.g.kW() * d.p * (d.isFloat ? 4 : 8) : d.colBytes());
-        MemorySegment gys = gy.storage().segment();
+        MemorySegment gys = memory(gy);
         for (int n = 0; n < d.n; n++) {
             for (int gi = 0; gi < d.groups; gi++) {
                 long xOff = x.storageOffset() + ((long) n * d.c + (long) gi * d.cg) * d.g.inPlane();
@@ -107,17 +108,17 @@ final class ConvOps {
                 if (needW) {
                     MemorySegment colSeg = columns(x, xOff, d, col);
                     gemm(d.isFloat, false, true, d.og, d.k, d.p, gys, yOff, d.p, colSeg, col == null ? xOff : 0, d.p,
-                            1, gw.storage().segment(), (long) gi * d.og * d.k, d.k);
+                            1, memory(gw), (long) gi * d.og * d.k, d.k);
                 }
                 if (transposed) {
                     inputGradSamePlane(gys, yOff, wFlip, gi, d, gcol, gx, ((long) n * d.c + (long) gi * d.cg) * d.p);
                 } else if (needX) {
                     long gxOff = ((long) n * d.c + (long) gi * d.cg) * d.g.inPlane();
-                    MemorySegment dst = gcol == null ? gx.storage().segment() : gcol;
-                    gemm(d.isFloat, true, false, d.k, d.p, d.og, w.storage().segment(), wOff, d.k, gys, yOff, d.p, 0,
+                    MemorySegment dst = gcol == null ? memory(gx) : gcol;
+                    gemm(d.isFloat, true, false, d.k, d.p, d.og, memory(w), wOff, d.k, gys, yOff, d.p, 0,
                             dst, gcol == null ? gxOff : 0, d.p);
                     if (gcol != null) {
-                        Im2Col.col2im(gcol, 0, d.cg, d.g, gx.storage().segment(), gxOff, d.isFloat);
+                        Im2Col.col2im(gcol, 0, d.cg, d.g, memory(gx), gxOff, d.isFloat);
                     }
                 }
             }
@@ -137,9 +138,9 @@ final class ConvOps {
         ConvGeometry t = d.g.transposedSamePlane();
         int depth = d.og * t.kH() * t.kW();
         Im2Col.im2col(gy, yOff, d.og, t, cols, 0, d.isFloat);
-        gemm(d.isFloat, false, false, d.cg, d.p, depth, wFlip.storage().segment(),
+        gemm(d.isFloat, false, false, d.cg, d.p, depth, memory(wFlip),
                 wFlip.storageOffset() + (long) group * d.cg * depth, depth, cols, 0, d.p, 0,
-                gx.storage().segment(), gxOff, d.p);
+                memory(gx), gxOff, d.p);
     }
 
     /**
@@ -213,5 +214,10 @@ final class ConvOps {
         int og = w.size(0) / groups;
         return new Dims(x.size(0), x.size(1), w.size(0), groups, cg, og, cg * w.size(2) * w.size(3), g.outPlane(), g,
                 x.dtype() == DType.FLOAT32);
+    }
+
+    /** The memory of {@code t}'s storage; the kernels address it from {@code t}'s storage offset. */
+    static MemorySegment memory(Tensor t) {
+        return TensorInternals.storage(t).segment();
     }
 }

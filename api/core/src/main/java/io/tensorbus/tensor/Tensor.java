@@ -9,6 +9,7 @@ import io.tensorbus.autograd.RemovableHandle;
 import io.tensorbus.internal.tensor.Access;
 import io.tensorbus.internal.tensor.Shapes;
 import io.tensorbus.internal.tensor.Strided;
+import io.tensorbus.internal.tensor.TensorInternals;
 import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
 import java.util.List;
@@ -25,6 +26,25 @@ import java.util.function.UnaryOperator;
  * safe for concurrent writes; concurrent reads are fine.
  */
 public final class Tensor {
+    static {
+        TensorInternals.install(new TensorInternals.Access() {
+            @Override
+            public void setGradFn(Tensor t, Node node, int outputNr) {
+                t.setGradFn(node, outputNr);
+            }
+
+            @Override
+            public AccumulateGrad gradAccumulator(Tensor t) {
+                return t.gradAccumulator();
+            }
+
+            @Override
+            public Storage storage(Tensor t) {
+                return t.storage();
+            }
+        });
+    }
+
     private final Storage storage;
     private final DType dtype;
     private final int[] shape;
@@ -293,8 +313,8 @@ public final class Tensor {
         return offset;
     }
 
-    /** The shared storage. */
-    public Storage storage() {
+    /** The shared storage; outside this package through {@link TensorInternals#storage}. */
+    Storage storage() {
         return storage;
     }
 
@@ -481,19 +501,20 @@ public final class Tensor {
 
     /**
      * Attaches the backward node that produced this tensor; used by {@link Autograd#record}, and by
-     * distributed autograd for its receive nodes. Ordinary code never calls it.
+     * distributed autograd for its receive nodes, through {@link TensorInternals#setGradFn}.
      */
-    public void setGradFn(Node node, int outputNr) {
+    void setGradFn(Node node, int outputNr) {
         this.gradFn = node;
         this.outputNr = outputNr;
     }
 
     /**
-     * The node that accumulates into this leaf's {@code .grad}; DDP registers its post-hooks on it.
+     * The node that accumulates into this leaf's {@code .grad}; DDP registers its post-hooks on it, through
+     * {@link TensorInternals#gradAccumulator}.
      *
      * @throws IllegalStateException for a non-leaf or a tensor that does not require grad
      */
-    public synchronized AccumulateGrad gradAccumulator() {
+    synchronized AccumulateGrad gradAccumulator() {
         if (gradFn != null || !requiresGrad) {
             throw new IllegalStateException("only leaf tensors that require grad have a gradient accumulator");
         }

@@ -1,17 +1,8 @@
 package io.tensorbus.io;
 
-import static io.tensorbus.io.IoTesting.assertFormatError;
-import static io.tensorbus.io.IoTesting.assertSameTensor;
-import static io.tensorbus.io.IoTesting.assertTensor;
-import static io.tensorbus.io.IoTesting.tensor;
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-
 import io.tensorbus.DType;
 import io.tensorbus.internal.io.Json;
+import io.tensorbus.internal.tensor.TensorInternals;
 import io.tensorbus.tensor.Tensor;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -27,6 +18,16 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
+
+import static io.tensorbus.io.IoTesting.assertFormatError;
+import static io.tensorbus.io.IoTesting.assertSameTensor;
+import static io.tensorbus.io.IoTesting.assertTensor;
+import static io.tensorbus.io.IoTesting.tensor;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class SafeTensorsTest {
     @TempDir
@@ -146,8 +147,8 @@ class SafeTensorsTest {
         Path file = dir.resolve("map.safetensors");
         SafeTensors.save(file, Map.of("w", sample(DType.FLOAT32, 4, 4)));
         Tensor w = SafeTensors.loadMapped(file).get("w");
-        assertTrue(w.storage().segment().isMapped());
-        assertTrue(w.storage().segment().isReadOnly());
+        assertTrue(TensorInternals.storage(w).segment().isMapped());
+        assertTrue(TensorInternals.storage(w).segment().isReadOnly());
         assertSameTensor(sample(DType.FLOAT32, 4, 4), w);
         assertThrows(RuntimeException.class, () -> w.set(1.0, 0, 0));
     }
@@ -163,7 +164,7 @@ class SafeTensorsTest {
         Map<String, Tensor> m = SafeTensors.loadMapped(file);
         assertTensor(m.get("f"), DType.FLOAT32, new int[] {2}, i -> i == 0 ? 1.5 : -2);
         assertTensor(m.get("b"), DType.BOOL, new int[] {1}, i -> 1);
-        assertFalse(m.get("f").storage().segment().isMapped());
+        assertFalse(TensorInternals.storage(m.get("f")).segment().isMapped());
     }
 
     @Test

@@ -14,6 +14,17 @@ import org.junit.jupiter.api.Test;
 
 class TensorTest {
     @Test
+    void engineInternalsAreNotOnThePublicFace() {
+        // PyTorch's AutogradMeta and the storage are reached through internal.tensor.TensorInternals.
+        for (java.lang.reflect.Method m : Tensor.class.getMethods()) {
+            assertFalse(m.getName().equals("setGradFn") || m.getName().equals("gradAccumulator")
+                    || m.getName().equals("storage"), m + " is public");
+            assertFalse(m.getReturnType() == Storage.class
+                    || m.getReturnType() == io.tensorbus.autograd.AccumulateGrad.class, m + " exposes an internal");
+        }
+    }
+
+    @Test
     void storageIsOffHeapAnd64ByteAligned() {
         for (int n : new int[] {1, 3, 17, 1000}) {
             Tensor t = Tensor.zeros(n);

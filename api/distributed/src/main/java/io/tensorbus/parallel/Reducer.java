@@ -10,6 +10,7 @@ import io.tensorbus.autograd.RemovableHandle;
 import io.tensorbus.c10d.ReduceOp;
 import io.tensorbus.distributed.ProcessGroup;
 import io.tensorbus.internal.distributed.Blocking;
+import io.tensorbus.internal.tensor.TensorInternals;
 import io.tensorbus.tensor.Tensor;
 import io.vertx.core.Future;
 import java.time.Duration;
@@ -89,7 +90,8 @@ final class Reducer {
         }
         for (int i = 0; i < this.params.size(); i++) {
             int index = i;
-            handles.add(this.params.get(i).gradAccumulator().registerPostHook((in, out) -> autogradHook(index)));
+            handles.add(TensorInternals.gradAccumulator(this.params.get(i))
+                    .registerPostHook((in, out) -> autogradHook(index)));
         }
     }
 

@@ -1,12 +1,11 @@
 package io.tensorbus.parallel;
 
-import static org.junit.jupiter.api.Assertions.assertTrue;
-
 import io.tensorbus.DType;
 import io.tensorbus.distributed.Distributed;
 import io.tensorbus.distributed.HashStore;
 import io.tensorbus.distributed.InitOptions;
 import io.tensorbus.distributed.ProcessGroup;
+import io.tensorbus.internal.tensor.TensorInternals;
 import io.tensorbus.nn.Functional;
 import io.tensorbus.nn.models.MnistNet;
 import io.tensorbus.tensor.Generator;
@@ -19,6 +18,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Communication overlaps the backward pass: seen through the "recording" backend's log of all-reduces. */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
@@ -62,7 +63,7 @@ class OverlapTest {
             DistributedDataParallel ddp = DistributedDataParallel.builder(new MnistNet(new Generator(1)), pg)
                     .bucketCapMb(0.001).build();
             ddp.eval();
-            ddp.module().namedParameters().get("conv1.weight").gradAccumulator()
+            TensorInternals.gradAccumulator(ddp.module().namedParameters().get("conv1.weight"))
                     .registerPostHook((in, out) -> events.add(p + "conv1.weight gradient ready"));
             Tensor x = Tensor.randn(new Generator(2), DType.FLOAT32, 8, 1, 28, 28);
             Tensor loss = Functional.nllLoss(ddp.forward(x), Tensor.of(new long[] {1, 2, 3, 4, 5, 6, 7, 8}, 8));

@@ -80,9 +80,8 @@ public final class TensorBench {
         Tensor a = Tensor.randn(n, n);
         Tensor b = Tensor.randn(n, n);
         Tensor c = Tensor.empty(DType.FLOAT32, n, n);
-        double s = timing.medianSeconds(() -> Gemm.sgemm(false, false, n, n, n, 1f, a.storage().segment(),
-                a.storageOffset(), n, b.storage().segment(), b.storageOffset(), n, 0f, c.storage().segment(),
-                c.storageOffset(), n));
+        double s = timing.medianSeconds(() -> Gemm.sgemm(false, false, n, n, n, 1f, a.dataSegment(), 0, n,
+                b.dataSegment(), 0, n, 0f, c.dataSegment(), 0, n));
         return new Measurement("tensor", "sgemm").with("threads", threads).with("n", n)
                 .with("gflops", 2.0 * n * n * n / s / 1e9, 1);
     }

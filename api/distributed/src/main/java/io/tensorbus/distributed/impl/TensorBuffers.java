@@ -1,6 +1,7 @@
 package io.tensorbus.distributed.impl;
 
 import io.tensorbus.DType;
+import io.tensorbus.internal.tensor.TensorInternals;
 import io.tensorbus.spi.DeviceBuffer;
 import io.tensorbus.tensor.Tensor;
 import java.util.ArrayList;
@@ -57,12 +58,12 @@ public final class TensorBuffers {
     /** Marks tensors written by a collective as modified (autograd's version counter). */
     public static void written(Tensor... tensors) {
         for (Tensor t : tensors) {
-            t.storage().bumpVersion();
+            TensorInternals.storage(t).bumpVersion();
         }
     }
 
     /** {@link #written(Tensor...)} for a list. */
     public static void written(List<Tensor> tensors) {
-        tensors.forEach(t -> t.storage().bumpVersion());
+        tensors.forEach(t -> TensorInternals.storage(t).bumpVersion());
     }
 }

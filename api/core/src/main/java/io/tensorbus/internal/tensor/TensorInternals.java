@@ -1,0 +1,76 @@
+package io.tensorbus.internal.tensor;
+
+import io.tensorbus.autograd.AccumulateGrad;
+import io.tensorbus.autograd.Node;
+import io.tensorbus.tensor.Storage;
+import io.tensorbus.tensor.Tensor;
+import java.util.Objects;
+
+/**
+ * What the engine, the kernels outside {@code io.tensorbus.tensor}, DDP and distributed autograd reach on a
+ * {@link Tensor} that users do not: PyTorch's {@code AutogradMeta} (wiring a tensor to the node that computes
+ * its gradient, the leaf's gradient accumulator) and the {@code TensorImpl}'s storage. {@code Tensor} installs
+ * the access when its class initialises, so these stay off its public face.
+ */
+public final class TensorInternals {
+    /** The operations {@code Tensor} grants; installed once, by {@code Tensor} itself. */
+    public interface Access {
+        /** See {@link TensorInternals#setGradFn}. */
+        void setGradFn(Tensor t, Node node, int outputNr);
+
+        /** See {@link TensorInternals#gradAccumulator}. */
+        AccumulateGrad gradAccumulator(Tensor t);
+
+        /** See {@link TensorInternals#storage}. */
+        Storage storage(Tensor t);
+    }
+
+    private static volatile Access access;
+
+    private TensorInternals() {
+    }
+
+    /**
+     * Called by {@code Tensor}'s static initialiser.
+     *
+     * @throws IllegalStateException when an access was installed already
+     */
+    public static synchronized void install(Access a) {
+        if (access != null) {
+            throw new IllegalStateException("the tensor access is installed already");
+        }
+        access = Objects.requireNonNull(a, "access");
+    }
+
+    /** Attaches the backward node that produced {@code t} (its output {@code outputNr}); null makes it a leaf. */
+    public static void setGradFn(Tensor t, Node node, int outputNr) {
+        access().setGradFn(t, node, outputNr);
+    }
+
+    /**
+     * The node that accumulates into the leaf {@code t}'s {@code .grad}; DDP registers its post-hooks on it.
+     *
+     * @throws IllegalStateException for a non-leaf or a tensor that does not require grad
+     */
+    public static AccumulateGrad gradAccumulator(Tensor t) {
+        return access().gradAccumulator(t);
+    }
+
+    /** The storage {@code t} is a view of, shared with its other views; kernels address it from its offset. */
+    public static Storage storage(Tensor t) {
+        return access().storage(t);
+    }
+
+    private static Access access() {
+        Access a = access;
+        if (a == null) {
+            try {
+                Class.forName(Tensor.class.getName(), true, Tensor.class.getClassLoader());
+            } catch (ClassNotFoundException e) {
+                throw new IllegalStateException(e);
+            }
+            a = access;
+        }
+        return a;
+    }
+}
