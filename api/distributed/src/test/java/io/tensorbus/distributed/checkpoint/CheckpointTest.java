@@ -1,4 +1,4 @@
-package io.tensorbus.parallel;
+package io.tensorbus.distributed.checkpoint;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -23,6 +23,9 @@ import io.tensorbus.optim.OptimizerState;
 import io.tensorbus.optim.SGD;
 import io.tensorbus.tensor.Generator;
 import io.tensorbus.tensor.Tensor;
+import io.vertx.core.Context;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -359,6 +362,61 @@ class CheckpointTest {
             return Files.readAllBytes(dir.resolve(Checkpoint.MANIFEST_FILE));
         } catch (IOException e) {
             throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    @Test
+    void theAsyncFormsRunFromAnEventLoopAndCompleteOnIt() throws Exception {
+        Vertx vertx = Vertx.vertx();
+        try {
+            Sequential m = model(7);
+            Optimizer opt = Adam.builder().lr(0.01).build(m.parameters());
+            train(m, opt, batches(2), 0, 2);
+            Sequential fresh = model(8);
+            Optimizer freshOpt = Adam.builder().lr(0.01).build(fresh.parameters());
+            Path dir = tmp.resolve("async");
+            Promise<List<String>> threads = Promise.promise();
+            Context context = vertx.getOrCreateContext();
+            context.runOnContext(v -> {
+                String loop = Thread.currentThread().getName();
+                Checkpoint.saveAsync(dir, m, opt, Map.of("epoch", 2), null)
+                        .compose(saved -> {
+                            String afterSave = Thread.currentThread().getName();
+                            return Checkpoint.loadAsync(dir, fresh, freshOpt, null)
+                                    .map(extra -> List.of(loop, afterSave, Thread.currentThread().getName(),
+                                            String.valueOf(extra.get("epoch"))));
+                        })
+                        .onComplete(threads);
+            });
+            List<String> seen = threads.future().await(30, TimeUnit.SECONDS);
+            assertTrue(seen.get(0).startsWith("vert.x-eventloop"), seen.toString());
+            assertEquals(seen.get(0), seen.get(1), "the save completed on the caller's context");
+            assertEquals(seen.get(0), seen.get(2), "the load completed on the caller's context");
+            assertEquals("2", seen.get(3));
+            assertSameValues(m.stateDict(), fresh.stateDict());
+        } finally {
+            vertx.close().await(10, TimeUnit.SECONDS);
+        }
+    }
+
+    @Test
+    void theBlockingFormsRefuseAnEventLoop() throws Exception {
+        Vertx vertx = Vertx.vertx();
+        try {
+            Promise<Throwable> refused = Promise.promise();
+            vertx.runOnContext(v -> {
+                try {
+                    Checkpoint.save(tmp, model(1), null, null, null);
+                    refused.complete(null);
+                } catch (Throwable t) {
+                    refused.complete(t);
+                }
+            });
+            Throwable t = refused.future().await(10, TimeUnit.SECONDS);
+            assertTrue(t instanceof IllegalStateException && t.getMessage().contains("Async form"), String.valueOf(t));
+            assertFalse(Checkpoint.exists(tmp), "nothing was written");
+        } finally {
+            vertx.close().await(10, TimeUnit.SECONDS);
         }
     }
 
