@@ -14,5 +14,8 @@
  *     }
  * }
  * }</pre>
+ *
+ * <p>Threads: datasets and samplers run on the calling thread; a loader with prefetching assembles the next
+ * batches on a virtual thread per epoch, and its iterator hands them to the training thread.
  */
 package io.tensorbus.data;

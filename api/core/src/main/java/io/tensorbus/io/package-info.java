@@ -7,5 +7,7 @@
  * {@link io.tensorbus.io.TensorFormatException} naming the file, the problem and what is allowed. No reader
  * evaluates code or deserializes objects: pickled {@code .npy} object arrays and PyTorch's pickle-based
  * {@code .pt} files are not read. Writers replace a file only once the new content is complete.
+ *
+ * <p>Threads: readers and writers do blocking file I/O on the calling thread: never call them on an event loop.
  */
 package io.tensorbus.io;

@@ -13,7 +13,10 @@ import io.vertx.core.Future;
  * <p>The returned future completes with a tensor of the bucket's element count that holds the averaged
  * gradients (the bucket's own buffer may be returned). A hook must issue all its collectives before it
  * returns: one started later from a future's callback would race with the next bucket's and could reach
- * the ranks in different orders. Built-in hooks are in {@link CommHooks}.
+ * the ranks in different orders. The future's continuations run on the group's event loop, which must never
+ * compute: do the tensor work in the hook's body (on the backward thread) and return the reduced tensor, in
+ * any floating dtype; DDP copies it into the bucket on the training thread. Built-in hooks are in
+ * {@link CommHooks}.
  */
 @FunctionalInterface
 public interface CommHook {

@@ -26,7 +26,8 @@ public final class CommHooks {
 
     /**
      * {@code fp16_compress_hook}: casts the bucket to float16, divides by the world size, all-reduces the
-     * half-size buffer and casts back. Sums that exceed float16's range (65504) overflow to infinity.
+     * half-size buffer and returns it (DDP casts it back into the bucket). Sums that exceed float16's range
+     * (65504) overflow to infinity.
      */
     public static CommHook fp16Compress() {
         return compressTo(DType.FLOAT16);
@@ -44,11 +45,9 @@ public final class CommHooks {
             try (var ignored = Autograd.noGrad()) {
                 compressed = buffer.div(group.size()).to(wire);
             }
-            return group.allReduce(compressed).map(v -> {
-                try (var ignored = Autograd.noGrad()) {
-                    return buffer.copyi(compressed);
-                }
-            });
+            // The cast back is DDP's copy of the result into the bucket, on the training thread: a continuation
+            // of the all-reduce would run it on the group's event loop.
+            return group.allReduce(compressed).map(v -> compressed);
         };
     }
 }

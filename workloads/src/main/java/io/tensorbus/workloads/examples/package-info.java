@@ -12,5 +12,8 @@
  * {@code tensorbus launch --nproc-per-node 2 io.tensorbus.workloads.examples.BlockingPointToPoint}; and a
  * static {@code run(ProcessGroup)}, the tutorial's {@code run(rank, size)}, that tests call through
  * {@link io.tensorbus.distributed.Distributed#spawn}.
+ *
+ * <p>Threads: each example runs on {@code main} (or the rank's thread under {@code spawn}) and waits for its
+ * futures there, never on an event loop.
  */
 package io.tensorbus.workloads.examples;

@@ -104,6 +104,19 @@ final class TcpBackend implements Backend {
         return vertx;
     }
 
+    /**
+     * True on the group's event loop, the one thread that touches the matching state (active collectives,
+     * router, departures), as Netty's {@code inEventLoop()}; its entry points assert it.
+     */
+    boolean onContext() {
+        return context.nettyEventLoop().inEventLoop();
+    }
+
+    private String notOnContext() {
+        return "group '" + options.groupName() + "' state touched on " + Thread.currentThread().getName()
+                + ", not on its event loop";
+    }
+
     ContextInternal context() {
         return context;
     }
@@ -113,6 +126,7 @@ final class TcpBackend implements Backend {
     }
 
     void attach(PeerConnection connection) {
+        assert onContext() : notOnContext();
         peers[connection.peer()] = connection;
     }
 
@@ -306,6 +320,7 @@ final class TcpBackend implements Backend {
     }
 
     private void start(CollectiveOp op, Function<CollectiveOp, Future<Void>> algorithm) {
+        assert onContext() : notOnContext();
         if (failIfBroken(op.promise, describe(op), op.sequence)) {
             return;
         }
@@ -338,6 +353,7 @@ final class TcpBackend implements Backend {
     }
 
     private void finish(CollectiveOp op) {
+        assert onContext() : notOnContext();
         active.remove(op.sequence);
         int slot = (int) (op.sequence % RECENT);
         recent[slot] = op.call;
@@ -362,6 +378,7 @@ final class TcpBackend implements Backend {
 
     /** A data frame's header arrived: check its fingerprint, then match it with its receive. */
     Sink arrived(PeerConnection conn, Frame frame) {
+        assert onContext() : notOnContext();
         if (!frame.isPointToPoint()) {
             CollectiveOp op = active.get(frame.sequence());
             Call call = op != null ? op.call : finishedCall(frame.sequence());
@@ -420,6 +437,7 @@ final class TcpBackend implements Backend {
      * the error names the peer it lost rather than only the one that left).
      */
     void abortArrived(int peer, long reason, String message) {
+        assert onContext() : notOnContext();
         if (broken == null && !closed) {
             long seq = active.isEmpty() ? -1 : active.keySet().iterator().next();
             breakGroup(reason == Frame.ABORT_FAILED
@@ -431,6 +449,7 @@ final class TcpBackend implements Backend {
 
     /** Fails every pending operation with {@code cause} (each collective's own message names it). */
     void breakGroup(CommunicationException cause) {
+        assert onContext() : notOnContext();
         if (broken == null) {
             broken = cause;
         }
@@ -444,6 +463,7 @@ final class TcpBackend implements Backend {
 
     /** The connection to {@code peer} is gone or carried garbage. */
     void peerLost(int peer, String why, Throwable cause) {
+        assert onContext() : notOnContext();
         if (closed) {
             return;
         }
@@ -456,6 +476,7 @@ final class TcpBackend implements Backend {
 
     /** {@code peer} announced it leaves after {@code collectives} collectives, all of which it finished. */
     void peerDeparting(int peer, long collectives) {
+        assert onContext() : notOnContext();
         departed[peer] = collectives;
     }
 
@@ -504,6 +525,7 @@ final class TcpBackend implements Backend {
     // ---- stall reports ---------------------------------------------------------------------------------
 
     private void timedOut(CollectiveOp op) {
+        assert onContext() : notOnContext();
         op.timer = -1;
         StallReport report = new StallReport(this, op);
         reports.put(op.sequence, report);
@@ -533,6 +555,7 @@ final class TcpBackend implements Backend {
      * so that a mismatch where no frame crossed (two ranks that both only receive) is told apart from a stall.
      */
     Frame statusReply(Frame request) {
+        assert onContext() : notOnContext();
         long sequence = request.tag();
         CollectiveOp op = active.get(sequence);
         Call call = op != null ? op.call : finishedCall(sequence);
@@ -545,6 +568,7 @@ final class TcpBackend implements Backend {
     }
 
     void statusArrived(int peer, Frame reply) {
+        assert onContext() : notOnContext();
         StallReport r = reports.get(reply.tag());
         if (r != null) {
             r.answer(peer, reply);

@@ -1,0 +1,12 @@
+/**
+ * What backend plugins implement or use, as c10d's {@code Backend} and DJL's engine SPI: a
+ * {@link io.tensorbus.spi.BackendProvider} found by {@code ServiceLoader}, the {@link io.tensorbus.spi.Backend}
+ * of one process group, its {@link io.tensorbus.spi.BackendOptions}, {@link io.tensorbus.spi.DeviceBuffer}s,
+ * {@link io.tensorbus.spi.SecretHandshake} to authenticate connections and {@link io.tensorbus.spi.HostReductions}
+ * for host-memory arithmetic. User code never imports this package.
+ *
+ * <p>Threads: a backend's methods are called from any thread and must return at once with a future; the backend
+ * does its I/O on threads of its own (the tcp backend: one Vert.x event loop per group) and completes the
+ * futures there. Providers must be cheap to construct and load native libraries only on first use.
+ */
+package io.tensorbus.spi;
