@@ -1,5 +1,6 @@
 package io.tensorbus.distributed.rpc;
 
+import io.tensorbus.io.ObjectCodec;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import java.lang.reflect.Method;
@@ -42,6 +43,11 @@ final class RRefContext {
         this.control = new RRefControl(agent);
         long timer = agent.vertx().setPeriodic(EXPIRY_CHECK_MS, t -> owned.expire());
         agent.onClose(() -> agent.vertx().cancelTimer(timer));
+    }
+
+    /** The agent's codec, which encodes RRefs through this context while a message is encoded. */
+    ObjectCodec codec() {
+        return agent.options().codec();
     }
 
     /** The agent's default timeout. */

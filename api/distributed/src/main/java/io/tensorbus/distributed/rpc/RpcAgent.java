@@ -1,8 +1,6 @@
 package io.tensorbus.distributed.rpc;
 
-import io.netty.buffer.ByteBuf;
 import io.tensorbus.c10d.Store;
-import io.tensorbus.distributed.rpc.impl.RpcFrame;
 import io.tensorbus.internal.distributed.Blocking;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
@@ -11,9 +9,6 @@ import io.vertx.core.Vertx;
 import io.vertx.core.net.NetClient;
 import io.vertx.core.net.NetServer;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -22,7 +17,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
@@ -46,15 +40,13 @@ public final class RpcAgent {
     private final NetClient client;
     private final ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
     private final Semaphore permits;
-    private final AtomicLong ids = new AtomicLong();
-    private final Map<Long, RpcCall> pending = new ConcurrentHashMap<>();
-    private final Map<Integer, Future<RpcOutgoing>> outgoing = new ConcurrentHashMap<>();
     private final Set<RpcIncoming> incoming = ConcurrentHashMap.newKeySet();
     private final Map<Integer, RpcIncoming> latestIncoming = new ConcurrentHashMap<>();
     private final AtomicBoolean closed = new AtomicBoolean();
     private final AtomicReference<Future<Void>> shutdown = new AtomicReference<>();
     private final RRefContext rrefs;
-    private final Map<Integer, String> lost = new ConcurrentHashMap<>();
+    private final LocalWorker worker;
+    private final RpcCalls calls;
     private final List<Runnable> closers = new java.util.concurrent.CopyOnWriteArrayList<>();
     private volatile List<String> leaks = List.of();
     /** The agent whose worker runs the function on this thread, while it runs. */
@@ -72,7 +64,9 @@ public final class RpcAgent {
         this.client = vertx.createNetClient(RpcTransport.clientOptions(options));
         this.permits = new Semaphore(options.numWorkerThreads());
         RRefCodec.register(options.codec());
+        this.worker = new LocalWorker(table.self(), options, table, vertx);
         this.rrefs = new RRefContext(this);
+        this.calls = new RpcCalls(worker, client, rrefs, values -> RpcServe.invoke(this, self(), values));
     }
 
     /**
@@ -133,91 +127,11 @@ public final class RpcAgent {
      *     codec cannot encode (the message names its type)
      * @throws IllegalStateException after shutdown
      */
-    @SuppressWarnings("unchecked")
     public <T> Future<T> rpcAsync(WorkerInfo to, Duration timeout, String function, Object... args) {
         if (closed.get()) {
             throw new IllegalStateException("the RPC agent of " + self() + " is shut down");
         }
-        WorkerInfo target = table.check(to);
-        RpcChecks.function(function);
-        RpcChecks.timeout(timeout);
-        String gone = lost.get(target.id());
-        if (gone != null) {
-            return Future.failedFuture(new RpcException("worker " + target + " " + gone));
-        }
-        List<Object> values = new ArrayList<>();
-        values.add(function);
-        if (args != null) {
-            values.addAll(Arrays.asList(args));
-        }
-        RpcPayload.Encoded body;
-        try {
-            body = RpcPayload.encode(this, values);
-        } catch (RuntimeException e) {
-            throw new IllegalArgumentException("cannot send the arguments of '" + function + "' to " + target + ": "
-                    + e.getMessage(), e);
-        }
-        long id = ids.incrementAndGet();
-        RpcCall call = new RpcCall(id, target, function, body.forks());
-        pending.put(id, call);
-        try {
-            long timer = vertx.setTimer(timeout.toMillis(), t -> fail(id, new RpcTimeoutException("'" + function
-                    + "' on " + target + " did not complete within " + timeout)));
-            call.promise().future().onComplete(r -> vertx.cancelTimer(timer));
-            if (target.id() == self().id()) {
-                callSelf(id, function, body);
-                rrefs.commit(body.forks());
-            } else {
-                // Framed now: the tensors are copied before the caller can change them.
-                ByteBuf frame = RpcFrame.frame(RpcFrame.CALL, id, body.body(), body.segments());
-                connection(target).onSuccess(c -> sent(body, c.call(id, function, frame))).onFailure(e -> {
-                    frame.release();
-                    sent(body, false);
-                    fail(id, e);
-                });
-            }
-        } catch (RuntimeException e) {
-            rrefs.abort(body.forks());
-            // Shut down meanwhile (a closed client or timer refuses): the call fails, it does not linger.
-            fail(id, closed.get() ? new RpcException("the RPC agent of " + self() + " is shut down", e) : e);
-        }
-        return (Future<T>) call.promise().future();
-    }
-
-    /** The RRef forks of a message stay pending once it is sent (until accepted), and are dropped if it never was. */
-    private void sent(RpcPayload.Encoded message, boolean sent) {
-        if (sent) {
-            rrefs.commit(message.forks());
-        } else {
-            rrefs.abort(message.forks());
-        }
-    }
-
-    /** A call to this worker itself: no connection, but arguments and result are copied as on the wire. */
-    private void callSelf(long id, String function, RpcPayload.Encoded body) {
-        RpcServe.invoke(this, self(), RpcPayload.copy(this, body)).onComplete(r -> {
-            if (r.failed()) {
-                fail(id, RpcServe.asRemote(self().name(), function, r.cause()));
-                return;
-            }
-            RpcPayload.Encoded result;
-            Object copy;
-            try {
-                result = RpcPayload.encode(this, Collections.singletonList(r.result()));
-            } catch (RuntimeException e) {
-                fail(id, RpcServe.asRemote(self().name(), function, e));
-                return;
-            }
-            try {
-                copy = RpcPayload.copy(this, result).get(0);
-            } catch (RuntimeException e) {
-                sent(result, false);
-                fail(id, RpcServe.asRemote(self().name(), function, e));
-                return;
-            }
-            sent(result, true);
-            complete(id, copy);
-        });
+        return calls.rpcAsync(table.check(to), timeout, function, args);
     }
 
     /**
@@ -287,7 +201,7 @@ public final class RpcAgent {
         info.put("num_owner_rrefs", (long) rrefs.owned().size());
         info.put("num_user_rrefs", (long) rrefs.users());
         info.put("num_pending_rref_messages", (long) rrefs.control().pending());
-        info.put("num_pending_calls", (long) pending.size());
+        info.put("num_pending_calls", (long) calls.pendingCount());
         info.put("num_rref_messages_applied", counts[0]);
         info.put("num_rref_messages_repeated", counts[1]);
         info.put("num_rref_message_retries", rrefs.control().retries());
@@ -364,7 +278,7 @@ public final class RpcAgent {
 
     /** True while calls of this worker, or its RRef messages, wait for an answer. */
     boolean hasPendingCalls() {
-        return !pending.isEmpty() || rrefs.busy();
+        return calls.pendingCount() > 0 || rrefs.busy();
     }
 
     RRefContext rrefs() {
@@ -404,28 +318,6 @@ public final class RpcAgent {
         }
     }
 
-    void complete(long id, Object value) {
-        RpcCall call = pending.remove(id);
-        if (call != null) {
-            call.promise().tryComplete(value);
-        }
-    }
-
-    void fail(long id, Throwable cause) {
-        RpcCall call = pending.remove(id);
-        if (call != null) {
-            if (!(cause instanceof RemoteException)) {
-                rrefs.unanswered(call.forks());
-            }
-            call.promise().tryFail(cause);
-        }
-    }
-
-    /** The function a pending call named, for error messages (null when none). */
-    RpcCall call(long id) {
-        return pending.get(id);
-    }
-
     /** Runs {@code action} when the agent closes (after shutdown or on failure). */
     void onClose(Runnable action) {
         closers.add(action);
@@ -433,7 +325,7 @@ public final class RpcAgent {
 
     /** True when {@code worker} is gone for good ({@link #lost}). */
     boolean isLost(WorkerInfo worker) {
-        return lost.containsKey(worker.id());
+        return calls.isLost(worker);
     }
 
     /**
@@ -441,29 +333,17 @@ public final class RpcAgent {
      * {@code why}, and so do later ones.
      */
     void lost(WorkerInfo worker, String why) {
-        lost.put(worker.id(), why);
-        Future<RpcOutgoing> c = outgoing.get(worker.id());
-        if (c != null) {
-            c.onSuccess(o -> o.lost(why));
-        }
-        for (RpcCall call : List.copyOf(pending.values())) {
-            if (call.target().id() == worker.id()) {
-                fail(call.id(), new RpcException("worker " + worker + " " + why + " while '" + call.function()
-                        + "' was pending"));
-            }
-        }
+        calls.lost(worker, why);
     }
 
-    /** Drops {@code connection} to {@code worker} (it broke) unless a newer one has replaced it. */
-    void forget(WorkerInfo worker, RpcOutgoing connection) {
-        outgoing.computeIfPresent(worker.id(), (id, f) -> f.succeeded() && f.result() == connection ? null : f);
+    /** Who this worker is and what it runs on, for collaborators that need no more of the agent. */
+    LocalWorker worker() {
+        return worker;
     }
 
-    private Future<RpcOutgoing> connection(WorkerInfo target) {
-        Future<RpcOutgoing> f = outgoing.computeIfAbsent(target.id(), id -> RpcOutgoing.connect(this, client,
-                target));
-        f.onFailure(e -> outgoing.remove(target.id(), f));
-        return f;
+    /** The call path, for the connections that carry its calls and answers. */
+    RpcCalls calls() {
+        return calls;
     }
 
     private void closeNow(String why) {
@@ -472,25 +352,12 @@ public final class RpcAgent {
         }
         Rpc.forget(this);
         closers.forEach(Runnable::run);
-        for (RpcCall call : List.copyOf(pending.values())) {
-            fail(call.id(), new RpcException(why + " while '" + call.function() + "' on " + call.target()
-                    + " was pending"));
-        }
-        outgoing.values().forEach(f -> f.onSuccess(RpcOutgoing::close));
+        calls.closeAll(why);
         List.copyOf(incoming).forEach(RpcIncoming::close);
         executor.shutdownNow();
-        client.close();
         server.close().onComplete(r -> {
             releaseStore.run();
             releaseVertx.run();
         });
-    }
-
-    /** A call waiting for its answer. */
-    record RpcCall(long id, WorkerInfo target, String function, Promise<Object> promise,
-            List<RRefHandle.Child> forks) {
-        RpcCall(long id, WorkerInfo target, String function, List<RRefHandle.Child> forks) {
-            this(id, target, function, Promise.promise(), forks);
-        }
     }
 }

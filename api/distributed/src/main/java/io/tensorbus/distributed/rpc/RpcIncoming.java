@@ -92,7 +92,7 @@ final class RpcIncoming implements RpcFrameParser.FrameHandler {
                 open(decode(body));
             } else if (h.kind() == RpcFrame.CALL && caller != null) {
                 RpcPayload.Decoded call = h.hasAttachments() ? attached
-                        : RpcPayload.decode(agent, body, 0);
+                        : RpcPayload.decode(agent.rrefs(), body, 0);
                 attached = null;
                 RpcServe.serve(agent, this, h.id(), call.values());
             } else {
@@ -110,7 +110,7 @@ final class RpcIncoming implements RpcFrameParser.FrameHandler {
         if (h.kind() != RpcFrame.CALL || caller == null) {
             throw new IllegalArgumentException("attachments on a frame of kind " + h.kind());
         }
-        attached = RpcPayload.decode(agent, body,
+        attached = RpcPayload.decode(agent.rrefs(), body,
                 (long) agent.options().maxMessageBytes() - body.length);
         return attached.targets();
     }

@@ -21,7 +21,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * answers. When it breaks, exactly the calls sent on it fail.
  */
 final class RpcOutgoing implements RpcFrameParser.FrameHandler {
-    private final RpcAgent agent;
+    private final LocalWorker worker;
+    private final RpcCalls calls;
+    private final RRefContext rrefs;
     private final NetSocket socket;
     private final WorkerInfo target;
     private final Promise<RpcOutgoing> ready = Promise.promise();
@@ -32,37 +34,40 @@ final class RpcOutgoing implements RpcFrameParser.FrameHandler {
     private RpcPayload.Decoded attached;
     private RpcFrameParser parser;
 
-    private RpcOutgoing(RpcAgent agent, NetSocket socket, WorkerInfo target) {
-        this.agent = agent;
+    private RpcOutgoing(LocalWorker worker, RpcCalls calls, RRefContext rrefs, NetSocket socket, WorkerInfo target) {
+        this.worker = worker;
+        this.calls = calls;
+        this.rrefs = rrefs;
         this.socket = socket;
         this.target = target;
     }
 
     /** Connects to {@code target} and completes once both sides have proven the secret and it welcomed us. */
-    static Future<RpcOutgoing> connect(RpcAgent agent, NetClient client, WorkerInfo target) {
-        RpcWorkerTable.Address a = agent.table().address(target);
+    static Future<RpcOutgoing> connect(LocalWorker worker, RpcCalls calls, RRefContext rrefs, NetClient client,
+                                       WorkerInfo target) {
+        RpcWorkerTable.Address a = worker.table().address(target);
         return client.connect(a.port(), a.host())
                 .recover(e -> Future.failedFuture(new RpcException("cannot connect to worker " + target + " at "
                         + a.host() + ":" + a.port() + ": " + e.getMessage(), e)))
-                .compose(s -> SecretHandshake.connect(s, agent.options().secret(), RpcTransport.CHANNEL,
-                                agent.options().timeout(), agent.vertx())
+                .compose(s -> SecretHandshake.connect(s, worker.options().secret(), RpcTransport.CHANNEL,
+                                worker.options().timeout(), worker.vertx())
                         .recover(e -> Future.failedFuture(new RpcException("worker " + target + " at " + a.host()
                                 + ":" + a.port() + " could not be joined: " + e.getMessage(), e)))
-                        .compose(v -> new RpcOutgoing(agent, s, target).start()));
+                        .compose(v -> new RpcOutgoing(worker, calls, rrefs, s, target).start()));
     }
 
     private Future<RpcOutgoing> start() {
         parser = new RpcFrameParser(
-                () -> welcomed ? agent.options().maxMessageBytes() : RpcFrame.MAX_HANDSHAKE_BODY,
+                () -> welcomed ? worker.options().maxMessageBytes() : RpcFrame.MAX_HANDSHAKE_BODY,
                 this, why -> broken("sent a malformed frame: " + why));
         parser.readFrom(socket);
         socket.closeHandler(v -> broken("closed the connection"));
         socket.exceptionHandler(e -> broken("failed: " + e.getMessage()));
-        long deadline = agent.vertx().setTimer(agent.options().timeout().toMillis(),
-                t -> broken("did not complete the handshake within " + agent.options().timeout()));
-        write(RpcFrame.frame(RpcFrame.OPEN, 0, agent.options().codec().encode(List.of(agent.self().name(),
-                agent.self().id(), agent.options().maxMessageBytes())), List.of()));
-        return ready.future().onComplete(r -> agent.vertx().cancelTimer(deadline));
+        long deadline = worker.vertx().setTimer(worker.options().timeout().toMillis(),
+                t -> broken("did not complete the handshake within " + worker.options().timeout()));
+        write(RpcFrame.frame(RpcFrame.OPEN, 0, worker.options().codec().encode(List.of(worker.self().name(),
+                worker.self().id(), worker.options().maxMessageBytes())), List.of()));
+        return ready.future().onComplete(r -> worker.vertx().cancelTimer(deadline));
     }
 
     /**
@@ -75,7 +80,7 @@ final class RpcOutgoing implements RpcFrameParser.FrameHandler {
         long bytes = frame.readableBytes() - RpcFrame.HEADER;
         if (bytes > peerMaxMessage || broken.get()) {
             frame.release();
-            agent.fail(id, new RpcException(broken.get() ? "worker " + target + " was lost before '" + function
+            calls.fail(id, new RpcException(broken.get() ? "worker " + target + " was lost before '" + function
                     + "' was sent" : "the arguments of '" + function + "' are " + bytes + " bytes, more than the "
                     + peerMaxMessage + " worker " + target + " accepts (its maxMessageBytes)"));
             return false;
@@ -84,7 +89,7 @@ final class RpcOutgoing implements RpcFrameParser.FrameHandler {
         if (broken.get() && inFlight.remove(id)) {
             // Broke between the check and the add: broken() may have missed this call.
             frame.release();
-            agent.fail(id, new RpcException("worker " + target + " was lost before '" + function + "' was sent"));
+            calls.fail(id, new RpcException("worker " + target + " was lost before '" + function + "' was sent"));
             return false;
         }
         write(frame);
@@ -128,13 +133,13 @@ final class RpcOutgoing implements RpcFrameParser.FrameHandler {
         if (h.kind() != RpcFrame.RETURN || !welcomed) {
             throw new IllegalArgumentException("attachments on a frame of kind " + h.kind());
         }
-        attached = RpcPayload.decode(agent, body,
-                (long) agent.options().maxMessageBytes() - body.length);
+        attached = RpcPayload.decode(rrefs, body,
+                (long) worker.options().maxMessageBytes() - body.length);
         return attached.targets();
     }
 
     private Object result(RpcFrame.Header h, byte[] body) {
-        RpcPayload.Decoded d = h.hasAttachments() ? attached : RpcPayload.decode(agent, body, 0);
+        RpcPayload.Decoded d = h.hasAttachments() ? attached : RpcPayload.decode(rrefs, body, 0);
         attached = null;
         return d.values().get(0);
     }
@@ -152,7 +157,7 @@ final class RpcOutgoing implements RpcFrameParser.FrameHandler {
 
     private void refused(byte[] body) {
         String why = (String) decode(body).get(0);
-        broken("refused the connection from " + agent.self() + ": " + why);
+        broken("refused the connection from " + worker.self() + ": " + why);
     }
 
     private void answered(long id, Object value, List<Object> raised) {
@@ -161,11 +166,11 @@ final class RpcOutgoing implements RpcFrameParser.FrameHandler {
             return;
         }
         if (raised == null) {
-            agent.complete(id, value);
+            calls.complete(id, value);
             return;
         }
-        RpcAgent.RpcCall call = agent.call(id);
-        agent.fail(id, new RemoteException(target.name(), call == null ? "?" : call.function(), (String) raised.get(0),
+        RpcCalls.RpcCall call = calls.call(id);
+        calls.fail(id, new RemoteException(target.name(), call == null ? "?" : call.function(), (String) raised.get(0),
                 (String) raised.get(1), (String) raised.get(2)));
     }
 
@@ -177,10 +182,10 @@ final class RpcOutgoing implements RpcFrameParser.FrameHandler {
         parser.stop();
         RpcException e = new RpcException("worker " + target + " " + why);
         ready.tryFail(e);
-        agent.forget(target, this);
+        calls.forget(target, this);
         for (Long id : List.copyOf(inFlight)) {
-            RpcAgent.RpcCall call = agent.call(id);
-            agent.fail(id, new RpcException("worker " + target + " was lost while '"
+            RpcCalls.RpcCall call = calls.call(id);
+            calls.fail(id, new RpcException("worker " + target + " was lost while '"
                     + (call == null ? "?" : call.function()) + "' ran: " + why));
         }
         inFlight.clear();
@@ -189,7 +194,7 @@ final class RpcOutgoing implements RpcFrameParser.FrameHandler {
 
     @SuppressWarnings("unchecked")
     private List<Object> decode(byte[] body) {
-        return (List<Object>) agent.options().codec().decode(body, List.class);
+        return (List<Object>) worker.options().codec().decode(body, List.class);
     }
 
     /**

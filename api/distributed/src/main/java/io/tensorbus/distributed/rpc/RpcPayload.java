@@ -50,22 +50,22 @@ final class RpcPayload {
     }
 
     /**
-     * Encodes the values of a message of {@code agent}: RRefs in them are forked for the receiver (the forks
+     * Encodes the values of a message of the agent of {@code rrefs}: RRefs in them are forked for the receiver (the forks
      * are in the result, for the caller to commit or abort).
      *
      * @throws IllegalArgumentException naming a value the codec cannot encode
      */
-    static Encoded encode(RpcAgent agent, List<Object> values) {
-        try (RRefCodec.Scope scope = RRefCodec.open(agent.rrefs())) {
-            Encoded e = encode(agent.options().codec(), values);
+    static Encoded encode(RRefContext rrefs, List<Object> values) {
+        try (RRefCodec.Scope scope = RRefCodec.open(rrefs)) {
+            Encoded e = encode(rrefs.codec(), values);
             return new Encoded(e.body(), e.tensors(), scope.take());
         }
     }
 
-    /** Decodes a message to {@code agent}: RRefs in it become references of this worker. */
-    static Decoded decode(RpcAgent agent, byte[] body, long budget) {
-        try (RRefCodec.Scope ignored = RRefCodec.open(agent.rrefs())) {
-            return decode(agent.options().codec(), body, budget);
+    /** Decodes a message to the agent of {@code rrefs}: RRefs in it become references of this worker. */
+    static Decoded decode(RRefContext rrefs, byte[] body, long budget) {
+        try (RRefCodec.Scope ignored = RRefCodec.open(rrefs)) {
+            return decode(rrefs.codec(), body, budget);
         }
     }
 
@@ -194,8 +194,8 @@ final class RpcPayload {
     }
 
     /** The values of {@code e} as a receiver would see them: tensors copied, nothing shared. */
-    static List<Object> copy(RpcAgent agent, Encoded e) {
-        Decoded d = decode(agent, e.body(), Long.MAX_VALUE);
+    static List<Object> copy(RRefContext rrefs, Encoded e) {
+        Decoded d = decode(rrefs, e.body(), Long.MAX_VALUE);
         List<MemorySegment> from = e.segments();
         List<MemorySegment> to = d.targets();
         for (int i = 0; i < from.size(); i++) {

@@ -30,7 +30,7 @@ final class RpcServe {
                 return;
             }
             try {
-                answer(agent, connection, id, RpcPayload.encode(agent, Collections.singletonList(r.result())));
+                answer(agent, connection, id, RpcPayload.encode(agent.rrefs(), Collections.singletonList(r.result())));
             } catch (RuntimeException e) {
                 raise(agent, connection, id, e);
             }

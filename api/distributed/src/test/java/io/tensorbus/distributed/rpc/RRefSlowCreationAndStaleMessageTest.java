@@ -134,9 +134,9 @@ class RRefSlowCreationAndStaleMessageTest {
     /** The connection {@code caller} uses to call {@code callee}. */
     @SuppressWarnings("unchecked")
     private RpcOutgoing outgoing(int caller, int callee) throws Exception {
-        Field f = RpcAgent.class.getDeclaredField("outgoing");
+        Field f = RpcCalls.class.getDeclaredField("outgoing");
         f.setAccessible(true);
-        Future<RpcOutgoing> c = ((Map<Integer, Future<RpcOutgoing>>) f.get(w(caller))).get(callee);
+        Future<RpcOutgoing> c = ((Map<Integer, Future<RpcOutgoing>>) f.get(w(caller).calls())).get(callee);
         return c.await(5, TimeUnit.SECONDS);
     }
 

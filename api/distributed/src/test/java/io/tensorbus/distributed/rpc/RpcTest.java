@@ -120,7 +120,7 @@ class RpcTest {
         Tensor a = Tensor.arange(0, 100_000, 1, io.tensorbus.DType.FLOAT32);
         Tensor b = Tensor.ones(3, 4);
         List<Object> values = List.of("builtin.echo", List.of(a, java.util.Map.of("b", b, "n", 7)));
-        RpcPayload.Encoded e = RpcPayload.encode(w.get(0), values);
+        RpcPayload.Encoded e = RpcPayload.encode(w.get(0).rrefs(), values);
         assertEquals(2, e.tensors().size(), "both nested tensors are attachments");
         assertTrue(e.body().length < 1000, "the body holds no tensor bytes: " + e.body().length);
         List<Object> back = w.get(0).rpcSync("worker1", "builtin.echo", List.of(a, java.util.Map.of("b", b, "n", 7)));
@@ -131,7 +131,7 @@ class RpcTest {
         io.tensorbus.io.ObjectCodec codec = w.get(0).options().codec();
         List<Object> twice = List.of(List.of(new RpcPayload.TensorSlot(0), new RpcPayload.TensorSlot(0)),
                 List.of(List.of("FLOAT32", new int[] {1}, false)));
-        RpcPayload.Decoded d = RpcPayload.decode(w.get(0), codec.encode(twice), 4);
+        RpcPayload.Decoded d = RpcPayload.decode(w.get(0).rrefs(), codec.encode(twice), 4);
         IllegalArgumentException bad = assertThrows(IllegalArgumentException.class, d::values);
         assertTrue(bad.getMessage().contains("wrongly"), bad.getMessage());
     }

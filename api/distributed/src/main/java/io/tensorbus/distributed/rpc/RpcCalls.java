@@ -1,0 +1,219 @@
+package io.tensorbus.distributed.rpc;
+
+import io.netty.buffer.ByteBuf;
+import io.tensorbus.distributed.rpc.impl.RpcFrame;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.net.NetClient;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
+
+/**
+ * The call path of an agent (PyTorch's {@code RpcAgent::send}): encodes a call, frames it and sends it on the
+ * connection to its callee (opened at the first call), or runs a call to this worker itself without a
+ * connection; matches answers to the calls waiting for them, fails them at their timeout, when their callee is
+ * lost or when the agent closes. Thread-safe: calls come from any thread, answers on the connections' event
+ * loops.
+ */
+final class RpcCalls implements RpcCaller {
+    private final LocalWorker worker;
+    private final NetClient client;
+    private final RRefContext rrefs;
+    /** Runs a call addressed to this worker (what a connection's callee side does with a CALL). */
+    private final Function<List<Object>, Future<Object>> invokeHere;
+    private final AtomicLong ids = new AtomicLong();
+    private final Map<Long, RpcCall> pending = new ConcurrentHashMap<>();
+    private final Map<Integer, Future<RpcOutgoing>> outgoing = new ConcurrentHashMap<>();
+    private final Map<Integer, String> lost = new ConcurrentHashMap<>();
+    private volatile boolean closed;
+
+    /**
+     * @param client the agent's client, kept by the agent (Vert.x closes a client nothing references)
+     * @param invokeHere runs a call to this worker and completes with its result
+     */
+    RpcCalls(LocalWorker worker, NetClient client, RRefContext rrefs,
+             Function<List<Object>, Future<Object>> invokeHere) {
+        this.worker = worker;
+        this.client = client;
+        this.rrefs = rrefs;
+        this.invokeHere = invokeHere;
+    }
+
+    /**
+     * Calls {@code function} on {@code to} with {@code args}; never blocks. The arguments are checked by the
+     * agent; {@code to} is a worker of the job.
+     *
+     * @throws IllegalArgumentException for an argument the codec cannot encode
+     */
+    @Override
+    @SuppressWarnings("unchecked")
+    public <T> Future<T> rpcAsync(WorkerInfo to, Duration timeout, String function, Object... args) {
+        WorkerInfo target = worker.table().check(to);
+        RpcChecks.function(function);
+        RpcChecks.timeout(timeout);
+        String gone = lost.get(target.id());
+        if (gone != null) {
+            return Future.failedFuture(new RpcException("worker " + target + " " + gone));
+        }
+        List<Object> values = new ArrayList<>();
+        values.add(function);
+        if (args != null) {
+            values.addAll(Arrays.asList(args));
+        }
+        RpcPayload.Encoded body;
+        try {
+            body = RpcPayload.encode(rrefs, values);
+        } catch (RuntimeException e) {
+            throw new IllegalArgumentException("cannot send the arguments of '" + function + "' to " + target + ": "
+                    + e.getMessage(), e);
+        }
+        long id = ids.incrementAndGet();
+        RpcCall call = new RpcCall(id, target, function, body.forks());
+        pending.put(id, call);
+        try {
+            long timer = worker.vertx().setTimer(timeout.toMillis(), t -> fail(id, new RpcTimeoutException("'" + function
+                    + "' on " + target + " did not complete within " + timeout)));
+            call.promise().future().onComplete(r -> worker.vertx().cancelTimer(timer));
+            if (target.id() == worker.self().id()) {
+                callSelf(id, function, body);
+                rrefs.commit(body.forks());
+            } else {
+                // Framed now: the tensors are copied before the caller can change them.
+                ByteBuf frame = RpcFrame.frame(RpcFrame.CALL, id, body.body(), body.segments());
+                connection(target).onSuccess(c -> sent(body, c.call(id, function, frame))).onFailure(e -> {
+                    frame.release();
+                    sent(body, false);
+                    fail(id, e);
+                });
+            }
+        } catch (RuntimeException e) {
+            rrefs.abort(body.forks());
+            // Shut down meanwhile (a closed client or timer refuses): the call fails, it does not linger.
+            fail(id, closed ? new RpcException("the RPC agent of " + worker.self() + " is shut down", e) : e);
+        }
+        return (Future<T>) call.promise().future();
+    }
+
+    /** The RRef forks of a message stay pending once it is sent (until accepted), and are dropped if it never was. */
+    private void sent(RpcPayload.Encoded message, boolean sent) {
+        if (sent) {
+            rrefs.commit(message.forks());
+        } else {
+            rrefs.abort(message.forks());
+        }
+    }
+
+    /** A call to this worker itself: no connection, but arguments and result are copied as on the wire. */
+    private void callSelf(long id, String function, RpcPayload.Encoded body) {
+        invokeHere.apply(RpcPayload.copy(rrefs, body)).onComplete(r -> {
+            if (r.failed()) {
+                fail(id, RpcServe.asRemote(worker.self().name(), function, r.cause()));
+                return;
+            }
+            RpcPayload.Encoded result;
+            Object copy;
+            try {
+                result = RpcPayload.encode(rrefs, Collections.singletonList(r.result()));
+            } catch (RuntimeException e) {
+                fail(id, RpcServe.asRemote(worker.self().name(), function, e));
+                return;
+            }
+            try {
+                copy = RpcPayload.copy(rrefs, result).get(0);
+            } catch (RuntimeException e) {
+                sent(result, false);
+                fail(id, RpcServe.asRemote(worker.self().name(), function, e));
+                return;
+            }
+            sent(result, true);
+            complete(id, copy);
+        });
+    }
+
+    /** The number of calls of this worker waiting for an answer. */
+    int pendingCount() {
+        return pending.size();
+    }
+
+    void complete(long id, Object value) {
+        RpcCall call = pending.remove(id);
+        if (call != null) {
+            call.promise().tryComplete(value);
+        }
+    }
+
+    void fail(long id, Throwable cause) {
+        RpcCall call = pending.remove(id);
+        if (call != null) {
+            if (!(cause instanceof RemoteException)) {
+                rrefs.unanswered(call.forks());
+            }
+            call.promise().tryFail(cause);
+        }
+    }
+
+    /** The pending call {@code id}, for error messages (null when none), for error messages (null when none). */
+    RpcCall call(long id) {
+        return pending.get(id);
+    }
+
+    /** True when {@code worker} is gone for good ({@link #lost}). */
+    boolean isLost(WorkerInfo worker) {
+        return lost.containsKey(worker.id());
+    }
+
+    /**
+     * {@code worker} is gone for good (its node left the cluster): its pending calls fail naming
+     * {@code why}, and so do later ones.
+     */
+    void lost(WorkerInfo worker, String why) {
+        lost.put(worker.id(), why);
+        Future<RpcOutgoing> c = outgoing.get(worker.id());
+        if (c != null) {
+            c.onSuccess(o -> o.lost(why));
+        }
+        for (RpcCall call : List.copyOf(pending.values())) {
+            if (call.target().id() == worker.id()) {
+                fail(call.id(), new RpcException("worker " + worker + " " + why + " while '" + call.function()
+                        + "' was pending"));
+            }
+        }
+    }
+
+    /** Drops {@code connection} to {@code worker} (it broke) unless a newer one has replaced it. */
+    void forget(WorkerInfo worker, RpcOutgoing connection) {
+        outgoing.computeIfPresent(worker.id(), (id, f) -> f.succeeded() && f.result() == connection ? null : f);
+    }
+
+    private Future<RpcOutgoing> connection(WorkerInfo target) {
+        Future<RpcOutgoing> f = outgoing.computeIfAbsent(target.id(), id -> RpcOutgoing.connect(worker, this, rrefs, client, target));
+        f.onFailure(e -> outgoing.remove(target.id(), f));
+        return f;
+    }
+
+    /** Fails every pending call, naming {@code why}, and closes the connections and the client. */
+    void closeAll(String why) {
+        closed = true;
+        for (RpcCall call : List.copyOf(pending.values())) {
+            fail(call.id(), new RpcException(why + " while '" + call.function() + "' on " + call.target()
+                    + " was pending"));
+        }
+        outgoing.values().forEach(f -> f.onSuccess(RpcOutgoing::close));
+        client.close();
+    }
+
+    /** A call waiting for its answer. */
+    record RpcCall(long id, WorkerInfo target, String function, Promise<Object> promise,
+            List<RRefHandle.Child> forks) {
+        RpcCall(long id, WorkerInfo target, String function, List<RRefHandle.Child> forks) {
+            this(id, target, function, Promise.promise(), forks);
+        }
+    }
+}
