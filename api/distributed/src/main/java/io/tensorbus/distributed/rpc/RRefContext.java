@@ -30,29 +30,31 @@ final class RRefContext {
     /** How often placeholders that wait for a creation are checked for expiry, in milliseconds. */
     private static final long EXPIRY_CHECK_MS = 100;
 
-    private final RpcAgent agent;
+    private final LocalWorker worker;
+    private final RRefTransport transport;
     private final RRefOwnerTable owned;
     private final RRefControl control;
     private final AtomicLong ids = new AtomicLong();
     private final Set<RRefHandle> users = ConcurrentHashMap.newKeySet();
     private final Map<ForkId, RRefHandle> children = new ConcurrentHashMap<>();
 
-    RRefContext(RpcAgent agent) {
-        this.agent = agent;
-        this.owned = new RRefOwnerTable(agent);
-        this.control = new RRefControl(agent);
-        long timer = agent.vertx().setPeriodic(EXPIRY_CHECK_MS, t -> owned.expire());
-        agent.onClose(() -> agent.vertx().cancelTimer(timer));
+    RRefContext(LocalWorker worker, RRefTransport transport, RpcServing serving) {
+        this.worker = worker;
+        this.transport = transport;
+        this.owned = new RRefOwnerTable(worker, this, serving);
+        this.control = new RRefControl(worker, transport);
+        long timer = worker.vertx().setPeriodic(EXPIRY_CHECK_MS, t -> owned.expire());
+        transport.onClose(() -> worker.vertx().cancelTimer(timer));
     }
 
     /** The agent's codec, which encodes RRefs through this context while a message is encoded. */
     ObjectCodec codec() {
-        return agent.options().codec();
+        return worker.options().codec();
     }
 
     /** The agent's default timeout. */
     Duration timeout() {
-        return agent.options().timeout();
+        return worker.options().timeout();
     }
 
     RRefOwnerTable owned() {
@@ -67,7 +69,7 @@ final class RRefContext {
     <T> RRef<T> of(T value) {
         RRefId id = newId();
         owned.own(id).value().complete(value);
-        return new RRef<>(new RRefHandle(this, id, agent.self(), null));
+        return new RRef<>(new RRefHandle(this, id, worker.self(), null));
     }
 
     /**
@@ -77,18 +79,18 @@ final class RRefContext {
     <T> RRef<T> remote(WorkerInfo to, Duration timeout, String function, Object[] args) {
         RpcChecks.function(function);
         RRefId id = newId();
-        if (to.id() == agent.self().id()) {
+        if (to.id() == worker.self().id()) {
             // Arguments are copied as on the wire; the function may take as long as it takes, as on another worker.
-            Future<Object> value = agent.rpcAsync(to, Duration.ofDays(365), function, args);
+            Future<Object> value = transport.rpcAsync(to, Duration.ofDays(365), function, args);
             value.onComplete(owned.own(id).value());
             return new RRef<>(new RRefHandle(this, id, to, null));
         }
-        ForkId fork = new ForkId(agent.self().id(), ids.incrementAndGet());
+        ForkId fork = new ForkId(worker.self().id(), ids.incrementAndGet());
         List<Object> message = new ArrayList<>(List.of(id, fork, function));
         if (args != null) {
             message.addAll(Arrays.asList(args));
         }
-        Future<Object> created = agent.rpcAsync(to, timeout, RRefOwnerTable.CREATE, message.toArray());
+        Future<Object> created = transport.rpcAsync(to, timeout, RRefOwnerTable.CREATE, message.toArray());
         RRefHandle h = user(id, to, fork);
         created.onComplete(r -> confirm(h, r.failed() ? r.cause() : null));
         return new RRef<>(h);
@@ -108,13 +110,13 @@ final class RRefContext {
             return Future.failedFuture(new RpcException("the creation of " + h.id() + " on " + h.owner()
                     + " was not acknowledged: " + c.cause().getMessage(), c.cause()));
         }
-        return using(h, () -> agent.rpcAsync(h.owner(), timeout, RRefOwnerTable.FETCH, h.id(), timeout.toMillis()));
+        return using(h, () -> transport.rpcAsync(h.owner(), timeout, RRefOwnerTable.FETCH, h.id(), timeout.toMillis()));
     }
 
     /** Calls {@code method} of the value on its owner. */
     <T> Future<T> invoke(RRefHandle h, Method method, Object[] args, Duration timeout) {
         Object[] message = RRefProxies.message(h.id(), timeout, method, args);
-        return using(h, () -> agent.rpcAsync(h.owner(), timeout, RRefOwnerTable.INVOKE, message));
+        return using(h, () -> transport.rpcAsync(h.owner(), timeout, RRefOwnerTable.INVOKE, message));
     }
 
     /** Calls {@code method} of the value on its owner, which keeps the result: a new reference. */
@@ -149,9 +151,9 @@ final class RRefContext {
      */
     List<Object> fork(RRefHandle h, List<RRefHandle.Child> forks) {
         if (h.context() != this) {
-            throw new IllegalArgumentException("an RRef of another RPC agent cannot be sent by " + agent.self());
+            throw new IllegalArgumentException("an RRef of another RPC agent cannot be sent by " + worker.self());
         }
-        ForkId child = new ForkId(agent.self().id(), ids.incrementAndGet());
+        ForkId child = new ForkId(worker.self().id(), ids.incrementAndGet());
         if (h.isOwner()) {
             if (h.isClosed()) {
                 throw new IllegalStateException("the " + h + " is closed and cannot be sent");
@@ -163,7 +165,7 @@ final class RRefContext {
             throw new IllegalStateException("the " + h + " is closed and cannot be sent");
         }
         forks.add(new RRefHandle.Child(h, child));
-        return List.of(h.owner().id(), h.id(), child, agent.self().id());
+        return List.of(h.owner().id(), h.id(), child, worker.self().id());
     }
 
     /** The message that carries {@code forks} is on its way: nothing more to do until the receiver accepts. */
@@ -205,7 +207,7 @@ final class RRefContext {
             return;
         }
         try {
-            agent.vertx().setTimer(timeout().multipliedBy(2).toMillis(), t -> abort(forks));
+            worker.vertx().setTimer(timeout().multipliedBy(2).toMillis(), t -> abort(forks));
         } catch (RuntimeException e) {
             // Closed meanwhile: nothing is released any more.
         }
@@ -216,9 +218,9 @@ final class RRefContext {
      * that accepts its fork.
      */
     RRef<Object> arrived(int ownerRank, RRefId id, ForkId fork, int senderRank) {
-        WorkerInfo owner = agent.table().byRank(ownerRank);
-        WorkerInfo sender = agent.table().byRank(senderRank);
-        if (owner.id() == agent.self().id()) {
+        WorkerInfo owner = worker.table().byRank(ownerRank);
+        WorkerInfo sender = worker.table().byRank(senderRank);
+        if (owner.id() == worker.self().id()) {
             owned.arrived(id, fork);
             tellSender(sender, owner, id, fork);
             return new RRef<>(new RRefHandle(this, id, owner, null));
@@ -247,7 +249,7 @@ final class RRefContext {
     List<String> leaks() {
         List<String> lines = new ArrayList<>(owned.leaks());
         for (RRefHandle h : users) {
-            lines.add(agent.self().name() + (h.isClosed() ? " released, but its DELETE was not acknowledged"
+            lines.add(worker.self().name() + (h.isClosed() ? " released, but its DELETE was not acknowledged"
                     + " (or not sent: children or confirmation pending), " : " never released ") + h);
         }
         return lines;
@@ -258,7 +260,7 @@ final class RRefContext {
         if (sender.id() == owner.id()) {
             return;
         }
-        if (sender.id() == agent.self().id()) {
+        if (sender.id() == worker.self().id()) {
             childAccepted(id, fork);
         } else {
             control.send(sender, RRefOwnerTable.CHILD_ACCEPT, List.of(id, fork), () -> { });
@@ -266,7 +268,7 @@ final class RRefContext {
     }
 
     private RRefId newId() {
-        return new RRefId(agent.self().id(), ids.incrementAndGet());
+        return new RRefId(worker.self().id(), ids.incrementAndGet());
     }
 
     private RRefHandle user(RRefId id, WorkerInfo owner, ForkId fork) {
@@ -302,10 +304,10 @@ final class RRefContext {
             return f;
         }
         Promise<T> p = Promise.promise();
-        long timer = agent.vertx().setTimer(timeout.toMillis(), t -> p.tryFail(new RpcTimeoutException(what
+        long timer = worker.vertx().setTimer(timeout.toMillis(), t -> p.tryFail(new RpcTimeoutException(what
                 + " did not complete within " + timeout)));
         f.onComplete(r -> {
-            agent.vertx().cancelTimer(timer);
+            worker.vertx().cancelTimer(timer);
             if (r.succeeded()) {
                 p.tryComplete(r.result());
             } else {

@@ -19,7 +19,8 @@ final class RRefControl {
     private static final long FIRST_PAUSE_MS = 20;
     private static final long LAST_PAUSE_MS = 1000;
 
-    private final RpcAgent agent;
+    private final LocalWorker worker;
+    private final RRefTransport transport;
     private final AtomicInteger pending = new AtomicInteger();
     private final AtomicLong retries = new AtomicLong();
     /** The deadline of one try. */
@@ -27,9 +28,10 @@ final class RRefControl {
     /** Tests: a message this accepts is lost before it is sent (the try fails and is repeated). */
     volatile BiPredicate<String, List<Object>> loseRequest = (f, a) -> false;
 
-    RRefControl(RpcAgent agent) {
-        this.agent = agent;
-        Duration t = agent.options().timeout();
+    RRefControl(LocalWorker worker, RRefTransport transport) {
+        this.worker = worker;
+        this.transport = transport;
+        Duration t = worker.options().timeout();
         this.tryTimeout = t.compareTo(Duration.ofSeconds(5)) < 0 ? t : Duration.ofSeconds(5);
     }
 
@@ -50,7 +52,7 @@ final class RRefControl {
     }
 
     private void attempt(WorkerInfo owner, String function, List<Object> args, Runnable acked, int tries) {
-        if (agent.isClosed() || agent.isLost(owner)) {
+        if (transport.isClosed() || transport.isLost(owner)) {
             pending.decrementAndGet();
             return;
         }
@@ -59,7 +61,7 @@ final class RRefControl {
                 retry(owner, function, args, acked, tries);
                 return;
             }
-            agent.rpcAsync(owner, tryTimeout, function, args.toArray()).onComplete(r -> {
+            transport.rpcAsync(owner, tryTimeout, function, args.toArray()).onComplete(r -> {
                 if (r.succeeded() || r.cause() instanceof RemoteException) {
                     if (r.failed()) {
                         LOG.log(Level.WARNING, "{0} refused {1}{2}: {3}", owner, function, args, r.cause().getMessage());
@@ -80,7 +82,7 @@ final class RRefControl {
         retries.incrementAndGet();
         long pause = Math.min(LAST_PAUSE_MS, FIRST_PAUSE_MS << Math.min(tries, 10));
         try {
-            agent.vertx().setTimer(pause, t -> attempt(owner, function, args, acked, tries + 1));
+            worker.vertx().setTimer(pause, t -> attempt(owner, function, args, acked, tries + 1));
         } catch (RuntimeException e) {
             pending.decrementAndGet();
         }

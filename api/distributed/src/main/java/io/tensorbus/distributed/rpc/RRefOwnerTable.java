@@ -31,7 +31,9 @@ final class RRefOwnerTable {
     /** {@code [RRefId, timeout ms, interface, method, parameter types, args...]}: call a method of the value. */
     static final String INVOKE = "tensorbus.rref.invoke";
 
-    private final RpcAgent agent;
+    private final LocalWorker worker;
+    private final RRefContext rrefs;
+    private final RpcServing serving;
     private final Map<RRefId, OwnerRRef> owned = new HashMap<>();
     private int placeholders;
     private long applied;
@@ -39,8 +41,10 @@ final class RRefOwnerTable {
     /** Tests: answer nothing to a control message this accepts (applied, but its acknowledgement is lost). */
     volatile BiPredicate<String, List<Object>> loseAck = (f, a) -> false;
 
-    RRefOwnerTable(RpcAgent agent) {
-        this.agent = agent;
+    RRefOwnerTable(LocalWorker worker, RRefContext rrefs, RpcServing serving) {
+        this.worker = worker;
+        this.rrefs = rrefs;
+        this.serving = serving;
     }
 
     /**
@@ -56,7 +60,7 @@ final class RRefOwnerTable {
                 case CREATE -> create(caller, args);
                 case ACCEPT -> control(args, true);
                 case DELETE -> control(args, false);
-                case CHILD_ACCEPT -> agent.rrefs().childAccepted(id(args, 0), fork(args, 1));
+                case CHILD_ACCEPT -> rrefs.childAccepted(id(args, 0), fork(args, 1));
                 case FETCH -> value(id(args, 0), millis(args, 1));
                 case INVOKE -> invoke(args);
                 default -> Future.failedFuture(new IllegalArgumentException("no internal function '" + function
@@ -80,7 +84,7 @@ final class RRefOwnerTable {
     synchronized OwnerRRef get(RRefId id) {
         OwnerRRef e = owned.get(id);
         if (e == null) {
-            throw new IllegalStateException("no RRef " + id + " is owned by " + agent.self());
+            throw new IllegalStateException("no RRef " + id + " is owned by " + worker.self());
         }
         return e;
     }
@@ -101,7 +105,7 @@ final class RRefOwnerTable {
 
     /** A reference to a value of this worker came back in a message as {@code fork}: a new handle. */
     synchronized void arrived(RRefId id, ForkId fork) {
-        OwnerRRef e = entry(id, agent.options().timeout().multipliedBy(2));
+        OwnerRRef e = entry(id, worker.options().timeout().multipliedBy(2));
         e.openHandle();
         e.dropPassedOn(fork);
     }
@@ -131,7 +135,7 @@ final class RRefOwnerTable {
                 }
             }
         }
-        gone.forEach(e -> e.value().tryFail(new RpcException(e.id() + " was never created on " + agent.self())));
+        gone.forEach(e -> e.value().tryFail(new RpcException(e.id() + " was never created on " + worker.self())));
     }
 
     synchronized int size() {
@@ -147,7 +151,7 @@ final class RRefOwnerTable {
     synchronized List<String> leaks() {
         List<String> lines = new ArrayList<>();
         for (OwnerRRef e : owned.values()) {
-            lines.add(e.id() + " owned by " + agent.self().name() + " was never released: " + e.users());
+            lines.add(e.id() + " owned by " + worker.self().name() + " was never released: " + e.users());
         }
         return lines;
     }
@@ -171,7 +175,7 @@ final class RRefOwnerTable {
             e.accept(fork);
         }
         // The user's function runs as any call does; its outcome is what to_here answers.
-        RpcServe.invoke(agent, caller, args.subList(2, args.size())).onComplete(r -> {
+        serving.invoke(caller, args.subList(2, args.size())).onComplete(r -> {
             if (r.succeeded()) {
                 e.value().tryComplete(r.result());
             } else {
@@ -182,7 +186,7 @@ final class RRefOwnerTable {
     }
 
     private synchronized Future<Object> control(List<Object> args, boolean accept) {
-        OwnerRRef e = entry(id(args, 0), agent.options().timeout().multipliedBy(2));
+        OwnerRRef e = entry(id(args, 0), worker.options().timeout().multipliedBy(2));
         ForkId fork = fork(args, 1);
         if (accept ? e.accept(fork) : e.delete(fork)) {
             applied++;
@@ -198,7 +202,7 @@ final class RRefOwnerTable {
      * peer can keep placeholders for long) for a creation that has not arrived yet.
      */
     private Future<Object> value(RRefId id, Duration wait) {
-        Duration cap = agent.options().timeout().multipliedBy(2);
+        Duration cap = worker.options().timeout().multipliedBy(2);
         synchronized (this) {
             return entry(id, wait.compareTo(cap) < 0 ? wait : cap).value().future();
         }
@@ -210,7 +214,7 @@ final class RRefOwnerTable {
         @SuppressWarnings("unchecked")
         List<String> parameters = (List<String>) args.get(4);
         List<Object> values = args.subList(5, args.size());
-        return value(id(args, 0), millis(args, 1)).compose(v -> RpcServe.onPool(agent,
+        return value(id(args, 0), millis(args, 1)).compose(v -> serving.onPool(
                 () -> RRefProxies.invoke(v, type, method, parameters, values)));
     }
 

@@ -12,6 +12,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.Callable;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -65,8 +66,9 @@ public final class RpcAgent {
         this.permits = new Semaphore(options.numWorkerThreads());
         RRefCodec.register(options.codec());
         this.worker = new LocalWorker(table.self(), options, table, vertx);
-        this.rrefs = new RRefContext(this);
-        this.calls = new RpcCalls(worker, client, rrefs, values -> RpcServe.invoke(this, self(), values));
+        Seams seams = new Seams();
+        this.rrefs = new RRefContext(worker, seams, seams);
+        this.calls = new RpcCalls(worker, client, rrefs, values -> seams.invoke(self(), values));
     }
 
     /**
@@ -359,5 +361,38 @@ public final class RpcAgent {
             releaseStore.run();
             releaseVertx.run();
         });
+    }
+
+    /** The narrow faces of this agent that the RRef protocol and its owner table are given. */
+    private final class Seams implements RRefTransport, RpcServing {
+        @Override
+        public <T> Future<T> rpcAsync(WorkerInfo to, Duration timeout, String function, Object... args) {
+            return RpcAgent.this.rpcAsync(to, timeout, function, args);
+        }
+
+        @Override
+        public boolean isClosed() {
+            return RpcAgent.this.isClosed();
+        }
+
+        @Override
+        public boolean isLost(WorkerInfo worker) {
+            return RpcAgent.this.isLost(worker);
+        }
+
+        @Override
+        public void onClose(Runnable action) {
+            RpcAgent.this.onClose(action);
+        }
+
+        @Override
+        public Future<Object> invoke(WorkerInfo caller, List<Object> values) {
+            return RpcServe.invoke(RpcAgent.this, caller, values);
+        }
+
+        @Override
+        public <T> Future<T> onPool(Callable<T> task) {
+            return RpcServe.onPool(RpcAgent.this, task);
+        }
     }
 }
