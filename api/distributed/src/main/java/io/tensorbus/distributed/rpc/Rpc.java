@@ -126,7 +126,7 @@ public final class Rpc {
                     ProcessExit.Registration atExit = ProcessExit.closeAtExit("RPC agent " + a.self(),
                             () -> a.shutdown(false));
                     a.onClose(atExit::done);
-                    RpcMembership.watch(a);
+                    RpcMembership.watch(a.worker(), a.calls(), a::onClose);
                     agent.complete(a);
                     return a;
                 })
@@ -151,9 +151,7 @@ public final class Rpc {
                 socket.close();
                 return;
             }
-            RpcIncoming in = new RpcIncoming(r.result(), socket);
-            r.result().accepted(in);
-            in.start();
+            r.result().accepted(socket).start();
             socket.resume();
         });
     }

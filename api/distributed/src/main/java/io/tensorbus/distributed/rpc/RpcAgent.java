@@ -8,6 +8,7 @@ import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.net.NetClient;
 import io.vertx.core.net.NetServer;
+import io.vertx.core.net.NetSocket;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -48,6 +49,8 @@ public final class RpcAgent {
     private final RRefContext rrefs;
     private final LocalWorker worker;
     private final RpcCalls calls;
+    private final RpcServe serve;
+    private final Seams seams = new Seams();
     private final List<Runnable> closers = new java.util.concurrent.CopyOnWriteArrayList<>();
     private volatile List<String> leaks = List.of();
     /** The agent whose worker runs the function on this thread, while it runs. */
@@ -66,9 +69,9 @@ public final class RpcAgent {
         this.permits = new Semaphore(options.numWorkerThreads());
         RRefCodec.register(options.codec());
         this.worker = new LocalWorker(table.self(), options, table, vertx);
-        Seams seams = new Seams();
         this.rrefs = new RRefContext(worker, seams, seams);
-        this.calls = new RpcCalls(worker, client, rrefs, values -> seams.invoke(self(), values));
+        this.serve = new RpcServe(worker, rrefs, executor, permits, this);
+        this.calls = new RpcCalls(worker, client, rrefs, values -> serve.invoke(self(), values));
     }
 
     /**
@@ -234,7 +237,7 @@ public final class RpcAgent {
             closeNow("the RPC agent of " + self() + " was shut down");
             mine.complete();
         } else {
-            RpcShutdown.graceful(this).onComplete(r -> {
+            RpcShutdown.graceful(worker, store, this::hasPendingCalls, this::reportLeaks).onComplete(r -> {
                 closeNow("the RPC agent of " + self() + " was shut down");
                 mine.handle(r);
             });
@@ -260,18 +263,6 @@ public final class RpcAgent {
 
     Vertx vertx() {
         return vertx;
-    }
-
-    Store store() {
-        return store;
-    }
-
-    ExecutorService executor() {
-        return executor;
-    }
-
-    Semaphore permits() {
-        return permits;
     }
 
     RpcWorkerTable table() {
@@ -301,23 +292,11 @@ public final class RpcAgent {
         return closed.get();
     }
 
-    void accepted(RpcIncoming connection) {
+    /** Serves {@code socket}, a connection a caller opened that proved the secret; not started yet. */
+    RpcIncoming accepted(NetSocket socket) {
+        RpcIncoming connection = new RpcIncoming(worker, rrefs, serve, seams, socket);
         incoming.add(connection);
-    }
-
-    /** {@code connection} proved its caller: an older connection of that caller is superseded. */
-    void welcomed(RpcIncoming connection) {
-        RpcIncoming older = latestIncoming.put(connection.caller().id(), connection);
-        if (older != null && older != connection) {
-            older.supersede();
-        }
-    }
-
-    void closed(RpcIncoming connection) {
-        incoming.remove(connection);
-        if (connection.caller() != null) {
-            latestIncoming.remove(connection.caller().id(), connection);
-        }
+        return connection;
     }
 
     /** Runs {@code action} when the agent closes (after shutdown or on failure). */
@@ -328,14 +307,6 @@ public final class RpcAgent {
     /** True when {@code worker} is gone for good ({@link #lost}). */
     boolean isLost(WorkerInfo worker) {
         return calls.isLost(worker);
-    }
-
-    /**
-     * {@code worker} is gone for good (its node left the cluster): its pending calls fail naming
-     * {@code why}, and so do later ones.
-     */
-    void lost(WorkerInfo worker, String why) {
-        calls.lost(worker, why);
     }
 
     /** Who this worker is and what it runs on, for collaborators that need no more of the agent. */
@@ -363,8 +334,8 @@ public final class RpcAgent {
         });
     }
 
-    /** The narrow faces of this agent that the RRef protocol and its owner table are given. */
-    private final class Seams implements RRefTransport, RpcServing {
+    /** The narrow faces of this agent that the RRef protocol, its owner table and the connections are given. */
+    private final class Seams implements RRefTransport, RpcServing, RpcConnections {
         @Override
         public <T> Future<T> rpcAsync(WorkerInfo to, Duration timeout, String function, Object... args) {
             return RpcAgent.this.rpcAsync(to, timeout, function, args);
@@ -387,12 +358,28 @@ public final class RpcAgent {
 
         @Override
         public Future<Object> invoke(WorkerInfo caller, List<Object> values) {
-            return RpcServe.invoke(RpcAgent.this, caller, values);
+            return serve.invoke(caller, values);
         }
 
         @Override
         public <T> Future<T> onPool(Callable<T> task) {
-            return RpcServe.onPool(RpcAgent.this, task);
+            return serve.onPool(task);
+        }
+
+        @Override
+        public void welcomed(RpcIncoming connection) {
+            RpcIncoming older = latestIncoming.put(connection.caller().id(), connection);
+            if (older != null && older != connection) {
+                older.supersede();
+            }
+        }
+
+        @Override
+        public void closed(RpcIncoming connection) {
+            incoming.remove(connection);
+            if (connection.caller() != null) {
+                latestIncoming.remove(connection.caller().id(), connection);
+            }
         }
     }
 }

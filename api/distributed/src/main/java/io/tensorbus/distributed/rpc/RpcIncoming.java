@@ -15,7 +15,10 @@ import java.util.List;
  * connection; the process and the other connections go on.
  */
 final class RpcIncoming implements RpcFrameParser.FrameHandler {
-    private final RpcAgent agent;
+    private final LocalWorker worker;
+    private final RRefContext rrefs;
+    private final RpcServe serve;
+    private final RpcConnections connections;
     private final NetSocket socket;
     private volatile WorkerInfo caller;
     private volatile int callerMaxMessage;
@@ -24,21 +27,24 @@ final class RpcIncoming implements RpcFrameParser.FrameHandler {
     private RpcFrameParser parser;
     private long deadline;
 
-    RpcIncoming(RpcAgent agent, NetSocket socket) {
-        this.agent = agent;
+    RpcIncoming(LocalWorker worker, RRefContext rrefs, RpcServe serve, RpcConnections connections, NetSocket socket) {
+        this.worker = worker;
+        this.rrefs = rrefs;
+        this.serve = serve;
+        this.connections = connections;
         this.socket = socket;
     }
 
     /** Installs the handlers; runs on the connection's event loop. */
     void start() {
         parser = new RpcFrameParser(
-                () -> caller != null ? agent.options().maxMessageBytes() : RpcFrame.MAX_HANDSHAKE_BODY,
+                () -> caller != null ? worker.options().maxMessageBytes() : RpcFrame.MAX_HANDSHAKE_BODY,
                 this, this::refuse);
         parser.readFrom(socket);
         socket.exceptionHandler(e -> close());
-        deadline = agent.vertx().setTimer(agent.options().timeout().toMillis(), t -> {
+        deadline = worker.vertx().setTimer(worker.options().timeout().toMillis(), t -> {
             if (caller == null) {
-                refuse("no OPEN within " + agent.options().timeout());
+                refuse("no OPEN within " + worker.options().timeout());
             }
         });
         socket.closeHandler(v -> {
@@ -46,8 +52,8 @@ final class RpcIncoming implements RpcFrameParser.FrameHandler {
             // paused or slow read are dropped, not run after the caller's later messages on a new connection.
             parser.stop();
             closed = true;
-            agent.vertx().cancelTimer(deadline);
-            agent.closed(this);
+            worker.vertx().cancelTimer(deadline);
+            connections.closed(this);
         });
     }
 
@@ -92,9 +98,9 @@ final class RpcIncoming implements RpcFrameParser.FrameHandler {
                 open(decode(body));
             } else if (h.kind() == RpcFrame.CALL && caller != null) {
                 RpcPayload.Decoded call = h.hasAttachments() ? attached
-                        : RpcPayload.decode(agent.rrefs(), body, 0);
+                        : RpcPayload.decode(rrefs, body, 0);
                 attached = null;
-                RpcServe.serve(agent, this, h.id(), call.values());
+                serve.serve(this, h.id(), call.values());
             } else {
                 refuse("unexpected frame of kind " + h.kind() + (caller == null ? " before the handshake" : ""));
             }
@@ -110,8 +116,8 @@ final class RpcIncoming implements RpcFrameParser.FrameHandler {
         if (h.kind() != RpcFrame.CALL || caller == null) {
             throw new IllegalArgumentException("attachments on a frame of kind " + h.kind());
         }
-        attached = RpcPayload.decode(agent.rrefs(), body,
-                (long) agent.options().maxMessageBytes() - body.length);
+        attached = RpcPayload.decode(rrefs, body,
+                (long) worker.options().maxMessageBytes() - body.length);
         return attached.targets();
     }
 
@@ -124,17 +130,17 @@ final class RpcIncoming implements RpcFrameParser.FrameHandler {
         }
         WorkerInfo claimed;
         try {
-            claimed = agent.table().check(new WorkerInfo(name, r));
+            claimed = worker.table().check(new WorkerInfo(name, r));
         } catch (RuntimeException e) {
             refuse("'" + name + "' (rank " + r + ") is not a worker of this job");
             return;
         }
         callerMaxMessage = Math.max(RpcFrame.MAX_HANDSHAKE_BODY, ((Number) m.get(2)).intValue());
         caller = claimed;
-        agent.vertx().cancelTimer(deadline);
-        send(RpcFrame.WELCOME, 0, agent.options().codec().encode(List.of(agent.self().name(),
-                agent.options().maxMessageBytes())));
-        agent.welcomed(this);
+        worker.vertx().cancelTimer(deadline);
+        send(RpcFrame.WELCOME, 0, worker.options().codec().encode(List.of(worker.self().name(),
+                worker.options().maxMessageBytes())));
+        connections.welcomed(this);
     }
 
     /**
@@ -150,14 +156,14 @@ final class RpcIncoming implements RpcFrameParser.FrameHandler {
     private void refuse(String why) {
         parser.stop();
         if (!closed) {
-            send(RpcFrame.REFUSED, 0, agent.options().codec().encode(List.of(why)));
+            send(RpcFrame.REFUSED, 0, worker.options().codec().encode(List.of(why)));
             close();
         }
     }
 
     @SuppressWarnings("unchecked")
     private List<Object> decode(byte[] body) {
-        return (List<Object>) agent.options().codec().decode(body, List.class);
+        return (List<Object>) worker.options().codec().decode(body, List.class);
     }
 
     /**

@@ -6,6 +6,7 @@ import io.vertx.core.spi.cluster.ClusterManager;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.function.Consumer;
 
 /**
  * Cluster membership for agents whose Vert.x is clustered (Hazelcast, say): each worker publishes its
@@ -28,16 +29,16 @@ final class RpcMembership {
     }
 
     /** Starts watching the other workers' nodes when the agent's Vert.x is clustered. */
-    static void watch(RpcAgent agent) {
-        ClusterManager cm = clusterManager(agent.vertx());
+    static void watch(LocalWorker worker, RpcCalls calls, Consumer<Runnable> onClose) {
+        ClusterManager cm = clusterManager(worker.vertx());
         if (cm == null) {
             return;
         }
         Watch w = new Watch();
         // Every worker had joined before the table was complete: what is seen now counts as seen.
-        w.check(agent, cm);
-        long timer = agent.vertx().setPeriodic(POLL_MS, t -> w.check(agent, cm));
-        agent.onClose(() -> agent.vertx().cancelTimer(timer));
+        w.check(worker, calls, cm);
+        long timer = worker.vertx().setPeriodic(POLL_MS, t -> w.check(worker, calls, cm));
+        onClose.accept(() -> worker.vertx().cancelTimer(timer));
     }
 
     /**
@@ -50,11 +51,11 @@ final class RpcMembership {
         private final Set<Integer> missing = new HashSet<>();
         private final Set<Integer> lost = new HashSet<>();
 
-        void check(RpcAgent agent, ClusterManager cm) {
+        void check(LocalWorker worker, RpcCalls calls, ClusterManager cm) {
             List<String> members = cm.getNodes();
-            for (WorkerInfo w : agent.workers()) {
-                String node = agent.table().address(w).node();
-                if (w.id() == agent.self().id() || node.isEmpty() || lost.contains(w.id())) {
+            for (WorkerInfo w : worker.table().workers()) {
+                String node = worker.table().address(w).node();
+                if (w.id() == worker.self().id() || node.isEmpty() || lost.contains(w.id())) {
                     continue;
                 }
                 if (members.contains(node)) {
@@ -62,7 +63,7 @@ final class RpcMembership {
                     missing.remove(w.id());
                 } else if (seen.contains(w.id()) && !missing.add(w.id())) {
                     lost.add(w.id());
-                    agent.lost(w, "left the Vert.x cluster (node " + node + ")");
+                    calls.lost(w, "left the Vert.x cluster (node " + node + ")");
                 }
             }
         }

@@ -10,57 +10,74 @@ import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.Semaphore;
 
-/** Runs calls addressed to this worker: decode, look up the function, run it on a virtual thread, answer. */
-final class RpcServe {
+/**
+ * Runs calls addressed to this worker (PyTorch's {@code RequestCallback}): look up the function, run it on a
+ * virtual thread of the worker's pool (at most {@code numWorkerThreads} at once), answer on the connection.
+ */
+final class RpcServe implements RpcServing {
     /** Longest stack trace sent back, in characters. */
     private static final int MAX_STACK = 8192;
     /** Longest exception message sent back, in characters. */
     private static final int MAX_MESSAGE = 2048;
 
-    private RpcServe() {
+    private final LocalWorker worker;
+    private final RRefContext rrefs;
+    private final ExecutorService executor;
+    private final Semaphore permits;
+    /** What {@link RpcAgent#current()} returns while a function of this worker runs. */
+    private final RpcAgent agent;
+
+    RpcServe(LocalWorker worker, RRefContext rrefs, ExecutorService executor, Semaphore permits, RpcAgent agent) {
+        this.worker = worker;
+        this.rrefs = rrefs;
+        this.executor = executor;
+        this.permits = permits;
+        this.agent = agent;
     }
 
     /** Runs the call of {@code values} ({@code [function, args...]}) and answers it on {@code connection}. */
-    static void serve(RpcAgent agent, RpcIncoming connection, long id, List<Object> values) {
-        invoke(agent, connection.caller(), values).onComplete(r -> {
+    void serve(RpcIncoming connection, long id, List<Object> values) {
+        invoke(connection.caller(), values).onComplete(r -> {
             if (r.failed()) {
-                raise(agent, connection, id, r.cause());
+                raise(connection, id, r.cause());
                 return;
             }
             try {
-                answer(agent, connection, id, RpcPayload.encode(agent.rrefs(), Collections.singletonList(r.result())));
+                answer(connection, id, RpcPayload.encode(rrefs, Collections.singletonList(r.result())));
             } catch (RuntimeException e) {
-                raise(agent, connection, id, e);
+                raise(connection, id, e);
             }
         });
     }
 
     /** Sends the RETURN of call {@code id}; the RRef forks in it are dropped again if it cannot be sent. */
-    private static void answer(RpcAgent agent, RpcIncoming connection, long id, RpcPayload.Encoded value) {
+    private void answer(RpcIncoming connection, long id, RpcPayload.Encoded value) {
         try {
             if (value.bytes() > connection.callerMaxMessage()) {
                 throw new RpcException("the result is " + value.bytes() + " bytes, more than the "
                         + connection.callerMaxMessage() + " the caller accepts (its maxMessageBytes)");
             }
             if (!connection.send(RpcFrame.RETURN, id, value)) {
-                agent.rrefs().abort(value.forks());
+                rrefs.abort(value.forks());
                 return;
             }
         } catch (RuntimeException e) {
-            agent.rrefs().abort(value.forks());
+            rrefs.abort(value.forks());
             throw e;
         }
-        agent.rrefs().commit(value.forks());
+        rrefs.commit(value.forks());
     }
 
     /** Answers call {@code id} with {@code t}, without its stack when that would not fit the caller. */
-    private static void raise(RpcAgent agent, RpcIncoming connection, long id, Throwable t) {
-        byte[] body = raise(agent, t);
+    private void raise(RpcIncoming connection, long id, Throwable t) {
+        byte[] body = raise(t);
         if (body.length > connection.callerMaxMessage()) {
             String m = message(t);
-            body = agent.options().codec().encode(Arrays.asList(t.getClass().getName(),
+            body = worker.options().codec().encode(Arrays.asList(t.getClass().getName(),
                     m == null || m.length() <= 200 ? m : m.substring(0, 200) + "...", "(too long to send)"));
         }
         connection.send(RpcFrame.RAISE, id, new RpcPayload.Encoded(body, List.of()));
@@ -70,49 +87,51 @@ final class RpcServe {
      * Runs the function of {@code values} ({@code [function, args...]}) that {@code caller} called; the future
      * holds its result.
      */
-    static Future<Object> invoke(RpcAgent agent, WorkerInfo caller, List<Object> values) {
+    @Override
+    public Future<Object> invoke(WorkerInfo caller, List<Object> values) {
         if (values.isEmpty() || !(values.get(0) instanceof String function)) {
-            return Future.failedFuture(new RpcException("a call to " + agent.self() + " names no function"));
+            return Future.failedFuture(new RpcException("a call to " + worker.self() + " names no function"));
         }
         List<Object> args = Collections.unmodifiableList(new ArrayList<>(values.subList(1, values.size())));
-        Future<Object> internal = agent.rrefs().owned().serve(caller, function, args);
+        Future<Object> internal = rrefs.owned().serve(caller, function, args);
         if (internal != null) {
             return internal;
         }
-        RpcFunction f = agent.options().registry().function(function);
-        RpcAsyncFunction af = agent.options().registry().asyncFunction(function);
+        RpcFunction f = worker.options().registry().function(function);
+        RpcAsyncFunction af = worker.options().registry().asyncFunction(function);
         if (f == null && af == null) {
             return Future.failedFuture(new IllegalArgumentException("no function '" + function + "' is registered on"
-                    + " worker " + agent.self().name()));
+                    + " worker " + worker.self().name()));
         }
         if (f != null) {
-            return onPool(agent, () -> f.apply(args));
+            return onPool(() -> f.apply(args));
         }
         // The pool's thread is held only until the async function has returned its future.
-        Future<Future<?>> started = onPool(agent, () -> af.apply(args));
+        Future<Future<?>> started = onPool(() -> af.apply(args));
         return started.compose(later -> later == null ? Future.failedFuture(new IllegalStateException(
                 "the async function returned null instead of a Future")) : later.map(v -> (Object) v));
     }
 
     /**
-     * Runs {@code task} on a virtual thread of the agent's pool (at most {@code numWorkerThreads} at once),
-     * with {@link RpcAgent#current()} set to {@code agent}.
+     * Runs {@code task} on a virtual thread of the worker's pool (at most {@code numWorkerThreads} at once),
+     * with {@link RpcAgent#current()} set to the worker's agent.
      */
-    static <T> Future<T> onPool(RpcAgent agent, Callable<T> task) {
+    @Override
+    public <T> Future<T> onPool(Callable<T> task) {
         Promise<T> result = Promise.promise();
         try {
-            agent.executor().execute(() -> run(agent, task, result));
+            executor.execute(() -> run(task, result));
         } catch (RejectedExecutionException e) {
-            result.fail(new RpcException("the RPC agent of " + agent.self() + " is shut down"));
+            result.fail(new RpcException("the RPC agent of " + worker.self() + " is shut down"));
         }
         return result.future();
     }
 
-    private static <T> void run(RpcAgent agent, Callable<T> task, Promise<T> result) {
+    private <T> void run(Callable<T> task, Promise<T> result) {
         try {
-            agent.permits().acquire();
+            permits.acquire();
         } catch (InterruptedException e) {
-            result.tryFail(new RpcException("the RPC agent of " + agent.self() + " shut down before the call ran"));
+            result.tryFail(new RpcException("the RPC agent of " + worker.self() + " shut down before the call ran"));
             return;
         }
         RpcAgent.SERVING.set(agent);
@@ -122,7 +141,7 @@ final class RpcServe {
             result.tryFail(t);
         } finally {
             RpcAgent.SERVING.remove();
-            agent.permits().release();
+            permits.release();
         }
     }
 
@@ -130,8 +149,8 @@ final class RpcServe {
      * The RAISE body of {@code t}: class name, message (at most {@value #MAX_MESSAGE} characters), stack text
      * (at most {@value #MAX_STACK}). A throwable whose message or stack cannot be read still answers.
      */
-    static byte[] raise(RpcAgent agent, Throwable t) {
-        return agent.options().codec().encode(Arrays.asList(t.getClass().getName(), message(t), stack(t)));
+    private byte[] raise(Throwable t) {
+        return worker.options().codec().encode(Arrays.asList(t.getClass().getName(), message(t), stack(t)));
     }
 
     /** {@code t} as the caller sees a failure of a call to this worker. */

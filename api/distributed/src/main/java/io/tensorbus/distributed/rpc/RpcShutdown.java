@@ -6,6 +6,7 @@ import io.vertx.core.Promise;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.BooleanSupplier;
 
 /**
  * The graceful shutdown of PyTorch's {@code _wait_all_workers}, through the rendezvous store: a worker
@@ -22,24 +23,27 @@ final class RpcShutdown {
     private RpcShutdown() {
     }
 
-    /** The whole shutdown within {@link RpcOptions#initTimeout()}. */
-    static Future<Void> graceful(RpcAgent agent) {
-        Store store = agent.store();
-        int world = agent.workers().size();
-        long deadline = System.nanoTime() + agent.options().initTimeout().toNanos();
-        return idle(agent, deadline)
+    /**
+     * The whole shutdown within {@link RpcOptions#initTimeout()}: waits until {@code busy} turns false (this
+     * worker's calls and RRef messages are answered), then for every worker in {@code store}; runs
+     * {@code reportLeaks} once all are ready, and leaves.
+     */
+    static Future<Void> graceful(LocalWorker worker, Store store, BooleanSupplier busy, Runnable reportLeaks) {
+        int world = worker.table().workers().size();
+        long deadline = System.nanoTime() + worker.options().initTimeout().toNanos();
+        return idle(worker, busy, deadline)
                 .compose(v -> countIn(store, "shutdown/ready", world, List.of()))
                 .compose(v -> store.wait(List.of("shutdown/ready/all"), left(deadline)))
                 .andThen(r -> {
                     if (r.succeeded()) {
-                        agent.reportLeaks();
+                        reportLeaks.run();
                     }
                 })
                 .compose(v -> countIn(store, "shutdown/left", world, workerKeys(world)))
                 .compose(v -> store.wait(List.of(LEFT_ALL), min(LAST_LEAVE, left(deadline)))
                         .recover(e -> Future.succeededFuture()))
-                .recover(e -> Future.failedFuture(new RpcException("the graceful shutdown of " + agent.self()
-                        + " did not complete within " + agent.options().initTimeout() + ": " + e.getMessage(), e)));
+                .recover(e -> Future.failedFuture(new RpcException("the graceful shutdown of " + worker.self()
+                        + " did not complete within " + worker.options().initTimeout() + ": " + e.getMessage(), e)));
     }
 
     /**
@@ -75,21 +79,21 @@ final class RpcShutdown {
         return a.compareTo(b) <= 0 ? a : b;
     }
 
-    /** Completes when the agent has no call of its own pending, or fails at {@code deadlineNanos}. */
-    private static Future<Void> idle(RpcAgent agent, long deadlineNanos) {
+    /** Completes when {@code busy} turns false, or fails at {@code deadlineNanos}. */
+    private static Future<Void> idle(LocalWorker worker, BooleanSupplier busy, long deadlineNanos) {
         Promise<Void> done = Promise.promise();
-        poll(agent, deadlineNanos, done);
+        poll(worker, busy, deadlineNanos, done);
         return done.future();
     }
 
-    private static void poll(RpcAgent agent, long deadlineNanos, Promise<Void> done) {
-        if (!agent.hasPendingCalls()) {
+    private static void poll(LocalWorker worker, BooleanSupplier busy, long deadlineNanos, Promise<Void> done) {
+        if (!busy.getAsBoolean()) {
             done.tryComplete();
         } else if (System.nanoTime() > deadlineNanos) {
-            done.tryFail(new RpcException("the calls of " + agent.self() + " were still pending at the shutdown"
+            done.tryFail(new RpcException("the calls of " + worker.self() + " were still pending at the shutdown"
                     + " deadline"));
         } else {
-            agent.vertx().setTimer(POLL.toMillis(), t -> poll(agent, deadlineNanos, done));
+            worker.vertx().setTimer(POLL.toMillis(), t -> poll(worker, busy, deadlineNanos, done));
         }
     }
 }
