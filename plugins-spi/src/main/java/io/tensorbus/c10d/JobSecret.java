@@ -18,10 +18,10 @@ import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
 
 /**
- * The secret every process of one job shares, and that every connection the job opens (the c10d store, a
- * backend's mesh, RPC) proves through {@link SecretHandshake} before it reads or writes anything else.
- * {@code tensorbus launch} makes a random one per job and hands it to its ranks in {@value #ENV}; a job
- * across machines takes it from {@value #ENV} or the file named by {@value #FILE_ENV} on every node.
+ * The secret every process of one job shares, and that every connection the job opens (the c10d store, a backend's
+ * mesh, RPC) proves through {@code io.tensorbus.spi.SecretHandshake} before it reads or writes anything else.
+ * {@code tensorbus launch} makes a random one per job and hands it to its ranks in {@value #ENV}; a job across
+ * machines takes it from {@value #ENV} or the file named by {@value #FILE_ENV} on every node.
  *
  * <p>A process without a secret ({@link #none()}) is in <em>protected mode</em>, as Redis without a
  * password: its connections prove nothing, so it may listen on loopback addresses only

@@ -16,12 +16,12 @@ import java.util.Objects;
 import java.util.UUID;
 
 /**
- * A Vert.x clustered through Hazelcast with the settings tensorbus needs: Vert.x's own Hazelcast
- * configuration ({@code default-cluster.xml}), phone-home off (Hazelcast otherwise calls out on start),
- * multicast and auto-detection off, members found over TCP-IP on the given host and port range, and no
- * wait before joining. Workers then meet through {@code cluster://<job>} ({@link InitOptions} for process
- * groups, {@code RpcOptions.initMethod} for RPC) on the returned Vert.x. Hazelcast's open-source edition
- * has no member security: keep the ports private, and RPC's shared secret (or TLS) protects the calls.
+ * A Vert.x clustered through Hazelcast with the settings tensorbus needs: Vert.x's own Hazelcast configuration
+ * ({@code default-cluster.xml}), phone-home off (Hazelcast otherwise calls out on start), multicast and
+ * auto-detection off, members found over TCP-IP on the given host and port range, and no wait before joining.
+ * Workers then meet through {@code cluster://<job>} ({@link io.tensorbus.distributed.InitOptions} for process
+ * groups, {@code RpcOptions.initMethod} for RPC) on the returned Vert.x. Hazelcast's open-source edition has no
+ * member security: keep the ports private, and RPC's shared secret (or TLS) protects the calls.
  */
 public final class HazelcastCluster {
     /** How many ports, from the first one, the members of one cluster may use. */
@@ -48,7 +48,8 @@ public final class HazelcastCluster {
                 .withClusterManager(new HazelcastClusterManager(config)).buildClustered()
                 .onSuccess(vertx -> {
                     ProcessExit.Registration atExit = ProcessExit.closeWhenProgramEnds("the Hazelcast member of "
-                            + "cluster '" + name + "'", vertx::close, t -> t.getName().startsWith("hz." + instance + "."));
+                            + "cluster '" + name + "'", vertx::close,
+                            t -> t.getName().startsWith("hz." + instance + "."));
                     ((VertxInternal) vertx).addCloseHook(completion -> {
                         atExit.done();
                         completion.succeed();

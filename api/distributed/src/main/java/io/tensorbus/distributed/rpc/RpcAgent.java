@@ -304,7 +304,7 @@ public final class RpcAgent {
         closers.add(action);
     }
 
-    /** True when {@code worker} is gone for good ({@link #lost}). */
+    /** True when {@code worker} is gone for good (its node left the cluster: {@link RpcCalls#lost}). */
     boolean isLost(WorkerInfo worker) {
         return calls.isLost(worker);
     }
