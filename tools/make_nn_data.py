@@ -13,8 +13,6 @@ Run: /usr/bin/python3 tools/make_nn_data.py
 """
 import json
 import os
-import struct
-import sys
 
 import torch
 import torch.nn as nn
@@ -22,22 +20,13 @@ import torch.nn.functional as F
 import torchvision
 from torchvision.models.resnet import Bottleneck, conv1x1
 
+import safetensors_out
+
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "api", "core", "src", "test", "resources", "nn")
-DTYPES = {torch.float32: "F32", torch.int64: "I64"}
 
 
 def save_safetensors(name, tensors):
-    assert sys.byteorder == "little"
-    header, data = {}, b""
-    for n in sorted(tensors):
-        raw = tensors[n].detach().contiguous().numpy().tobytes()
-        header[n] = {"dtype": DTYPES[tensors[n].dtype], "shape": list(tensors[n].shape),
-                     "data_offsets": [len(data), len(data) + len(raw)]}
-        data += raw
-    text = json.dumps(header, separators=(",", ":")).encode("utf-8")
-    text += b" " * ((8 - len(text) % 8) % 8)
-    with open(os.path.join(OUT, name), "wb") as f:
-        f.write(struct.pack("<Q", len(text)) + text + data)
+    safetensors_out.save_safetensors(OUT, name, tensors)
 
 
 class NarrowResNet(nn.Module):
