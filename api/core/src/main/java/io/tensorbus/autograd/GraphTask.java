@@ -41,7 +41,7 @@ public final class GraphTask {
      */
     public GraphTask(List<Edge> roots, List<Node> laterRoots, Engine.Options options) {
         this.options = Objects.requireNonNull(options, "options");
-        this.roots = List.copyOf(roots.stream().map(r -> Objects.requireNonNull(r, "a root edge is null")).toList());
+        this.roots = roots.stream().map(r -> Objects.requireNonNull(r, "a root edge is null")).toList();
         List<Node> starts = new ArrayList<>();
         this.roots.forEach(r -> starts.add(r.node()));
         laterRoots.forEach(n -> starts.add(Objects.requireNonNull(n, "a later root is null")));

@@ -92,7 +92,7 @@ final class RpcIncoming implements RpcFrameParser.FrameHandler {
 
     @Override
     public void frame(RpcFrame.Header h, byte[] body) {
-        assert onEventLoop() : "a frame of " + socket.remoteAddress() + " parsed off its event loop";
+        assert RpcTransport.onEventLoop(socket) : "a frame of " + socket.remoteAddress() + " parsed off its event loop";
         try {
             if (h.kind() == RpcFrame.OPEN && caller == null) {
                 open(decode(body));
@@ -112,7 +112,7 @@ final class RpcIncoming implements RpcFrameParser.FrameHandler {
     /** Allocates the tensors of an incoming call; its bytes will be read straight into them. */
     @Override
     public List<MemorySegment> attachments(RpcFrame.Header h, byte[] body) {
-        assert onEventLoop() : "a frame of " + socket.remoteAddress() + " parsed off its event loop";
+        assert RpcTransport.onEventLoop(socket) : "a frame of " + socket.remoteAddress() + " parsed off its event loop";
         if (h.kind() != RpcFrame.CALL || caller == null) {
             throw new IllegalArgumentException("attachments on a frame of kind " + h.kind());
         }
@@ -164,13 +164,5 @@ final class RpcIncoming implements RpcFrameParser.FrameHandler {
     @SuppressWarnings("unchecked")
     private List<Object> decode(byte[] body) {
         return (List<Object>) worker.options().codec().decode(body, List.class);
-    }
-
-    /**
-     * True on the connection's event loop, the one thread that parses its frames and touches its parsing state
-     * (Netty's {@code inEventLoop()}); the frame handlers assert it.
-     */
-    private boolean onEventLoop() {
-        return ((NetSocketInternal) socket).channelHandlerContext().executor().inEventLoop();
     }
 }

@@ -112,7 +112,7 @@ final class RpcOutgoing implements RpcFrameParser.FrameHandler {
 
     @Override
     public void frame(RpcFrame.Header h, byte[] body) {
-        assert onEventLoop() : "a frame of " + socket.remoteAddress() + " parsed off its event loop";
+        assert RpcTransport.onEventLoop(socket) : "a frame of " + socket.remoteAddress() + " parsed off its event loop";
         try {
             switch (h.kind()) {
                 case RpcFrame.WELCOME -> welcome(decode(body));
@@ -129,7 +129,7 @@ final class RpcOutgoing implements RpcFrameParser.FrameHandler {
     /** Allocates the tensors of a result; its bytes will be read straight into them. */
     @Override
     public List<MemorySegment> attachments(RpcFrame.Header h, byte[] body) {
-        assert onEventLoop() : "a frame of " + socket.remoteAddress() + " parsed off its event loop";
+        assert RpcTransport.onEventLoop(socket) : "a frame of " + socket.remoteAddress() + " parsed off its event loop";
         if (h.kind() != RpcFrame.RETURN || !welcomed) {
             throw new IllegalArgumentException("attachments on a frame of kind " + h.kind());
         }
@@ -195,13 +195,5 @@ final class RpcOutgoing implements RpcFrameParser.FrameHandler {
     @SuppressWarnings("unchecked")
     private List<Object> decode(byte[] body) {
         return (List<Object>) worker.options().codec().decode(body, List.class);
-    }
-
-    /**
-     * True on the connection's event loop, the one thread that parses its frames and touches its parsing state
-     * (Netty's {@code inEventLoop()}); the frame handlers assert it.
-     */
-    private boolean onEventLoop() {
-        return ((NetSocketInternal) socket).channelHandlerContext().executor().inEventLoop();
     }
 }

@@ -1,8 +1,10 @@
 package io.tensorbus.distributed.rpc;
 
 import io.vertx.core.http.ClientAuth;
+import io.vertx.core.internal.net.NetSocketInternal;
 import io.vertx.core.net.NetClientOptions;
 import io.vertx.core.net.NetServerOptions;
+import io.vertx.core.net.NetSocket;
 
 /**
  * The one place the agent's sockets are configured: the server that accepts calls and the client that
@@ -16,6 +18,14 @@ final class RpcTransport {
     private static final String NO_HOSTNAME_VERIFICATION = "";
 
     private RpcTransport() {
+    }
+
+    /**
+     * True on {@code socket}'s event loop, the one thread that parses a connection's frames and touches its
+     * parsing state (Netty's {@code inEventLoop()}); the frame handlers of both ends assert it.
+     */
+    static boolean onEventLoop(NetSocket socket) {
+        return ((NetSocketInternal) socket).channelHandlerContext().executor().inEventLoop();
     }
 
     /** The options of the server accepting calls on {@code bindHost}, on a port the system picks. */
