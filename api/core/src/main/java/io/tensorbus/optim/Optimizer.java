@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.function.Function;
 
 /**
  * The base of every optimizer ({@code torch.optim.Optimizer}): parameter groups with per-group options that
@@ -167,11 +168,36 @@ public abstract class Optimizer {
      * left as it is.
      */
     public void step() {
+        step(Tensor::grad);
+    }
+
+    /**
+     * Performs one optimization step with the gradients of {@code gradients} instead of {@code .grad}, as PyTorch's
+     * functional optimizers behind {@code DistributedOptimizer} do with a distributed autograd context's
+     * gradients. Parameters are looked up with {@code gradients.get} (an identity map for tensors); those without
+     * one are skipped.
+     *
+     * @throws NullPointerException when {@code gradients} is null
+     * @throws IllegalArgumentException when a gradient's shape differs from its parameter's
+     */
+    public void step(Map<Tensor, Tensor> gradients) {
+        Objects.requireNonNull(gradients, "gradients");
+        step(p -> {
+            Tensor g = gradients.get(p);
+            if (g != null && !Arrays.equals(g.shape(), p.shape())) {
+                throw new IllegalArgumentException("a gradient of shape " + Arrays.toString(g.shape())
+                        + " for a parameter of shape " + Arrays.toString(p.shape()));
+            }
+            return g;
+        });
+    }
+
+    private void step(Function<Tensor, Tensor> gradientOf) {
         try (GradMode.Scope ignored = Autograd.noGrad()) {
             for (ParamGroup group : groups) {
                 boolean maximize = group.getBoolean(ParamGroup.MAXIMIZE);
                 for (Tensor p : group.params()) {
-                    Tensor grad = p.grad();
+                    Tensor grad = gradientOf.apply(p);
                     if (grad != null) {
                         update(group, p, maximize ? grad.neg() : grad, state.computeIfAbsent(p,
                                 k -> new LinkedHashMap<>()));

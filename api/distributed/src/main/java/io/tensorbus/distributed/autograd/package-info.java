@@ -1,10 +1,10 @@
 /**
- * Distributed autograd, as {@code torch.distributed.autograd} (issue 14, under construction: nothing here is
- * public yet). The design is in {@code docs/dist-autograd-design.md}: contexts that collect the send and recv
- * functions an RPC attaches to the graph, and the gradients of one distributed backward pass.
+ * Distributed autograd, as {@code torch.distributed.autograd}: {@link io.tensorbus.distributed.autograd.DistAutograd}
+ * records the RPCs of a forward pass in a context and runs their backward pass across the workers they reached.
+ * The design is in {@code docs/dist-autograd-design.md}; the implementation is in
+ * {@code io.tensorbus.internal.distributed.autograd}, which the RPC agent drives.
  *
- * <p>Threads: a context is used from the thread that opened it, the virtual threads that run the calls it
- * reached, and the RPC event loops that deliver its messages; its state is concurrent, and a container hands
- * contexts out from any thread.
+ * <p>Threads: every method is thread-safe; a context is current on the thread that opened it and on the threads
+ * that serve the calls it reached. The blocking {@code backward} must not run on an event loop.
  */
 package io.tensorbus.distributed.autograd;

@@ -1,6 +1,9 @@
 package io.tensorbus.distributed.rpc;
 
 import io.tensorbus.c10d.Store;
+import io.tensorbus.distributed.autograd.DistAutograd;
+import io.tensorbus.internal.distributed.autograd.AutogradTransport;
+import io.tensorbus.internal.distributed.autograd.DistAutogradRuntime;
 import io.tensorbus.internal.distributed.Blocking;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
@@ -68,10 +71,10 @@ public final class RpcAgent {
         this.client = vertx.createNetClient(RpcTransport.clientOptions(options));
         this.permits = new Semaphore(options.numWorkerThreads());
         RRefCodec.register(options.codec());
-        this.worker = new LocalWorker(table.self(), options, table, vertx);
+        this.worker = new LocalWorker(table.self(), options, table, vertx, new DistAutogradRuntime(seams));
         this.rrefs = new RRefContext(worker, seams, seams);
         this.serve = new RpcServe(worker, rrefs, executor, permits, this);
-        this.calls = new RpcCalls(worker, client, rrefs, values -> serve.invoke(self(), values));
+        this.calls = new RpcCalls(worker, client, rrefs, (values, context) -> serve.invoke(self(), values, context));
     }
 
     /**
@@ -194,6 +197,14 @@ public final class RpcAgent {
     }
 
     /**
+     * This worker's distributed autograd ({@code torch.distributed.autograd}): contexts that record the RPCs of a
+     * forward pass, and the backward pass across the workers they reached.
+     */
+    public DistAutograd distAutograd() {
+        return worker.autograd();
+    }
+
+    /**
      * Counters of this agent, as PyTorch's {@code _get_debug_info}: {@code num_owner_rrefs} (values owned
      * here), {@code num_user_rrefs} (references to other workers' values not yet released),
      * {@code num_pending_rref_messages} (RRef control messages not yet acknowledged),
@@ -257,7 +268,8 @@ public final class RpcAgent {
 
     // ---- package-private plumbing ------------------------------------------------------------------------
 
-    RpcOptions options() {
+    /** The options this agent runs with (its timeout, limits, registry). */
+    public RpcOptions options() {
         return options;
     }
 
@@ -326,6 +338,7 @@ public final class RpcAgent {
         Rpc.forget(this);
         closers.forEach(Runnable::run);
         calls.closeAll(why);
+        worker.autograd().close();
         List.copyOf(incoming).forEach(RpcIncoming::close);
         executor.shutdownNow();
         server.close().onComplete(r -> {
@@ -335,7 +348,36 @@ public final class RpcAgent {
     }
 
     /** The narrow faces of this agent that the RRef protocol, its owner table and the connections are given. */
-    private final class Seams implements RRefTransport, RpcServing, RpcConnections {
+    private final class Seams implements RRefTransport, RpcServing, RpcConnections, AutogradTransport {
+        @Override
+        public int self() {
+            return table.self().id();
+        }
+
+        @Override
+        public int worldSize() {
+            return table.workers().size();
+        }
+
+        @Override
+        public String describe(int id) {
+            return table.byRank(id).toString();
+        }
+
+        @Override
+        public Duration timeout() {
+            return options.timeout();
+        }
+
+        @Override
+        public Future<Object> call(int to, String function, List<Object> args) {
+            try {
+                return RpcAgent.this.rpcAsync(table.byRank(to), options.timeout(), function, args.toArray());
+            } catch (RuntimeException e) {
+                return Future.failedFuture(e);
+            }
+        }
+
         @Override
         public <T> Future<T> rpcAsync(WorkerInfo to, Duration timeout, String function, Object... args) {
             return RpcAgent.this.rpcAsync(to, timeout, function, args);
@@ -358,7 +400,7 @@ public final class RpcAgent {
 
         @Override
         public Future<Object> invoke(WorkerInfo caller, List<Object> values) {
-            return serve.invoke(caller, values);
+            return serve.invoke(caller, values, null);
         }
 
         @Override

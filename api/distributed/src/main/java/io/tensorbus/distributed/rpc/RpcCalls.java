@@ -2,6 +2,7 @@ package io.tensorbus.distributed.rpc;
 
 import io.netty.buffer.ByteBuf;
 import io.tensorbus.distributed.rpc.impl.RpcFrame;
+import io.tensorbus.internal.distributed.autograd.DistAutogradContext;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.net.NetClient;
@@ -13,7 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.Function;
+import java.util.function.BiFunction;
 
 /**
  * The call path of an agent (PyTorch's {@code RpcAgent::send}): encodes a call, frames it and sends it on the
@@ -26,8 +27,8 @@ final class RpcCalls implements RpcCaller {
     private final LocalWorker worker;
     private final NetClient client;
     private final RRefContext rrefs;
-    /** Runs a call addressed to this worker (what a connection's callee side does with a CALL). */
-    private final Function<List<Object>, Future<Object>> invokeHere;
+    /** Runs a call addressed to this worker in a context (what a connection's callee side does with a CALL). */
+    private final BiFunction<List<Object>, DistAutogradContext, Future<Object>> invokeHere;
     private final AtomicLong ids = new AtomicLong();
     private final Map<Long, RpcCall> pending = new ConcurrentHashMap<>();
     private final Map<Integer, Future<RpcOutgoing>> outgoing = new ConcurrentHashMap<>();
@@ -36,10 +37,11 @@ final class RpcCalls implements RpcCaller {
 
     /**
      * @param client the agent's client, kept by the agent (Vert.x closes a client nothing references)
-     * @param invokeHere runs a call to this worker and completes with its result
+     * @param invokeHere runs a call to this worker, in a distributed autograd context or none, and completes with
+     *     its result
      */
     RpcCalls(LocalWorker worker, NetClient client, RRefContext rrefs,
-             Function<List<Object>, Future<Object>> invokeHere) {
+             BiFunction<List<Object>, DistAutogradContext, Future<Object>> invokeHere) {
         this.worker = worker;
         this.client = client;
         this.rrefs = rrefs;
@@ -67,9 +69,10 @@ final class RpcCalls implements RpcCaller {
         if (args != null) {
             values.addAll(Arrays.asList(args));
         }
+        DistAutogradContext context = recorded(function) ? worker.autograd().current() : null;
         RpcPayload.Encoded body;
         try {
-            body = RpcPayload.encode(rrefs, values);
+            body = RpcPayload.encode(rrefs, values, recorder(context, target));
         } catch (RuntimeException e) {
             throw new IllegalArgumentException("cannot send the arguments of '" + function + "' to " + target + ": "
                     + e.getMessage(), e);
@@ -101,6 +104,22 @@ final class RpcCalls implements RpcCaller {
         return (Future<T>) call.promise().future();
     }
 
+    /**
+     * True for the calls a distributed autograd context records (PyTorch forces recording for them, so that their
+     * results are recorded too): every user function, and the RRef messages that carry values (creating one,
+     * fetching one, calling a method of one); not the RRef control messages nor distributed autograd's own.
+     */
+    private static boolean recorded(String function) {
+        return !function.startsWith(RRefOwnerTable.PREFIX)
+                || function.equals(RRefOwnerTable.CREATE) || function.equals(RRefOwnerTable.FETCH)
+                || function.equals(RRefOwnerTable.INVOKE);
+    }
+
+    /** What records a message of {@code context} to {@code to}; null (nothing recorded) without a context. */
+    RpcPayload.Recorder recorder(DistAutogradContext context, WorkerInfo to) {
+        return context == null ? null : sent -> worker.autograd().recordSend(context, to.id(), sent);
+    }
+
     /** The RRef forks of a message stay pending once it is sent (until accepted), and are dropped if it never was. */
     private void sent(RpcPayload.Encoded message, boolean sent) {
         if (sent) {
@@ -112,7 +131,11 @@ final class RpcCalls implements RpcCaller {
 
     /** A call to this worker itself: no connection, but arguments and result are copied as on the wire. */
     private void callSelf(long id, String function, RpcPayload.Encoded body) {
-        invokeHere.apply(RpcPayload.copy(rrefs, body)).onComplete(r -> {
+        RpcPayload.Decoded args = RpcPayload.copy(rrefs, body);
+        List<Object> values = args.values();
+        worker.autograd().recordRecv(worker.self().id(), args.meta(), args.tensors());
+        DistAutogradContext context = worker.autograd().contextOf(args.meta());
+        invokeHere.apply(values, context).onComplete(r -> {
             if (r.failed()) {
                 fail(id, RpcServe.asRemote(worker.self().name(), function, r.cause()));
                 return;
@@ -120,13 +143,16 @@ final class RpcCalls implements RpcCaller {
             RpcPayload.Encoded result;
             Object copy;
             try {
-                result = RpcPayload.encode(rrefs, Collections.singletonList(r.result()));
+                result = RpcPayload.encode(rrefs, Collections.singletonList(r.result()),
+                        recorder(context, worker.self()));
             } catch (RuntimeException e) {
                 fail(id, RpcServe.asRemote(worker.self().name(), function, e));
                 return;
             }
             try {
-                copy = RpcPayload.copy(rrefs, result).get(0);
+                RpcPayload.Decoded d = RpcPayload.copy(rrefs, result);
+                copy = d.values().get(0);
+                worker.autograd().recordRecv(worker.self().id(), d.meta(), d.tensors());
             } catch (RuntimeException e) {
                 sent(result, false);
                 fail(id, RpcServe.asRemote(worker.self().name(), function, e));

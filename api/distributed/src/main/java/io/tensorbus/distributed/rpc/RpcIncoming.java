@@ -100,7 +100,7 @@ final class RpcIncoming implements RpcFrameParser.FrameHandler {
                 RpcPayload.Decoded call = h.hasAttachments() ? attached
                         : RpcPayload.decode(rrefs, body, 0);
                 attached = null;
-                serve.serve(this, h.id(), call.values());
+                serve.serve(this, h.id(), call, call.values());
             } else {
                 refuse("unexpected frame of kind " + h.kind() + (caller == null ? " before the handshake" : ""));
             }

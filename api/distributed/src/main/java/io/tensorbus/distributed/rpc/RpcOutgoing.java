@@ -21,6 +21,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * answers. When it breaks, exactly the calls sent on it fail.
  */
 final class RpcOutgoing implements RpcFrameParser.FrameHandler {
+    private static final System.Logger LOG = System.getLogger(RpcOutgoing.class.getName());
     private final LocalWorker worker;
     private final RpcCalls calls;
     private final RRefContext rrefs;
@@ -117,7 +118,7 @@ final class RpcOutgoing implements RpcFrameParser.FrameHandler {
             switch (h.kind()) {
                 case RpcFrame.WELCOME -> welcome(decode(body));
                 case RpcFrame.REFUSED -> refused(body);
-                case RpcFrame.RETURN -> answered(h.id(), result(h, body), null);
+                case RpcFrame.RETURN -> returned(h.id(), result(h, body));
                 case RpcFrame.RAISE -> answered(h.id(), null, decode(body));
                 default -> broken("sent a frame of kind " + h.kind() + ", which a callee never sends");
             }
@@ -138,10 +139,31 @@ final class RpcOutgoing implements RpcFrameParser.FrameHandler {
         return attached.targets();
     }
 
-    private Object result(RpcFrame.Header h, byte[] body) {
+    private RpcPayload.Decoded result(RpcFrame.Header h, byte[] body) {
         RpcPayload.Decoded d = h.hasAttachments() ? attached : RpcPayload.decode(rrefs, body, 0);
         attached = null;
-        return d.values().get(0);
+        return d;
+    }
+
+    /**
+     * A RETURN: its value completes the call. One of a distributed autograd context is recorded first; when its
+     * context is gone here (closed while the call ran), the call fails saying so and the value is dropped.
+     */
+    private void returned(long id, RpcPayload.Decoded d) {
+        Object value = d.values().get(0);
+        if (d.meta() != null && inFlight.contains(id)) {
+            try {
+                worker.autograd().recordRecv(target.id(), d.meta(), d.tensors());
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.INFO, "dropping the result of call {0} from {1}: {2}", id, target,
+                        e.getMessage());
+                inFlight.remove(id);
+                calls.fail(id, new RpcException("the result from " + target + " arrived for a distributed autograd "
+                        + "context that is gone: " + e.getMessage(), e));
+                return;
+            }
+        }
+        answered(id, value, null);
     }
 
     private void welcome(List<Object> m) {

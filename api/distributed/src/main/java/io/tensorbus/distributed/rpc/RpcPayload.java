@@ -1,6 +1,7 @@
 package io.tensorbus.distributed.rpc;
 
 import io.tensorbus.DType;
+import io.tensorbus.internal.distributed.autograd.AutogradMeta;
 import io.tensorbus.internal.io.TensorBytes;
 import io.tensorbus.io.ObjectCodec;
 import io.tensorbus.tensor.Tensor;
@@ -56,10 +57,26 @@ final class RpcPayload {
      * @throws IllegalArgumentException naming a value the codec cannot encode
      */
     static Encoded encode(RRefContext rrefs, List<Object> values) {
+        return encode(rrefs, values, null);
+    }
+
+    /**
+     * {@link #encode(RRefContext, List)} for a message of a distributed autograd context: {@code recorder} is
+     * given the attached tensors as the caller passed them (with their history) and returns the ids the message
+     * carries, or null for none.
+     */
+    static Encoded encode(RRefContext rrefs, List<Object> values, Recorder recorder) {
         try (RRefCodec.Scope scope = RRefCodec.open(rrefs)) {
-            Encoded e = encode(rrefs.codec(), values);
+            Encoded e = encode(rrefs.codec(), values, recorder);
             return new Encoded(e.body(), e.tensors(), scope.take());
         }
+    }
+
+    /** Records the tensors a message sends in a distributed autograd context (see {@code DistAutogradRuntime}). */
+    @FunctionalInterface
+    interface Recorder {
+        /** The ids the message carries, or null when nothing is recorded. */
+        AutogradMeta record(List<Tensor> sent);
     }
 
     /** Decodes a message to the agent of {@code rrefs}: RRefs in it become references of this worker. */
@@ -69,20 +86,27 @@ final class RpcPayload {
         }
     }
 
-    private static Encoded encode(ObjectCodec codec, List<Object> values) {
+    private static Encoded encode(ObjectCodec codec, List<Object> values, Recorder recorder) {
         List<Tensor> tensors = new ArrayList<>();
+        List<Tensor> sources = new ArrayList<>();
         List<Object> descriptors = new ArrayList<>();
-        Object top = lift(values, tensors, descriptors, 0);
-        return new Encoded(codec.encode(Arrays.asList(top, descriptors)), List.copyOf(tensors));
+        Object top = lift(values, tensors, sources, descriptors, 0);
+        AutogradMeta meta = recorder == null ? null : recorder.record(sources);
+        List<Object> parts = meta == null ? Arrays.asList(top, descriptors)
+                : Arrays.asList(top, descriptors, meta.contextId(), meta.messageId());
+        return new Encoded(codec.encode(parts), List.copyOf(tensors));
     }
 
     /**
      * {@code v} with every non-empty tensor in it, inside lists and map values, replaced by a
-     * {@link TensorSlot}; the tensors (contiguous, detached) and their descriptors are added in slot order.
+     * {@link TensorSlot}; the tensors (contiguous, detached), the tensors as given and their descriptors are added
+     * in slot order.
      */
-    private static Object lift(Object v, List<Tensor> tensors, List<Object> descriptors, int depth) {
+    private static Object lift(Object v, List<Tensor> tensors, List<Tensor> sources, List<Object> descriptors,
+                               int depth) {
         if (v instanceof Tensor t && t.numel() > 0) {
             tensors.add(TensorBytes.contiguous(t.detach()));
+            sources.add(t);
             descriptors.add(Arrays.asList(t.dtype().name(), t.shape(), t.requiresGrad()));
             return new TensorSlot(tensors.size() - 1);
         }
@@ -91,12 +115,12 @@ final class RpcPayload {
         }
         if (v instanceof List<?> list) {
             List<Object> out = new ArrayList<>(list.size());
-            list.forEach(x -> out.add(lift(x, tensors, descriptors, depth + 1)));
+            list.forEach(x -> out.add(lift(x, tensors, sources, descriptors, depth + 1)));
             return out;
         }
         if (v instanceof Map<?, ?> map) {
             Map<Object, Object> out = new LinkedHashMap<>();
-            map.forEach((k, x) -> out.put(k, lift(x, tensors, descriptors, depth + 1)));
+            map.forEach((k, x) -> out.put(k, lift(x, tensors, sources, descriptors, depth + 1)));
             return out;
         }
         return v;
@@ -110,10 +134,22 @@ final class RpcPayload {
     static final class Decoded {
         private final Object top;
         private final List<Tensor> tensors;
+        private final AutogradMeta meta;
 
-        private Decoded(Object top, List<Tensor> tensors) {
+        private Decoded(Object top, List<Tensor> tensors, AutogradMeta meta) {
             this.top = top;
             this.tensors = tensors;
+            this.meta = meta;
+        }
+
+        /** The distributed autograd ids the message carries, or null. */
+        AutogradMeta meta() {
+            return meta;
+        }
+
+        /** The attached tensors, in order (filled once the frame is read). */
+        List<Tensor> tensors() {
+            return tensors;
         }
 
         /** Where the attachment bytes go, in order. */
@@ -168,7 +204,17 @@ final class RpcPayload {
     @SuppressWarnings("unchecked")
     private static Decoded decode(ObjectCodec codec, byte[] body, long budget) {
         List<Object> parts = (List<Object>) codec.decode(body, List.class);
+        if (parts.size() != 2 && parts.size() != 4) {
+            throw new IllegalArgumentException("a message body of " + parts.size() + " parts (2 or 4 are allowed)");
+        }
         List<Object> descriptors = (List<Object>) parts.get(1);
+        AutogradMeta meta = null;
+        if (parts.size() == 4) {
+            if (!(parts.get(2) instanceof Long context) || !(parts.get(3) instanceof Long message)) {
+                throw new IllegalArgumentException("distributed autograd ids that are not longs");
+            }
+            meta = new AutogradMeta(context, message);
+        }
         List<Tensor> tensors = new ArrayList<>();
         long bytes = 0;
         for (int i = 0; i < descriptors.size(); i++) {
@@ -190,17 +236,17 @@ final class RpcPayload {
             }
             tensors.add(Tensor.empty(dtype, shape).requiresGrad((Boolean) d.get(2) && dtype.isFloatingPoint()));
         }
-        return new Decoded(parts.get(0), tensors);
+        return new Decoded(parts.get(0), tensors, meta);
     }
 
-    /** The values of {@code e} as a receiver would see them: tensors copied, nothing shared. */
-    static List<Object> copy(RRefContext rrefs, Encoded e) {
+    /** {@code e} as a receiver would read it: tensors copied, nothing shared. */
+    static Decoded copy(RRefContext rrefs, Encoded e) {
         Decoded d = decode(rrefs, e.body(), Long.MAX_VALUE);
         List<MemorySegment> from = e.segments();
         List<MemorySegment> to = d.targets();
         for (int i = 0; i < from.size(); i++) {
             MemorySegment.copy(from.get(i), 0, to.get(i), 0, from.get(i).byteSize());
         }
-        return d.values();
+        return d;
     }
 }

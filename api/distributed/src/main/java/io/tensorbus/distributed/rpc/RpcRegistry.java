@@ -5,13 +5,15 @@ import io.tensorbus.tensor.Tensor;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.ServiceLoader;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The functions other workers may call, by name. Only what is registered here is callable: a message can
  * name a function, never a class or method. {@link #global()} is the process-wide registry agents use by
  * default; it starts with the builtins {@code builtin.echo}, {@code builtin.add} and {@code builtin.mul}
- * (tensors or numbers, as {@code torch.add} / {@code torch.mul}).
+ * (tensors or numbers, as {@code torch.add} / {@code torch.mul}) and the functions of the libraries on the class
+ * path ({@link RpcFunctionLibrary}).
  */
 public final class RpcRegistry {
     private static final RpcRegistry GLOBAL = new RpcRegistry();
@@ -19,11 +21,13 @@ public final class RpcRegistry {
     private final Map<String, RpcAsyncFunction> async = new ConcurrentHashMap<>();
     private final Map<String, RpcFunction> sync = new ConcurrentHashMap<>();
 
-    /** An empty registry but for the builtins. */
+    /** An empty registry but for the builtins and the functions of the {@link RpcFunctionLibrary}s found. */
     public RpcRegistry() {
         register("builtin.echo", args -> args.size() == 1 ? args.get(0) : args);
         register("builtin.add", args -> arithmetic("builtin.add", args, true));
         register("builtin.mul", args -> arithmetic("builtin.mul", args, false));
+        ServiceLoader.load(RpcFunctionLibrary.class, RpcRegistry.class.getClassLoader())
+                .forEach(library -> library.registerInto(this));
     }
 
     /** The process-wide registry. */

@@ -1,6 +1,8 @@
 package io.tensorbus.distributed.rpc;
 
 import io.tensorbus.distributed.rpc.impl.RpcFrame;
+import io.tensorbus.internal.distributed.autograd.DistAutogradContext;
+import io.tensorbus.internal.distributed.autograd.DistAutogradRuntime;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import java.io.PrintWriter;
@@ -23,6 +25,7 @@ final class RpcServe implements RpcServing {
     private static final int MAX_STACK = 8192;
     /** Longest exception message sent back, in characters. */
     private static final int MAX_MESSAGE = 2048;
+    private static final System.Logger LOG = System.getLogger(RpcServe.class.getName());
 
     private final LocalWorker worker;
     private final RRefContext rrefs;
@@ -39,15 +42,37 @@ final class RpcServe implements RpcServing {
         this.agent = agent;
     }
 
-    /** Runs the call of {@code values} ({@code [function, args...]}) and answers it on {@code connection}. */
-    void serve(RpcIncoming connection, long id, List<Object> values) {
-        invoke(connection.caller(), values).onComplete(r -> {
+    /**
+     * Runs the call of {@code values} ({@code [function, args...]}, read from {@code call}) and answers it on
+     * {@code connection}. A call of a distributed autograd context is recorded first (a recv function for its
+     * tensors), runs in that context, and its result is recorded too; one whose context ids are refused is
+     * answered with the refusal.
+     */
+    void serve(RpcIncoming connection, long id, RpcPayload.Decoded call, List<Object> values) {
+        DistAutogradContext context;
+        try {
+            worker.autograd().recordRecv(connection.caller().id(), call.meta(), call.tensors());
+            context = worker.autograd().contextOf(call.meta());
+        } catch (RuntimeException e) {
+            raise(connection, id, e);
+            return;
+        }
+        invoke(connection.caller(), values, context).onComplete(r -> {
+            if (context != null && context.isReleased()) {
+                LOG.log(System.Logger.Level.INFO, "dropping the result of call {0} from {1}: its distributed "
+                        + "autograd context {2} was released while it ran", id, connection.caller(), context);
+                raise(connection, id, new IllegalStateException("the distributed autograd context " + context
+                        + " was released while the call ran: its result is dropped"));
+                return;
+            }
             if (r.failed()) {
                 raise(connection, id, r.cause());
                 return;
             }
             try {
-                answer(connection, id, RpcPayload.encode(rrefs, Collections.singletonList(r.result())));
+                answer(connection, id, RpcPayload.encode(rrefs, Collections.singletonList(r.result()),
+                        context == null ? null : sent -> worker.autograd().recordSend(context, connection.caller().id(),
+                                sent)));
             } catch (RuntimeException e) {
                 raise(connection, id, e);
             }
@@ -84,15 +109,27 @@ final class RpcServe implements RpcServing {
     }
 
     /**
-     * Runs the function of {@code values} ({@code [function, args...]}) that {@code caller} called; the future
-     * holds its result.
+     * Runs the function of {@code values} ({@code [function, args...]}) that {@code caller} called, with
+     * {@code context} (may be null) current wherever it runs; the future holds its result.
      */
+    Future<Object> invoke(WorkerInfo caller, List<Object> values, DistAutogradContext context) {
+        try {
+            // The context is current while the call is dispatched, so the pool tasks it starts inherit it.
+            return worker.autograd().callIn(context, () -> invoke(caller, values));
+        } catch (Exception e) {
+            return Future.failedFuture(e);
+        }
+    }
+
     @Override
     public Future<Object> invoke(WorkerInfo caller, List<Object> values) {
         if (values.isEmpty() || !(values.get(0) instanceof String function)) {
             return Future.failedFuture(new RpcException("a call to " + worker.self() + " names no function"));
         }
         List<Object> args = Collections.unmodifiableList(new ArrayList<>(values.subList(1, values.size())));
+        if (DistAutogradRuntime.isInternal(function)) {
+            return worker.autograd().serve(caller.id(), function, args);
+        }
         Future<Object> internal = rrefs.owned().serve(caller, function, args);
         if (internal != null) {
             return internal;
@@ -114,13 +151,15 @@ final class RpcServe implements RpcServing {
 
     /**
      * Runs {@code task} on a virtual thread of the worker's pool (at most {@code numWorkerThreads} at once),
-     * with {@link RpcAgent#current()} set to the worker's agent.
+     * with {@link RpcAgent#current()} set to the worker's agent and the distributed autograd context current here
+     * current there.
      */
     @Override
     public <T> Future<T> onPool(Callable<T> task) {
         Promise<T> result = Promise.promise();
+        DistAutogradContext context = worker.autograd().current();
         try {
-            executor.execute(() -> run(task, result));
+            executor.execute(() -> run(() -> worker.autograd().callIn(context, task), result));
         } catch (RejectedExecutionException e) {
             result.fail(new RpcException("the RPC agent of " + worker.self() + " is shut down"));
         }

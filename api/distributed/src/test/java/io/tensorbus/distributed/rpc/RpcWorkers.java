@@ -12,16 +12,16 @@ import java.util.function.BooleanSupplier;
 import java.util.function.IntFunction;
 
 /**
- * The workers of one RPC job in one JVM, for tests: one Vert.x, an in-memory store, agents named
+ * The workers of one RPC job in one JVM, for tests (here and in the packages built on RPC): one Vert.x, an in-memory store, agents named
  * worker0.., and bounded waits on their RRef counters ({@link RpcAgent#debugInfo()}).
  */
-final class RpcWorkers implements AutoCloseable {
+public final class RpcWorkers implements AutoCloseable {
     private final Vertx vertx = Distributed.newVertx();
     private final HashStore store = new HashStore(Duration.ofSeconds(30));
     private final List<RpcAgent> agents = new ArrayList<>();
 
     /** Starts {@code n} workers whose options {@code options(rank)} gives (the store and Vert.x are added). */
-    RpcWorkers start(int n, IntFunction<RpcOptions.Builder> options) throws Exception {
+    public RpcWorkers start(int n, IntFunction<RpcOptions.Builder> options) throws Exception {
         List<Future<RpcAgent>> started = new ArrayList<>();
         for (int r = 0; r < n; r++) {
             started.add(Rpc.init("worker" + r, r, n, options.apply(r).store(store).vertx(vertx).build()));
@@ -32,28 +32,28 @@ final class RpcWorkers implements AutoCloseable {
         return this;
     }
 
-    Vertx vertx() {
+    public Vertx vertx() {
         return vertx;
     }
 
-    HashStore store() {
+    public HashStore store() {
         return store;
     }
 
-    RpcAgent get(int rank) {
+    public RpcAgent get(int rank) {
         return agents.get(rank);
     }
 
-    List<RpcAgent> all() {
+    public List<RpcAgent> all() {
         return agents;
     }
 
-    long info(int rank, String key) {
+    public long info(int rank, String key) {
         return get(rank).debugInfo().get(key);
     }
 
     /** Waits up to 15 s for {@code condition}. */
-    static void eventually(BooleanSupplier condition, String what) throws InterruptedException {
+    public static void eventually(BooleanSupplier condition, String what) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
         while (!condition.getAsBoolean()) {
             if (System.nanoTime() > deadline) {

@@ -1,4 +1,4 @@
-package io.tensorbus.distributed.autograd;
+package io.tensorbus.internal.distributed.autograd;
 
 import io.tensorbus.autograd.Edge;
 import io.tensorbus.autograd.Node;

@@ -1,4 +1,4 @@
-package io.tensorbus.distributed.autograd;
+package io.tensorbus.internal.distributed.autograd;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;

@@ -1,8 +1,11 @@
-package io.tensorbus.distributed.autograd;
+package io.tensorbus.internal.distributed.autograd;
 
 import java.util.Collection;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -13,6 +16,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * contact, and releases contexts. Thread-safe.
  */
 final class ContextContainer {
+    /** Released contexts of other workers remembered, so a late message cannot bring one back. */
+    private static final int TOMBSTONES = 65536;
+
     /** Bits of an id that hold the worker id, as PyTorch's 16. */
     static final int WORKER_BITS = 16;
     /** Bits of an id below the worker id: the per-worker counter, as PyTorch's 48. */
@@ -25,6 +31,12 @@ final class ContextContainer {
     private final AtomicLong nextContext = new AtomicLong();
     private final AtomicLong nextMessage = new AtomicLong();
     private final Map<Long, DistAutogradContext> contexts = new ConcurrentHashMap<>();
+    private final Set<Long> tombstones = Collections.newSetFromMap(new LinkedHashMap<>() {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<Long, Boolean> eldest) {
+            return size() > TOMBSTONES;
+        }
+    });
 
     /**
      * @param workerId this worker's rank in the RPC job, 0 to {@value #MAX_WORKER_ID}
@@ -66,7 +78,17 @@ final class ContextContainer {
         if (workerOf(id) == workerId) {
             return retrieve(id);
         }
-        return contexts.computeIfAbsent(id, DistAutogradContext::new);
+        DistAutogradContext live = contexts.get(id);
+        if (live != null) {
+            return live;
+        }
+        synchronized (tombstones) {
+            if (tombstones.contains(id)) {
+                throw new IllegalArgumentException("distributed autograd context " + describe(id)
+                        + " was released on worker " + workerId);
+            }
+            return contexts.computeIfAbsent(id, DistAutogradContext::new);
+        }
     }
 
     /**
@@ -84,9 +106,23 @@ final class ContextContainer {
         return context;
     }
 
-    /** Drops context {@code id}; the context it was is released too. Returns false when there was none. */
+    /** The live context {@code id}, or null. */
+    DistAutogradContext find(long id) {
+        return contexts.get(id);
+    }
+
+    /**
+     * Drops context {@code id}; the context it was is released too, and one of another worker cannot be created
+     * here again. Returns false when there was none.
+     */
     boolean release(long id) {
-        DistAutogradContext context = contexts.remove(id);
+        DistAutogradContext context;
+        synchronized (tombstones) {
+            context = contexts.remove(id);
+            if (workerOf(id) != workerId) {
+                tombstones.add(id);
+            }
+        }
         if (context == null) {
             return false;
         }

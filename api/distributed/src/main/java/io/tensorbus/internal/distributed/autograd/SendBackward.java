@@ -1,4 +1,4 @@
-package io.tensorbus.distributed.autograd;
+package io.tensorbus.internal.distributed.autograd;
 
 import io.tensorbus.autograd.Autograd;
 import io.tensorbus.autograd.Edge;

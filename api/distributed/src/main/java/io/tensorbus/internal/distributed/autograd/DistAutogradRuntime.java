@@ -1,0 +1,279 @@
+package io.tensorbus.internal.distributed.autograd;
+
+import io.tensorbus.autograd.Autograd;
+import io.tensorbus.distributed.autograd.DistAutograd;
+import io.tensorbus.internal.distributed.Blocking;
+import io.tensorbus.internal.tensor.TensorInternals;
+import io.tensorbus.tensor.Tensor;
+import io.vertx.core.Future;
+import java.lang.System.Logger.Level;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+
+/**
+ * One RPC worker's distributed autograd: its {@link ContextContainer}, the context current on each thread, the
+ * recording the agent asks for as it encodes and decodes messages ({@link #recordSend}, {@link #recordRecv}), the
+ * internal functions other workers call ({@value DistEngine#PROPAGATE}, {@value #RELEASE}) and the user API.
+ * Thread-safe.
+ */
+public final class DistAutogradRuntime implements DistAutograd {
+    /** {@code [contextId]}: release the context here and on the workers this one knows in it. */
+    static final String RELEASE = "tensorbus.dist_autograd.release";
+    /** The internal functions' prefix. */
+    static final String PREFIX = "tensorbus.dist_autograd.";
+    private static final System.Logger LOG = System.getLogger(DistAutogradRuntime.class.getName());
+
+    private final AutogradTransport transport;
+    private final ContextContainer container;
+    private final DistEngine engine;
+    private final ThreadLocal<DistAutogradContext> current = new ThreadLocal<>();
+
+    /**
+     * @throws IllegalArgumentException when the worker's id is larger than an id can hold
+     */
+    public DistAutogradRuntime(AutogradTransport transport) {
+        this.transport = transport;
+        this.container = new ContextContainer(transport.self());
+        this.engine = new DistEngine(transport, container);
+    }
+
+    @Override
+    public Context context() {
+        if (current() != null) {
+            throw new IllegalStateException("this thread has a distributed autograd context already ("
+                    + ContextContainer.describe(current.get().id()) + "): contexts do not nest");
+        }
+        DistAutogradContext c = container.newContext();
+        current.set(c);
+        return new UserContext(c, Thread.currentThread());
+    }
+
+    @Override
+    public Future<Void> backwardAsync(long contextId, List<Tensor> roots, boolean retainGraph) {
+        return engine.backward(container.retrieve(contextId), roots, retainGraph);
+    }
+
+    @Override
+    public void backward(long contextId, List<Tensor> roots, boolean retainGraph) {
+        Blocking.await(backwardAsync(contextId, roots, retainGraph), transport.timeout().multipliedBy(2),
+                "distributed backward of context " + ContextContainer.describe(contextId));
+    }
+
+    @Override
+    public Map<Tensor, Tensor> getGradients(long contextId) {
+        return container.retrieve(contextId).gradients();
+    }
+
+    @Override
+    public Map<String, Long> debugInfo() {
+        long sends = 0;
+        long recvs = 0;
+        for (DistAutogradContext c : container.contexts()) {
+            sends += c.sendCount();
+            recvs += c.recvCount();
+        }
+        Map<String, Long> info = new LinkedHashMap<>();
+        info.put("num_current_contexts", (long) container.size());
+        info.put("num_send_functions", sends);
+        info.put("num_recv_functions", recvs);
+        info.put("num_outstanding_rpcs", (long) engine.outstanding());
+        return info;
+    }
+
+    /** The context the calls this thread makes now record in, or null when there is none. */
+    public DistAutogradContext current() {
+        DistAutogradContext c = current.get();
+        if (c != null && c.isReleased()) {
+            current.remove();
+            return null;
+        }
+        return c;
+    }
+
+    /** The live context {@code meta} names, or null when {@code meta} is null or the context is gone. */
+    public DistAutogradContext contextOf(AutogradMeta meta) {
+        if (meta == null) {
+            return null;
+        }
+        try {
+            return container.retrieve(meta.contextId());
+        } catch (IllegalArgumentException e) {
+            return null;
+        }
+    }
+
+    /** Runs {@code task} with {@code context} current on this thread (a served call of that context). */
+    public <T> T callIn(DistAutogradContext context, Callable<T> task) throws Exception {
+        if (context == null) {
+            return task.call();
+        }
+        DistAutogradContext before = current.get();
+        current.set(context);
+        try {
+            return task.call();
+        } finally {
+            if (before == null) {
+                current.remove();
+            } else {
+                current.set(before);
+            }
+        }
+    }
+
+    /**
+     * Records a message of {@code context} to worker {@code to} whose attached tensors are {@code sent}: a send
+     * function for those that require grad (PyTorch's {@code addSendRpcBackward}). Returns what the message
+     * carries, or null when {@code context} is null or released (nothing is recorded).
+     */
+    public AutogradMeta recordSend(DistAutogradContext context, int to, List<Tensor> sent) {
+        if (context == null || context.isReleased()) {
+            return null;
+        }
+        context.addKnownWorker(to);
+        long messageId = container.newMessageId();
+        List<Tensor> grad = Autograd.isGradEnabled() ? sent.stream().filter(Tensor::requiresGrad).toList() : List.of();
+        if (!grad.isEmpty()) {
+            context.addSend(new SendBackward(messageId, grad));
+        }
+        return new AutogradMeta(context.id(), messageId);
+    }
+
+    /**
+     * Records a message from worker {@code from} carrying {@code meta} whose attached tensors are {@code received}:
+     * the context is created on first contact, and the tensors that require grad get a recv function as their
+     * history (PyTorch's {@code addRecvRpcBackward}). Nothing happens when {@code meta} is null.
+     *
+     * @throws IllegalArgumentException when the ids are not ones {@code from} may send (another worker's message
+     *     id, a context of a worker outside the job) or name a context released here; no context is touched
+     */
+    public void recordRecv(int from, AutogradMeta meta, List<Tensor> received) {
+        if (meta == null) {
+            return;
+        }
+        int owner = ContextContainer.workerOf(meta.contextId());
+        if (owner < 0 || owner >= transport.worldSize() || ContextContainer.workerOf(meta.messageId()) != from) {
+            throw new IllegalArgumentException("worker " + transport.describe(from) + " sent autograd ids it cannot "
+                    + "have made (context " + ContextContainer.describe(meta.contextId()) + ", message "
+                    + ContextContainer.describe(meta.messageId()) + ")");
+        }
+        DistAutogradContext context = container.getOrCreate(meta.contextId());
+        context.addKnownWorker(from);
+        List<Tensor> grad = received.stream().filter(Tensor::requiresGrad).toList();
+        if (grad.isEmpty()) {
+            return;
+        }
+        RecvBackward recv = new RecvBackward(from, meta.messageId(), grad.size(),
+                (to, id, grads) -> engine.ship(context, to, id, grads));
+        context.addRecv(recv);
+        for (int i = 0; i < grad.size(); i++) {
+            TensorInternals.setGradFn(grad.get(i), recv, i);
+        }
+    }
+
+    /** True for the internal functions {@link #serve} answers. */
+    public static boolean isInternal(String function) {
+        return function.startsWith(PREFIX);
+    }
+
+    /**
+     * Answers the internal function {@code function} that worker {@code caller} called with {@code args}.
+     *
+     * @return the answer; a failed future for an unknown function or a refused request
+     */
+    public Future<Object> serve(int caller, String function, List<Object> args) {
+        try {
+            return switch (function) {
+                case DistEngine.PROPAGATE -> engine.propagate(caller, args);
+                case RELEASE -> args.size() == 1 && args.get(0) instanceof Long id
+                        ? release(id, caller).map(v -> null)
+                        : Future.failedFuture(new IllegalArgumentException("a malformed " + RELEASE));
+                default -> Future.failedFuture(new IllegalArgumentException("no internal function '" + function + "'"));
+            };
+        } catch (RuntimeException e) {
+            return Future.failedFuture(e);
+        }
+    }
+
+    /**
+     * Releases context {@code id} here and, first, on the workers this one knows in it other than {@code from}
+     * (PyTorch's cleanup); completes when they have answered, whatever they answered.
+     */
+    Future<Void> release(long id, int from) {
+        DistAutogradContext context = container.find(id);
+        // Also when it never arrived here: a message of it still on its way must not create it afterwards.
+        container.release(id);
+        if (context == null) {
+            return Future.succeededFuture();
+        }
+        List<Integer> tell = new ArrayList<>(context.knownWorkers());
+        List<Future<Object>> told = new ArrayList<>();
+        for (int w : tell) {
+            if (w != from && w != transport.self()) {
+                told.add(transport.call(w, RELEASE, List.of(id)).recover(e -> {
+                    LOG.log(Level.DEBUG, "worker {0} did not confirm the release of context {1}: {2}",
+                            transport.describe(w), ContextContainer.describe(id), e.getMessage());
+                    return Future.succeededFuture();
+                }));
+            }
+        }
+        return told.isEmpty() ? Future.succeededFuture() : Future.join(told).mapEmpty();
+    }
+
+    /**
+     * Worker {@code worker} is gone for good: the contexts it started are released here (nobody will release or
+     * finish them).
+     */
+    public void workerLost(int worker) {
+        for (DistAutogradContext c : container.contexts()) {
+            if (ContextContainer.workerOf(c.id()) == worker) {
+                LOG.log(Level.INFO, "releasing distributed autograd context {0}: its worker {1} is lost",
+                        ContextContainer.describe(c.id()), transport.describe(worker));
+                container.release(c.id());
+            }
+        }
+    }
+
+    /** The agent shuts down: every context is released here. */
+    public void close() {
+        for (DistAutogradContext c : container.contexts()) {
+            container.release(c.id());
+        }
+    }
+
+    /** A context as the thread that opened it holds it. */
+    private final class UserContext implements Context {
+        private final DistAutogradContext context;
+        private final Thread owner;
+
+        UserContext(DistAutogradContext context, Thread owner) {
+            this.context = context;
+            this.owner = owner;
+        }
+
+        @Override
+        public long id() {
+            return context.id();
+        }
+
+        @Override
+        public Future<Void> release() {
+            if (Thread.currentThread() == owner && current.get() == context) {
+                current.remove();
+            }
+            return DistAutogradRuntime.this.release(context.id(), transport.self());
+        }
+
+        @Override
+        public void close() {
+            release();
+        }
+
+        @Override
+        public String toString() {
+            return "dist autograd context " + ContextContainer.describe(context.id());
+        }
+    }
+}

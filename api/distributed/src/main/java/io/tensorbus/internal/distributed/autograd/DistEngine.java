@@ -1,0 +1,201 @@
+package io.tensorbus.internal.distributed.autograd;
+
+import io.tensorbus.autograd.Autograd;
+import io.tensorbus.autograd.Edge;
+import io.tensorbus.autograd.Engine;
+import io.tensorbus.autograd.GraphTask;
+import io.tensorbus.distributed.autograd.DistAutogradException;
+import io.tensorbus.tensor.Tensor;
+import io.vertx.core.Future;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * PyTorch's {@code DistEngine} in FAST mode (the seed's 5.2): runs a context's backward pass on this worker. The
+ * worker that starts it counts dependencies from the roots and from every send function of the context, then runs
+ * its local graph; each recv function reached ships its gradients to the worker that sent the tensors
+ * ({@value #PROPAGATE}), which, on first contact with this pass, counts its own dependencies the same way and
+ * feeds the gradients to the send function of that message. A worker answers a propagate call once everything
+ * that gradient started there has finished, its own propagate calls included, so the pass is done when the
+ * starting worker's graph is idle and its propagate calls have been answered.
+ */
+final class DistEngine {
+    /** {@code [contextId, messageId, passId, retainGraph, [grads...]]}: gradients for a send function. */
+    static final String PROPAGATE = "tensorbus.dist_autograd.propagate";
+
+    private final AutogradTransport transport;
+    private final ContextContainer container;
+    private final AtomicInteger outstanding = new AtomicInteger();
+
+    DistEngine(AutogradTransport transport, ContextContainer container) {
+        this.transport = transport;
+        this.container = container;
+    }
+
+    /** One backward pass on one worker: its graph task and the propagate calls its last step issued. */
+    static final class Pass {
+        private final long id;
+        private final boolean retainGraph;
+        private final boolean initiator;
+        private final GraphTask task;
+        private List<Future<Object>> issued = new ArrayList<>();
+
+        Pass(long id, boolean retainGraph, boolean initiator, GraphTask task) {
+            this.id = id;
+            this.retainGraph = retainGraph;
+            this.initiator = initiator;
+            this.task = task;
+        }
+
+        /** The propagate calls issued since the last call, for the caller to wait on. */
+        List<Future<Object>> takeIssued() {
+            List<Future<Object>> out = issued;
+            issued = new ArrayList<>();
+            return out;
+        }
+    }
+
+    /** Propagate calls sent and not yet answered (PyTorch's {@code num_outstanding_rpcs}). */
+    int outstanding() {
+        return outstanding.get();
+    }
+
+    /**
+     * Starts a backward pass of {@code context} from {@code roots} on this worker; the future completes when every
+     * worker's part has.
+     *
+     * @throws IllegalArgumentException for no roots, or a root that does not require grad or is not a scalar
+     */
+    Future<Void> backward(DistAutogradContext context, List<Tensor> roots, boolean retainGraph) {
+        List<Edge> edges = rootEdges(roots);
+        long passId = container.newMessageId();
+        List<Tensor> ones = roots.stream().map(r -> Tensor.ones(r.dtype(), r.shape())).toList();
+        return transport.onPool(() -> {
+            synchronized (context) {
+                context.checkLive();
+                if (context.pass != null && context.pass.initiator) {
+                    throw new IllegalStateException("a backward pass of distributed autograd context "
+                            + ContextContainer.describe(context.id()) + " is running already");
+                }
+                Pass pass = begin(context, passId, retainGraph, true, edges);
+                pass.task.run(ones);
+                return pass.takeIssued();
+            }
+        }).compose(DistEngine::allOf).onComplete(r -> end(context, passId));
+    }
+
+    /**
+     * Serves {@value #PROPAGATE}: feeds gradients that {@code caller}'s recv function shipped to the send function
+     * of their message; the future completes once everything they started here has finished.
+     *
+     * @throws IllegalArgumentException (as a failed future) for a malformed request, an unknown context or message
+     */
+    @SuppressWarnings("unchecked")
+    Future<Object> propagate(int caller, List<Object> args) {
+        if (args.size() != 5 || !(args.get(0) instanceof Long contextId) || !(args.get(1) instanceof Long messageId)
+                || !(args.get(2) instanceof Long passId) || !(args.get(3) instanceof Boolean retainGraph)
+                || !(args.get(4) instanceof List<?> list)) {
+            return Future.failedFuture(new IllegalArgumentException("a malformed " + PROPAGATE + " from worker "
+                    + transport.describe(caller)));
+        }
+        DistAutogradContext context = container.retrieve(contextId);
+        return transport.onPool(() -> {
+            synchronized (context) {
+                context.checkLive();
+                Pass pass = context.pass;
+                if (pass == null || pass.id != passId) {
+                    pass = begin(context, passId, retainGraph, false, List.of());
+                }
+                SendBackward send = context.send(messageId);
+                Tensor[] grads = gradients((List<Object>) list, send);
+                if (!retainGraph) {
+                    // Its part of the graph is freed as it runs: later passes in this context must not wait for it.
+                    context.spend(messageId);
+                }
+                pass.task.feed(send, grads);
+                return pass.takeIssued();
+            }
+        }).compose(DistEngine::allOf).map(v -> null);
+    }
+
+    /**
+     * Called by a recv function as it runs (so under the context's monitor, inside a pass): ships its gradients to
+     * the worker that sent the tensors.
+     */
+    void ship(DistAutogradContext context, int to, long messageId, Tensor[] grads) {
+        Pass pass = context.pass;
+        List<Object> args = Arrays.asList(context.id(), messageId, pass.id, pass.retainGraph,
+                new ArrayList<>(Arrays.asList(grads)));
+        outstanding.incrementAndGet();
+        Future<Object> answer = transport.call(to, PROPAGATE, args).transform(r -> {
+            outstanding.decrementAndGet();
+            return r.succeeded() ? Future.succeededFuture(r.result()) : Future.failedFuture(new DistAutogradException(
+                    "the backward pass of distributed autograd context " + ContextContainer.describe(context.id())
+                    + " failed on worker " + transport.describe(to) + ": " + r.cause().getMessage(), r.cause()));
+        });
+        pass.issued.add(answer);
+    }
+
+    private Pass begin(DistAutogradContext context, long passId, boolean retainGraph, boolean initiator,
+                       List<Edge> roots) {
+        Engine.Options options = new Engine.Options(retainGraph, context::accumulateGrad, List.of());
+        Pass pass = new Pass(passId, retainGraph, initiator, new GraphTask(roots, List.copyOf(context.sendFunctions()),
+                options));
+        context.pass = pass;
+        return pass;
+    }
+
+    private static void end(DistAutogradContext context, long passId) {
+        synchronized (context) {
+            if (context.pass != null && context.pass.id == passId) {
+                context.pass = null;
+            }
+        }
+    }
+
+    private static Future<Void> allOf(List<Future<Object>> issued) {
+        return issued.isEmpty() ? Future.succeededFuture() : Future.all(issued).mapEmpty();
+    }
+
+    private static List<Edge> rootEdges(List<Tensor> roots) {
+        if (roots == null || roots.isEmpty()) {
+            throw new IllegalArgumentException("backward needs at least one root");
+        }
+        List<Edge> edges = new ArrayList<>();
+        for (int i = 0; i < roots.size(); i++) {
+            Tensor r = roots.get(i);
+            if (r == null) {
+                throw new IllegalArgumentException("root " + i + " is null");
+            }
+            if (!r.requiresGrad()) {
+                throw new IllegalArgumentException("root " + i + " does not require grad: it is not part of a graph "
+                        + "(was it computed inside the context, from tensors that require grad?)");
+            }
+            if (r.numel() != 1) {
+                throw new IllegalArgumentException("root " + i + " has shape " + Arrays.toString(r.shape())
+                        + ": the roots of a distributed backward pass are scalars, as in PyTorch");
+            }
+            edges.add(Autograd.gradientEdge(r));
+        }
+        return edges;
+    }
+
+    private static Tensor[] gradients(List<Object> list, SendBackward send) {
+        if (list.size() != send.numInputs()) {
+            throw new IllegalArgumentException("autograd message " + ContextContainer.describe(send.messageId())
+                    + " sent " + send.numInputs() + " tensors requiring grad, but " + list.size() + " gradients came");
+        }
+        Tensor[] grads = new Tensor[list.size()];
+        for (int i = 0; i < grads.length; i++) {
+            Object g = list.get(i);
+            if (g != null && !(g instanceof Tensor)) {
+                throw new IllegalArgumentException("gradient " + i + " of autograd message "
+                        + ContextContainer.describe(send.messageId()) + " is not a tensor");
+            }
+            grads[i] = (Tensor) g;
+        }
+        return grads;
+    }
+}
