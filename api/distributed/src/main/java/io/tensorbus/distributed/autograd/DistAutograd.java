@@ -25,6 +25,22 @@ import java.util.Map;
  * serve the calls it reached; contexts on different threads are independent.
  */
 public interface DistAutograd {
+    /** How a backward pass learns which send functions of a context it must wait for. */
+    enum Mode {
+        /**
+         * PyTorch's only mode (the seed's 5.2): every send function of the context is assumed to receive a
+         * gradient. Cheapest; when an RPC's result does not reach the roots, the gradients of the paths that share
+         * a node with its send function are dropped (the seed's 5.1 example).
+         */
+        FAST,
+        /**
+         * The seed's 5.3, which PyTorch never built: before the pass, the workers walk their graphs from the roots
+         * across RPCs and prune the send functions the roots do not reach, so the gradients equal those of the same
+         * computation in one process. Costs one discovery round trip per hop of the longest chain of workers.
+         */
+        SMART
+    }
+
     /**
      * {@code with dist_autograd.context() as context_id}: a new context, current on this thread until it is
      * closed. Closing it releases it here and on every worker its RPCs reached.
@@ -47,6 +63,16 @@ public interface DistAutograd {
      * @throws IllegalStateException for a second pass over a graph whose first did not retain it
      */
     Future<Void> backwardAsync(long contextId, List<Tensor> roots, boolean retainGraph);
+
+    /**
+     * {@link #backwardAsync(long, List, boolean)} in {@code mode}.
+     *
+     * @throws NullPointerException when {@code mode} is null
+     */
+    Future<Void> backwardAsync(long contextId, List<Tensor> roots, boolean retainGraph, Mode mode);
+
+    /** The mode of the backward forms that take none. */
+    Mode defaultMode();
 
     /**
      * {@link #backwardAsync} waiting for its end, within the agent's timeout.

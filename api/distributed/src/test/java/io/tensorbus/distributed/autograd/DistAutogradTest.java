@@ -33,6 +33,11 @@ class DistAutogradTest {
                 .register("test.my_mul", args -> ((Tensor) args.get(0)).mul((Tensor) args.get(1)))
                 .register("test.relay", args -> RpcAgent.current().rpcSync("worker2", "test.my_mul",
                         ((Tensor) args.get(0)).add(1.0), args.get(1)))
+                .register("test.relayWithUnused", args -> {
+                    Tensor shifted = ((Tensor) args.get(0)).add(1.0);
+                    RpcAgent.current().<Tensor>rpcSync("worker2", "test.my_add", shifted, args.get(1));
+                    return RpcAgent.current().rpcSync("worker2", "test.my_mul", shifted, args.get(1));
+                })
                 .register("test.rand", args -> Tensor.rand(3, 3).requiresGrad(true))
                 .register("test.keepLoss", args -> {
                     Tensor t = (Tensor) args.get(0);
@@ -267,6 +272,73 @@ class DistAutogradTest {
             Golden.close(Tensor.ones(3, 3), grads.get(a), "d loss / d a");
             assertNull(grads.get(b), "FAST mode: b waits for the unused send's gradient");
         }
+    }
+
+    @Test
+    void smartModeGivesTheSingleProcessGradientsOfTheSeeds51Example() throws Exception {
+        RpcAgent w0 = start(2).get(0);
+        DistAutograd dist = w0.distAutograd();
+        Tensor a = Tensor.rand(3, 3).requiresGrad(true);
+        Tensor b = Tensor.rand(3, 3).requiresGrad(true);
+        Tensor c = Tensor.rand(3, 3).requiresGrad(true);
+        try (DistAutograd.Context context = dist.context()) {
+            Tensor d = w0.rpcSync("worker1", "test.my_add", a, b);
+            w0.<Tensor>rpcSync("worker1", "test.my_mul", b, c);
+            dist.backwardAsync(context.id(), List.of(d.sum()), false, DistAutograd.Mode.SMART)
+                    .await(20, java.util.concurrent.TimeUnit.SECONDS);
+            Map<Tensor, Tensor> grads = dist.getGradients(context.id());
+            Golden.close(Tensor.ones(3, 3), grads.get(a), "d loss / d a");
+            Golden.close(Tensor.ones(3, 3), grads.get(b), "d loss / d b, as in one process");
+            assertNull(grads.get(c), "c does not reach the loss");
+        }
+        contextsGoneEverywhere();
+    }
+
+    @Test
+    void smartModePrunesAnUnusedRpcTwoWorkersAway() throws Exception {
+        // worker1 sends x + 1 and y to worker2 twice and uses one result: FAST mode waits for the other send, so
+        // neither x + 1 nor y's recv function on worker1 runs backward and x and y get nothing; SMART mode prunes it.
+        RpcAgent w0 = start(3).get(0);
+        DistAutograd dist = w0.distAutograd();
+        Tensor x = Tensor.rand(4).requiresGrad(true);
+        Tensor y = Tensor.rand(4).requiresGrad(true);
+        Local local = Local.of(x, y, (a, b) -> a.add(1.0).mul(b).sum());
+        for (DistAutograd.Mode mode : DistAutograd.Mode.values()) {
+            try (DistAutograd.Context context = dist.context()) {
+                Tensor z = w0.rpcSync("worker1", "test.relayWithUnused", x, y);
+                dist.backwardAsync(context.id(), List.of(z.sum()), false, mode)
+                        .await(20, java.util.concurrent.TimeUnit.SECONDS);
+                Map<Tensor, Tensor> grads = dist.getGradients(context.id());
+                if (mode == DistAutograd.Mode.SMART) {
+                    Golden.close(local.gradA(), grads.get(x), "SMART: d loss / d x");
+                    Golden.close(local.gradB(), grads.get(y), "SMART: d loss / d y");
+                } else {
+                    assertNull(grads.get(x), "FAST: x + 1 waits for the unused send");
+                    assertNull(grads.get(y), "FAST: y's recv on worker1 waits for the unused send");
+                }
+            }
+        }
+        contextsGoneEverywhere();
+    }
+
+    @Test
+    void smartModeMatchesFastModeWhenEveryRpcReachesTheLoss() throws Exception {
+        RpcAgent w0 = start(3).get(0);
+        DistAutograd dist = w0.distAutograd();
+        Tensor x = Tensor.rand(4).requiresGrad(true);
+        Tensor y = Tensor.rand(4).requiresGrad(true);
+        Map<DistAutograd.Mode, Map<Tensor, Tensor>> got = new java.util.EnumMap<>(DistAutograd.Mode.class);
+        for (DistAutograd.Mode mode : DistAutograd.Mode.values()) {
+            try (DistAutograd.Context context = dist.context()) {
+                Tensor z = w0.rpcSync("worker1", "test.relay", x, y);
+                dist.backwardAsync(context.id(), List.of(z.mul(z).sum()), false, mode)
+                        .await(20, java.util.concurrent.TimeUnit.SECONDS);
+                got.put(mode, dist.getGradients(context.id()));
+            }
+        }
+        Golden.close(got.get(DistAutograd.Mode.FAST).get(x), got.get(DistAutograd.Mode.SMART).get(x), "x");
+        Golden.close(got.get(DistAutograd.Mode.FAST).get(y), got.get(DistAutograd.Mode.SMART).get(y), "y");
+        contextsGoneEverywhere();
     }
 
     private void contextsGoneEverywhere() throws InterruptedException {

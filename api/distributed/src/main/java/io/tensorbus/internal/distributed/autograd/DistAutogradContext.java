@@ -30,6 +30,8 @@ public final class DistAutogradContext {
     private volatile boolean released;
     /** The backward pass on this worker, guarded by this context's monitor. */
     DistEngine.Pass pass;
+    /** What SMART mode's discovery learnt here, by pass id. */
+    private final Map<Long, DistEngine.Discovery> discoveries = new ConcurrentHashMap<>();
 
     DistAutogradContext(long id) {
         this.id = id;
@@ -99,6 +101,17 @@ public final class DistAutogradContext {
         }
     }
 
+    /** The discovery of pass {@code passId}, made on first use. */
+    DistEngine.Discovery discovery(long passId) {
+        return discoveries.computeIfAbsent(passId, id -> new DistEngine.Discovery());
+    }
+
+    /** The discovery of pass {@code passId} (null in FAST mode); the others are dropped, their passes are over. */
+    DistEngine.Discovery keepDiscovery(long passId) {
+        discoveries.keySet().removeIf(id -> id != passId);
+        return discoveries.get(passId);
+    }
+
     /** Every send function of the context, the extra roots of a FAST-mode pass. */
     List<SendBackward> sendFunctions() {
         return List.copyOf(sends.values());
@@ -157,6 +170,7 @@ public final class DistAutogradContext {
         sends.clear();
         recvs.clear();
         spent.clear();
+        discoveries.clear();
     }
 
     void checkLive() {

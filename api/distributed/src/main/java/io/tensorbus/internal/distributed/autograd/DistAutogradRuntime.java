@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.Callable;
 
 /**
@@ -24,6 +25,8 @@ public final class DistAutogradRuntime implements DistAutograd {
     static final String RELEASE = "tensorbus.dist_autograd.release";
     /** The internal functions' prefix. */
     static final String PREFIX = "tensorbus.dist_autograd.";
+    /** The default mode: see {@code docs/dist-autograd-design.md} for the measurement behind it. */
+    private static final Mode DEFAULT_MODE = Mode.FAST;
     private static final System.Logger LOG = System.getLogger(DistAutogradRuntime.class.getName());
 
     private final AutogradTransport transport;
@@ -53,7 +56,18 @@ public final class DistAutogradRuntime implements DistAutograd {
 
     @Override
     public Future<Void> backwardAsync(long contextId, List<Tensor> roots, boolean retainGraph) {
-        return engine.backward(container.retrieve(contextId), roots, retainGraph);
+        return backwardAsync(contextId, roots, retainGraph, defaultMode());
+    }
+
+    @Override
+    public Future<Void> backwardAsync(long contextId, List<Tensor> roots, boolean retainGraph, Mode mode) {
+        Objects.requireNonNull(mode, "mode");
+        return engine.backward(container.retrieve(contextId), roots, retainGraph, mode == Mode.SMART);
+    }
+
+    @Override
+    public Mode defaultMode() {
+        return DEFAULT_MODE;
     }
 
     @Override
@@ -187,6 +201,7 @@ public final class DistAutogradRuntime implements DistAutograd {
         try {
             return switch (function) {
                 case DistEngine.PROPAGATE -> engine.propagate(caller, args);
+                case DistEngine.DISCOVER -> engine.discover(caller, args);
                 case RELEASE -> args.size() == 1 && args.get(0) instanceof Long id
                         ? release(id, caller).map(v -> null)
                         : Future.failedFuture(new IllegalArgumentException("a malformed " + RELEASE));

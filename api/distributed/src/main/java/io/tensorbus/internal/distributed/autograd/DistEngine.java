@@ -4,26 +4,43 @@ import io.tensorbus.autograd.Autograd;
 import io.tensorbus.autograd.Edge;
 import io.tensorbus.autograd.Engine;
 import io.tensorbus.autograd.GraphTask;
+import io.tensorbus.autograd.Node;
 import io.tensorbus.distributed.autograd.DistAutogradException;
 import io.tensorbus.tensor.Tensor;
 import io.vertx.core.Future;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
+import java.util.Deque;
+import java.util.HashSet;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * PyTorch's {@code DistEngine} in FAST mode (the seed's 5.2): runs a context's backward pass on this worker. The
+ * PyTorch's {@code DistEngine}: runs a context's backward pass on this worker. In FAST mode (the seed's 5.2) the
  * worker that starts it counts dependencies from the roots and from every send function of the context, then runs
  * its local graph; each recv function reached ships its gradients to the worker that sent the tensors
  * ({@value #PROPAGATE}), which, on first contact with this pass, counts its own dependencies the same way and
  * feeds the gradients to the send function of that message. A worker answers a propagate call once everything
  * that gradient started there has finished, its own propagate calls included, so the pass is done when the
  * starting worker's graph is idle and its propagate calls have been answered.
+ *
+ * <p>SMART mode (the seed's 5.3) first discovers which send functions the roots reach ({@value #DISCOVER}): the
+ * starting worker walks its graph from the roots, asks the sender of every recv function it reaches to walk on from
+ * the matching send function, and so on across workers; a worker answers once the walks it started have been
+ * answered. Each worker's pass then counts dependencies only from the send functions found, so those the roots do
+ * not reach hold nothing back.
  */
 final class DistEngine {
     /** {@code [contextId, messageId, passId, retainGraph, [grads...]]}: gradients for a send function. */
     static final String PROPAGATE = "tensorbus.dist_autograd.propagate";
+    /** {@code [contextId, passId, [messageIds]]}: walk on from these send functions (SMART mode). */
+    static final String DISCOVER = "tensorbus.dist_autograd.discover";
 
     private final AutogradTransport transport;
     private final ContextContainer container;
@@ -57,6 +74,26 @@ final class DistEngine {
         }
     }
 
+    /** What SMART mode's discovery learnt on one worker for one pass. Guarded by its monitor. */
+    static final class Discovery {
+        /** The send functions of this worker that the roots reach, by message id. */
+        private final Set<Long> reachedSends = new HashSet<>();
+        /** The recv functions whose senders were asked to walk on. */
+        private final Set<Long> askedRecvs = new HashSet<>();
+
+        synchronized boolean reach(long messageId) {
+            return reachedSends.add(messageId);
+        }
+
+        synchronized boolean ask(long messageId) {
+            return askedRecvs.add(messageId);
+        }
+
+        synchronized Set<Long> reachedSends() {
+            return Set.copyOf(reachedSends);
+        }
+    }
+
     /** Propagate calls sent and not yet answered (PyTorch's {@code num_outstanding_rpcs}). */
     int outstanding() {
         return outstanding.get();
@@ -68,11 +105,15 @@ final class DistEngine {
      *
      * @throws IllegalArgumentException for no roots, or a root that does not require grad or is not a scalar
      */
-    Future<Void> backward(DistAutogradContext context, List<Tensor> roots, boolean retainGraph) {
+    Future<Void> backward(DistAutogradContext context, List<Tensor> roots, boolean retainGraph, boolean smart) {
         List<Edge> edges = rootEdges(roots);
         long passId = container.newMessageId();
         List<Tensor> ones = roots.stream().map(r -> Tensor.ones(r.dtype(), r.shape())).toList();
-        return transport.onPool(() -> {
+        Future<Void> discovered = smart
+                ? transport.onPool(() -> walk(context, passId, edges.stream().map(Edge::node).toList()))
+                        .compose(f -> f)
+                : Future.succeededFuture();
+        return discovered.compose(v -> transport.onPool(() -> {
             synchronized (context) {
                 context.checkLive();
                 if (context.pass != null && context.pass.initiator) {
@@ -83,7 +124,66 @@ final class DistEngine {
                 pass.task.run(ones);
                 return pass.takeIssued();
             }
-        }).compose(DistEngine::allOf).onComplete(r -> end(context, passId));
+        })).compose(DistEngine::allOf).onComplete(r -> end(context, passId));
+    }
+
+    /**
+     * Serves {@value #DISCOVER}: walks on from the send functions {@code caller}'s recv functions reached; the
+     * future completes once every worker this walk asked has answered.
+     */
+    @SuppressWarnings("unchecked")
+    Future<Object> discover(int caller, List<Object> args) {
+        if (args.size() != 3 || !(args.get(0) instanceof Long contextId) || !(args.get(1) instanceof Long passId)
+                || !(args.get(2) instanceof List<?> ids)) {
+            return Future.failedFuture(new IllegalArgumentException("a malformed " + DISCOVER + " from worker "
+                    + transport.describe(caller)));
+        }
+        DistAutogradContext context = container.retrieve(contextId);
+        Discovery discovery = context.discovery(passId);
+        List<Node> starts = new ArrayList<>();
+        for (Object id : (List<Object>) ids) {
+            if (!(id instanceof Long messageId)) {
+                return Future.failedFuture(new IllegalArgumentException("a message id that is not a long"));
+            }
+            SendBackward send = context.send(messageId);
+            if (discovery.reach(messageId)) {
+                starts.add(send);
+            }
+        }
+        return transport.onPool(() -> walk(context, passId, starts)).compose(f -> f).map(v -> null);
+    }
+
+    /**
+     * Walks this worker's graph from {@code starts} and asks the sender of every recv function reached for the
+     * first time in this pass to walk on; completes when they have answered.
+     */
+    private Future<Void> walk(DistAutogradContext context, long passId, List<Node> starts) {
+        Discovery discovery = context.discovery(passId);
+        Map<Integer, List<Long>> ask = new TreeMap<>();
+        Set<Node> seen = Collections.newSetFromMap(new IdentityHashMap<>());
+        Deque<Node> stack = new ArrayDeque<>();
+        starts.forEach(n -> {
+            if (seen.add(n)) {
+                stack.push(n);
+            }
+        });
+        while (!stack.isEmpty()) {
+            Node n = stack.pop();
+            if (n instanceof RecvBackward r && discovery.ask(r.messageId())) {
+                ask.computeIfAbsent(r.sender(), w -> new ArrayList<>()).add(r.messageId());
+            }
+            for (Edge e : n.nextEdges()) {
+                if (e != null && seen.add(e.node())) {
+                    stack.push(e.node());
+                }
+            }
+        }
+        List<Future<Object>> asked = new ArrayList<>();
+        ask.forEach((worker, ids) -> asked.add(transport.call(worker, DISCOVER, List.of(context.id(), passId, ids))
+                .recover(e -> Future.failedFuture(new DistAutogradException("the discovery of distributed autograd "
+                        + "context " + ContextContainer.describe(context.id()) + " failed on worker "
+                        + transport.describe(worker) + ": " + e.getMessage(), e)))));
+        return allOf(asked);
     }
 
     /**
@@ -141,8 +241,14 @@ final class DistEngine {
     private Pass begin(DistAutogradContext context, long passId, boolean retainGraph, boolean initiator,
                        List<Edge> roots) {
         Engine.Options options = new Engine.Options(retainGraph, context::accumulateGrad, List.of());
-        Pass pass = new Pass(passId, retainGraph, initiator, new GraphTask(roots, List.copyOf(context.sendFunctions()),
-                options));
+        Discovery discovery = context.keepDiscovery(passId);
+        List<Node> sends = new ArrayList<>();
+        for (SendBackward s : context.sendFunctions()) {
+            if (discovery == null || discovery.reachedSends().contains(s.messageId())) {
+                sends.add(s);
+            }
+        }
+        Pass pass = new Pass(passId, retainGraph, initiator, new GraphTask(roots, sends, options));
         context.pass = pass;
         return pass;
     }
