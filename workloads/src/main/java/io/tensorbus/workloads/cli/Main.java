@@ -3,6 +3,7 @@ package io.tensorbus.workloads.cli;
 import io.tensorbus.c10d.JobSecret;
 import io.tensorbus.workloads.bench.CollectivesBench;
 import io.tensorbus.workloads.bench.DdpBench;
+import io.tensorbus.workloads.bench.DistAutogradBench;
 import io.tensorbus.workloads.bench.Measurement;
 import io.tensorbus.workloads.bench.NnBench;
 import io.tensorbus.workloads.bench.P2pBench;
@@ -41,8 +42,10 @@ public final class Main {
                                            collectives [--world N] [--ops allreduce,broadcast,allgather]
                                              [--max-bytes B] [--jit-warmup ROUNDS]
                                            ddp [--world N] [--warmup W] [--steps S],
-                                           rpc [--jit-warmup CALLS] [--max-bytes B]
-                                           (p2p, collectives, ddp and rpc run one JVM per rank)
+                                           rpc [--jit-warmup CALLS] [--max-bytes B],
+                                           dist-autograd [--jit-warmup STEPS]
+                                           (p2p, collectives, ddp, rpc and dist-autograd run one JVM
+                                           per rank)
               launch --nproc-per-node N [--nnodes M --node-rank K --master-addr A --master-port P]
                      [--timeout SECONDS] [--classpath PATH] TARGET [args] | -jar APP.jar [args]
                                            start N processes of TARGET (your main class, a workload
@@ -145,6 +148,10 @@ public final class Main {
                 case "rpc" -> {
                     RpcBench rpc = new RpcBench(RpcBench.Options.parse(suiteArgs));
                     yield () -> rpc.run(sink, err);
+                }
+                case "dist-autograd" -> {
+                    DistAutogradBench da = new DistAutogradBench(DistAutogradBench.Options.parse(suiteArgs));
+                    yield () -> da.run(sink, err);
                 }
                 default -> throw new IllegalArgumentException("unknown bench suite '" + args[0] + "'");
             };

@@ -82,6 +82,14 @@ public interface DistAutograd {
      */
     void backward(long contextId, List<Tensor> roots, boolean retainGraph);
 
+    /**
+     * {@link #backwardAsync(long, List, boolean, Mode)} waiting for its end; the local part of the graph runs on
+     * this thread.
+     *
+     * @throws IllegalStateException on a Vert.x event-loop thread, which must never block
+     */
+    void backward(long contextId, List<Tensor> roots, boolean retainGraph, Mode mode);
+
     /** {@link #backward(long, List, boolean)} without retaining the graph. */
     default void backward(long contextId, List<Tensor> roots) {
         backward(contextId, roots, false);

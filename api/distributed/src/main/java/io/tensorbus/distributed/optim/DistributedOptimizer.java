@@ -85,12 +85,28 @@ public final class DistributedOptimizer implements AutoCloseable {
     }
 
     /**
-     * {@link #stepAsync} waiting for every owner, within the agent's timeout.
+     * {@link #stepAsync} waiting for every owner, within the agent's timeout. The local optimizer of this worker,
+     * if any, steps on this thread while the others step on theirs.
      *
      * @throws IllegalStateException on a Vert.x event-loop thread
+     * @throws IllegalArgumentException when this worker holds parameters but no context {@code contextId}
      */
     public void step(long contextId) {
-        Blocking.await(stepAsync(contextId), agent.options().timeout(), "DistributedOptimizer step");
+        Blocking.checkMayBlock("DistributedOptimizer step");
+        List<Future<Object>> steps = new ArrayList<>();
+        LocalOptimizer here = null;
+        for (RRef<Object> local : locals) {
+            if (local.isOwner()) {
+                here = (LocalOptimizer) local.localValue();
+            } else {
+                steps.add(agent.rpcAsync(local.owner(), agent.options().timeout(), LocalOptimizers.STEP, local,
+                        contextId));
+            }
+        }
+        if (here != null) {
+            here.step(agent.distAutograd().getGradients(contextId));
+        }
+        Blocking.await(Future.all(steps), agent.options().timeout(), "DistributedOptimizer step");
     }
 
     /** The workers that hold a local optimizer, in the order of {@link #stateDict()}. */

@@ -17,16 +17,25 @@ public final class Blocking {
     }
 
     /**
+     * Fails when this thread must not block ({@code what} names the blocking operation).
+     *
+     * @throws IllegalStateException on a Vert.x event-loop thread
+     */
+    public static void checkMayBlock(String what) {
+        if (Context.isOnEventLoopThread()) {
+            throw new IllegalStateException(what + " blocks, and this is a Vert.x event-loop thread, which must never "
+                    + "block: use the Future-returning form and compose it");
+        }
+    }
+
+    /**
      * Waits for {@code future} up to {@code deadline}.
      *
      * @throws IllegalStateException on a Vert.x event-loop thread, which must never block
      * @throws CommunicationException (or the future's own runtime exception) when it fails or the deadline passes
      */
     public static <T> T await(Future<T> future, Duration deadline, String what) {
-        if (Context.isOnEventLoopThread()) {
-            throw new IllegalStateException(what + " blocks, and this is a Vert.x event-loop thread, which must never "
-                    + "block: use the Future-returning form and compose it");
-        }
+        checkMayBlock(what);
         try {
             return future.toCompletionStage().toCompletableFuture().get(deadline.toMillis(), TimeUnit.MILLISECONDS);
         } catch (ExecutionException e) {

@@ -173,7 +173,10 @@ class DistributedOptimizerTest {
         assertThrows(IllegalArgumentException.class, () -> DistributedOptimizer.create(w0, OptimizerSpec.sgd(0.1),
                 List.of()));
         try (DistributedOptimizer opt = DistributedOptimizer.create(w0, OptimizerSpec.sgd(0.1), List.of(RRef.of(w0, p)))) {
-            RemoteException unknown = assertThrows(RemoteException.class, () -> opt.step(777L));
+            IllegalArgumentException here = assertThrows(IllegalArgumentException.class, () -> opt.step(777L));
+            assertTrue(here.getMessage().contains("no distributed autograd context"), here.getMessage());
+            RemoteException unknown = assertThrows(RemoteException.class,
+                    () -> opt.stepAsync(777L).await(10, java.util.concurrent.TimeUnit.SECONDS));
             assertTrue(unknown.getMessage().contains("no distributed autograd context"), unknown.getMessage());
         }
     }

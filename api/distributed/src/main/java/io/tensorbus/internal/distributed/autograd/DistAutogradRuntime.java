@@ -62,7 +62,7 @@ public final class DistAutogradRuntime implements DistAutograd {
     @Override
     public Future<Void> backwardAsync(long contextId, List<Tensor> roots, boolean retainGraph, Mode mode) {
         Objects.requireNonNull(mode, "mode");
-        return engine.backward(container.retrieve(contextId), roots, retainGraph, mode == Mode.SMART);
+        return engine.backward(container.retrieve(contextId), roots, retainGraph, mode == Mode.SMART, false);
     }
 
     @Override
@@ -72,8 +72,16 @@ public final class DistAutogradRuntime implements DistAutograd {
 
     @Override
     public void backward(long contextId, List<Tensor> roots, boolean retainGraph) {
-        Blocking.await(backwardAsync(contextId, roots, retainGraph), transport.timeout().multipliedBy(2),
-                "distributed backward of context " + ContextContainer.describe(contextId));
+        backward(contextId, roots, retainGraph, defaultMode());
+    }
+
+    @Override
+    public void backward(long contextId, List<Tensor> roots, boolean retainGraph, Mode mode) {
+        Objects.requireNonNull(mode, "mode");
+        String what = "distributed backward of context " + ContextContainer.describe(contextId);
+        Blocking.checkMayBlock(what);
+        Blocking.await(engine.backward(container.retrieve(contextId), roots, retainGraph, mode == Mode.SMART, true),
+                transport.timeout().multipliedBy(2), what);
     }
 
     @Override

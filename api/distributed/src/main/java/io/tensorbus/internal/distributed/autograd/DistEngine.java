@@ -6,6 +6,7 @@ import io.tensorbus.autograd.Engine;
 import io.tensorbus.autograd.GraphTask;
 import io.tensorbus.autograd.Node;
 import io.tensorbus.distributed.autograd.DistAutogradException;
+import io.tensorbus.internal.distributed.Blocking;
 import io.tensorbus.tensor.Tensor;
 import io.vertx.core.Future;
 import java.util.ArrayDeque;
@@ -105,26 +106,46 @@ final class DistEngine {
      *
      * @throws IllegalArgumentException for no roots, or a root that does not require grad or is not a scalar
      */
-    Future<Void> backward(DistAutogradContext context, List<Tensor> roots, boolean retainGraph, boolean smart) {
+    Future<Void> backward(DistAutogradContext context, List<Tensor> roots, boolean retainGraph, boolean smart,
+                          boolean inline) {
         List<Edge> edges = rootEdges(roots);
         long passId = container.newMessageId();
         List<Tensor> ones = roots.stream().map(r -> Tensor.ones(r.dtype(), r.shape())).toList();
-        Future<Void> discovered = smart
-                ? transport.onPool(() -> walk(context, passId, edges.stream().map(Edge::node).toList()))
-                        .compose(f -> f)
-                : Future.succeededFuture();
-        return discovered.compose(v -> transport.onPool(() -> {
-            synchronized (context) {
-                context.checkLive();
-                if (context.pass != null && context.pass.initiator) {
-                    throw new IllegalStateException("a backward pass of distributed autograd context "
-                            + ContextContainer.describe(context.id()) + " is running already");
-                }
-                Pass pass = begin(context, passId, retainGraph, true, edges);
-                pass.task.run(ones);
-                return pass.takeIssued();
+        List<Node> starts = edges.stream().map(Edge::node).toList();
+        Future<List<Future<Object>>> started;
+        if (inline) {
+            // The caller waits anyway: its thread runs the local graph, which saves two thread hand-offs a step.
+            if (smart) {
+                Blocking.await(walk(context, passId, starts), transport.timeout(), "the discovery of distributed "
+                        + "autograd context " + ContextContainer.describe(context.id()));
             }
-        })).compose(DistEngine::allOf).onComplete(r -> end(context, passId));
+            started = Future.succeededFuture(start(context, passId, retainGraph, edges, ones));
+        } else {
+            Future<Void> discovered = smart ? transport.onPool(() -> walk(context, passId, starts)).compose(f -> f)
+                    : Future.succeededFuture();
+            started = discovered.compose(v -> transport.onPool(() -> start(context, passId, retainGraph, edges, ones)));
+        }
+        return started.compose(DistEngine::allOf).onComplete(r -> end(context, passId));
+    }
+
+    /** Begins the starting worker's pass and runs its local graph; the propagate calls it issued. */
+    private List<Future<Object>> start(DistAutogradContext context, long passId, boolean retainGraph, List<Edge> edges,
+                                       List<Tensor> ones) {
+        synchronized (context) {
+            context.checkLive();
+            if (context.pass != null && context.pass.initiator) {
+                throw new IllegalStateException("a backward pass of distributed autograd context "
+                        + ContextContainer.describe(context.id()) + " is running already");
+            }
+            Pass pass = begin(context, passId, retainGraph, true, edges);
+            try {
+                pass.task.run(ones);
+            } catch (RuntimeException | Error e) {
+                context.pass = null;
+                throw e;
+            }
+            return pass.takeIssued();
+        }
     }
 
     /**
