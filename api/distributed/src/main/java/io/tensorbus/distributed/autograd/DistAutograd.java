@@ -57,10 +57,10 @@ public interface DistAutograd {
      *
      * @param retainGraph keep the graph's saved tensors on every worker, for another backward pass
      * @return a future that fails naming the worker and the cause when a part fails, a worker is lost, or the
-     *     agent's timeout passes
+     *     agent's timeout passes, and with {@link IllegalStateException} for a second pass over a graph whose first
+     *     did not retain it
      * @throws IllegalArgumentException for an unknown context, no roots, or a root that does not require grad or
      *     is not a scalar
-     * @throws IllegalStateException for a second pass over a graph whose first did not retain it
      */
     Future<Void> backwardAsync(long contextId, List<Tensor> roots, boolean retainGraph);
 

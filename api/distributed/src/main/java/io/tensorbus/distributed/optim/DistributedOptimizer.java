@@ -79,7 +79,7 @@ public final class DistributedOptimizer implements AutoCloseable {
     public Future<Void> stepAsync(long contextId) {
         List<Future<Object>> steps = new ArrayList<>();
         for (RRef<Object> local : locals) {
-            steps.add(agent.rpcAsync(local.owner(), agent.options().timeout(), LocalOptimizers.STEP, local, contextId));
+            steps.add(stepOnOwner(local, contextId));
         }
         return Future.all(steps).mapEmpty();
     }
@@ -99,14 +99,18 @@ public final class DistributedOptimizer implements AutoCloseable {
             if (local.isOwner()) {
                 here = (LocalOptimizer) local.localValue();
             } else {
-                steps.add(agent.rpcAsync(local.owner(), agent.options().timeout(), LocalOptimizers.STEP, local,
-                        contextId));
+                steps.add(stepOnOwner(local, contextId));
             }
         }
         if (here != null) {
             here.step(agent.distAutograd().getGradients(contextId));
         }
         Blocking.await(Future.all(steps), agent.options().timeout(), "DistributedOptimizer step");
+    }
+
+    /** Steps the local optimizer {@code local} on its owner, over RPC. */
+    private Future<Object> stepOnOwner(RRef<Object> local, long contextId) {
+        return agent.rpcAsync(local.owner(), agent.options().timeout(), LocalOptimizers.STEP, local, contextId);
     }
 
     /** The workers that hold a local optimizer, in the order of {@link #stateDict()}. */

@@ -72,7 +72,7 @@ final class RpcCalls implements RpcCaller {
         DistAutogradContext context = recorded(function) ? worker.autograd().current() : null;
         RpcPayload.Encoded body;
         try {
-            body = RpcPayload.encode(rrefs, values, recorder(context, target));
+            body = RpcPayload.encode(rrefs, values, RpcPayload.recorder(worker.autograd(), context, target));
         } catch (RuntimeException e) {
             throw new IllegalArgumentException("cannot send the arguments of '" + function + "' to " + target + ": "
                     + e.getMessage(), e);
@@ -115,11 +115,6 @@ final class RpcCalls implements RpcCaller {
                 || function.equals(RRefOwnerTable.INVOKE);
     }
 
-    /** What records a message of {@code context} to {@code to}; null (nothing recorded) without a context. */
-    RpcPayload.Recorder recorder(DistAutogradContext context, WorkerInfo to) {
-        return context == null ? null : sent -> worker.autograd().recordSend(context, to.id(), sent);
-    }
-
     /** The RRef forks of a message stay pending once it is sent (until accepted), and are dropped if it never was. */
     private void sent(RpcPayload.Encoded message, boolean sent) {
         if (sent) {
@@ -133,8 +128,7 @@ final class RpcCalls implements RpcCaller {
     private void callSelf(long id, String function, RpcPayload.Encoded body) {
         RpcPayload.Decoded args = RpcPayload.copy(rrefs, body);
         List<Object> values = args.values();
-        worker.autograd().recordRecv(worker.self().id(), args.meta(), args.tensors());
-        DistAutogradContext context = worker.autograd().contextOf(args.meta());
+        DistAutogradContext context = worker.autograd().recordRecv(worker.self().id(), args.meta(), args.tensors());
         invokeHere.apply(values, context).onComplete(r -> {
             if (r.failed()) {
                 fail(id, RpcServe.asRemote(worker.self().name(), function, r.cause()));
@@ -144,7 +138,7 @@ final class RpcCalls implements RpcCaller {
             Object copy;
             try {
                 result = RpcPayload.encode(rrefs, Collections.singletonList(r.result()),
-                        recorder(context, worker.self()));
+                        RpcPayload.recorder(worker.autograd(), context, worker.self()));
             } catch (RuntimeException e) {
                 fail(id, RpcServe.asRemote(worker.self().name(), function, e));
                 return;

@@ -2,6 +2,8 @@ package io.tensorbus.distributed.rpc;
 
 import io.tensorbus.DType;
 import io.tensorbus.internal.distributed.autograd.AutogradMeta;
+import io.tensorbus.internal.distributed.autograd.DistAutogradContext;
+import io.tensorbus.internal.distributed.autograd.DistAutogradRuntime;
 import io.tensorbus.internal.io.TensorBytes;
 import io.tensorbus.io.ObjectCodec;
 import io.tensorbus.tensor.Tensor;
@@ -70,6 +72,14 @@ final class RpcPayload {
             Encoded e = encode(rrefs.codec(), values, recorder);
             return new Encoded(e.body(), e.tensors(), scope.take());
         }
+    }
+
+    /**
+     * What records a message of {@code context} to {@code to} in {@code autograd}; null (nothing recorded) without
+     * a context.
+     */
+    static Recorder recorder(DistAutogradRuntime autograd, DistAutogradContext context, WorkerInfo to) {
+        return context == null ? null : sent -> autograd.recordSend(context, to.id(), sent);
     }
 
     /** Records the tensors a message sends in a distributed autograd context (see {@code DistAutogradRuntime}). */

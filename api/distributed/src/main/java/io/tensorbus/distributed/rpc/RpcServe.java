@@ -51,8 +51,7 @@ final class RpcServe implements RpcServing {
     void serve(RpcIncoming connection, long id, RpcPayload.Decoded call, List<Object> values) {
         DistAutogradContext context;
         try {
-            worker.autograd().recordRecv(connection.caller().id(), call.meta(), call.tensors());
-            context = worker.autograd().contextOf(call.meta());
+            context = worker.autograd().recordRecv(connection.caller().id(), call.meta(), call.tensors());
         } catch (RuntimeException e) {
             raise(connection, id, e);
             return;
@@ -71,8 +70,7 @@ final class RpcServe implements RpcServing {
             }
             try {
                 answer(connection, id, RpcPayload.encode(rrefs, Collections.singletonList(r.result()),
-                        context == null ? null : sent -> worker.autograd().recordSend(context, connection.caller().id(),
-                                sent)));
+                        RpcPayload.recorder(worker.autograd(), context, connection.caller())));
             } catch (RuntimeException e) {
                 raise(connection, id, e);
             }

@@ -115,18 +115,6 @@ public final class DistAutogradRuntime implements DistAutograd {
         return c;
     }
 
-    /** The live context {@code meta} names, or null when {@code meta} is null or the context is gone. */
-    public DistAutogradContext contextOf(AutogradMeta meta) {
-        if (meta == null) {
-            return null;
-        }
-        try {
-            return container.retrieve(meta.contextId());
-        } catch (IllegalArgumentException e) {
-            return null;
-        }
-    }
-
     /** Runs {@code task} with {@code context} current on this thread (a served call of that context). */
     public <T> T callIn(DistAutogradContext context, Callable<T> task) throws Exception {
         if (context == null) {
@@ -168,12 +156,13 @@ public final class DistAutogradRuntime implements DistAutograd {
      * the context is created on first contact, and the tensors that require grad get a recv function as their
      * history (PyTorch's {@code addRecvRpcBackward}). Nothing happens when {@code meta} is null.
      *
+     * @return the context the message belongs to (for running the call in it), or null when {@code meta} is null
      * @throws IllegalArgumentException when the ids are not ones {@code from} may send (another worker's message
      *     id, a context of a worker outside the job) or name a context released here; no context is touched
      */
-    public void recordRecv(int from, AutogradMeta meta, List<Tensor> received) {
+    public DistAutogradContext recordRecv(int from, AutogradMeta meta, List<Tensor> received) {
         if (meta == null) {
-            return;
+            return null;
         }
         int owner = ContextContainer.workerOf(meta.contextId());
         if (owner < 0 || owner >= transport.worldSize() || ContextContainer.workerOf(meta.messageId()) != from) {
@@ -185,7 +174,7 @@ public final class DistAutogradRuntime implements DistAutograd {
         context.addKnownWorker(from);
         List<Tensor> grad = received.stream().filter(Tensor::requiresGrad).toList();
         if (grad.isEmpty()) {
-            return;
+            return context;
         }
         RecvBackward recv = new RecvBackward(from, meta.messageId(), grad.size(),
                 (to, id, grads) -> engine.ship(context, to, id, grads));
@@ -193,6 +182,7 @@ public final class DistAutogradRuntime implements DistAutograd {
         for (int i = 0; i < grad.size(); i++) {
             TensorInternals.setGradFn(grad.get(i), recv, i);
         }
+        return context;
     }
 
     /** True for the internal functions {@link #serve} answers. */

@@ -263,9 +263,10 @@ final class DistEngine {
                        List<Edge> roots) {
         Engine.Options options = new Engine.Options(retainGraph, context::accumulateGrad, List.of());
         Discovery discovery = context.keepDiscovery(passId);
+        Set<Long> reached = discovery == null ? null : discovery.reachedSends();
         List<Node> sends = new ArrayList<>();
         for (SendBackward s : context.sendFunctions()) {
-            if (discovery == null || discovery.reachedSends().contains(s.messageId())) {
+            if (reached == null || reached.contains(s.messageId())) {
                 sends.add(s);
             }
         }
