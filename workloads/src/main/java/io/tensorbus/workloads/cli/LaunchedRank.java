@@ -14,9 +14,18 @@ import java.util.concurrent.TimeUnit;
  * One child JVM of {@code tensorbus launch}: its ranks, its process, and the threads forwarding its output.
  */
 final class LaunchedRank {
-    /** JVM flags every tensorbus process needs (the Vector API, native access), plus UTF-8 output. */
+    /**
+     * JVM flags every tensorbus process needs (the Vector API, native access), UTF-8 output, and the access a
+     * Hazelcast member asks for (ranks that meet through {@code cluster://}): the packages its documentation
+     * lists, and {@code sun.misc.Unsafe} for its shaded JCTools, which JDK 24 and later warn about otherwise.
+     */
     static final List<String> JVM_FLAGS = List.of("--add-modules", "jdk.incubator.vector",
-            "--enable-native-access=ALL-UNNAMED", "-Dstdout.encoding=UTF-8", "-Dstderr.encoding=UTF-8");
+            "--enable-native-access=ALL-UNNAMED", "-Dstdout.encoding=UTF-8", "-Dstderr.encoding=UTF-8",
+            "--add-modules", "java.se", "--add-exports", "java.base/jdk.internal.ref=ALL-UNNAMED",
+            "--add-opens", "java.base/java.lang=ALL-UNNAMED", "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED",
+            "--add-opens", "java.management/sun.management=ALL-UNNAMED",
+            "--add-opens", "jdk.management/com.sun.management.internal=ALL-UNNAMED",
+            "--sun-misc-unsafe-memory-access=allow");
 
     private final int rank;
     private final int localRank;

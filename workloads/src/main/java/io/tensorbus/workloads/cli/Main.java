@@ -11,6 +11,7 @@ import io.tensorbus.workloads.bench.RpcBench;
 import io.tensorbus.workloads.bench.TensorBench;
 import io.tensorbus.workloads.ddp.DdpFashionMnistCommand;
 import io.tensorbus.workloads.demo.FashionMnistTraining;
+import io.tensorbus.workloads.ps.ParameterServerCommand;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -57,6 +58,10 @@ public final class Main {
                                            ddp-fashion-mnist [--nproc N] [--epochs N] [--data DIR]
                                              [--seed S] [--limit N]
                                              (N processes, default 2, training with DDP)
+                                           parameter-server [--trainers N] [--epochs N] [--data DIR]
+                                             [--seed S] [--limit N]
+                                             (a server and N trainers, default 2, meeting over
+                                             Hazelcast; distributed autograd and optimizer)
                                            local-demo [--epochs N] [--data DIR] [--seed S] [--limit N]
               help                         this text""";
 
@@ -195,6 +200,7 @@ public final class Main {
                     yield 0;
                 }
                 case DdpFashionMnistCommand.NAME -> DdpFashionMnistCommand.run(options, System.getenv(), out, err);
+                case ParameterServerCommand.NAME -> ParameterServerCommand.run(options, System.getenv(), out, err);
                 default -> usage(err, "unknown workload '" + args[0] + "'");
             };
         } catch (IllegalArgumentException e) {

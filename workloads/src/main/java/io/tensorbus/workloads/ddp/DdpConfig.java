@@ -3,10 +3,10 @@ package io.tensorbus.workloads.ddp;
 import io.tensorbus.c10d.JobSecret;
 import io.tensorbus.distributed.HashStore;
 import io.tensorbus.distributed.InitOptions;
+import io.tensorbus.workloads.demo.ConfigFields;
 import io.tensorbus.workloads.demo.FashionMnistTraining;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -86,7 +86,7 @@ public record DdpConfig(FashionMnistTraining.Options training, int rank, int wor
      *     unusable secret
      */
     public static DdpConfig fromJson(JsonObject config, Map<String, String> env) {
-        Fields f = new Fields(config == null ? new JsonObject() : config, env);
+        ConfigFields f = new ConfigFields(config == null ? new JsonObject() : config, env, FIELDS);
         int worldSize = f.integer("worldSize", "WORLD_SIZE", 1, 1, 1 << 20);
         int rank = f.integer("rank", "RANK", 0, 0, worldSize - 1);
         String initMethod = f.text("initMethod", null);
@@ -105,35 +105,8 @@ public record DdpConfig(FashionMnistTraining.Options training, int rank, int wor
         boolean hosted = "1".equals(env.get("TENSORBUS_STORE_HOSTED")) && !addressGiven;
         return new DdpConfig(f.training(), rank, worldSize, initMethod, masterAddr, masterPort, hosted,
                 f.text("backend", "tcp"), Duration.ofSeconds(f.integer("timeoutSeconds", null,
-                DEFAULT_TIMEOUT_SECONDS, 1, Integer.MAX_VALUE)), f.integer("threads", null, defaultThreads(env), 0, 4096),
-                JobSecret.fromEnvironment(env));
-    }
-
-    /** Cores shared among this node's ranks, as torchrun's one thread per process when they would compete. */
-    private static int defaultThreads(Map<String, String> env) {
-        String local = env.get("LOCAL_WORLD_SIZE");
-        if (local == null) {
-            return 0;
-        }
-        try {
-            return Math.max(1, Runtime.getRuntime().availableProcessors() / Math.max(1, Integer.parseInt(local.trim())));
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("LOCAL_WORLD_SIZE='" + local + "' (environment) is not a whole number");
-        }
-    }
-
-    /**
-     * The config fields that give {@code training} (only those that differ from the defaults are needed, but
-     * all are written, so that the config says what runs).
-     */
-    public static JsonObject trainingJson(FashionMnistTraining.Options training) {
-        JsonObject json = new JsonObject().put("epochs", training.epochs()).put("batchSize", training.batchSize())
-                .put("lr", training.lr()).put("momentum", training.momentum()).put("seed", training.seed())
-                .put("limit", training.trainLimit());
-        if (training.dataDir() != null) {
-            json.put("dataDir", training.dataDir().toString());
-        }
-        return json;
+                DEFAULT_TIMEOUT_SECONDS, 1, Integer.MAX_VALUE)),
+                f.integer("threads", null, ConfigFields.defaultThreads(env), 0, 4096), JobSecret.fromEnvironment(env));
     }
 
     /** The images each rank takes per step: the global batch divided among the ranks (rounded down). */
@@ -162,104 +135,5 @@ public record DdpConfig(FashionMnistTraining.Options training, int rank, int wor
         String host = masterAddr.contains(":") ? "[" + masterAddr + "]" : masterAddr;
         return b.initMethod("tcp://" + host + ":" + masterPort)
                 .environment(storeHosted ? Map.of("TENSORBUS_STORE_HOSTED", "1") : Map.of()).build();
-    }
-
-    /** Reads typed fields of a config, falling back to environment variables and defaults. */
-    private static final class Fields {
-        private final JsonObject json;
-        private final Map<String, String> env;
-
-        Fields(JsonObject json, Map<String, String> env) {
-            this.json = json;
-            this.env = env;
-            for (String key : json.fieldNames()) {
-                if (!FIELDS.contains(key)) {
-                    throw new IllegalArgumentException("unknown config field '" + key + "'; allowed fields: "
-                            + String.join(", ", FIELDS));
-                }
-            }
-        }
-
-        FashionMnistTraining.Options training() {
-            FashionMnistTraining.Options d = FashionMnistTraining.Options.defaults();
-            String dir = text("dataDir", null);
-            return new FashionMnistTraining.Options(integer("epochs", null, d.epochs(), 1, Integer.MAX_VALUE),
-                    dir == null ? null : Path.of(dir), wholeNumber("seed", d.seed(), Long.MIN_VALUE, Long.MAX_VALUE),
-                    integer("batchSize", null, d.batchSize(), 1, Integer.MAX_VALUE), real("lr", d.lr()),
-                    real("momentum", d.momentum()), integer("limit", null, d.trainLimit(), 0, Integer.MAX_VALUE));
-        }
-
-        /** An int field, else the variable {@code var} (when not null), else {@code dflt}; in {@code [min, max]}. */
-        int integer(String key, String var, long dflt, long min, long max) {
-            if (!json.containsKey(key) && var != null && env.get(var) != null) {
-                return (int) parse(var + "='" + env.get(var) + "' (environment)", env.get(var), min, max);
-            }
-            return (int) wholeNumber(key, dflt, min, max);
-        }
-
-        long wholeNumber(String key, long dflt, long min, long max) {
-            Object v = json.getValue(key);
-            if (v == null) {
-                return dflt;
-            }
-            if (!(v instanceof Integer || v instanceof Long)) {
-                throw new IllegalArgumentException(fieldMessage(key, v, wholeRange(min, max)));
-            }
-            long n = ((Number) v).longValue();
-            if (n < min || n > max) {
-                throw new IllegalArgumentException(fieldMessage(key, v, wholeRange(min, max)));
-            }
-            return n;
-        }
-
-        double real(String key, double dflt) {
-            Object v = json.getValue(key);
-            if (v == null) {
-                return dflt;
-            }
-            if (!(v instanceof Number n) || !(n.doubleValue() >= 0) || Double.isInfinite(n.doubleValue())) {
-                throw new IllegalArgumentException(fieldMessage(key, v, "a number >= 0"));
-            }
-            return n.doubleValue();
-        }
-
-        String text(String key, String dflt) {
-            Object v = json.getValue(key);
-            if (v == null) {
-                return dflt;
-            }
-            if (!(v instanceof String s) || s.isBlank()) {
-                throw new IllegalArgumentException(fieldMessage(key, v, "a non-empty string"));
-            }
-            return s.trim();
-        }
-
-        String textOrEnv(String key, String var, String dflt) {
-            String fromEnv = env.get(var);
-            return text(key, fromEnv == null || fromEnv.isBlank() ? dflt : fromEnv.trim());
-        }
-
-        private static long parse(String what, String text, long min, long max) {
-            long n;
-            try {
-                n = Long.parseLong(text.trim());
-            } catch (NumberFormatException e) {
-                throw new IllegalArgumentException(what + " must be " + wholeRange(min, max));
-            }
-            if (n < min || n > max) {
-                throw new IllegalArgumentException(what + " must be " + wholeRange(min, max));
-            }
-            return n;
-        }
-
-        private static String wholeRange(long min, long max) {
-            return max == Long.MAX_VALUE || max == Integer.MAX_VALUE ? "a whole number >= " + min
-                    : "a whole number from " + min + " to " + max;
-        }
-
-        private static String fieldMessage(String key, Object value, String allowed) {
-            String shown = value instanceof String s ? "\"" + s + "\"" : String.valueOf(value);
-            return "config field '" + key + "' must be " + allowed + ", got " + shown;
-        }
     }
 }

@@ -4,6 +4,7 @@ import io.tensorbus.data.FashionMnist;
 import io.tensorbus.distributed.Distributed;
 import io.tensorbus.workloads.cli.Launcher;
 import io.tensorbus.workloads.cli.LaunchOptions;
+import io.tensorbus.workloads.demo.ConfigFields;
 import io.tensorbus.workloads.demo.FashionMnistTraining;
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Promise;
@@ -95,7 +96,7 @@ public final class DdpFashionMnistCommand {
             throw new IllegalArgumentException("--data " + data + " is not a directory; give one holding the"
                     + " Fashion-MNIST files (Debian's dataset-fashion-mnist: " + FashionMnist.DEBIAN_DIR + ")");
         }
-        JsonObject config = DdpConfig.trainingJson(a.training());
+        JsonObject config = ConfigFields.trainingJson(a.training());
         if (env.get("RANK") != null) {
             checkNprocMatches(a.nproc(), env);
             return runRank(config, env, out, err);

@@ -50,6 +50,13 @@ public final class TrainingLoop {
         return limit == 0 ? loaderBatches : Math.min(loaderBatches, (limit + imagesPerStep - 1) / imagesPerStep);
     }
 
+    /** One training step: trains on a batch and returns its loss. */
+    @FunctionalInterface
+    public interface Step {
+        /** Trains on {@code batch}; returns the batch's mean loss. */
+        double train(Batch batch);
+    }
+
     /**
      * Trains {@code model} for one epoch of {@code batches} batches of {@code loader} (whose next iteration is
      * the epoch wanted), drawing a progress bar on {@code progress} when it is a terminal.
@@ -59,6 +66,23 @@ public final class TrainingLoop {
     public static EpochStats epoch(Module model, Optimizer optimizer, DataLoader<?> loader, int batches, int epoch,
                                    int epochs, PrintStream progress) {
         model.train();
+        return epoch(batch -> {
+            optimizer.zeroGrad(true);
+            Tensor loss = Functional.nllLoss(model.forward(batch.inputs()), batch.targets());
+            loss.backward();
+            optimizer.step();
+            return loss.item();
+        }, loader, batches, epoch, epochs, progress);
+    }
+
+    /**
+     * Runs {@code step} on {@code batches} batches of {@code loader} (whose next iteration is the epoch wanted),
+     * drawing a progress bar on {@code progress} when it is a terminal.
+     *
+     * @param progress where the bar goes, or null for none
+     */
+    public static EpochStats epoch(Step step, DataLoader<?> loader, int batches, int epoch, int epochs,
+                                   PrintStream progress) {
         double total = 0;
         long seen = 0;
         int done = 0;
@@ -66,11 +90,7 @@ public final class TrainingLoop {
         try (BatchIterator it = loader.iterator()) {
             for (; done < batches && it.hasNext(); done++) {
                 Batch batch = it.next();
-                optimizer.zeroGrad(true);
-                Tensor loss = Functional.nllLoss(model.forward(batch.inputs()), batch.targets());
-                loss.backward();
-                optimizer.step();
-                total += loss.item();
+                total += step.train(batch);
                 seen += batch.inputs().size(0);
                 if (progress != null) {
                     ProgressBar.show(progress, epoch, epochs, done + 1, batches, total / (done + 1));

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.tensorbus.distributed.InitOptions;
+import io.tensorbus.workloads.demo.ConfigFields;
 import io.tensorbus.workloads.demo.FashionMnistTraining;
 import io.vertx.core.json.JsonObject;
 import java.nio.file.Path;
@@ -73,7 +74,7 @@ class DdpConfigTest {
     void trainingFieldsRoundTripThroughTheJsonTheCommandLineWrites() {
         FashionMnistTraining.Options o = new FashionMnistTraining.Options(3, Path.of("/data/fm"), 7, 64, 0.05, 0.9,
                 512);
-        assertEquals(o, DdpConfig.fromJson(DdpConfig.trainingJson(o), Map.of()).training());
+        assertEquals(o, DdpConfig.fromJson(ConfigFields.trainingJson(o), Map.of()).training());
     }
 
     @Test

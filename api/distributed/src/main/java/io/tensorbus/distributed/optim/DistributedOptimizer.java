@@ -165,10 +165,16 @@ public final class DistributedOptimizer implements AutoCloseable {
         return Future.all(loads).mapEmpty();
     }
 
-    /** Releases the local optimizers (their owners drop them once no reference is left). */
+    /**
+     * Releases the local optimizers: each owner is told to free its own handle and this optimizer's references
+     * are closed once it has (or could not be told); never blocks. A graceful RPC shutdown waits for these calls.
+     */
     @Override
     public void close() {
-        locals.forEach(RRef::close);
+        for (RRef<Object> local : locals) {
+            agent.rpcAsync(local.owner(), agent.options().timeout(), LocalOptimizers.FREE, local)
+                    .onComplete(r -> local.close());
+        }
     }
 
     private static Map<WorkerInfo, List<RRef<Tensor>>> byOwner(List<RRef<Tensor>> params) {

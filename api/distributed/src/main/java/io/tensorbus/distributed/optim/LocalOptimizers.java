@@ -10,11 +10,17 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The functions a {@link DistributedOptimizer} calls on the workers that own parameters, registered in every
  * {@link RpcRegistry} through {@link java.util.ServiceLoader}: make a local optimizer over RRefs to values the
- * worker owns (answering an RRef to it), step it with a context's gradients, and read or replace its state.
+ * worker owns (answering an RRef to it), step it with a context's gradients, read or replace its state, and
+ * free it.
+ *
+ * <p>Every RRef that arrives as an argument is a handle of its own on this worker, closed as soon as its value
+ * was read, so that nothing waits for the garbage collector; the handle {@code RRef.of} opened for a new local
+ * optimizer is kept until {@link DistributedOptimizer#close()} frees it.
  */
 public final class LocalOptimizers implements RpcFunctionLibrary {
     /** {@code [optimizer, options, [RRef<Tensor>...]]} to {@code RRef<LocalOptimizer>}. */
@@ -25,6 +31,11 @@ public final class LocalOptimizers implements RpcFunctionLibrary {
     static final String STATE = "dist_optim.state";
     /** {@code [RRef<LocalOptimizer>, state tensors, param groups]}: replaces its state. */
     static final String LOAD = "dist_optim.load";
+    /** {@code [RRef<LocalOptimizer>]}: closes the owner's own handle (the users' references still hold it). */
+    static final String FREE = "dist_optim.free";
+
+    /** The handles {@code RRef.of} opened for the local optimizers this registry made, by identity of the optimizer. */
+    private final Map<LocalOptimizer, RRef<LocalOptimizer>> own = new ConcurrentHashMap<>();
 
     /** Made by {@link java.util.ServiceLoader}. */
     public LocalOptimizers() {
@@ -32,7 +43,7 @@ public final class LocalOptimizers implements RpcFunctionLibrary {
 
     @Override
     public void registerInto(RpcRegistry registry) {
-        registry.register(NEW, LocalOptimizers::create)
+        registry.register(NEW, this::create)
                 .register(STEP, args -> {
                     RpcAgent agent = RpcAgent.current();
                     local(args, 2).step(agent.distAutograd().getGradients(number(args.get(1))));
@@ -46,11 +57,18 @@ public final class LocalOptimizers implements RpcFunctionLibrary {
                     check(args, 3);
                     local(args, 3).loadStateDict(state(args.get(1), args.get(2)));
                     return null;
+                })
+                .register(FREE, args -> {
+                    RRef<LocalOptimizer> handle = own.remove(local(args, 1));
+                    if (handle != null) {
+                        handle.close();
+                    }
+                    return null;
                 });
     }
 
     @SuppressWarnings("unchecked")
-    private static Object create(List<Object> args) {
+    private Object create(List<Object> args) {
         check(args, 3);
         if (!(args.get(0) instanceof String name) || !(args.get(1) instanceof Map<?, ?> options)
                 || !(args.get(2) instanceof List<?> rrefs)) {
@@ -65,8 +83,12 @@ public final class LocalOptimizers implements RpcFunctionLibrary {
             }
             params.add(t);
         }
+        rrefs.forEach(o -> ((RRef<?>) o).close());
         OptimizerSpec spec = new OptimizerSpec(name, (Map<String, Object>) options);
-        return RRef.of(agent, new LocalOptimizer(spec.build(params)));
+        LocalOptimizer local = new LocalOptimizer(spec.build(params));
+        RRef<LocalOptimizer> handle = RRef.of(agent, local);
+        own.put(local, handle);
+        return handle;
     }
 
     private static LocalOptimizer local(List<Object> args, int size) {
@@ -74,6 +96,7 @@ public final class LocalOptimizers implements RpcFunctionLibrary {
         if (!(args.get(0) instanceof RRef<?> r) || !r.isOwner() || !(r.localValue() instanceof LocalOptimizer o)) {
             throw new IllegalArgumentException("not an RRef to a local optimizer of this worker: " + args.get(0));
         }
+        r.close();
         return o;
     }
 

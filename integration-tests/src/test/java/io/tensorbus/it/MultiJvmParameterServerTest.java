@@ -1,0 +1,63 @@
+package io.tensorbus.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.tensorbus.workloads.cli.Main;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The parameter-server workload end to end across JVMs, as a user starts it: {@code tensorbus run
+ * parameter-server} (through {@link Main#run}, in-process) starts the server and two trainers through the
+ * launcher, each deploying {@code ParameterServerVerticle} under Vert.x's {@code VertxApplication} and joining a
+ * Hazelcast cluster on loopback; and {@code tensorbus launch} running the verticle under the legacy
+ * {@code io.vertx.core.Launcher run}, the cluster taken from the launcher's MASTER_PORT.
+ */
+class MultiJvmParameterServerTest {
+    private final ByteArrayOutputStream out = new ByteArrayOutputStream();
+    private final ByteArrayOutputStream err = new ByteArrayOutputStream();
+
+    private String run(String... args) {
+        int code = Main.run(args, new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8));
+        String report = "exit " + code + "\n--- stdout\n" + out.toString(StandardCharsets.UTF_8) + "--- stderr\n"
+                + err.toString(StandardCharsets.UTF_8);
+        assertEquals(0, code, report);
+        return out.toString(StandardCharsets.UTF_8);
+    }
+
+    private static void assertTrained(String o, int trainers) {
+        assertTrue(o.contains("[rank 0] tensorbus parameter server: tutorial network on Fashion-MNIST (embedded"
+                + " subset)"), o);
+        assertTrue(o.contains(trainers + " trainer(s) x batch " + 128 / trainers + " (global "
+                + 128 / trainers * trainers + ")"), o);
+        assertTrue(Pattern.compile("(?m)^\\[rank 0] epoch 1/1  loss \\d+\\.\\d{4}  [\\d.]+ s  \\d+ samples/s$")
+                .matcher(o).find(), o);
+        assertTrue(Pattern.compile("(?m)^\\[rank 0] test accuracy \\d+\\.\\d{2}%$").matcher(o).find(), o);
+        assertFalse(o.contains("WARNING: RRefs not released"), "no RRef leaked:\n" + o);
+    }
+
+    @Test
+    @Timeout(value = 150, unit = TimeUnit.SECONDS)
+    void runParameterServerTrainsOnThreeJvmsMeetingOverHazelcast() {
+        assertTrained(run("run", "parameter-server", "--trainers", "2", "--epochs", "1", "--limit", "512"), 2);
+        String e = err.toString(StandardCharsets.UTF_8);
+        assertTrue(e.contains("starting 3 process(es)"), e);
+        assertFalse(e.contains("RRefs not released"), "no RRef leaked:\n" + e);
+    }
+
+    @Test
+    @Timeout(value = 150, unit = TimeUnit.SECONDS)
+    void launchRunsTheVerticleUnderTheLegacyVertxLauncher() {
+        assertTrained(run("launch", "--nproc-per-node", "2", "--timeout", "120", "io.vertx.core.Launcher", "run",
+                "io.tensorbus.workloads.ps.ParameterServerVerticle", "-conf", "{\"epochs\": 1, \"limit\": 256}"), 1);
+        assertFalse(err.toString(StandardCharsets.UTF_8).contains("RRefs not released"));
+    }
+}

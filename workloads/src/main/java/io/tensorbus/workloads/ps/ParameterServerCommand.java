@@ -1,0 +1,173 @@
+package io.tensorbus.workloads.ps;
+
+import io.tensorbus.hazelcast.HazelcastCluster;
+import io.tensorbus.workloads.cli.Launcher;
+import io.tensorbus.workloads.cli.LaunchOptions;
+import io.tensorbus.workloads.demo.ConfigFields;
+import io.tensorbus.workloads.demo.FashionMnistTraining;
+import io.vertx.core.DeploymentOptions;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
+import io.vertx.launcher.application.VertxApplication;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
+
+/**
+ * {@code tensorbus run parameter-server [--trainers N] [--epochs E] [--data DIR] [--seed S] [--limit N]}:
+ * starts the parameter server and N trainers as N + 1 JVMs through {@code tensorbus launch} ({@link Launcher}),
+ * each running {@link ParameterServerVerticle} under Vert.x's {@link VertxApplication}, meeting in a Hazelcast
+ * cluster on loopback ports this command found free. Run inside a job that {@code tensorbus launch} started
+ * ({@code RANK} is set), it runs this process's worker instead.
+ */
+public final class ParameterServerCommand {
+    /** The workload's name on the command line. */
+    public static final String NAME = "parameter-server";
+
+    /** The usage of its options. */
+    public static final String USAGE = NAME + " [--trainers N] [--epochs E] [--data DIR] [--seed S] [--limit N]";
+
+    /** Trainers started when {@code --trainers} is not given. */
+    public static final int DEFAULT_TRAINERS = 2;
+
+    private static final int PORT_TRIES = 50;
+
+    private ParameterServerCommand() {
+    }
+
+    /**
+     * The parsed command line.
+     *
+     * @param trainers the trainers to start, or 0 when not given
+     * @param training the hyper-parameters and data
+     */
+    record Args(int trainers, FashionMnistTraining.Options training) {
+        /**
+         * Parses the options after the workload's name.
+         *
+         * @throws IllegalArgumentException naming the wrong option and what it allows
+         */
+        static Args parse(List<String> args) {
+            int trainers = 0;
+            List<String> rest = new ArrayList<>();
+            for (int i = 0; i < args.size(); i++) {
+                if (!args.get(i).equals("--trainers")) {
+                    rest.add(args.get(i));
+                } else if (i + 1 < args.size()) {
+                    trainers = trainers(args.get(++i));
+                } else {
+                    throw new IllegalArgumentException("--trainers needs a value: the trainers to start, 1 to "
+                            + (LaunchOptions.MAX_NPROC - 1));
+                }
+            }
+            return new Args(trainers, FashionMnistTraining.Options.parse(rest, USAGE));
+        }
+
+        private static int trainers(String value) {
+            try {
+                int n = Integer.parseInt(value.trim());
+                if (n >= 1 && n < LaunchOptions.MAX_NPROC) {
+                    return n;
+                }
+            } catch (NumberFormatException e) {
+                // Reported below with what is allowed.
+            }
+            throw new IllegalArgumentException("--trainers must be a whole number from 1 to "
+                    + (LaunchOptions.MAX_NPROC - 1) + ", got '" + value + "'");
+        }
+    }
+
+    /**
+     * Runs the workload with {@code args} (the options after its name).
+     *
+     * @param env this process's environment: with {@code RANK} set, this process is one worker of a launched job
+     * @return the exit status: 0 when every worker succeeded, the launcher's status otherwise
+     * @throws IllegalArgumentException for bad options (the caller prints the usage)
+     */
+    public static int run(List<String> args, Map<String, String> env, PrintStream out, PrintStream err) {
+        Args a = Args.parse(args);
+        if (a.training().dataDir() != null && !a.training().dataDir().toFile().isDirectory()) {
+            throw new IllegalArgumentException("--data " + a.training().dataDir() + " is not a directory; give one"
+                    + " holding the Fashion-MNIST files");
+        }
+        JsonObject config = ConfigFields.trainingJson(a.training());
+        if (env.get("RANK") != null) {
+            if (a.trainers() != 0 && !Integer.toString(a.trainers() + 1).equals(env.get("WORLD_SIZE"))) {
+                throw new IllegalArgumentException("--trainers " + a.trainers() + " disagrees with WORLD_SIZE="
+                        + env.get("WORLD_SIZE") + " (the server and the trainers); leave --trainers out under"
+                        + " tensorbus launch");
+            }
+            return runWorker(config, env, out, err);
+        }
+        int trainers = a.trainers() == 0 ? DEFAULT_TRAINERS : a.trainers();
+        int port = freePortRange(HazelcastCluster.PORT_COUNT);
+        config.put("cluster", "tensorbus-ps-" + port).put("clusterPort", port);
+        return Launcher.run(launchArgs(trainers + 1, config), out, err);
+    }
+
+    /** {@code tensorbus launch}'s arguments: N processes of VertxApplication deploying the verticle. */
+    static List<String> launchArgs(int nproc, JsonObject config) {
+        return List.of("--nproc-per-node", Integer.toString(nproc), VertxApplication.class.getName(),
+                ParameterServerVerticle.class.getName(), "-conf", config.encode());
+    }
+
+    /** Runs one worker in this process on a fresh Vert.x and waits for it to end; returns 0 or the failed status. */
+    static int runWorker(JsonObject config, Map<String, String> env, PrintStream out, PrintStream err) {
+        Vertx vertx = Vertx.vertx();
+        try {
+            Promise<ParameterServerWorker.Result> done = Promise.promise();
+            vertx.deployVerticle(new ParameterServerVerticle(done, out, env), new DeploymentOptions().setConfig(config))
+                    .await();
+            done.future().await();
+            return 0;
+        } catch (RuntimeException e) {
+            err.println(NAME + ": " + e.getMessage());
+            return ParameterServerVerticle.FAILED_EXIT;
+        } finally {
+            vertx.close().await();
+        }
+    }
+
+    /**
+     * The first of {@code count} consecutive loopback ports that were all free a moment ago, for the Hazelcast
+     * members (which take the first free port of their range, so a port taken meanwhile only shifts them).
+     *
+     * @throws IllegalStateException when no such range was found
+     */
+    static int freePortRange(int count) {
+        for (int attempt = 0; attempt < PORT_TRIES; attempt++) {
+            int first = 20_000 + count * ThreadLocalRandom.current().nextInt(40_000 / count);
+            if (allFree(first, count)) {
+                return first;
+            }
+        }
+        throw new IllegalStateException("found no " + count + " consecutive free loopback ports for the Hazelcast"
+                + " cluster in " + PORT_TRIES + " tries");
+    }
+
+    private static boolean allFree(int first, int count) {
+        List<ServerSocket> held = new ArrayList<>();
+        try {
+            for (int p = first; p < first + count; p++) {
+                held.add(new ServerSocket(p, 1, InetAddress.getLoopbackAddress()));
+            }
+            return true;
+        } catch (IOException e) {
+            return false;
+        } finally {
+            for (ServerSocket s : held) {
+                try {
+                    s.close();
+                } catch (IOException e) {
+                    // Closing a socket nobody used cannot matter.
+                }
+            }
+        }
+    }
+}
