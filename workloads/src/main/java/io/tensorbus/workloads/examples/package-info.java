@@ -5,7 +5,11 @@
  * io.tensorbus.workloads.examples.NonBlockingPointToPoint}), an all-reduce in a subgroup ({@link
  * io.tensorbus.workloads.examples.GroupAllReduce}), the hand-written ring all-reduce ({@link
  * io.tensorbus.workloads.examples.RingAllReduceExample}) and distributed synchronous SGD ({@link
- * io.tensorbus.workloads.examples.SynchronousSgd} with {@link io.tensorbus.workloads.examples.DataPartitioner}).
+ * io.tensorbus.workloads.examples.SynchronousSgd} with {@link io.tensorbus.workloads.examples.DataPartitioner});
+ * and of the RPC documents: remote references with a parameter server ({@link
+ * io.tensorbus.workloads.examples.ParameterServerExample}) and the end-to-end example of distributed autograd
+ * and the distributed optimizer ({@link io.tensorbus.workloads.examples.DistAutogradSimple}), which join the
+ * job with {@code Rpc.init} and take an {@code RpcAgent} in {@code run} instead.
  *
  * <p>Each has a {@code main} that joins the job through {@code env://} (RANK, WORLD_SIZE, MASTER_ADDR,
  * MASTER_PORT), runs, and destroys its group, so that it runs as
