@@ -59,6 +59,12 @@ public final class RpcAgent {
     /** The agent whose worker runs the function on this thread, while it runs. */
     static final ThreadLocal<RpcAgent> SERVING = new ThreadLocal<>();
 
+    /**
+     * A distributed autograd context of another worker that no message reached for this many of the agent's
+     * timeouts is released here: its initiator is gone without a word (every RPC of it would have timed out).
+     */
+    static final int CONTEXT_IDLE_TIMEOUTS = 2;
+
     RpcAgent(RpcWorkerTable table, RpcOptions options, Vertx vertx, Runnable releaseVertx, Store store,
             Runnable releaseStore, NetServer server) {
         this.table = table;
@@ -75,6 +81,10 @@ public final class RpcAgent {
         this.rrefs = new RRefContext(worker, seams, seams);
         this.serve = new RpcServe(worker, rrefs, executor, permits, this);
         this.calls = new RpcCalls(worker, client, rrefs, (values, context) -> serve.invoke(self(), values, context));
+        Duration idle = options.timeout().multipliedBy(CONTEXT_IDLE_TIMEOUTS);
+        long sweep = vertx.setPeriodic(Math.clamp(options.timeout().toMillis() / 2, 100, 60_000),
+                t -> worker.autograd().expireIdle(idle));
+        onClose(() -> vertx.cancelTimer(sweep));
     }
 
     /**

@@ -195,6 +195,7 @@ final class RpcCalls implements RpcCaller {
      */
     void lost(WorkerInfo worker, String why) {
         lost.put(worker.id(), why);
+        this.worker.autograd().workerLost(worker.id());
         Future<RpcOutgoing> c = outgoing.get(worker.id());
         if (c != null) {
             c.onSuccess(o -> o.lost(why));

@@ -54,6 +54,10 @@ final class RpcIncoming implements RpcFrameParser.FrameHandler {
             closed = true;
             worker.vertx().cancelTimer(deadline);
             connections.closed(this);
+            if (caller != null) {
+                // Its distributed autograd contexts here cannot finish any more.
+                worker.autograd().workerLost(caller.id());
+            }
         });
     }
 

@@ -62,8 +62,8 @@ final class RpcOutgoing implements RpcFrameParser.FrameHandler {
                 () -> welcomed ? worker.options().maxMessageBytes() : RpcFrame.MAX_HANDSHAKE_BODY,
                 this, why -> broken("sent a malformed frame: " + why));
         parser.readFrom(socket);
-        socket.closeHandler(v -> broken("closed the connection"));
-        socket.exceptionHandler(e -> broken("failed: " + e.getMessage()));
+        socket.closeHandler(v -> peerGone("closed the connection"));
+        socket.exceptionHandler(e -> peerGone("failed: " + e.getMessage()));
         long deadline = worker.vertx().setTimer(worker.options().timeout().toMillis(),
                 t -> broken("did not complete the handshake within " + worker.options().timeout()));
         write(RpcFrame.frame(RpcFrame.OPEN, 0, worker.options().codec().encode(List.of(worker.self().name(),
@@ -194,6 +194,18 @@ final class RpcOutgoing implements RpcFrameParser.FrameHandler {
         RpcCalls.RpcCall call = calls.call(id);
         calls.fail(id, new RemoteException(target.name(), call == null ? "?" : call.function(), (String) raised.get(0),
                 (String) raised.get(1), (String) raised.get(2)));
+    }
+
+    /**
+     * The callee's end went away: besides what {@link #broken} does, the distributed autograd contexts it was a
+     * part of are released here (their backward passes could not finish).
+     */
+    private void peerGone(String why) {
+        boolean wasUp = welcomed && !broken.get();
+        broken(why);
+        if (wasUp) {
+            worker.autograd().workerLost(target.id());
+        }
     }
 
     /** Fails the handshake and exactly the calls sent on this connection; later calls reconnect. */

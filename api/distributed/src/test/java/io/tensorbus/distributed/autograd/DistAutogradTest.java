@@ -12,6 +12,7 @@ import io.tensorbus.distributed.rpc.RpcRegistry;
 import io.tensorbus.distributed.rpc.RpcWorkers;
 import io.tensorbus.tensor.Tensor;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -55,8 +56,11 @@ class DistAutogradTest {
     }
 
     private RpcWorkers start(int n) throws Exception {
-        workers = new RpcWorkers().start(n, r -> RpcOptions.builder().registry(registry())
-                .timeout(Duration.ofSeconds(20)));
+        return start(n, Duration.ofSeconds(20));
+    }
+
+    private RpcWorkers start(int n, Duration timeout) throws Exception {
+        workers = new RpcWorkers().start(n, r -> RpcOptions.builder().registry(registry()).timeout(timeout));
         return workers;
     }
 
@@ -338,6 +342,86 @@ class DistAutogradTest {
         }
         Golden.close(got.get(DistAutograd.Mode.FAST).get(x), got.get(DistAutograd.Mode.SMART).get(x), "x");
         Golden.close(got.get(DistAutograd.Mode.FAST).get(y), got.get(DistAutograd.Mode.SMART).get(y), "y");
+        contextsGoneEverywhere();
+    }
+
+    @Test
+    void aPeerOutsideAContextCanNeitherFeedNorReleaseIt() throws Exception {
+        RpcWorkers w = start(3);
+        RpcAgent w0 = w.get(0);
+        RpcAgent outsider = w.get(2);
+        DistAutograd dist = w0.distAutograd();
+        Tensor x = Tensor.rand(4).requiresGrad(true);
+        Tensor y = Tensor.rand(4).requiresGrad(true);
+        try (DistAutograd.Context context = dist.context()) {
+            Tensor z = w0.rpcSync("worker1", "test.my_mul", x, y);
+            long id = context.id();
+            long firstMessage = 0L;
+            List<String> refused = new ArrayList<>();
+            for (var attempt : List.<java.util.function.Supplier<io.vertx.core.Future<Object>>>of(
+                    () -> outsider.rpcAsync("worker1", "tensorbus.dist_autograd.release", id),
+                    () -> outsider.rpcAsync("worker0", "tensorbus.dist_autograd.propagate", id, firstMessage, 1L,
+                            false, List.of(Tensor.ones(4))),
+                    () -> outsider.rpcAsync("worker1", "tensorbus.dist_autograd.propagate", (2L << 48) | 77, 5L, 1L,
+                            false, List.of(Tensor.ones(4))),
+                    () -> outsider.rpcAsync("worker1", "tensorbus.dist_autograd.release", 500L << 48),
+                    () -> w.get(1).rpcAsync("worker0", "tensorbus.dist_autograd.release", id))) {
+                Throwable e = attempt.get().toCompletionStage().toCompletableFuture().handle((v, t) -> t).get();
+                assertTrue(e != null, "refused");
+                refused.add(e.getMessage());
+            }
+            assertTrue(refused.get(0).contains("may not release distributed autograd context 0:0"), refused.get(0));
+            assertTrue(refused.get(1).contains("which went to worker worker1"), refused.get(1));
+            assertTrue(refused.get(2).contains("no distributed autograd context 2:77"), refused.get(2));
+            assertTrue(refused.get(3).contains("no worker 500 in a job of 3"), refused.get(3));
+            assertTrue(refused.get(4).contains("whose user closes it"), "only the initiator's user: " + refused.get(4));
+            assertEquals(1L, w.get(1).distAutograd().debugInfo().get("num_current_contexts"), "untouched");
+            assertEquals(0L, outsider.distAutograd().debugInfo().get("num_current_contexts"), "none was made");
+            dist.backward(context.id(), List.of(z.sum()));
+            Golden.close(y, dist.getGradients(context.id()).get(x), "d sum(x * y) / d x, as if nobody had meddled");
+        }
+        contextsGoneEverywhere();
+    }
+
+    @Test
+    void aLostWorkerFailsTheBackwardPassNamingItAndReleasesTheContextsItWasPartOf() throws Exception {
+        RpcWorkers w = start(3);
+        RpcAgent w0 = w.get(0);
+        DistAutograd dist = w0.distAutograd();
+        Tensor x = Tensor.rand(4).requiresGrad(true);
+        Tensor y = Tensor.rand(4).requiresGrad(true);
+        try (DistAutograd.Context context = dist.context()) {
+            Tensor z = w0.rpcSync("worker1", "test.relay", x, y);
+            assertEquals(1L, w.get(2).distAutograd().debugInfo().get("num_current_contexts"));
+            w.get(1).shutdown(false);
+            // worker2 got the context from worker1 alone: it learns of the loss from its connection.
+            RpcWorkers.eventually(() -> w.get(2).distAutograd().debugInfo().get("num_current_contexts") == 0,
+                    "worker2 released the context of a lost worker's graph");
+            long start = System.nanoTime();
+            RuntimeException e = assertThrows(RuntimeException.class,
+                    () -> dist.backward(context.id(), List.of(z.sum())));
+            assertTrue(e.getMessage().contains("worker1"), e.getMessage());
+            assertTrue(System.nanoTime() - start < Duration.ofSeconds(20).toNanos(), "within the timeout");
+        }
+        assertEquals(0L, w0.distAutograd().debugInfo().get("num_current_contexts"));
+    }
+
+    @Test
+    void theContextsOfASilentInitiatorExpireOnTheOtherWorkers() throws Exception {
+        RpcWorkers w = start(2, Duration.ofSeconds(1));
+        RpcAgent w0 = w.get(0);
+        DistAutograd dist = w0.distAutograd();
+        try (DistAutograd.Context context = dist.context()) {
+            w0.<Tensor>rpcSync("worker1", "test.my_add", Tensor.rand(2).requiresGrad(true), Tensor.ones(2));
+            // No message of the context for two timeouts: worker1 lets it go (the refusal of the later call below
+            // shows it had it); the initiator's stays its user's.
+            RpcWorkers.eventually(() -> w.get(1).distAutograd().debugInfo().get("num_current_contexts") == 0,
+                    "worker1 released the idle context");
+            assertEquals(1L, dist.debugInfo().get("num_current_contexts"));
+            RuntimeException late = assertThrows(RuntimeException.class,
+                    () -> w0.rpcSync("worker1", "test.my_add", Tensor.rand(2).requiresGrad(true), Tensor.ones(2)));
+            assertTrue(late.getMessage().contains("was released on worker 1"), late.getMessage());
+        }
         contextsGoneEverywhere();
     }
 

@@ -80,6 +80,7 @@ final class ContextContainer {
         }
         DistAutogradContext live = contexts.get(id);
         if (live != null) {
+            live.touch();
             return live;
         }
         synchronized (tombstones) {
@@ -103,6 +104,7 @@ final class ContextContainer {
             throw new IllegalArgumentException("no distributed autograd context " + describe(id) + " on worker "
                     + workerId + ": it was released or never reached this worker");
         }
+        context.touch();
         return context;
     }
 

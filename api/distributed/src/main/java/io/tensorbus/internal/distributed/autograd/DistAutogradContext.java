@@ -28,6 +28,7 @@ public final class DistAutogradContext {
     /** By tensor identity, as PyTorch keys them by the tensor's implementation. */
     private final Map<Tensor, Tensor> gradients = new IdentityHashMap<>();
     private volatile boolean released;
+    private volatile long lastActive = System.nanoTime();
     /** The backward pass on this worker, guarded by this context's monitor. */
     DistEngine.Pass pass;
     /** What SMART mode's discovery learnt here, by pass id. */
@@ -35,6 +36,16 @@ public final class DistAutogradContext {
 
     DistAutogradContext(long id) {
         this.id = id;
+    }
+
+    /** A message or a request of this context reached this worker now. */
+    void touch() {
+        lastActive = System.nanoTime();
+    }
+
+    /** How long ago, in nanoseconds, a message of this context last reached this worker (or it was made). */
+    long idleNanos(long now) {
+        return now - lastActive;
     }
 
     /** The context id, unique in the job. */

@@ -7,6 +7,7 @@ import io.tensorbus.internal.tensor.TensorInternals;
 import io.tensorbus.tensor.Tensor;
 import io.vertx.core.Future;
 import java.lang.System.Logger.Level;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -146,7 +147,7 @@ public final class DistAutogradRuntime implements DistAutograd {
         long messageId = container.newMessageId();
         List<Tensor> grad = Autograd.isGradEnabled() ? sent.stream().filter(Tensor::requiresGrad).toList() : List.of();
         if (!grad.isEmpty()) {
-            context.addSend(new SendBackward(messageId, grad));
+            context.addSend(new SendBackward(messageId, to, grad));
         }
         return new AutogradMeta(context.id(), messageId);
     }
@@ -197,6 +198,12 @@ public final class DistAutogradRuntime implements DistAutograd {
      */
     public Future<Object> serve(int caller, String function, List<Object> args) {
         try {
+            if (!args.isEmpty() && args.get(0) instanceof Long id
+                    && ContextContainer.workerOf(id) >= transport.worldSize()) {
+                throw new IllegalArgumentException("worker " + transport.describe(caller) + " named distributed"
+                        + " autograd context " + ContextContainer.describe(id) + " in " + function + ": no worker "
+                        + ContextContainer.workerOf(id) + " in a job of " + transport.worldSize());
+            }
             return switch (function) {
                 case DistEngine.PROPAGATE -> engine.propagate(caller, args);
                 case DistEngine.DISCOVER -> engine.discover(caller, args);
@@ -216,11 +223,26 @@ public final class DistAutogradRuntime implements DistAutograd {
      */
     Future<Void> release(long id, int from) {
         DistAutogradContext context = container.find(id);
-        // Also when it never arrived here: a message of it still on its way must not create it afterwards.
-        container.release(id);
+        boolean initiator = ContextContainer.workerOf(id) == from;
         if (context == null) {
+            if (initiator) {
+                // It never arrived here: a message of it still on its way must not create it afterwards.
+                container.release(id);
+            }
             return Future.succeededFuture();
         }
+        if (ContextContainer.workerOf(id) == transport.self() && from != transport.self()) {
+            return Future.failedFuture(new IllegalArgumentException("worker " + transport.describe(from) + " may not"
+                    + " release distributed autograd context " + ContextContainer.describe(id) + ": it belongs to"
+                    + " worker " + transport.describe(transport.self()) + ", whose user closes it"));
+        }
+        if (!initiator && from != transport.self() && !context.knownWorkers().contains(from)) {
+            return Future.failedFuture(new IllegalArgumentException("worker " + transport.describe(from) + " may not"
+                    + " release distributed autograd context " + ContextContainer.describe(id) + " on worker "
+                    + transport.describe(transport.self()) + ": it neither started it nor exchanged a message of it"
+                    + " with this worker"));
+        }
+        container.release(id);
         List<Integer> tell = new ArrayList<>(context.knownWorkers());
         List<Future<Object>> told = new ArrayList<>();
         for (int w : tell) {
@@ -241,10 +263,27 @@ public final class DistAutogradRuntime implements DistAutograd {
      */
     public void workerLost(int worker) {
         for (DistAutogradContext c : container.contexts()) {
-            if (ContextContainer.workerOf(c.id()) == worker) {
-                LOG.log(Level.INFO, "releasing distributed autograd context {0}: its worker {1} is lost",
+            int initiator = ContextContainer.workerOf(c.id());
+            // This worker's own contexts stay: their backward fails naming the lost worker, and closing releases.
+            if (initiator != transport.self() && (initiator == worker || c.knownWorkers().contains(worker))) {
+                LOG.log(Level.INFO, "releasing distributed autograd context {0}: worker {1}, a part of it, is lost",
                         ContextContainer.describe(c.id()), transport.describe(worker));
-                container.release(c.id());
+                release(c.id(), worker);
+            }
+        }
+    }
+
+    /**
+     * Releases the contexts of other workers that no message reached for longer than {@code idle}: their initiator
+     * is gone without a word, or forgot to close them. This worker's own contexts are its users' to close.
+     */
+    public void expireIdle(Duration idle) {
+        long now = System.nanoTime();
+        for (DistAutogradContext c : container.contexts()) {
+            if (ContextContainer.workerOf(c.id()) != transport.self() && c.idleNanos(now) > idle.toNanos()) {
+                LOG.log(Level.INFO, "releasing distributed autograd context {0}: no message of it for {1} s",
+                        ContextContainer.describe(c.id()), idle.toSeconds());
+                release(c.id(), transport.self());
             }
         }
     }

@@ -230,6 +230,12 @@ final class DistEngine {
                     pass = begin(context, passId, retainGraph, false, List.of());
                 }
                 SendBackward send = context.send(messageId);
+                if (send.to() != caller) {
+                    throw new IllegalArgumentException("worker " + transport.describe(caller) + " sent gradients for"
+                            + " autograd message " + ContextContainer.describe(messageId) + " of context "
+                            + ContextContainer.describe(contextId) + ", which went to worker "
+                            + transport.describe(send.to()));
+                }
                 Tensor[] grads = gradients((List<Object>) list, send);
                 if (!retainGraph) {
                     // Its part of the graph is freed as it runs: later passes in this context must not wait for it.

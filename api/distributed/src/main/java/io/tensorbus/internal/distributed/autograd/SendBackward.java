@@ -15,18 +15,26 @@ import java.util.List;
  */
 final class SendBackward extends Node {
     private final long messageId;
+    private final int to;
 
     /**
      * @param messageId the autograd message id of the RPC that carried {@code sent}
+     * @param to the worker the message went to: the only one that may send its gradients back
      * @param sent the tensors of the message that require grad, in message order
      */
-    SendBackward(long messageId, List<Tensor> sent) {
+    SendBackward(long messageId, int to, List<Tensor> sent) {
         super(edges(sent), sent.size());
         this.messageId = messageId;
+        this.to = to;
     }
 
     private static Edge[] edges(List<Tensor> sent) {
         return sent.stream().map(Autograd::gradientEdge).toArray(Edge[]::new);
+    }
+
+    /** The worker the message went to. */
+    int to() {
+        return to;
     }
 
     /** The autograd message id this send was recorded under. */

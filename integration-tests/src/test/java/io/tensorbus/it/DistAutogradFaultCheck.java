@@ -1,0 +1,147 @@
+package io.tensorbus.it;
+
+import io.tensorbus.distributed.autograd.DistAutograd;
+import io.tensorbus.distributed.rpc.Rpc;
+import io.tensorbus.distributed.rpc.RpcAgent;
+import io.tensorbus.distributed.rpc.RpcOptions;
+import io.tensorbus.distributed.rpc.RpcRegistry;
+import io.tensorbus.tensor.Tensor;
+import io.vertx.core.Future;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+
+/**
+ * One worker of {@link MultiJvmDistAutogradTest} ({@code worker<RANK>}). Modes (first argument):
+ * <ul>
+ *   <li>{@code killed} (3 workers): worker0 and worker2 each run a forward pass through worker1 inside a context
+ *       of their own (worker0's goes on from worker1 to worker2); worker1 halts its JVM when the first gradient
+ *       reaches it. Both survivors' backward passes fail; each prints {@code BACKWARD FAILED <seconds> <message>}
+ *       and, once its own context is closed, {@code CONTEXTS 0} when no context is left on it.</li>
+ *   <li>{@code late} (2 workers): worker0 closes its context while a call of it still runs on worker1; the call
+ *       fails ({@code LATE <message>}), no context is left on either worker ({@code CONTEXTS 0}) and both shut
+ *       down gracefully ({@code SHUTDOWN OK}).</li>
+ * </ul>
+ */
+public final class DistAutogradFaultCheck {
+    private static final Duration TIMEOUT = Duration.ofSeconds(30);
+
+    private DistAutogradFaultCheck() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        int rank = Integer.parseInt(System.getenv("RANK"));
+        int world = Integer.parseInt(System.getenv("WORLD_SIZE"));
+        CountDownLatch signal = new CountDownLatch(1);
+        CountDownLatch slowStarted = new CountDownLatch(1);
+        RpcRegistry registry = new RpcRegistry()
+                .register("it.relay", a -> {
+                    Tensor shifted = ((Tensor) a.get(0)).add(1.0);
+                    shifted.registerHook(g -> {
+                        System.out.println("HALTING");
+                        System.out.flush();
+                        Runtime.getRuntime().halt(9);
+                        return g;
+                    });
+                    return RpcAgent.current().rpcSync("worker2", "it.mul", shifted, a.get(1));
+                })
+                .register("it.mul", a -> ((Tensor) a.get(0)).mul((Tensor) a.get(1)))
+                .register("it.double", a -> ((Tensor) a.get(0)).mul(2.0))
+                .register("it.slow", a -> {
+                    slowStarted.countDown();
+                    Thread.sleep(1000);
+                    return ((Tensor) a.get(0)).mul(2.0);
+                })
+                .register("it.signal", a -> {
+                    signal.countDown();
+                    return null;
+                });
+        RpcAgent agent = Rpc.init("worker" + rank, rank, world, RpcOptions.builder().registry(registry)
+                .timeout(TIMEOUT).initTimeout(Duration.ofSeconds(60)).build()).await(60, TimeUnit.SECONDS);
+        if (args[0].equals("killed")) {
+            killed(agent, rank, signal);
+        } else {
+            late(agent, rank, slowStarted);
+        }
+        System.out.flush();
+        System.exit(0);
+    }
+
+    private static void killed(RpcAgent agent, int rank, CountDownLatch signal) throws Exception {
+        if (rank == 1) {
+            Thread.sleep(120_000);
+            return;
+        }
+        DistAutograd dist = agent.distAutograd();
+        try (DistAutograd.Context context = dist.context()) {
+            Tensor x = Tensor.rand(4).requiresGrad(true);
+            Tensor out = rank == 0 ? agent.rpcSync("worker1", "it.relay", x, Tensor.rand(4))
+                    : agent.rpcSync("worker1", "it.double", x);
+            if (rank == 0) {
+                await(signal, "worker2's forward pass");
+            } else {
+                // worker0 starts the backward pass that kills worker1 once this forward pass is done...
+                agent.rpcSync("worker0", "it.signal");
+                await(signal, "worker0's backward pass");
+            }
+            long start = System.nanoTime();
+            try {
+                dist.backward(context.id(), List.of(out.sum()));
+                System.out.println("UNEXPECTED BACKWARD OK");
+            } catch (RuntimeException e) {
+                System.out.printf("BACKWARD FAILED %.1f %s%n", (System.nanoTime() - start) / 1e9, e.getMessage());
+            }
+        }
+        if (rank == 0) {
+            // ... and lets worker2 start its own once it failed (outside the context, which worker2 released).
+            agent.rpcSync("worker2", "it.signal");
+        }
+        expectNoContext(agent);
+        agent.shutdown(false);
+    }
+
+    private static void late(RpcAgent agent, int rank, CountDownLatch slowStarted) throws Exception {
+        if (rank == 0) {
+            Future<Tensor> late;
+            try (DistAutograd.Context context = agent.distAutograd().context()) {
+                late = agent.rpcAsync("worker1", "it.slow", Tensor.rand(4).requiresGrad(true));
+            }
+            try {
+                late.await(20, TimeUnit.SECONDS);
+                System.out.println("UNEXPECTED LATE OK");
+            } catch (RuntimeException e) {
+                System.out.println("LATE " + e.getMessage());
+            }
+        } else {
+            // The call arrives, then the release while it runs; the result is dropped when it returns.
+            await(slowStarted, "worker0's call");
+        }
+        expectNoContext(agent);
+        agent.shutdown();
+        System.out.println("SHUTDOWN OK");
+    }
+
+    private static void await(CountDownLatch latch, String what) throws InterruptedException {
+        if (!latch.await(60, TimeUnit.SECONDS)) {
+            throw new AssertionError("waited 60 s for " + what);
+        }
+    }
+
+    private static void expectNoContext(RpcAgent agent) throws InterruptedException {
+        eventually(() -> agent.distAutograd().debugInfo().get("num_current_contexts") == 0);
+        System.out.println("CONTEXTS 0");
+    }
+
+    private static void eventually(BooleanSupplier condition) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                System.out.println("CONTEXTS LEFT");
+                return;
+            }
+            Thread.sleep(20);
+        }
+    }
+}

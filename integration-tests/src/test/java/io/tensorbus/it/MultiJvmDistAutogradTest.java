@@ -1,0 +1,78 @@
+package io.tensorbus.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.tensorbus.c10d.JobSecret;
+import io.tensorbus.distributed.TcpStore;
+import io.tensorbus.workloads.cli.Launcher;
+import io.vertx.core.Vertx;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** Distributed autograd's failures across JVMs ({@link DistAutogradFaultCheck}). */
+class MultiJvmDistAutogradTest {
+    private static final Pattern FAILED = Pattern.compile("BACKWARD FAILED ([\\d.]+) (.*)");
+
+    @Test
+    @Timeout(120)
+    void aWorkerKilledDuringBackwardFailsItOnEverySurvivorNamingItAndLeavesNoContext() throws Exception {
+        // Not through the launcher: it stops every rank when one dies, and the survivors must go on here.
+        Vertx vertx = Vertx.vertx();
+        String secret = JobSecret.newSecretText();
+        TcpStore store = TcpStore.server(vertx, "127.0.0.1", 0, Duration.ofSeconds(60),
+                JobSecret.of(secret.getBytes(StandardCharsets.UTF_8))).await(20, TimeUnit.SECONDS);
+        List<ChildJvm> jvms = new ArrayList<>();
+        try {
+            for (int r = 0; r < 3; r++) {
+                jvms.add(ChildJvm.start("worker" + r, Map.of("MASTER_ADDR", "127.0.0.1", "MASTER_PORT",
+                        String.valueOf(store.port()), "TENSORBUS_STORE_HOSTED", "1", "RANK", String.valueOf(r),
+                        "WORLD_SIZE", "3", JobSecret.ENV, secret), DistAutogradFaultCheck.class.getName(), "killed"));
+            }
+            for (int r : new int[] {0, 2}) {
+                Integer code = jvms.get(r).awaitExit(Duration.ofSeconds(90));
+                String o = jvms.get(r).output();
+                assertEquals(0, code, o);
+                Matcher m = FAILED.matcher(o);
+                assertTrue(m.find(), o);
+                assertTrue(Double.parseDouble(m.group(1)) < 30, "within the 30 s deadline: " + o);
+                assertTrue(m.group(2).contains("worker1"), "names the killed worker: " + o);
+                assertTrue(o.contains("CONTEXTS 0"), "no context left on worker" + r + ":\n" + o);
+            }
+            assertTrue(jvms.get(1).output().contains("HALTING"), jvms.get(1).output());
+        } finally {
+            jvms.forEach(ChildJvm::close);
+            store.closeAsync().await(10, TimeUnit.SECONDS);
+            vertx.close().await(10, TimeUnit.SECONDS);
+        }
+    }
+
+    @Test
+    @Timeout(120)
+    void aCallThatReturnsAfterItsContextClosedIsDroppedWithALogLine() {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int code = Launcher.run(List.of("--nproc-per-node", "2", "--timeout", "100",
+                DistAutogradFaultCheck.class.getName(), "late"), new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8));
+        String o = out.toString(StandardCharsets.UTF_8);
+        String e = err.toString(StandardCharsets.UTF_8);
+        assertEquals(0, code, o + e);
+        assertTrue(o.contains("[rank 0] LATE ") && o.contains("released"), o);
+        for (int r = 0; r < 2; r++) {
+            assertTrue(o.contains("[rank " + r + "] CONTEXTS 0"), o);
+            assertTrue(o.contains("[rank " + r + "] SHUTDOWN OK"), o);
+        }
+        assertTrue(e.contains("[rank 1] INFO: dropping the result of call"), e);
+    }
+}
