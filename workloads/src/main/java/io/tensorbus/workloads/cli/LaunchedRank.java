@@ -15,16 +15,13 @@ import java.util.concurrent.TimeUnit;
  */
 final class LaunchedRank {
     /**
-     * JVM flags every tensorbus process needs (the Vector API, native access), UTF-8 output, and the access a
-     * Hazelcast member asks for (ranks that meet through {@code cluster://}): the packages its documentation
-     * lists, and {@code sun.misc.Unsafe} for its shaded JCTools, which JDK 24 and later warn about otherwise.
+     * JVM flags every tensorbus process needs (the Vector API, native access), UTF-8 output, and leave for
+     * {@code sun.misc.Unsafe}'s memory access, which Hazelcast's shaded JCTools uses (ranks that meet through
+     * {@code cluster://}) and JDK 24 and later warn about otherwise. No package is opened: a user's program sees
+     * the modules as {@code java} shows them.
      */
     static final List<String> JVM_FLAGS = List.of("--add-modules", "jdk.incubator.vector",
             "--enable-native-access=ALL-UNNAMED", "-Dstdout.encoding=UTF-8", "-Dstderr.encoding=UTF-8",
-            "--add-modules", "java.se", "--add-exports", "java.base/jdk.internal.ref=ALL-UNNAMED",
-            "--add-opens", "java.base/java.lang=ALL-UNNAMED", "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED",
-            "--add-opens", "java.management/sun.management=ALL-UNNAMED",
-            "--add-opens", "jdk.management/com.sun.management.internal=ALL-UNNAMED",
             "--sun-misc-unsafe-memory-access=allow");
 
     private final int rank;

@@ -6,8 +6,7 @@ import io.tensorbus.workloads.cli.Launcher;
 import io.tensorbus.workloads.cli.LaunchOptions;
 import io.tensorbus.workloads.demo.ConfigFields;
 import io.tensorbus.workloads.demo.FashionMnistTraining;
-import io.vertx.core.DeploymentOptions;
-import io.vertx.core.Promise;
+import io.tensorbus.workloads.demo.WorkerVerticle;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import io.vertx.launcher.application.VertxApplication;
@@ -124,18 +123,7 @@ public final class DdpFashionMnistCommand {
      * @return 0 on success, {@link DdpFashionMnistVerticle#FAILED_EXIT} on failure (the reason goes to {@code err})
      */
     static int runRank(JsonObject config, Map<String, String> env, PrintStream out, PrintStream err) {
-        Vertx vertx = Distributed.newVertx();
-        try {
-            Promise<DdpFashionMnistTraining.Result> done = Promise.promise();
-            vertx.deployVerticle(new DdpFashionMnistVerticle(done, out, env), new DeploymentOptions().setConfig(config))
-                    .await();
-            done.future().await();
-            return 0;
-        } catch (RuntimeException e) {
-            err.println(NAME + ": " + e.getMessage());
-            return DdpFashionMnistVerticle.FAILED_EXIT;
-        } finally {
-            vertx.close().await();
-        }
+        return WorkerVerticle.<DdpFashionMnistTraining.Result>runHere(NAME,
+                done -> new DdpFashionMnistVerticle(done, out, env), Distributed::newVertx, config, err);
     }
 }

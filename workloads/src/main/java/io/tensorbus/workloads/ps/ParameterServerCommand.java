@@ -5,8 +5,7 @@ import io.tensorbus.workloads.cli.Launcher;
 import io.tensorbus.workloads.cli.LaunchOptions;
 import io.tensorbus.workloads.demo.ConfigFields;
 import io.tensorbus.workloads.demo.FashionMnistTraining;
-import io.vertx.core.DeploymentOptions;
-import io.vertx.core.Promise;
+import io.tensorbus.workloads.demo.WorkerVerticle;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import io.vertx.launcher.application.VertxApplication;
@@ -119,19 +118,8 @@ public final class ParameterServerCommand {
 
     /** Runs one worker in this process on a fresh Vert.x and waits for it to end; returns 0 or the failed status. */
     static int runWorker(JsonObject config, Map<String, String> env, PrintStream out, PrintStream err) {
-        Vertx vertx = Vertx.vertx();
-        try {
-            Promise<ParameterServerWorker.Result> done = Promise.promise();
-            vertx.deployVerticle(new ParameterServerVerticle(done, out, env), new DeploymentOptions().setConfig(config))
-                    .await();
-            done.future().await();
-            return 0;
-        } catch (RuntimeException e) {
-            err.println(NAME + ": " + e.getMessage());
-            return ParameterServerVerticle.FAILED_EXIT;
-        } finally {
-            vertx.close().await();
-        }
+        return WorkerVerticle.<ParameterServerWorker.Result>runHere(NAME,
+                done -> new ParameterServerVerticle(done, out, env), Vertx::vertx, config, err);
     }
 
     /**

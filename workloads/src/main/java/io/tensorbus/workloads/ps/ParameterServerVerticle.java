@@ -1,12 +1,10 @@
 package io.tensorbus.workloads.ps;
 
-import io.vertx.core.Future;
+import io.tensorbus.workloads.demo.WorkerVerticle;
 import io.vertx.core.Promise;
-import io.vertx.core.VerticleBase;
+import io.vertx.core.json.JsonObject;
 import java.io.PrintStream;
 import java.util.Map;
-import java.util.Objects;
-import java.util.concurrent.TimeUnit;
 
 /**
  * One worker of the parameter-server workload as a Vert.x verticle, for Vert.x's launchers and
@@ -24,20 +22,13 @@ import java.util.concurrent.TimeUnit;
  * do) the verticle owns its process: when the worker is done it closes Vert.x and exits with status 0, or
  * prints why it failed and exits with 1. Constructed with a promise, it completes the promise instead.
  */
-public final class ParameterServerVerticle extends VerticleBase {
-    /** The exit status of a worker that failed. */
-    public static final int FAILED_EXIT = 1;
-
-    private static final long CLOSE_SECONDS = 10;
-
-    private final Promise<ParameterServerWorker.Result> done;
-    private final boolean ownsProcess;
-    private final PrintStream out;
-    private final Map<String, String> env;
+public final class ParameterServerVerticle
+        extends WorkerVerticle<ParameterServerConfig, ParameterServerWorker.Result> {
+    private volatile ParameterServerWorker worker;
 
     /** The verticle as a launcher deploys it: it exits the process when the worker is done. */
     public ParameterServerVerticle() {
-        this(Promise.promise(), true, System.out, System.getenv());
+        super(ParameterServerCommand.NAME, Promise.promise(), true, System.out, System.getenv());
     }
 
     /**
@@ -48,57 +39,33 @@ public final class ParameterServerVerticle extends VerticleBase {
      */
     public ParameterServerVerticle(Promise<ParameterServerWorker.Result> done, PrintStream out,
                                    Map<String, String> env) {
-        this(done, false, out, env);
+        super(ParameterServerCommand.NAME, done, false, out, env);
     }
 
-    private ParameterServerVerticle(Promise<ParameterServerWorker.Result> done, boolean ownsProcess,
-                                    PrintStream out, Map<String, String> env) {
-        this.done = Objects.requireNonNull(done, "done");
-        this.ownsProcess = ownsProcess;
-        this.out = Objects.requireNonNull(out, "out");
-        this.env = Map.copyOf(env);
-    }
-
-    /** Reads the config and starts the worker on its own thread; fails at once, naming the field, when wrong. */
     @Override
-    public Future<?> start() {
-        ParameterServerConfig config;
-        try {
-            config = ParameterServerConfig.fromJson(config(), env);
-        } catch (IllegalArgumentException e) {
-            return Future.failedFuture(new IllegalArgumentException(ParameterServerCommand.NAME + ": bad config: "
-                    + e.getMessage()));
-        }
-        // A platform thread that is no daemon: the worker computes for minutes and the JVM must not exit meanwhile.
-        Thread.ofPlatform().name("tensorbus-ps-" + ParameterServerWorker.workerName(config.rank()))
-                .start(() -> work(config));
-        return Future.succeededFuture();
+    protected ParameterServerConfig readConfig(JsonObject json, Map<String, String> env) {
+        return ParameterServerConfig.fromJson(json, env);
     }
 
-    private void work(ParameterServerConfig config) {
-        try {
-            done.complete(new ParameterServerWorker(config, out).run(vertx.isClustered() ? vertx : null));
-        } catch (Throwable e) {
-            done.fail(new IllegalStateException(ParameterServerWorker.workerName(config.rank()) + " (rank "
-                    + config.rank() + " of " + config.worldSize() + ") failed: "
-                    + (e.getMessage() != null ? e.getMessage() : e.toString()), e));
-        }
-        if (ownsProcess) {
-            exit(done.future());
-        }
+    @Override
+    protected String describe(ParameterServerConfig config) {
+        return ParameterServerWorker.workerName(config.rank()) + " (rank " + config.rank() + " of "
+                + config.worldSize() + ")";
     }
 
-    /** Says how the worker ended, closes Vert.x and exits with 0 or {@link #FAILED_EXIT}. */
-    private void exit(Future<ParameterServerWorker.Result> outcome) {
-        if (outcome.failed()) {
-            System.err.println(ParameterServerCommand.NAME + ": " + outcome.cause().getMessage());
+    /** Runs the worker, through this verticle's Vert.x when it is clustered. */
+    @Override
+    protected ParameterServerWorker.Result work(ParameterServerConfig config) throws Exception {
+        worker = new ParameterServerWorker(config, out);
+        return worker.run(vertx.isClustered() ? vertx : null);
+    }
+
+    /** Shutting its RPC agent down makes the worker's pending calls fail at once. */
+    @Override
+    protected void abandon() {
+        ParameterServerWorker w = worker;
+        if (w != null) {
+            w.abandon();
         }
-        out.flush();
-        try {
-            vertx.close().toCompletionStage().toCompletableFuture().get(CLOSE_SECONDS, TimeUnit.SECONDS);
-        } catch (Exception e) {
-            // Exiting anyway: a slow close changes nothing for the result.
-        }
-        System.exit(outcome.succeeded() ? 0 : FAILED_EXIT);
     }
 }

@@ -52,6 +52,7 @@ public final class ParameterServerWorker {
 
     private final ParameterServerConfig config;
     private final PrintStream out;
+    private volatile RpcAgent agent;
 
     /**
      * A worker with the given settings.
@@ -142,8 +143,17 @@ public final class ParameterServerWorker {
         RpcOptions options = RpcOptions.builder().vertx(vertx).initMethod("cluster://" + config.cluster())
                 .registry(registry).timeout(config.timeout()).initTimeout(config.timeout()).secret(config.secret())
                 .build();
-        return await(Rpc.init(workerName(config.rank()), config.rank(), config.worldSize(), options),
+        agent = await(Rpc.init(workerName(config.rank()), config.rank(), config.worldSize(), options),
                 config.timeout().plusSeconds(5), "meeting the other workers through cluster://" + config.cluster());
+        return agent;
+    }
+
+    /** Leaves the job at once: the RPC agent shuts down without waiting, so every pending call fails. */
+    public void abandon() {
+        RpcAgent a = agent;
+        if (a != null) {
+            a.shutdown(false);
+        }
     }
 
     /** A graceful shutdown waits for every worker (a barrier); after a failure this worker leaves at once. */
