@@ -20,6 +20,10 @@ import java.util.function.BooleanSupplier;
  *       of their own (worker0's goes on from worker1 to worker2); worker1 halts its JVM when the first gradient
  *       reaches it. Both survivors' backward passes fail; each prints {@code BACKWARD FAILED <seconds> <message>}
  *       and, once its own context is closed, {@code CONTEXTS 0} when no context is left on it.</li>
+ *   <li>{@code meddle} (3 workers): worker0 runs a forward pass through worker1 in a context; worker2, outside
+ *       it, asks worker1 to release it, feeds worker0 gradients of a send that went to worker1 and names a
+ *       context of a worker outside the job; each is refused ({@code REFUSED <message>}), and worker0's backward
+ *       pass then gives the gradients it would have given anyway ({@code GRADIENTS OK}).</li>
  *   <li>{@code late} (2 workers): worker0 closes its context while a call of it still runs on worker1; the call
  *       fails ({@code LATE <message>}), no context is left on either worker ({@code CONTEXTS 0}) and both shut
  *       down gracefully ({@code SHUTDOWN OK}).</li>
@@ -62,6 +66,8 @@ public final class DistAutogradFaultCheck {
                 .timeout(TIMEOUT).initTimeout(Duration.ofSeconds(60)).build()).await(60, TimeUnit.SECONDS);
         if (args[0].equals("killed")) {
             killed(agent, rank, signal);
+        } else if (args[0].equals("meddle")) {
+            meddle(agent, rank, signal);
         } else {
             late(agent, rank, slowStarted);
         }
@@ -100,6 +106,44 @@ public final class DistAutogradFaultCheck {
         }
         expectNoContext(agent);
         agent.shutdown(false);
+    }
+
+    private static void meddle(RpcAgent agent, int rank, CountDownLatch signal) throws Exception {
+        if (rank == 2) {
+            await(signal, "worker0's forward pass");
+            long context = 0L;
+            List<Future<Object>> attempts = List.of(
+                    agent.rpcAsync("worker1", "tensorbus.dist_autograd.release", context),
+                    agent.rpcAsync("worker0", "tensorbus.dist_autograd.propagate", context, 0L, 1L, false,
+                            List.of(Tensor.ones(4))),
+                    agent.rpcAsync("worker1", "tensorbus.dist_autograd.propagate", 900L << 48, 0L, 1L, false,
+                            List.of(Tensor.ones(4))));
+            for (Future<Object> f : attempts) {
+                try {
+                    f.await(20, TimeUnit.SECONDS);
+                    System.out.println("UNEXPECTED ACCEPTED");
+                } catch (RuntimeException e) {
+                    System.out.println("REFUSED " + e.getMessage());
+                }
+            }
+            agent.rpcSync("worker0", "it.signal");
+        } else if (rank == 0) {
+            DistAutograd dist = agent.distAutograd();
+            Tensor x = Tensor.rand(4).requiresGrad(true);
+            Tensor y = Tensor.rand(4);
+            try (DistAutograd.Context context = dist.context()) {
+                Tensor z = agent.rpcSync("worker1", "it.mul", x, y);
+                agent.rpcSync("worker2", "it.signal");
+                await(signal, "worker2's meddling");
+                dist.backward(context.id(), List.of(z.sum()));
+                Tensor grad = dist.getGradients(context.id()).get(x);
+                System.out.println(java.util.Arrays.equals(grad.toFloatArray(), y.toFloatArray())
+                        ? "GRADIENTS OK" : "GRADIENTS WRONG " + grad + " for " + y);
+            }
+        }
+        expectNoContext(agent);
+        agent.shutdown();
+        System.out.println("SHUTDOWN OK");
     }
 
     private static void late(RpcAgent agent, int rank, CountDownLatch slowStarted) throws Exception {

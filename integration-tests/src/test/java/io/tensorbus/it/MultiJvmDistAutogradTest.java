@@ -59,15 +59,39 @@ class MultiJvmDistAutogradTest {
 
     @Test
     @Timeout(120)
-    void aCallThatReturnsAfterItsContextClosedIsDroppedWithALogLine() {
+    void aPeerOutsideAContextIsRefusedWithoutTouchingIt() {
+        StringBuilder err = new StringBuilder();
+        String o = launch(3, "meddle", err);
+        assertTrue(o.contains("[rank 2] REFUSED 'tensorbus.dist_autograd.release' failed on worker worker1")
+                && o.contains("may not release distributed autograd context 0:0"), o);
+        assertTrue(o.contains("which went to worker worker1"), o);
+        assertTrue(o.contains("no worker 900 in a job of 3"), o);
+        assertTrue(!o.contains("UNEXPECTED"), o);
+        assertTrue(o.contains("[rank 0] GRADIENTS OK"), o);
+        for (int r = 0; r < 3; r++) {
+            assertTrue(o.contains("[rank " + r + "] CONTEXTS 0") && o.contains("[rank " + r + "] SHUTDOWN OK"), o);
+        }
+    }
+
+    /** Runs {@code world} workers of {@code mode} through the launcher; returns stdout, stderr into {@code err}. */
+    private static String launch(int world, String mode, StringBuilder err) {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int code = Launcher.run(List.of("--nproc-per-node", "2", "--timeout", "100",
-                DistAutogradFaultCheck.class.getName(), "late"), new PrintStream(out, true, StandardCharsets.UTF_8),
-                new PrintStream(err, true, StandardCharsets.UTF_8));
+        ByteArrayOutputStream errBytes = new ByteArrayOutputStream();
+        int code = Launcher.run(List.of("--nproc-per-node", String.valueOf(world), "--timeout", "100",
+                DistAutogradFaultCheck.class.getName(), mode), new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(errBytes, true, StandardCharsets.UTF_8));
         String o = out.toString(StandardCharsets.UTF_8);
-        String e = err.toString(StandardCharsets.UTF_8);
-        assertEquals(0, code, o + e);
+        err.append(errBytes.toString(StandardCharsets.UTF_8));
+        assertEquals(0, code, o + err);
+        return o;
+    }
+
+    @Test
+    @Timeout(120)
+    void aCallThatReturnsAfterItsContextClosedIsDroppedWithALogLine() {
+        StringBuilder err = new StringBuilder();
+        String o = launch(2, "late", err);
+        String e = err.toString();
         assertTrue(o.contains("[rank 0] LATE ") && o.contains("released"), o);
         for (int r = 0; r < 2; r++) {
             assertTrue(o.contains("[rank " + r + "] CONTEXTS 0"), o);
