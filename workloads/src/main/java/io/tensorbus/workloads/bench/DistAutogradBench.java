@@ -17,8 +17,9 @@ import java.util.function.Consumer;
  * worker1 fetching its input through an RRef): {@code dist-autograd mlp batch=64 step_ms=T} (median of 30 steps
  * after 10). Each line in FAST mode (PyTorch's), then as {@code step-smart} and {@code mlp-smart} in SMART mode.
  *
- * <p>Options: {@code --jit-warmup STEPS} (default {@value #DEFAULT_JIT_WARMUP} untimed small steps before the
- * first measurement besides the anchor's 10; 0 measures a cold JVM).
+ * <p>Options: {@code --jit-warmup STEPS} (default {@value #DEFAULT_JIT_WARMUP} untimed n=3 steps before the
+ * first measurement besides the anchor's 10, and a tenth as many untimed n=1024 steps, whose vector loops a
+ * 3x3 step never runs, so they are compiled before they are timed; 0 measures a cold JVM).
  */
 public final class DistAutogradBench {
     /** Small untimed steps before the first measurement. */
