@@ -42,9 +42,22 @@ class ParameterServerWorkerTest {
 
     /** Runs a server and {@code trainers} trainers; returns the results by rank and what the server printed. */
     private List<Object> train(int trainers, FashionMnistTraining.Options training) throws Exception {
-        String cluster = "ps-" + UUID.randomUUID();
-        ByteArrayOutputStream serverOut = new ByteArrayOutputStream();
         List<Future<ParameterServerWorker.Result>> results = new ArrayList<>();
+        ByteArrayOutputStream serverOut = new ByteArrayOutputStream();
+        start(trainers, training, results, new ArrayList<>(), serverOut);
+        List<Object> all = new ArrayList<>();
+        for (Future<ParameterServerWorker.Result> r : results) {
+            all.add(r.await(100, TimeUnit.SECONDS));
+        }
+        all.add(serverOut.toString(StandardCharsets.UTF_8));
+        return all;
+    }
+
+    /** Starts a server and {@code trainers} trainers, each on a thread; fills in their results and workers. */
+    private void start(int trainers, FashionMnistTraining.Options training,
+                       List<Future<ParameterServerWorker.Result>> results, List<ParameterServerWorker> workers,
+                       ByteArrayOutputStream serverOut) throws Exception {
+        String cluster = "ps-" + UUID.randomUUID();
         for (int rank = 0; rank <= trainers; rank++) {
             Vertx node = Vertx.builder().withClusterManager(new FakeClusterManager()).buildClustered()
                     .await(20, TimeUnit.SECONDS);
@@ -54,21 +67,17 @@ class ParameterServerWorkerTest {
             PrintStream out = rank == 0 ? new PrintStream(serverOut, true, StandardCharsets.UTF_8)
                     : new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8);
             Promise<ParameterServerWorker.Result> done = Promise.promise();
+            ParameterServerWorker worker = new ParameterServerWorker(config, out);
+            workers.add(worker);
             Thread.ofPlatform().start(() -> {
                 try {
-                    done.complete(new ParameterServerWorker(config, out).run(node));
+                    done.complete(worker.run(node));
                 } catch (Throwable e) {
                     done.fail(e);
                 }
             });
             results.add(done.future());
         }
-        List<Object> all = new ArrayList<>();
-        for (Future<ParameterServerWorker.Result> r : results) {
-            all.add(r.await(100, TimeUnit.SECONDS));
-        }
-        all.add(serverOut.toString(StandardCharsets.UTF_8));
-        return all;
     }
 
     private static FashionMnistTraining.Options small(int epochs) {
@@ -102,6 +111,30 @@ class ParameterServerWorkerTest {
         ParameterServerWorker.Result second = (ParameterServerWorker.Result) train(2, small(1)).get(0);
         assertEquals(first.accuracy(), second.accuracy());
         assertEquals(first.lastLoss(), second.lastLoss());
+    }
+
+    @Test
+    void aTrainerThatLeavesMidTrainingFailsEveryWorkerNamingItInsteadOfHanging() throws Exception {
+        List<Future<ParameterServerWorker.Result>> results = new ArrayList<>();
+        List<ParameterServerWorker> workers = new ArrayList<>();
+        ByteArrayOutputStream serverOut = new ByteArrayOutputStream();
+        start(2, new FashionMnistTraining.Options(20, null, 7, 64, 0.05, 0.5, 0), results, workers, serverOut);
+        // Once an epoch is done, trainer2 leaves as a killed process would: its agent closes its connections.
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (!serverOut.toString(StandardCharsets.UTF_8).contains("epoch 1/20")) {
+            assertTrue(System.nanoTime() < deadline, "no epoch within 60 s");
+            Thread.sleep(20);
+        }
+        workers.get(2).abandon();
+        for (int rank = 0; rank <= 2; rank++) {
+            Throwable e = results.get(rank).toCompletionStage().toCompletableFuture().handle((r, t) -> t)
+                    .get(40, TimeUnit.SECONDS);
+            assertTrue(e != null, "rank " + rank + " failed");
+            // The server names the trainer that left; trainer1 then loses the server, which gave up.
+            String who = rank == 0 ? "trainer2" : "parameter_server (rank 0)";
+            assertTrue(rank == 2 || e.getMessage().contains(who) && e.getMessage().contains("training failed"),
+                    "rank " + rank + ": " + e.getMessage());
+        }
     }
 
     @Test
