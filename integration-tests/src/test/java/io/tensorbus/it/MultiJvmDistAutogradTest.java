@@ -13,7 +13,6 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -34,11 +33,7 @@ class MultiJvmDistAutogradTest {
                 JobSecret.of(secret.getBytes(StandardCharsets.UTF_8))).await(20, TimeUnit.SECONDS);
         List<ChildJvm> jvms = new ArrayList<>();
         try {
-            for (int r = 0; r < 3; r++) {
-                jvms.add(ChildJvm.start("worker" + r, Map.of("MASTER_ADDR", "127.0.0.1", "MASTER_PORT",
-                        String.valueOf(store.port()), "TENSORBUS_STORE_HOSTED", "1", "RANK", String.valueOf(r),
-                        "WORLD_SIZE", "3", JobSecret.ENV, secret), DistAutogradFaultCheck.class.getName(), "killed"));
-            }
+            jvms.addAll(ChildJvm.startJob(store.port(), secret, 3, DistAutogradFaultCheck.class.getName(), "killed"));
             for (int r : new int[] {0, 2}) {
                 Integer code = jvms.get(r).awaitExit(Duration.ofSeconds(90));
                 String o = jvms.get(r).output();

@@ -13,7 +13,6 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -58,11 +57,7 @@ class MultiJvmRpcTest {
                 JobSecret.of(secret.getBytes(StandardCharsets.UTF_8))).await(20, TimeUnit.SECONDS);
         List<ChildJvm> jvms = new ArrayList<>();
         try {
-            for (int r = 0; r < 3; r++) {
-                jvms.add(ChildJvm.start("worker" + r, Map.of("MASTER_ADDR", "127.0.0.1", "MASTER_PORT",
-                        String.valueOf(store.port()), "TENSORBUS_STORE_HOSTED", "1", "RANK", String.valueOf(r),
-                        "WORLD_SIZE", "3", JobSecret.ENV, secret), RpcCheck.class.getName(), "lost"));
-            }
+            jvms.addAll(ChildJvm.startJob(store.port(), secret, 3, RpcCheck.class.getName(), "lost"));
             Integer code = jvms.get(0).awaitExit(Duration.ofSeconds(60));
             String o = jvms.get(0).output();
             assertEquals(0, code, o + jvms.get(2).output());
