@@ -1,0 +1,85 @@
+package io.tensorbus.distributed.pipeline;
+
+import io.tensorbus.distributed.rpc.RRef;
+import io.tensorbus.distributed.rpc.RpcAgent;
+import io.tensorbus.distributed.rpc.RpcFunctionLibrary;
+import io.tensorbus.distributed.rpc.RpcRegistry;
+import io.tensorbus.nn.Module;
+import io.tensorbus.tensor.Tensor;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The functions a {@link Pipeline} calls on the workers that hold its stages, registered in every
+ * {@link RpcRegistry} through {@link java.util.ServiceLoader}: run a stage's forward pass on a micro-batch (the
+ * input comes as a tensor or as an RRef to the previous stage's output, fetched here), and list a stage's
+ * parameters as RRefs. Calls of the pipeline are made inside the caller's distributed autograd context, so
+ * they are recorded and the backward pass reaches every stage.
+ */
+public final class PipelineStages implements RpcFunctionLibrary {
+    /** {@code [RRef<Module> stage, Tensor | RRef<Tensor> input]} to the stage's output. */
+    static final String FORWARD = "pipeline.forward";
+    /** {@code [RRef<Module> stage]} to {@code List<RRef<Tensor>>}, the stage's parameters, owned by its worker. */
+    static final String PARAMETERS = "pipeline.parameters";
+
+    /** Made by {@link java.util.ServiceLoader}. */
+    public PipelineStages() {
+    }
+
+    @Override
+    public void registerInto(RpcRegistry registry) {
+        registry.register(FORWARD, PipelineStages::forward).register(PARAMETERS, args -> {
+            check(args, 1);
+            RpcAgent agent = RpcAgent.current();
+            List<RRef<Tensor>> refs = new ArrayList<>();
+            stage(args.get(0)).parameters().forEach(p -> refs.add(RRef.of(agent, p)));
+            return refs;
+        });
+    }
+
+    /**
+     * Runs the stage on the input; one micro-batch at a time per stage (the seed's lock), so that micro-batches
+     * arriving together take turns as they would on one device.
+     */
+    private static Tensor forward(List<Object> args) {
+        check(args, 2);
+        Module stage = stage(args.get(0));
+        Tensor input = input(args.get(1));
+        synchronized (stage) {
+            return stage.forward(input);
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Tensor input(Object o) {
+        if (o instanceof Tensor t) {
+            return t;
+        }
+        if (o instanceof RRef<?> r) {
+            try (RRef<Tensor> ref = (RRef<Tensor>) r) {
+                Object value = ref.toHere();
+                if (value instanceof Tensor t) {
+                    return t;
+                }
+                throw new IllegalArgumentException("a pipeline stage's input RRef holds " + value.getClass().getName()
+                        + ", not a tensor");
+            }
+        }
+        throw new IllegalArgumentException("a pipeline stage's input is a tensor or an RRef to one, got " + o);
+    }
+
+    private static Module stage(Object o) {
+        if (o instanceof RRef<?> r && r.isOwner() && r.localValue() instanceof Module m) {
+            Module stage = m;
+            r.close();
+            return stage;
+        }
+        throw new IllegalArgumentException("not an RRef to a module this worker holds: " + o);
+    }
+
+    private static void check(List<Object> args, int size) {
+        if (args.size() != size) {
+            throw new IllegalArgumentException("expected " + size + " arguments, got " + args.size());
+        }
+    }
+}

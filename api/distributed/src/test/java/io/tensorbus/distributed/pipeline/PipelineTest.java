@@ -1,0 +1,144 @@
+package io.tensorbus.distributed.pipeline;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.tensorbus.DType;
+import io.tensorbus.distributed.autograd.DistAutograd;
+import io.tensorbus.distributed.autograd.Golden;
+import io.tensorbus.distributed.optim.DistributedOptimizer;
+import io.tensorbus.distributed.optim.OptimizerSpec;
+import io.tensorbus.distributed.rpc.RRef;
+import io.tensorbus.distributed.rpc.RpcAgent;
+import io.tensorbus.distributed.rpc.RpcOptions;
+import io.tensorbus.distributed.rpc.RpcRegistry;
+import io.tensorbus.distributed.rpc.RpcWorkers;
+import io.tensorbus.nn.Functional;
+import io.tensorbus.nn.Linear;
+import io.tensorbus.nn.Module;
+import io.tensorbus.nn.ReLU;
+import io.tensorbus.nn.Reduction;
+import io.tensorbus.nn.Sequential;
+import io.tensorbus.optim.SGD;
+import io.tensorbus.tensor.Generator;
+import io.tensorbus.tensor.Tensor;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** The RPC pipeline against the same model trained in one process. */
+class PipelineTest {
+    private static final int[] WIDTHS = {6, 12, 10, 8, 4};
+    private static final double LR = 0.05;
+    private RpcWorkers workers;
+
+    /** Stage {@code k} of {@code of}: Linear(WIDTHS[k] -> ...) cut evenly, ReLU between all but the last layer. */
+    static Module stage(int k, int of) {
+        int layers = WIDTHS.length - 1;
+        List<Module> parts = new ArrayList<>();
+        for (int l = k * layers / of; l < (k + 1) * layers / of; l++) {
+            parts.add(new Linear(WIDTHS[l], WIDTHS[l + 1], true, new Generator(100 + l)));
+            if (l < layers - 1) {
+                parts.add(new ReLU());
+            }
+        }
+        return new Sequential(parts.toArray(Module[]::new));
+    }
+
+    private static RpcRegistry registry() {
+        return new RpcRegistry().register("test.pipe.stage",
+                a -> stage(((Number) a.get(0)).intValue(), ((Number) a.get(1)).intValue()));
+    }
+
+    private RpcWorkers start(int n) throws Exception {
+        workers = new RpcWorkers().start(n, r -> RpcOptions.builder().registry(registry())
+                .timeout(Duration.ofSeconds(20)));
+        return workers;
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        if (workers != null) {
+            workers.close();
+        }
+    }
+
+    private static Pipeline pipeline(RpcAgent master, int stages, int micro) {
+        List<RRef<Module>> refs = new ArrayList<>();
+        for (int k = 0; k < stages; k++) {
+            refs.add(master.remote("worker" + (k + 1), "test.pipe.stage", k, stages));
+        }
+        return Pipeline.of(master, refs, micro);
+    }
+
+    /** The parameters of the whole model after one SGD step on the whole batch, in one process. */
+    private static List<Tensor> localStep(Tensor x, Tensor y) {
+        Module model = stage(0, 1);
+        SGD sgd = SGD.builder().lr(LR).build(model.parameters());
+        Functional.mseLoss(model.forward(x), y, Reduction.MEAN).backward();
+        sgd.step();
+        return model.parameters();
+    }
+
+    private static List<Tensor> pipelinedStep(RpcAgent master, int stages, int micro, Tensor x, Tensor y) {
+        DistAutograd dist = master.distAutograd();
+        try (Pipeline pipe = pipeline(master, stages, micro)) {
+            List<RRef<Tensor>> params = pipe.parameterRRefs();
+            try (DistributedOptimizer opt = DistributedOptimizer.create(master, OptimizerSpec.sgd(LR), params);
+                 DistAutograd.Context context = dist.context()) {
+                Tensor out = pipe.forward(x);
+                assertEquals(x.size(0), out.size(0));
+                assertEquals(WIDTHS[WIDTHS.length - 1], out.size(1));
+                dist.backward(context.id(), List.of(Functional.mseLoss(out, y, Reduction.MEAN)));
+                opt.step(context.id());
+            }
+            List<Tensor> after = new ArrayList<>();
+            for (RRef<Tensor> p : params) {
+                after.add(p.toHere());
+                p.close();
+            }
+            return after;
+        }
+    }
+
+    @Test
+    void oneStepWithAnyMicroBatchCountEqualsTheLocalStepOnTheWholeBatch() throws Exception {
+        RpcAgent master = start(4).get(0);
+        Generator g = new Generator(7);
+        Tensor x = Tensor.randn(g, DType.FLOAT32, 12, WIDTHS[0]);
+        Tensor y = Tensor.randn(g, DType.FLOAT32, 12, WIDTHS[WIDTHS.length - 1]);
+        List<Tensor> expected = localStep(x, y);
+        for (int stages : new int[] {2, 3}) {
+            for (int micro : new int[] {1, 2, 4}) {
+                List<Tensor> got = pipelinedStep(master, stages, micro, x, y);
+                assertEquals(expected.size(), got.size());
+                for (int i = 0; i < got.size(); i++) {
+                    Golden.close(expected.get(i), got.get(i), stages + " stages, " + micro + " micro-batches, param " + i);
+                }
+            }
+        }
+        for (RpcAgent a : workers.all()) {
+            RpcWorkers.eventually(() -> a.distAutograd().debugInfo().get("num_current_contexts") == 0,
+                    a.self() + " has no context left");
+        }
+    }
+
+    @Test
+    void badArgumentsSayWhatIsAllowed() throws Exception {
+        RpcAgent master = start(2).get(0);
+        assertThrows(IllegalArgumentException.class, () -> Pipeline.of(master, List.of(), 2));
+        RRef<Module> s = master.remote("worker1", "test.pipe.stage", 0, 1);
+        IllegalArgumentException micro = assertThrows(IllegalArgumentException.class,
+                () -> Pipeline.of(master, List.of(s), 0));
+        assertTrue(micro.getMessage().contains("microBatches must be 1 or more"), micro.getMessage());
+        try (Pipeline pipe = Pipeline.of(master, List.of(s), 3)) {
+            assertThrows(IllegalArgumentException.class, () -> pipe.forward(Tensor.scalar(1.0)));
+            assertEquals(List.of(master.workerInfo("worker1")), pipe.workers());
+            Tensor out = pipe.forward(Tensor.randn(new Generator(1), DType.FLOAT32, 2, WIDTHS[0]));
+            assertEquals(2, out.size(0), "2 samples make 2 micro-batches, not 3");
+        }
+    }
+}
