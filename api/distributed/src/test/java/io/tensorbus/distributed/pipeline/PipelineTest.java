@@ -66,12 +66,12 @@ class PipelineTest {
         }
     }
 
-    private static Pipeline pipeline(RpcAgent master, int stages, int micro) {
+    private static Pipeline pipeline(RpcAgent master, int stages, int micro, Pipeline.Schedule schedule) {
         List<RRef<Module>> refs = new ArrayList<>();
         for (int k = 0; k < stages; k++) {
             refs.add(master.remote("worker" + (k + 1), "test.pipe.stage", k, stages));
         }
-        return Pipeline.of(master, refs, micro);
+        return Pipeline.of(master, refs, micro, schedule);
     }
 
     /** The parameters of the whole model after one SGD step on the whole batch, in one process. */
@@ -83,17 +83,25 @@ class PipelineTest {
         return model.parameters();
     }
 
-    private static List<Tensor> pipelinedStep(RpcAgent master, int stages, int micro, Tensor x, Tensor y) {
+    /** One step through the pipeline: by hand with forward (GPipe), or with trainStep under {@code schedule}. */
+    private static List<Tensor> pipelinedStep(RpcAgent master, int stages, int micro, Pipeline.Schedule schedule,
+                                              boolean byHand, Tensor x, Tensor y) {
         DistAutograd dist = master.distAutograd();
-        try (Pipeline pipe = pipeline(master, stages, micro)) {
+        try (Pipeline pipe = pipeline(master, stages, micro, schedule)) {
             List<RRef<Tensor>> params = pipe.parameterRRefs();
-            try (DistributedOptimizer opt = DistributedOptimizer.create(master, OptimizerSpec.sgd(LR), params);
-                 DistAutograd.Context context = dist.context()) {
-                Tensor out = pipe.forward(x);
-                assertEquals(x.size(0), out.size(0));
-                assertEquals(WIDTHS[WIDTHS.length - 1], out.size(1));
-                dist.backward(context.id(), List.of(Functional.mseLoss(out, y, Reduction.MEAN)));
-                opt.step(context.id());
+            try (DistributedOptimizer opt = DistributedOptimizer.create(master, OptimizerSpec.sgd(LR), params)) {
+                if (byHand) {
+                    try (DistAutograd.Context context = dist.context()) {
+                        Tensor out = pipe.forward(x);
+                        assertEquals(x.size(0), out.size(0));
+                        assertEquals(WIDTHS[WIDTHS.length - 1], out.size(1));
+                        dist.backward(context.id(), List.of(Functional.mseLoss(out, y, Reduction.MEAN)));
+                        opt.step(context.id());
+                    }
+                } else {
+                    Tensor loss = pipe.trainStep(x, y, (o, t) -> Functional.mseLoss(o, t, Reduction.MEAN), opt);
+                    Golden.close(localLoss(x, y), loss, schedule + " loss");
+                }
             }
             List<Tensor> after = new ArrayList<>();
             for (RRef<Tensor> p : params) {
@@ -104,19 +112,29 @@ class PipelineTest {
         }
     }
 
+    private static Tensor localLoss(Tensor x, Tensor y) {
+        return Functional.mseLoss(stage(0, 1).forward(x), y, Reduction.MEAN).detach();
+    }
+
     @Test
-    void oneStepWithAnyMicroBatchCountEqualsTheLocalStepOnTheWholeBatch() throws Exception {
-        RpcAgent master = start(4).get(0);
+    void oneStepUnderEitherScheduleWithAnyMicroBatchCountEqualsTheLocalStep() throws Exception {
+        RpcAgent master = start(5).get(0);
         Generator g = new Generator(7);
         Tensor x = Tensor.randn(g, DType.FLOAT32, 12, WIDTHS[0]);
         Tensor y = Tensor.randn(g, DType.FLOAT32, 12, WIDTHS[WIDTHS.length - 1]);
         List<Tensor> expected = localStep(x, y);
-        for (int stages : new int[] {2, 3}) {
-            for (int micro : new int[] {1, 2, 4}) {
-                List<Tensor> got = pipelinedStep(master, stages, micro, x, y);
-                assertEquals(expected.size(), got.size());
-                for (int i = 0; i < got.size(); i++) {
-                    Golden.close(expected.get(i), got.get(i), stages + " stages, " + micro + " micro-batches, param " + i);
+        for (Pipeline.Schedule schedule : Pipeline.Schedule.values()) {
+            for (int stages : new int[] {2, 3, 4}) {
+                for (int micro : new int[] {1, 2, 4, 5}) {
+                    for (boolean byHand : schedule == Pipeline.Schedule.GPIPE ? new boolean[] {true, false}
+                            : new boolean[] {false}) {
+                        List<Tensor> got = pipelinedStep(master, stages, micro, schedule, byHand, x, y);
+                        assertEquals(expected.size(), got.size());
+                        for (int i = 0; i < got.size(); i++) {
+                            Golden.close(expected.get(i), got.get(i), schedule + ", " + stages + " stages, " + micro
+                                    + " micro-batches" + (byHand ? " by hand" : "") + ", param " + i);
+                        }
+                    }
                 }
             }
         }
@@ -135,6 +153,7 @@ class PipelineTest {
                 () -> Pipeline.of(master, List.of(s), 0));
         assertTrue(micro.getMessage().contains("microBatches must be 1 or more"), micro.getMessage());
         try (Pipeline pipe = Pipeline.of(master, List.of(s), 3)) {
+            assertEquals(Pipeline.Schedule.GPIPE, pipe.schedule());
             assertThrows(IllegalArgumentException.class, () -> pipe.forward(Tensor.scalar(1.0)));
             assertEquals(List.of(master.workerInfo("worker1")), pipe.workers());
             Tensor out = pipe.forward(Tensor.randn(new Generator(1), DType.FLOAT32, 2, WIDTHS[0]));
