@@ -4,10 +4,12 @@ import io.tensorbus.internal.tensor.Shapes;
 import io.tensorbus.nn.AdaptiveAvgPool2d;
 import io.tensorbus.nn.BatchNorm2d;
 import io.tensorbus.nn.Conv2d;
+import io.tensorbus.nn.Flatten;
 import io.tensorbus.nn.Init;
 import io.tensorbus.nn.Linear;
 import io.tensorbus.nn.MaxPool2d;
 import io.tensorbus.nn.Module;
+import io.tensorbus.nn.ReLU;
 import io.tensorbus.nn.Sequential;
 import io.tensorbus.tensor.Generator;
 import io.tensorbus.tensor.Tensor;
@@ -113,6 +115,38 @@ public final class ResNet extends Module {
     static Conv2d conv1x1(int in, int out, int stride, Generator generator) {
         return new Conv2d(in, out, new int[] {1, 1}, new int[] {stride, stride}, new int[] {0, 0}, new int[] {1, 1},
                 1, false, generator);
+    }
+
+    /**
+     * The first part of the model for a pipeline: the stem (conv1, bn1, ReLU, max pool) and the first
+     * {@code stages} stages; with 2, the seed's {@code ResNetShard1}. Shares this model's modules.
+     *
+     * @throws IllegalArgumentException unless {@code stages} is 0 to 4
+     */
+    public Sequential head(int stages) {
+        checkCut(stages);
+        List<Module> parts = new ArrayList<>(List.of(conv1, bn1, new ReLU(), maxpool));
+        parts.addAll(Arrays.asList(this.stages).subList(0, stages));
+        return new Sequential(parts.toArray(new Module[0]));
+    }
+
+    /**
+     * The rest of the model after {@link #head head(from)}: stages {@code from} to 4, average pooling,
+     * flattening and the classifier; with 2, the seed's {@code ResNetShard2}. Shares this model's modules.
+     *
+     * @throws IllegalArgumentException unless {@code from} is 0 to 4
+     */
+    public Sequential tail(int from) {
+        checkCut(from);
+        List<Module> parts = new ArrayList<>(Arrays.asList(this.stages).subList(from, 4));
+        parts.addAll(List.of(avgpool, new Flatten(1, -1), fc));
+        return new Sequential(parts.toArray(new Module[0]));
+    }
+
+    private static void checkCut(int stages) {
+        if (stages < 0 || stages > 4) {
+            throw new IllegalArgumentException("a ResNet has 4 stages to cut between; got " + stages);
+        }
     }
 
     /** The stage modules {@code layer1..layer4}, for splitting the model into pipeline shards. */
