@@ -11,6 +11,7 @@ import io.tensorbus.workloads.bench.RpcBench;
 import io.tensorbus.workloads.bench.TensorBench;
 import io.tensorbus.workloads.ddp.DdpFashionMnistCommand;
 import io.tensorbus.workloads.demo.FashionMnistTraining;
+import io.tensorbus.workloads.pipeline.PipelineResNet50Command;
 import io.tensorbus.workloads.ps.ParameterServerCommand;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -62,6 +63,10 @@ public final class Main {
                                              [--seed S] [--limit N]
                                              (a server and N trainers, default 2, meeting over
                                              Hazelcast; distributed autograd and optimizer)
+                                           pipeline-resnet50 [--micro-batches 1,2,4,8] [--batch B]
+                                             [--img PX] [--batches N] [--schedule gpipe|1f1b]
+                                             (the seed's ResNet50 in two shards over RPC; seconds
+                                             per batch for each micro-batch count)
                                            local-demo [--epochs N] [--data DIR] [--seed S] [--limit N]
               help                         this text""";
 
@@ -201,6 +206,7 @@ public final class Main {
                 }
                 case DdpFashionMnistCommand.NAME -> DdpFashionMnistCommand.run(options, System.getenv(), out, err);
                 case ParameterServerCommand.NAME -> ParameterServerCommand.run(options, System.getenv(), out, err);
+                case PipelineResNet50Command.NAME -> PipelineResNet50Command.run(options, out, err);
                 default -> usage(err, "unknown workload '" + args[0] + "'");
             };
         } catch (IllegalArgumentException e) {

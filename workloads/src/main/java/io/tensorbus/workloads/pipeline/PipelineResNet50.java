@@ -1,0 +1,132 @@
+package io.tensorbus.workloads.pipeline;
+
+import io.tensorbus.DType;
+import io.tensorbus.distributed.optim.DistributedOptimizer;
+import io.tensorbus.distributed.optim.OptimizerSpec;
+import io.tensorbus.distributed.pipeline.Pipeline;
+import io.tensorbus.distributed.rpc.RRef;
+import io.tensorbus.distributed.rpc.Rpc;
+import io.tensorbus.distributed.rpc.RpcAgent;
+import io.tensorbus.distributed.rpc.RpcOptions;
+import io.tensorbus.distributed.rpc.RpcRegistry;
+import io.tensorbus.nn.Functional;
+import io.tensorbus.nn.Module;
+import io.tensorbus.nn.Reduction;
+import io.tensorbus.nn.models.ResNet;
+import io.tensorbus.tensor.Generator;
+import io.tensorbus.tensor.Tensor;
+import io.tensorbus.tensor.Threads;
+import java.io.PrintStream;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The seed's pipeline-parallel ResNet50 (PyTorch's RPC tutorial), one process of it: rank 0 is the
+ * {@code master}, ranks 1 and 2 hold {@code ResNetShard1} (stem, layer1, layer2) and {@code ResNetShard2}
+ * (layer3, layer4, pooling, fc), made with {@code remote} and built from one seed, so that they are the halves
+ * of one ResNet50. For each micro-batch count the master makes fresh shards, a {@link Pipeline} over them and a
+ * {@link DistributedOptimizer} (SGD, lr 0.05) over their parameter RRefs, and trains on random images against
+ * one-hot labels with an MSE loss, timing each batch; it prints the fastest, as the anchor does:
+ * {@code pipeline batch=32 img=64 micro_batches=2 schedule=gpipe s_per_batch=1.234}. Every process computes on
+ * one thread ({@code torch.set_num_threads(1)} in the anchor). Run it with
+ * {@code tensorbus run pipeline-resnet50} ({@link PipelineResNet50Command}) or
+ * {@code tensorbus launch --nproc-per-node 3 io.tensorbus.workloads.pipeline.PipelineResNet50 [options]}.
+ */
+public final class PipelineResNet50 {
+    /** The function the shard workers serve: {@code [part 1|2, numClasses, seed]} to that shard. */
+    static final String SHARD = "pipeline_resnet50.shard";
+
+    /** The names of the three processes, by rank. */
+    static final List<String> NAMES = List.of("master", "worker1", "worker2");
+
+    private static final double LR = 0.05;
+    private static final Duration TIMEOUT = Duration.ofMinutes(10);
+
+    private PipelineResNet50() {
+    }
+
+    /** The function every process serves (only the shard workers are called). */
+    static RpcRegistry registry() {
+        return new RpcRegistry().register(SHARD, a -> shard(((Number) a.get(0)).intValue(),
+                ((Number) a.get(1)).intValue(), ((Number) a.get(2)).longValue()));
+    }
+
+    /** Shard {@code part} of a ResNet50 made from {@code seed}: the seed's ResNetShard1 or ResNetShard2. */
+    static Module shard(int part, int numClasses, long seed) {
+        if (part != 1 && part != 2) {
+            throw new IllegalArgumentException("a ResNet50 is cut into shards 1 and 2, got " + part);
+        }
+        ResNet model = ResNet.resnet50(numClasses, new Generator(seed));
+        return part == 1 ? model.head(2) : model.tail(2);
+    }
+
+    /** One process of the job (RANK and WORLD_SIZE as {@code tensorbus launch} sets them); options follow. */
+    public static void main(String[] args) throws Exception {
+        PipelineOptions options = PipelineOptions.parse(List.of(args));
+        Threads.set(1);
+        int rank = Integer.parseInt(System.getenv("RANK"));
+        int world = Integer.parseInt(System.getenv("WORLD_SIZE"));
+        if (world != NAMES.size()) {
+            throw new IllegalArgumentException(PipelineResNet50Command.NAME + " runs as " + NAMES.size()
+                    + " processes (a master and two shards), got WORLD_SIZE=" + world);
+        }
+        RpcAgent agent = Rpc.init(NAMES.get(rank), rank, world, RpcOptions.builder().registry(registry())
+                .timeout(TIMEOUT).initTimeout(Duration.ofMinutes(2)).build()).await(2, TimeUnit.MINUTES);
+        try {
+            if (rank == 0) {
+                run(agent, options, System.out);
+            }
+        } finally {
+            agent.shutdown();
+        }
+    }
+
+    /**
+     * The master's part: every micro-batch count in turn; prints a line per count.
+     *
+     * @return the seconds per batch of each count, in the order of {@code options.microBatches()}
+     */
+    public static List<Double> run(RpcAgent agent, PipelineOptions options, PrintStream out) {
+        out.printf(Locale.ROOT, "tensorbus pipeline: ResNet50 in two shards on %s and %s, batch %d of %dx%d images,"
+                + " %d batch(es) per micro-batch count, schedule %s, SGD lr %s%n", NAMES.get(1), NAMES.get(2),
+                options.batch(), options.img(), options.img(), options.batches(), options.scheduleName(), LR);
+        out.flush();
+        List<Double> seconds = new ArrayList<>();
+        for (int micro : options.microBatches()) {
+            double s = secondsPerBatch(agent, options, micro);
+            seconds.add(s);
+            out.printf(Locale.ROOT, "pipeline batch=%d img=%d micro_batches=%d schedule=%s s_per_batch=%.3f%n",
+                    options.batch(), options.img(), micro, options.scheduleName(), s);
+            out.flush();
+        }
+        return seconds;
+    }
+
+    /** Fresh shards, {@code options.batches()} timed steps; the fastest, as the anchor reports. */
+    private static double secondsPerBatch(RpcAgent agent, PipelineOptions options, int micro) {
+        List<RRef<Module>> shards = List.of(
+                agent.remote(NAMES.get(1), SHARD, 1, options.numClasses(), options.seed()),
+                agent.remote(NAMES.get(2), SHARD, 2, options.numClasses(), options.seed()));
+        try (Pipeline pipe = Pipeline.of(agent, shards, micro, options.schedule())) {
+            List<RRef<Tensor>> params = pipe.parameterRRefs();
+            try (DistributedOptimizer opt = DistributedOptimizer.create(agent, OptimizerSpec.sgd(LR), params)) {
+                Generator g = new Generator(options.seed());
+                Tensor labels = Tensor.oneHot(Tensor.randint(g, 0, options.numClasses(), options.batch()),
+                        options.numClasses()).to(DType.FLOAT32);
+                double best = Double.POSITIVE_INFINITY;
+                for (int i = 0; i < options.batches(); i++) {
+                    Tensor inputs = Tensor.randn(g, DType.FLOAT32, options.batch(), 3, options.img(), options.img());
+                    long start = System.nanoTime();
+                    pipe.trainStep(inputs, labels, (o, t) -> Functional.mseLoss(o, t, Reduction.MEAN), opt);
+                    best = Math.min(best, (System.nanoTime() - start) / 1e9);
+                }
+                return best;
+            } finally {
+                params.forEach(RRef::close);
+            }
+        }
+    }
+}

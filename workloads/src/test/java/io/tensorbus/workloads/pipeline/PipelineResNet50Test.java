@@ -1,0 +1,93 @@
+package io.tensorbus.workloads.pipeline;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.tensorbus.distributed.Distributed;
+import io.tensorbus.distributed.HashStore;
+import io.tensorbus.distributed.pipeline.Pipeline;
+import io.tensorbus.distributed.rpc.Rpc;
+import io.tensorbus.distributed.rpc.RpcAgent;
+import io.tensorbus.distributed.rpc.RpcOptions;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** The seed's pipeline ResNet50 with a master and two shard workers in one JVM, at a small size. */
+class PipelineResNet50Test {
+    @Test
+    void parsesTheOptionsAndSaysWhatIsAllowed() {
+        PipelineOptions o = PipelineOptions.parse(List.of("--micro-batches", "1,4", "--batch", "8", "--img", "32",
+                "--schedule", "1f1b"));
+        assertEquals(List.of(1, 4), o.microBatches());
+        assertEquals(8, o.batch());
+        assertEquals(Pipeline.Schedule.ONE_F_ONE_B, o.schedule());
+        assertEquals(PipelineOptions.defaults().batches(), o.batches());
+        assertMessage("--micro-batches must list counts from 1 to the batch size 4", "--batch", "4",
+                "--micro-batches", "8");
+        assertMessage("--img must be 32 or more", "--img", "16");
+        assertMessage("--schedule is gpipe or 1f1b, got 'zb'", "--schedule", "zb");
+        assertMessage("unknown option --nproc", "--nproc", "3");
+        assertMessage("--batch needs a value", "--batch");
+        assertMessage("--batches needs a whole number >= 1, got 'x'", "--batches", "x");
+    }
+
+    private static void assertMessage(String expected, String... args) {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> PipelineOptions.parse(List.of(args)));
+        assertTrue(e.getMessage().startsWith(expected), e.getMessage());
+    }
+
+    @Test
+    void theShardsAreTheTwoHalvesOfOneResNet50() {
+        assertEquals(161, PipelineResNet50.shard(1, 10, 3).parameters().size()
+                + PipelineResNet50.shard(2, 10, 3).parameters().size(), "ResNet50's 161 parameter tensors");
+        assertThrows(IllegalArgumentException.class, () -> PipelineResNet50.shard(3, 10, 3));
+    }
+
+    @Test
+    @Timeout(value = 120, unit = TimeUnit.SECONDS)
+    void theMasterTimesEveryMicroBatchCountThroughTheTwoShards() throws Exception {
+        Vertx vertx = Distributed.newVertx();
+        HashStore store = new HashStore(Duration.ofSeconds(30));
+        List<Future<RpcAgent>> started = new ArrayList<>();
+        for (int r = 0; r < 3; r++) {
+            started.add(Rpc.init(PipelineResNet50.NAMES.get(r), r, 3, RpcOptions.builder()
+                    .registry(PipelineResNet50.registry()).store(store).vertx(vertx)
+                    .timeout(Duration.ofSeconds(60)).build()));
+        }
+        List<RpcAgent> agents = new ArrayList<>();
+        for (Future<RpcAgent> f : started) {
+            agents.add(f.await(20, TimeUnit.SECONDS));
+        }
+        try {
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
+            PipelineOptions options = PipelineOptions.parse(List.of("--micro-batches", "1,2", "--batch", "4",
+                    "--img", "32", "--batches", "1", "--schedule", "1f1b"));
+            List<Double> seconds = PipelineResNet50.run(agents.get(0), options,
+                    new PrintStream(out, true, StandardCharsets.UTF_8));
+            assertEquals(2, seconds.size());
+            assertTrue(seconds.stream().allMatch(s -> s > 0 && s < 60), seconds.toString());
+            String o = out.toString(StandardCharsets.UTF_8);
+            assertTrue(Pattern.compile("(?m)^pipeline batch=4 img=32 micro_batches=2 schedule=1f1b"
+                    + " s_per_batch=\\d+\\.\\d{3}$").matcher(o).find(), o);
+            Future.all(agents.stream().map(a -> a.shutdown(true)).toList()).await(30, TimeUnit.SECONDS);
+            for (RpcAgent a : agents) {
+                assertEquals(List.of(), a.rrefLeaks(), "every RRef was released");
+            }
+        } finally {
+            agents.forEach(a -> a.shutdown(false));
+            vertx.close().await(10, TimeUnit.SECONDS);
+        }
+    }
+}
