@@ -1,6 +1,7 @@
 package io.tensorbus.distributed.pipeline;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -16,16 +17,21 @@ import io.tensorbus.distributed.rpc.RpcRegistry;
 import io.tensorbus.distributed.rpc.RpcWorkers;
 import io.tensorbus.nn.Functional;
 import io.tensorbus.nn.Linear;
+import io.tensorbus.io.SafeTensors;
 import io.tensorbus.nn.Module;
 import io.tensorbus.nn.ReLU;
 import io.tensorbus.nn.Reduction;
 import io.tensorbus.nn.Sequential;
+import io.tensorbus.nn.models.ResNet;
 import io.tensorbus.optim.SGD;
 import io.tensorbus.tensor.Generator;
 import io.tensorbus.tensor.Tensor;
+import java.io.InputStream;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -48,9 +54,17 @@ class PipelineTest {
         return new Sequential(parts.toArray(Module[]::new));
     }
 
+    @SuppressWarnings("unchecked")
     private static RpcRegistry registry() {
-        return new RpcRegistry().register("test.pipe.stage",
-                a -> stage(((Number) a.get(0)).intValue(), ((Number) a.get(1)).intValue()));
+        return new RpcRegistry()
+                .register("test.pipe.stage", a -> stage(((Number) a.get(0)).intValue(), ((Number) a.get(1)).intValue()))
+                .register("test.pipe.resnet", a -> {
+                    // The narrow ResNet-50 of tools/make_nn_data.py, loaded with the golden initial state.
+                    ResNet model = new ResNet(ResNet.Block.BOTTLENECK, new int[] {3, 4, 6, 3}, 10, 8, null);
+                    model.loadStateDict((Map<String, Tensor>) a.get(1), true);
+                    return ((Number) a.get(0)).intValue() == 1 ? model.head(2) : model.tail(2);
+                })
+                .register("test.pipe.state", a -> ((RRef<Module>) a.get(0)).localValue().stateDict());
     }
 
     private RpcWorkers start(int n) throws Exception {
@@ -141,6 +155,34 @@ class PipelineTest {
         for (RpcAgent a : workers.all()) {
             RpcWorkers.eventually(() -> a.distAutograd().debugInfo().get("num_current_contexts") == 0,
                     a.self() + " has no context left");
+        }
+    }
+
+    @Test
+    void withBatchNormTheLossIsThatOfPyTorchsPipelinedTutorial() throws Exception {
+        RpcAgent master = start(3).get(0);
+        Map<String, Tensor> g;
+        try (InputStream in = PipelineTest.class.getResourceAsStream("/pipeline/resnet50_w8_pipeline.safetensors")) {
+            assertNotNull(in, "run /usr/bin/python3 tools/make_pipeline_data.py");
+            g = SafeTensors.load(in.readAllBytes());
+        }
+        Map<String, Tensor> init = new TreeMap<>();
+        g.forEach((k, v) -> {
+            if (k.startsWith("init.")) {
+                init.put(k.substring("init.".length()), v);
+            }
+        });
+        for (int micro : new int[] {1, 2, 4}) {
+            List<RRef<Module>> shards = List.of(master.remote("worker1", "test.pipe.resnet", 1, init),
+                    master.remote("worker2", "test.pipe.resnet", 2, init));
+            try (Pipeline pipe = Pipeline.of(master, shards, micro)) {
+                Tensor loss = Functional.mseLoss(pipe.forward(g.get("x")), g.get("labels"), Reduction.MEAN);
+                float expected = g.get("loss." + micro).toFloatArray()[0];
+                assertEquals(expected, (float) loss.item(), 1e-4 * expected, micro + " micro-batches: loss");
+                Map<String, Tensor> first = master.rpcSync("worker1", "test.pipe.state", shards.get(0));
+                Golden.close(g.get("bn1_running_mean." + micro), first.get("1.running_mean"),
+                        micro + " micro-batches: bn1's running mean, updated once per micro-batch");
+            }
         }
     }
 
