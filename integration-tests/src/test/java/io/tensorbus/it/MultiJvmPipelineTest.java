@@ -5,7 +5,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.tensorbus.c10d.JobSecret;
 import io.tensorbus.distributed.TcpStore;
+import io.tensorbus.workloads.cli.Main;
 import io.vertx.core.Vertx;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -13,13 +16,30 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
-/** A pipeline whose stage worker dies mid-step, across JVMs ({@link PipelineFaultCheck}). */
+/** The pipeline workload, and a pipeline whose stage worker dies mid-step ({@link PipelineFaultCheck}), across JVMs. */
 class MultiJvmPipelineTest {
     private static final Pattern FAILED = Pattern.compile("STEP FAILED ([\\d.]+) (.*)");
+
+    @Test
+    @Timeout(150)
+    void runPipelineResNet50TimesEveryMicroBatchCountOnThreeJvms() {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int code = Main.run(new String[] {"run", "pipeline-resnet50", "--micro-batches",
+            "1,2", "--batch", "4", "--img", "32", "--batches", "1"}, new PrintStream(out, true,
+                StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8));
+        String o = out.toString(StandardCharsets.UTF_8);
+        assertEquals(0, code, o + err.toString(StandardCharsets.UTF_8));
+        for (int micro : new int[] {1, 2}) {
+            assertTrue(Pattern.compile("(?m)^\\[rank 0] pipeline batch=4 img=32 micro_batches=" + micro
+                    + " schedule=gpipe s_per_batch=\\d+\\.\\d{3}$").matcher(o).find(), o);
+        }
+    }
 
     @ParameterizedTest(name = "{0}")
     @ValueSource(strings = {"GPIPE", "ONE_F_ONE_B"})

@@ -21,6 +21,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -39,6 +40,9 @@ public final class PipelineResNet50 {
     /** The function the shard workers serve: {@code [part 1|2, numClasses, seed]} to that shard. */
     static final String SHARD = "pipeline_resnet50.shard";
 
+    /** {@code []}: the master is done; the shard workers may shut down. */
+    static final String DONE = "pipeline_resnet50.done";
+
     /** The names of the three processes, by rank. */
     static final List<String> NAMES = List.of("master", "worker1", "worker2");
 
@@ -48,10 +52,15 @@ public final class PipelineResNet50 {
     private PipelineResNet50() {
     }
 
-    /** The function every process serves (only the shard workers are called). */
-    static RpcRegistry registry() {
-        return new RpcRegistry().register(SHARD, a -> shard(((Number) a.get(0)).intValue(),
-                ((Number) a.get(1)).intValue(), ((Number) a.get(2)).longValue()));
+    /** The functions every process serves (only the shard workers are called); {@code done} runs on {@value #DONE}. */
+    static RpcRegistry registry(Runnable done) {
+        return new RpcRegistry()
+                .register(SHARD, a -> shard(((Number) a.get(0)).intValue(), ((Number) a.get(1)).intValue(),
+                        ((Number) a.get(2)).longValue()))
+                .register(DONE, a -> {
+                    done.run();
+                    return null;
+                });
     }
 
     /** Shard {@code part} of a ResNet50 made from {@code seed}: the seed's ResNetShard1 or ResNetShard2. */
@@ -73,15 +82,27 @@ public final class PipelineResNet50 {
             throw new IllegalArgumentException(PipelineResNet50Command.NAME + " runs as " + NAMES.size()
                     + " processes (a master and two shards), got WORLD_SIZE=" + world);
         }
-        RpcAgent agent = Rpc.init(NAMES.get(rank), rank, world, RpcOptions.builder().registry(registry())
+        CountDownLatch done = new CountDownLatch(1);
+        RpcAgent agent = Rpc.init(NAMES.get(rank), rank, world, RpcOptions.builder().registry(registry(done::countDown))
                 .timeout(TIMEOUT).initTimeout(Duration.ofMinutes(2)).build()).await(2, TimeUnit.MINUTES);
         try {
             if (rank == 0) {
                 run(agent, options, System.out);
+                for (int r = 1; r < world; r++) {
+                    agent.rpcSync(r, DONE);
+                }
+            } else if (!done.await(runDeadline(options).toSeconds(), TimeUnit.SECONDS)) {
+                throw new IllegalStateException(NAMES.get(rank) + ": the master did not finish within "
+                        + runDeadline(options).toMinutes() + " minutes");
             }
         } finally {
             agent.shutdown();
         }
+    }
+
+    /** The longest the master may take: every step and every set-up within the RPC timeout. */
+    static Duration runDeadline(PipelineOptions options) {
+        return TIMEOUT.multipliedBy((long) options.microBatches().size() * (options.batches() + 2));
     }
 
     /**

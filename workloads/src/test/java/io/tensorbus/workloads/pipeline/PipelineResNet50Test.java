@@ -63,7 +63,7 @@ class PipelineResNet50Test {
         List<Future<RpcAgent>> started = new ArrayList<>();
         for (int r = 0; r < 3; r++) {
             started.add(Rpc.init(PipelineResNet50.NAMES.get(r), r, 3, RpcOptions.builder()
-                    .registry(PipelineResNet50.registry()).store(store).vertx(vertx)
+                    .registry(PipelineResNet50.registry(() -> { })).store(store).vertx(vertx)
                     .timeout(Duration.ofSeconds(60)).build()));
         }
         List<RpcAgent> agents = new ArrayList<>();
