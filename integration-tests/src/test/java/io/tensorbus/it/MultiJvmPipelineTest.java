@@ -36,8 +36,8 @@ class MultiJvmPipelineTest {
         String o = out.toString(StandardCharsets.UTF_8);
         assertEquals(0, code, o + err.toString(StandardCharsets.UTF_8));
         for (int micro : new int[] {1, 2}) {
-            assertTrue(Pattern.compile("(?m)^\\[rank 0] pipeline batch=4 img=32 micro_batches=" + micro
-                    + " schedule=gpipe s_per_batch=\\d+\\.\\d{3}$").matcher(o).find(), o);
+            assertTrue(Pattern.compile("(?m)^\\[rank 0] pipeline gpipe batch=4 img=32 micro_batches=" + micro
+                    + " s_per_batch=\\d+\\.\\d{3}$").matcher(o).find(), o);
         }
     }
 

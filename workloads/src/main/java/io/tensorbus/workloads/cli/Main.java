@@ -7,6 +7,7 @@ import io.tensorbus.workloads.bench.DistAutogradBench;
 import io.tensorbus.workloads.bench.Measurement;
 import io.tensorbus.workloads.bench.NnBench;
 import io.tensorbus.workloads.bench.P2pBench;
+import io.tensorbus.workloads.bench.PipelineBench;
 import io.tensorbus.workloads.bench.RpcBench;
 import io.tensorbus.workloads.bench.TensorBench;
 import io.tensorbus.workloads.ddp.DdpFashionMnistCommand;
@@ -45,9 +46,11 @@ public final class Main {
                                              [--max-bytes B] [--jit-warmup ROUNDS]
                                            ddp [--world N] [--warmup W] [--steps S],
                                            rpc [--jit-warmup CALLS] [--max-bytes B],
-                                           dist-autograd [--jit-warmup STEPS]
-                                           (p2p, collectives, ddp, rpc and dist-autograd run one JVM
-                                           per rank)
+                                           dist-autograd [--jit-warmup STEPS],
+                                           pipeline [--batch B] [--img PX] [--batches N]
+                                             [--micro-batches 1,2,4,8]
+                                           (p2p, collectives, ddp, rpc, dist-autograd and pipeline
+                                           run one JVM per rank)
               launch --nproc-per-node N [--nnodes M --node-rank K --master-addr A --master-port P]
                      [--timeout SECONDS] [--classpath PATH] TARGET [args] | -jar APP.jar [args]
                                            start N processes of TARGET (your main class, a workload
@@ -158,6 +161,10 @@ public final class Main {
                 case "rpc" -> {
                     RpcBench rpc = new RpcBench(RpcBench.Options.parse(suiteArgs));
                     yield () -> rpc.run(sink, err);
+                }
+                case "pipeline" -> {
+                    PipelineBench pipeline = new PipelineBench(suiteArgs);
+                    yield () -> pipeline.run(sink, err);
                 }
                 case "dist-autograd" -> {
                     DistAutogradBench da = new DistAutogradBench(DistAutogradBench.Options.parse(suiteArgs));

@@ -16,6 +16,7 @@ import io.tensorbus.nn.models.ResNet;
 import io.tensorbus.tensor.Generator;
 import io.tensorbus.tensor.Tensor;
 import io.tensorbus.tensor.Threads;
+import io.tensorbus.workloads.bench.Measurement;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -31,7 +32,8 @@ import java.util.concurrent.TimeUnit;
  * of one ResNet50. For each micro-batch count the master makes fresh shards, a {@link Pipeline} over them and a
  * {@link DistributedOptimizer} (SGD, lr 0.05) over their parameter RRefs, and trains on random images against
  * one-hot labels with an MSE loss, timing each batch; it prints the fastest, as the anchor does:
- * {@code pipeline batch=32 img=64 micro_batches=2 schedule=gpipe s_per_batch=1.234}. Every process computes on
+ * {@code pipeline gpipe batch=32 img=64 micro_batches=2 s_per_batch=1.234} (the lines of
+ * {@code tensorbus bench pipeline}). Every process computes on
  * one thread ({@code torch.set_num_threads(1)} in the anchor). Run it with
  * {@code tensorbus run pipeline-resnet50} ({@link PipelineResNet50Command}) or
  * {@code tensorbus launch --nproc-per-node 3 io.tensorbus.workloads.pipeline.PipelineResNet50 [options]}.
@@ -119,8 +121,8 @@ public final class PipelineResNet50 {
         for (int micro : options.microBatches()) {
             double s = secondsPerBatch(agent, options, micro);
             seconds.add(s);
-            out.printf(Locale.ROOT, "pipeline batch=%d img=%d micro_batches=%d schedule=%s s_per_batch=%.3f%n",
-                    options.batch(), options.img(), micro, options.scheduleName(), s);
+            out.println(new Measurement("pipeline", options.scheduleName()).with("batch", options.batch())
+                    .with("img", options.img()).with("micro_batches", micro).with("s_per_batch", s, 3).line());
             out.flush();
         }
         return seconds;

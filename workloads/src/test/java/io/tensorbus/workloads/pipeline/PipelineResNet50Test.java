@@ -79,7 +79,7 @@ class PipelineResNet50Test {
             assertEquals(2, seconds.size());
             assertTrue(seconds.stream().allMatch(s -> s > 0 && s < 60), seconds.toString());
             String o = out.toString(StandardCharsets.UTF_8);
-            assertTrue(Pattern.compile("(?m)^pipeline batch=4 img=32 micro_batches=2 schedule=1f1b"
+            assertTrue(Pattern.compile("(?m)^pipeline 1f1b batch=4 img=32 micro_batches=2"
                     + " s_per_batch=\\d+\\.\\d{3}$").matcher(o).find(), o);
             Future.all(agents.stream().map(a -> a.shutdown(true)).toList()).await(30, TimeUnit.SECONDS);
             for (RpcAgent a : agents) {
