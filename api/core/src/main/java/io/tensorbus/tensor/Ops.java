@@ -457,6 +457,9 @@ final class Ops {
             return writeResult(self, result);
         }
         DType ct = computeType(self.dtype());
+        if (op.equals("add") && alpha != 1.0 && addScaledInPlace(self, other, alpha)) {
+            return self;
+        }
         Tensor b = other.dtype() == ct ? other : ViewOps.copyRaw(other, ct);
         if (op.equals("add") && alpha != 1.0) {
             if (!ct.isFloatingPoint() && alpha != Math.rint(alpha)) {
@@ -477,6 +480,25 @@ final class Ops {
     static Tensor inplaceScalar(Tensor self, double v, String op) {
         DType rt = self.dtype().isFloatingPoint() ? computeType(self.dtype()) : scalarResult(self.dtype(), v);
         return inplace(self, Tensor.scalar(v, rt), 1.0, op);
+    }
+
+    /**
+     * {@code self += alpha * other} for float32 tensors of one shape, both contiguous, in one pass without a
+     * temporary (every optimizer's update); false when the tensors are not of that kind. Partial overlap was
+     * refused before (checkWritable), so each element is read before it is written.
+     */
+    private static boolean addScaledInPlace(Tensor self, Tensor other, double alpha) {
+        if (self.dtype() != DType.FLOAT32 || other.dtype() != DType.FLOAT32 || !self.isContiguous()
+                || !other.isContiguous() || !Arrays.equals(self.shape(), other.shape())) {
+            return false;
+        }
+        Strided.View a = self.view();
+        Strided.View b = other.view();
+        float s = (float) alpha;
+        Threads.parallelFor(0, Math.toIntExact(self.numel()), 1 << 15, (start, end) -> FloatKernels.addScaled(
+                a.segment(), a.offset() + start, b.segment(), b.offset() + start, s, a.segment(), a.offset() + start,
+                end - start));
+        return true;
     }
 
     private static void applyInPlace(Tensor self, Binary k, Tensor b) {

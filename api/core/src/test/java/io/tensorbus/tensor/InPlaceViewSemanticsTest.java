@@ -125,4 +125,28 @@ class InPlaceViewSemanticsTest {
         c.select(1, 0).copyi(c.select(1, 1));
         assertArrayEquals(new float[] {1, 1, 3, 3, 5, 5}, c.toFloatArray());
     }
+
+    @Test
+    void addWithAlphaInPlaceIsOneFusedMultiplyAddPerElementAsPyTorchComputesIt() {
+        Generator g = new Generator(5);
+        Tensor p = Tensor.randn(g, DType.FLOAT32, 1000, 37);
+        Tensor grad = Tensor.randn(g, DType.FLOAT32, 1000, 37);
+        float[] expected = p.toFloatArray();
+        float[] gr = grad.toFloatArray();
+        for (int i = 0; i < expected.length; i++) {
+            expected[i] = Math.fma(gr[i], -0.05f, expected[i]);
+        }
+        p.addi(grad, -0.05);
+        assertArrayEquals(expected, p.toFloatArray());
+        Tensor same = Tensor.of(new float[] {1, 2, 3}, 3);
+        same.addi(same, 0.5);
+        assertArrayEquals(new float[] {1.5f, 3f, 4.5f}, same.toFloatArray(), "a tensor added to itself");
+    }
+
+    @Test
+    void addWithAlphaIntoAShiftedViewOfItselfIsRefusedAsPyTorchDoes() {
+        Tensor t = Tensor.arange(0, 9, 1, DType.FLOAT32);
+        assertThrows(IllegalArgumentException.class, () -> t.narrow(0, 1, 8).addi(t.narrow(0, 0, 8), 2.0));
+        assertArrayEquals(new float[] {0, 1, 2, 3, 4, 5, 6, 7, 8}, t.toFloatArray(), "untouched");
+    }
 }

@@ -27,6 +27,24 @@ public final class FloatKernels {
         void run(MemorySegment in, long ia, MemorySegment out, long io, int n);
     }
 
+    /**
+     * {@code out = a + alpha * b} over {@code n} floats in one fused multiply-add per element, as PyTorch's
+     * {@code add(a, b, alpha=...)} computes it on the CPU; {@code out} may be {@code a} (an in-place update).
+     */
+    public static void addScaled(MemorySegment a, long ia, MemorySegment b, long ib, float alpha, MemorySegment out,
+                                 long io, int n) {
+        int i = 0;
+        FloatVector s = FloatVector.broadcast(F, alpha);
+        for (; i <= n - F.length(); i += F.length()) {
+            FloatVector y = FloatVector.fromMemorySegment(F, b, (ib + i) * 4, ORDER);
+            y.fma(s, FloatVector.fromMemorySegment(F, a, (ia + i) * 4, ORDER)).intoMemorySegment(out, (io + i) * 4,
+                    ORDER);
+        }
+        for (; i < n; i++) {
+            out.setAtIndex(FL, io + i, Math.fma(b.getAtIndex(FL, ib + i), alpha, a.getAtIndex(FL, ia + i)));
+        }
+    }
+
     /** {@code max(x, 0)}, NaN passing through. */
     public static void relu(MemorySegment in, long ia, MemorySegment out, long io, int n) {
         int i = 0;
