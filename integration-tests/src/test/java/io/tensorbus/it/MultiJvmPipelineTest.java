@@ -25,16 +25,33 @@ import org.junit.jupiter.params.provider.ValueSource;
 class MultiJvmPipelineTest {
     private static final Pattern FAILED = Pattern.compile("STEP FAILED ([\\d.]+) (.*)");
 
+    /** Runs {@code tensorbus} with {@code args} in-process; returns stdout and stderr, asserting success. */
+    private static String[] tensorbus(String... args) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int code = Main.run(args, new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true,
+                StandardCharsets.UTF_8));
+        String[] both = {out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8)};
+        assertEquals(0, code, both[0] + both[1]);
+        assertTrue(!both[1].contains("RRefs not released"), "no RRef leaked:\n" + both[1]);
+        return both;
+    }
+
+    @Test
+    @Timeout(150)
+    void launchRunsTheMasterAndShardVerticlesUnderVertxApplication() {
+        String o = tensorbus("launch", "--nproc-per-node", "3", "io.vertx.launcher.application.VertxApplication",
+                "io.tensorbus.workloads.pipeline.PipelineResNet50Verticle", "-conf",
+                "{\"microBatches\": [2], \"batch\": 4, \"img\": 32, \"batches\": 1}")[0];
+        assertTrue(Pattern.compile("(?m)^\\[rank 0] pipeline gpipe batch=4 img=32 micro_batches=2"
+                + " s_per_batch=\\d+\\.\\d{3}$").matcher(o).find(), o);
+    }
+
     @Test
     @Timeout(150)
     void runPipelineResNet50TimesEveryMicroBatchCountOnThreeJvms() {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int code = Main.run(new String[] {"run", "pipeline-resnet50", "--micro-batches",
-            "1,2", "--batch", "4", "--img", "32", "--batches", "1"}, new PrintStream(out, true,
-                StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8));
-        String o = out.toString(StandardCharsets.UTF_8);
-        assertEquals(0, code, o + err.toString(StandardCharsets.UTF_8));
+        String o = tensorbus("run", "pipeline-resnet50", "--micro-batches", "1,2", "--batch", "4", "--img", "32",
+                "--batches", "1")[0];
         for (int micro : new int[] {1, 2}) {
             assertTrue(Pattern.compile("(?m)^\\[rank 0] pipeline gpipe batch=4 img=32 micro_batches=" + micro
                     + " s_per_batch=\\d+\\.\\d{3}$").matcher(o).find(), o);

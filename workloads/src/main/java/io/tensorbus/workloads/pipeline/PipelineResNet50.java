@@ -77,26 +77,40 @@ public final class PipelineResNet50 {
     /** One process of the job (RANK and WORLD_SIZE as {@code tensorbus launch} sets them); options follow. */
     public static void main(String[] args) throws Exception {
         PipelineOptions options = PipelineOptions.parse(List.of(args));
-        Threads.set(1);
-        int rank = Integer.parseInt(System.getenv("RANK"));
-        int world = Integer.parseInt(System.getenv("WORLD_SIZE"));
-        if (world != NAMES.size()) {
+        runProcess(Integer.parseInt(System.getenv("RANK")), Integer.parseInt(System.getenv("WORLD_SIZE")), options,
+                RpcOptions.builder(), System.out);
+    }
+
+    /**
+     * Runs process {@code rank}: meets the others with {@code rpc} (its init method or store, its Vert.x), then
+     * the master times every micro-batch count and tells the shard workers it is done, and they all shut down.
+     *
+     * @return the master's seconds per batch of each count; empty on a shard worker
+     * @throws IllegalArgumentException unless {@code worldSize} is 3
+     */
+    public static List<Double> runProcess(int rank, int worldSize, PipelineOptions options, RpcOptions.Builder rpc,
+                                          PrintStream out) throws Exception {
+        if (worldSize != NAMES.size()) {
             throw new IllegalArgumentException(PipelineResNet50Command.NAME + " runs as " + NAMES.size()
-                    + " processes (a master and two shards), got WORLD_SIZE=" + world);
+                    + " processes (a master and two shards), got a world of " + worldSize);
         }
+        Threads.set(1);
         CountDownLatch done = new CountDownLatch(1);
-        RpcAgent agent = Rpc.init(NAMES.get(rank), rank, world, RpcOptions.builder().registry(registry(done::countDown))
+        RpcAgent agent = Rpc.init(NAMES.get(rank), rank, worldSize, rpc.registry(registry(done::countDown))
                 .timeout(TIMEOUT).initTimeout(Duration.ofMinutes(2)).build()).await(2, TimeUnit.MINUTES);
         try {
-            if (rank == 0) {
-                run(agent, options, System.out);
-                for (int r = 1; r < world; r++) {
-                    agent.rpcSync(r, DONE);
+            if (rank != 0) {
+                if (!done.await(runDeadline(options).toSeconds(), TimeUnit.SECONDS)) {
+                    throw new IllegalStateException(NAMES.get(rank) + ": the master did not finish within "
+                            + runDeadline(options).toMinutes() + " minutes");
                 }
-            } else if (!done.await(runDeadline(options).toSeconds(), TimeUnit.SECONDS)) {
-                throw new IllegalStateException(NAMES.get(rank) + ": the master did not finish within "
-                        + runDeadline(options).toMinutes() + " minutes");
+                return List.of();
             }
+            List<Double> seconds = run(agent, options, out);
+            for (int r = 1; r < worldSize; r++) {
+                agent.rpcSync(r, DONE);
+            }
+            return seconds;
         } finally {
             agent.shutdown();
         }

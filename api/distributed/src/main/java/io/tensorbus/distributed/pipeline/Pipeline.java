@@ -263,9 +263,15 @@ public final class Pipeline implements AutoCloseable {
         return all;
     }
 
-    /** Releases the stages (their workers drop them once no other reference is left). */
+    /**
+     * Releases the stages: each stage's worker closes its own handles of the parameter RRefs it gave out, and the
+     * stages' references are closed once it has (or could not be told); never blocks. The workers drop the
+     * stages once no other reference is left; a graceful RPC shutdown waits for these calls.
+     */
     @Override
     public void close() {
-        stages.forEach(RRef::close);
+        for (RRef<Module> s : stages) {
+            agent.rpcAsync(s.owner(), agent.options().timeout(), PipelineStages.RELEASE, s).onComplete(r -> s.close());
+        }
     }
 }

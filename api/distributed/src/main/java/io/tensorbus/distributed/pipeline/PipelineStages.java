@@ -8,19 +8,29 @@ import io.tensorbus.nn.Module;
 import io.tensorbus.tensor.Tensor;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The functions a {@link Pipeline} calls on the workers that hold its stages, registered in every
  * {@link RpcRegistry} through {@link java.util.ServiceLoader}: run a stage's forward pass on a micro-batch (the
- * input comes as a tensor or as an RRef to the previous stage's output, fetched here), and list a stage's
- * parameters as RRefs. Calls of the pipeline are made inside the caller's distributed autograd context, so
- * they are recorded and the backward pass reaches every stage.
+ * input comes as a tensor or as an RRef to the previous stage's output, fetched here), list a stage's
+ * parameters as RRefs, and release this worker's own handles of those. Calls of the pipeline are made inside the
+ * caller's distributed autograd context, so they are recorded and the backward pass reaches every stage.
  */
 public final class PipelineStages implements RpcFunctionLibrary {
     /** {@code [RRef<Module> stage, Tensor | RRef<Tensor> input]} to the stage's output. */
     static final String FORWARD = "pipeline.forward";
     /** {@code [RRef<Module> stage]} to {@code List<RRef<Tensor>>}, the stage's parameters, owned by its worker. */
     static final String PARAMETERS = "pipeline.parameters";
+    /** {@code [RRef<Module> stage]}: closes this worker's own handles of the stage's parameter RRefs. */
+    static final String RELEASE = "pipeline.release";
+
+    /**
+     * The handles {@code RRef.of} opened for each stage's parameters, by identity of the stage: the same ones go
+     * to every caller, and {@value #RELEASE} closes them, so that nothing waits for the garbage collector.
+     */
+    private final Map<Module, List<RRef<Tensor>>> parameterHandles = new ConcurrentHashMap<>();
 
     /** Made by {@link java.util.ServiceLoader}. */
     public PipelineStages() {
@@ -31,9 +41,18 @@ public final class PipelineStages implements RpcFunctionLibrary {
         registry.register(FORWARD, PipelineStages::forward).register(PARAMETERS, args -> {
             check(args, 1);
             RpcAgent agent = RpcAgent.current();
-            List<RRef<Tensor>> refs = new ArrayList<>();
-            stage(args.get(0)).parameters().forEach(p -> refs.add(RRef.of(agent, p)));
-            return refs;
+            return List.copyOf(parameterHandles.computeIfAbsent(stage(args.get(0)), s -> {
+                List<RRef<Tensor>> refs = new ArrayList<>();
+                s.parameters().forEach(p -> refs.add(RRef.of(agent, p)));
+                return refs;
+            }));
+        }).register(RELEASE, args -> {
+            check(args, 1);
+            List<RRef<Tensor>> handles = parameterHandles.remove(stage(args.get(0)));
+            if (handles != null) {
+                handles.forEach(RRef::close);
+            }
+            return null;
         });
     }
 
