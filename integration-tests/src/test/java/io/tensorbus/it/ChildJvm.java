@@ -1,6 +1,5 @@
 package io.tensorbus.it;
 
-import io.tensorbus.c10d.JobSecret;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
@@ -44,22 +43,6 @@ final class ChildJvm implements AutoCloseable {
         Process p = pb.start();
         p.getOutputStream().close();
         return new ChildJvm(name, p);
-    }
-
-    /**
-     * Starts {@code world} workers of {@code mainClass} ({@code RANK} 0 to world-1) that meet at the store on
-     * loopback {@code port} proving {@code secret},
-     * as {@code tensorbus launch} would start them, but each on its own so that the others live on when one dies.
-     */
-    static List<ChildJvm> startJob(int port, String secret, int world, String mainClass, String... args)
-            throws IOException {
-        List<ChildJvm> jvms = new ArrayList<>();
-        for (int r = 0; r < world; r++) {
-            jvms.add(start("worker" + r, Map.of("MASTER_ADDR", "127.0.0.1", "MASTER_PORT", String.valueOf(port),
-                    "TENSORBUS_STORE_HOSTED", "1", "RANK", String.valueOf(r), "WORLD_SIZE", String.valueOf(world),
-                    JobSecret.ENV, secret), mainClass, args));
-        }
-        return jvms;
     }
 
     private void copy(InputStream in) {

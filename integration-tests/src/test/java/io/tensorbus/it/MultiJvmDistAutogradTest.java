@@ -3,17 +3,12 @@ package io.tensorbus.it;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.tensorbus.c10d.JobSecret;
-import io.tensorbus.distributed.TcpStore;
 import io.tensorbus.workloads.cli.Launcher;
-import io.vertx.core.Vertx;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
@@ -27,16 +22,10 @@ class MultiJvmDistAutogradTest {
     @Timeout(120)
     void aWorkerKilledDuringBackwardFailsItOnEverySurvivorNamingItAndLeavesNoContext() throws Exception {
         // Not through the launcher: it stops every rank when one dies, and the survivors must go on here.
-        Vertx vertx = Vertx.vertx();
-        String secret = JobSecret.newSecretText();
-        TcpStore store = TcpStore.server(vertx, "127.0.0.1", 0, Duration.ofSeconds(60),
-                JobSecret.of(secret.getBytes(StandardCharsets.UTF_8))).await(20, TimeUnit.SECONDS);
-        List<ChildJvm> jvms = new ArrayList<>();
-        try {
-            jvms.addAll(ChildJvm.startJob(store.port(), secret, 3, DistAutogradFaultCheck.class.getName(), "killed"));
+        try (ChildJob job = ChildJob.start(3, DistAutogradFaultCheck.class.getName(), "killed")) {
             for (int r : new int[] {0, 2}) {
-                Integer code = jvms.get(r).awaitExit(Duration.ofSeconds(90));
-                String o = jvms.get(r).output();
+                Integer code = job.get(r).awaitExit(Duration.ofSeconds(90));
+                String o = job.get(r).output();
                 assertEquals(0, code, o);
                 Matcher m = FAILED.matcher(o);
                 assertTrue(m.find(), o);
@@ -44,11 +33,7 @@ class MultiJvmDistAutogradTest {
                 assertTrue(m.group(2).contains("worker1"), "names the killed worker: " + o);
                 assertTrue(o.contains("CONTEXTS 0"), "no context left on worker" + r + ":\n" + o);
             }
-            assertTrue(jvms.get(1).output().contains("HALTING"), jvms.get(1).output());
-        } finally {
-            jvms.forEach(ChildJvm::close);
-            store.closeAsync().await(10, TimeUnit.SECONDS);
-            vertx.close().await(10, TimeUnit.SECONDS);
+            assertTrue(job.get(1).output().contains("HALTING"), job.get(1).output());
         }
     }
 

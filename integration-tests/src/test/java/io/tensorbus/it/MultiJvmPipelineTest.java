@@ -3,17 +3,11 @@ package io.tensorbus.it;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.tensorbus.c10d.JobSecret;
-import io.tensorbus.distributed.TcpStore;
 import io.tensorbus.workloads.cli.Main;
-import io.vertx.core.Vertx;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
@@ -62,30 +56,20 @@ class MultiJvmPipelineTest {
     @ValueSource(strings = {"GPIPE", "ONE_F_ONE_B"})
     @Timeout(120)
     void aStageWorkerKilledMidStepFailsTheStepNamingItAndLeavesNoContext(String schedule) throws Exception {
-        Vertx vertx = Vertx.vertx();
-        String secret = JobSecret.newSecretText();
-        TcpStore store = TcpStore.server(vertx, "127.0.0.1", 0, Duration.ofSeconds(60),
-                JobSecret.of(secret.getBytes(StandardCharsets.UTF_8))).await(20, TimeUnit.SECONDS);
-        List<ChildJvm> jvms = new ArrayList<>();
-        try {
-            jvms.addAll(ChildJvm.startJob(store.port(), secret, 3, PipelineFaultCheck.class.getName(), schedule));
+        try (ChildJob job = ChildJob.start(3, PipelineFaultCheck.class.getName(), schedule)) {
             for (int r : new int[] {0, 1}) {
-                Integer code = jvms.get(r).awaitExit(Duration.ofSeconds(90));
-                String o = jvms.get(r).output();
+                Integer code = job.get(r).awaitExit(Duration.ofSeconds(90));
+                String o = job.get(r).output();
                 assertEquals(0, code, o);
                 assertTrue(o.contains("CONTEXTS 0"), "no context left on worker" + r + ":\n" + o);
             }
-            String o = jvms.get(0).output();
+            String o = job.get(0).output();
             assertTrue(o.contains("STEP 1 OK"), o);
             Matcher m = FAILED.matcher(o);
             assertTrue(m.find(), o);
             assertTrue(Double.parseDouble(m.group(1)) < 30, "within the 30 s deadline: " + o);
             assertTrue(m.group(2).contains("worker2"), "names the killed stage's worker: " + o);
-            assertTrue(jvms.get(2).output().contains("HALTING"), jvms.get(2).output());
-        } finally {
-            jvms.forEach(ChildJvm::close);
-            store.closeAsync().await(10, TimeUnit.SECONDS);
-            vertx.close().await(10, TimeUnit.SECONDS);
+            assertTrue(job.get(2).output().contains("HALTING"), job.get(2).output());
         }
     }
 }

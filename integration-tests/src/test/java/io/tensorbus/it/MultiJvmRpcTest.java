@@ -3,17 +3,12 @@ package io.tensorbus.it;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.tensorbus.c10d.JobSecret;
-import io.tensorbus.distributed.TcpStore;
 import io.tensorbus.workloads.cli.Launcher;
-import io.vertx.core.Vertx;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -51,23 +46,13 @@ class MultiJvmRpcTest {
     @Timeout(120)
     void aWorkerWhoseJvmDiesFailsItsPendingCallNamingItAndTheOthersGoOn() throws Exception {
         // Not through the launcher: it stops every rank when one dies, and the survivors must go on here.
-        Vertx vertx = Vertx.vertx();
-        String secret = JobSecret.newSecretText();
-        TcpStore store = TcpStore.server(vertx, "127.0.0.1", 0, Duration.ofSeconds(60),
-                JobSecret.of(secret.getBytes(StandardCharsets.UTF_8))).await(20, TimeUnit.SECONDS);
-        List<ChildJvm> jvms = new ArrayList<>();
-        try {
-            jvms.addAll(ChildJvm.startJob(store.port(), secret, 3, RpcCheck.class.getName(), "lost"));
-            Integer code = jvms.get(0).awaitExit(Duration.ofSeconds(60));
-            String o = jvms.get(0).output();
-            assertEquals(0, code, o + jvms.get(2).output());
-            assertTrue(jvms.get(2).output().contains("HALTING"), jvms.get(2).output());
+        try (ChildJob job = ChildJob.start(3, RpcCheck.class.getName(), "lost")) {
+            Integer code = job.get(0).awaitExit(Duration.ofSeconds(60));
+            String o = job.get(0).output();
+            assertEquals(0, code, o + job.get(2).output());
+            assertTrue(job.get(2).output().contains("HALTING"), job.get(2).output());
             assertTrue(o.contains("LOST worker worker2 (rank 2) was lost while 'it.halt' ran"), o);
             assertTrue(o.contains("STILL OK"), o);
-        } finally {
-            jvms.forEach(ChildJvm::close);
-            store.closeAsync().await(10, TimeUnit.SECONDS);
-            vertx.close().await(10, TimeUnit.SECONDS);
         }
     }
 }
