@@ -1,6 +1,9 @@
 package io.tensorbus.it;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
 import io.tensorbus.workloads.cli.Launcher;
+import io.tensorbus.workloads.cli.Main;
 
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -23,6 +26,21 @@ record LaunchResult(int code, String out, String err) {
         int code = Launcher.run(List.of(args), new PrintStream(out, true, StandardCharsets.UTF_8),
                 new PrintStream(err, true, StandardCharsets.UTF_8));
         return new LaunchResult(code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+    }
+
+    /** Runs the {@code tensorbus} command line with {@code args} (the words after {@code tensorbus}). */
+    static LaunchResult tensorbus(String... args) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int code = Main.run(args, new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8));
+        return new LaunchResult(code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+    }
+
+    /** This result, once asserted to have exit status 0 (the whole report otherwise). */
+    LaunchResult succeeded() {
+        assertEquals(0, code, toString());
+        return this;
     }
 
     @Override

@@ -1,38 +1,21 @@
 package io.tensorbus.it;
 
-import io.tensorbus.workloads.cli.Main;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The DDP workload end to end across JVMs, as a user starts it: {@code tensorbus run ddp-fashion-mnist} (through
- * {@link Main#run}, in-process) starts two JVMs through the launcher, each deploying
+ * {@code Main.run}, in-process) starts two JVMs through the launcher, each deploying
  * {@code DdpFashionMnistVerticle} under Vert.x's {@code VertxApplication}; and {@code tensorbus launch} running
  * the verticle under the legacy {@code io.vertx.core.Launcher run}.
  */
 class MultiJvmDdpTest {
-    private final ByteArrayOutputStream out = new ByteArrayOutputStream();
-    private final ByteArrayOutputStream err = new ByteArrayOutputStream();
-
-    private String run(String... args) {
-        int code = Main.run(args, new PrintStream(out, true, StandardCharsets.UTF_8),
-                new PrintStream(err, true, StandardCharsets.UTF_8));
-        String report = "exit " + code + "\n--- stdout\n" + out.toString(StandardCharsets.UTF_8) + "--- stderr\n"
-                + err.toString(StandardCharsets.UTF_8);
-        assertEquals(0, code, report);
-        return out.toString(StandardCharsets.UTF_8);
-    }
-
     private static void assertTrained(String o) {
         assertTrue(o.contains("[rank 0] tensorbus DDP: tutorial network on Fashion-MNIST (embedded subset)"), o);
         assertTrue(o.contains("2 rank(s) x batch 64 (global 128)"), o);
@@ -45,14 +28,17 @@ class MultiJvmDdpTest {
     @Test
     @Timeout(value = 120, unit = TimeUnit.SECONDS)
     void runDdpFashionMnistTrainsOnTwoJvmsUnderVertxApplication() {
-        assertTrained(run("run", "ddp-fashion-mnist", "--nproc", "2", "--epochs", "1", "--limit", "512"));
-        assertTrue(err.toString(StandardCharsets.UTF_8).contains("running io.vertx.launcher.application.VertxApplication"));
+        LaunchResult r = LaunchResult.tensorbus("run", "ddp-fashion-mnist", "--nproc", "2", "--epochs", "1",
+                "--limit", "512").succeeded();
+        assertTrained(r.out());
+        assertTrue(r.err().contains("running io.vertx.launcher.application.VertxApplication"), r.err());
     }
 
     @Test
     @Timeout(value = 120, unit = TimeUnit.SECONDS)
     void launchRunsTheVerticleUnderTheLegacyVertxLauncher() {
-        assertTrained(run("launch", "--nproc-per-node", "2", "--timeout", "100", "io.vertx.core.Launcher", "run",
-                "io.tensorbus.workloads.ddp.DdpFashionMnistVerticle", "-conf", "{\"epochs\": 1, \"limit\": 256}"));
+        assertTrained(LaunchResult.launch("--nproc-per-node", "2", "--timeout", "100", "io.vertx.core.Launcher", "run",
+                "io.tensorbus.workloads.ddp.DdpFashionMnistVerticle", "-conf", "{\"epochs\": 1, \"limit\": 256}")
+                .succeeded().out());
     }
 }

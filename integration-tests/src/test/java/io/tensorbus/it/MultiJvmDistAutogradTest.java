@@ -3,12 +3,7 @@ package io.tensorbus.it;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.tensorbus.workloads.cli.Launcher;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
@@ -40,8 +35,7 @@ class MultiJvmDistAutogradTest {
     @Test
     @Timeout(120)
     void aPeerOutsideAContextIsRefusedWithoutTouchingIt() {
-        StringBuilder err = new StringBuilder();
-        String o = launch(3, "meddle", err);
+        String o = launch(3, "meddle").out();
         assertTrue(o.contains("[rank 2] REFUSED 'tensorbus.dist_autograd.release' failed on worker worker1")
                 && o.contains("may not release distributed autograd context 0:0"), o);
         assertTrue(o.contains("which went to worker worker1"), o);
@@ -53,25 +47,18 @@ class MultiJvmDistAutogradTest {
         }
     }
 
-    /** Runs {@code world} workers of {@code mode} through the launcher; returns stdout, stderr into {@code err}. */
-    private static String launch(int world, String mode, StringBuilder err) {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        ByteArrayOutputStream errBytes = new ByteArrayOutputStream();
-        int code = Launcher.run(List.of("--nproc-per-node", String.valueOf(world), "--timeout", "100",
-                DistAutogradFaultCheck.class.getName(), mode), new PrintStream(out, true, StandardCharsets.UTF_8),
-                new PrintStream(errBytes, true, StandardCharsets.UTF_8));
-        String o = out.toString(StandardCharsets.UTF_8);
-        err.append(errBytes.toString(StandardCharsets.UTF_8));
-        assertEquals(0, code, o + err);
-        return o;
+    /** Runs {@code world} workers of {@code mode} through the launcher, asserting that all succeeded. */
+    private static LaunchResult launch(int world, String mode) {
+        return LaunchResult.launch("--nproc-per-node", String.valueOf(world), "--timeout", "100",
+                DistAutogradFaultCheck.class.getName(), mode).succeeded();
     }
 
     @Test
     @Timeout(120)
     void aCallThatReturnsAfterItsContextClosedIsDroppedWithALogLine() {
-        StringBuilder err = new StringBuilder();
-        String o = launch(2, "late", err);
-        String e = err.toString();
+        LaunchResult result = launch(2, "late");
+        String o = result.out();
+        String e = result.err();
         assertTrue(o.contains("[rank 0] LATE ") && o.contains("released"), o);
         for (int r = 0; r < 2; r++) {
             assertTrue(o.contains("[rank " + r + "] CONTEXTS 0"), o);

@@ -1,13 +1,8 @@
 package io.tensorbus.it;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.tensorbus.workloads.cli.Main;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
@@ -15,24 +10,12 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * The parameter-server workload end to end across JVMs, as a user starts it: {@code tensorbus run
- * parameter-server} (through {@link Main#run}, in-process) starts the server and two trainers through the
+ * parameter-server} (through {@code Main.run}, in-process) starts the server and two trainers through the
  * launcher, each deploying {@code ParameterServerVerticle} under Vert.x's {@code VertxApplication} and joining a
  * Hazelcast cluster on loopback; and {@code tensorbus launch} running the verticle under the legacy
  * {@code io.vertx.core.Launcher run}, the cluster taken from the launcher's MASTER_PORT.
  */
 class MultiJvmParameterServerTest {
-    private final ByteArrayOutputStream out = new ByteArrayOutputStream();
-    private final ByteArrayOutputStream err = new ByteArrayOutputStream();
-
-    private String run(String... args) {
-        int code = Main.run(args, new PrintStream(out, true, StandardCharsets.UTF_8),
-                new PrintStream(err, true, StandardCharsets.UTF_8));
-        String report = "exit " + code + "\n--- stdout\n" + out.toString(StandardCharsets.UTF_8) + "--- stderr\n"
-                + err.toString(StandardCharsets.UTF_8);
-        assertEquals(0, code, report);
-        return out.toString(StandardCharsets.UTF_8);
-    }
-
     private static void assertTrained(String o, int trainers) {
         assertTrue(o.contains("[rank 0] tensorbus parameter server: tutorial network on Fashion-MNIST (embedded"
                 + " subset)"), o);
@@ -47,17 +30,20 @@ class MultiJvmParameterServerTest {
     @Test
     @Timeout(value = 150, unit = TimeUnit.SECONDS)
     void runParameterServerTrainsOnThreeJvmsMeetingOverHazelcast() {
-        assertTrained(run("run", "parameter-server", "--trainers", "2", "--epochs", "1", "--limit", "512"), 2);
-        String e = err.toString(StandardCharsets.UTF_8);
-        assertTrue(e.contains("starting 3 process(es)"), e);
-        assertFalse(e.contains("RRefs not released"), "no RRef leaked:\n" + e);
+        LaunchResult r = LaunchResult.tensorbus("run", "parameter-server", "--trainers", "2", "--epochs", "1",
+                "--limit", "512").succeeded();
+        assertTrained(r.out(), 2);
+        assertTrue(r.err().contains("starting 3 process(es)"), r.err());
+        assertFalse(r.err().contains("RRefs not released"), "no RRef leaked:\n" + r.err());
     }
 
     @Test
     @Timeout(value = 150, unit = TimeUnit.SECONDS)
     void launchRunsTheVerticleUnderTheLegacyVertxLauncher() {
-        assertTrained(run("launch", "--nproc-per-node", "2", "--timeout", "120", "io.vertx.core.Launcher", "run",
-                "io.tensorbus.workloads.ps.ParameterServerVerticle", "-conf", "{\"epochs\": 1, \"limit\": 256}"), 1);
-        assertFalse(err.toString(StandardCharsets.UTF_8).contains("RRefs not released"));
+        LaunchResult r = LaunchResult.launch("--nproc-per-node", "2", "--timeout", "120", "io.vertx.core.Launcher",
+                "run", "io.tensorbus.workloads.ps.ParameterServerVerticle", "-conf",
+                "{\"epochs\": 1, \"limit\": 256}").succeeded();
+        assertTrained(r.out(), 1);
+        assertFalse(r.err().contains("RRefs not released"), r.err());
     }
 }

@@ -3,10 +3,6 @@ package io.tensorbus.it;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.tensorbus.workloads.cli.Main;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -19,16 +15,11 @@ import org.junit.jupiter.params.provider.ValueSource;
 class MultiJvmPipelineTest {
     private static final Pattern FAILED = Pattern.compile("STEP FAILED ([\\d.]+) (.*)");
 
-    /** Runs {@code tensorbus} with {@code args} in-process; returns stdout and stderr, asserting success. */
-    private static String[] tensorbus(String... args) {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int code = Main.run(args, new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true,
-                StandardCharsets.UTF_8));
-        String[] both = {out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8)};
-        assertEquals(0, code, both[0] + both[1]);
-        assertTrue(!both[1].contains("RRefs not released"), "no RRef leaked:\n" + both[1]);
-        return both;
+    /** Runs {@code tensorbus} with {@code args} in-process; its stdout, once it succeeded and leaked no RRef. */
+    private static String tensorbus(String... args) {
+        LaunchResult r = LaunchResult.tensorbus(args).succeeded();
+        assertTrue(!r.err().contains("RRefs not released"), "no RRef leaked:\n" + r.err());
+        return r.out();
     }
 
     @Test
@@ -36,7 +27,7 @@ class MultiJvmPipelineTest {
     void launchRunsTheMasterAndShardVerticlesUnderVertxApplication() {
         String o = tensorbus("launch", "--nproc-per-node", "3", "io.vertx.launcher.application.VertxApplication",
                 "io.tensorbus.workloads.pipeline.PipelineResNet50Verticle", "-conf",
-                "{\"microBatches\": [2], \"batch\": 4, \"img\": 32, \"batches\": 1}")[0];
+                "{\"microBatches\": [2], \"batch\": 4, \"img\": 32, \"batches\": 1}");
         assertTrue(Pattern.compile("(?m)^\\[rank 0] pipeline gpipe batch=4 img=32 micro_batches=2"
                 + " s_per_batch=\\d+\\.\\d{3}$").matcher(o).find(), o);
     }
@@ -45,7 +36,7 @@ class MultiJvmPipelineTest {
     @Timeout(150)
     void runPipelineResNet50TimesEveryMicroBatchCountOnThreeJvms() {
         String o = tensorbus("run", "pipeline-resnet50", "--micro-batches", "1,2", "--batch", "4", "--img", "32",
-                "--batches", "1")[0];
+                "--batches", "1");
         for (int micro : new int[] {1, 2}) {
             assertTrue(Pattern.compile("(?m)^\\[rank 0] pipeline gpipe batch=4 img=32 micro_batches=" + micro
                     + " s_per_batch=\\d+\\.\\d{3}$").matcher(o).find(), o);
