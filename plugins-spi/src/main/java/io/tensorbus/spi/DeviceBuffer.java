@@ -8,12 +8,18 @@ import java.util.Arrays;
 /**
  * A contiguous region of elements that a backend reads or writes: the dense storage of one tensor, with its
  * dtype and shape (the shape is only used to describe and fingerprint collectives). Host buffers expose a
- * {@link MemorySegment}; device plugins may add their own kinds.
+ * {@link MemorySegment}; buffers in device memory come from a {@link DeviceRuntime} (which allocates them or
+ * wraps memory the user's own library allocated), and backends move and reduce them through that runtime.
  */
 public interface DeviceBuffer {
 
     /** Where the bytes live. */
     Device device();
+
+    /** True when the bytes are host memory that {@link #segment()} exposes. */
+    default boolean isHost() {
+        return device().isCpu();
+    }
 
     /** The element type. */
     DType dtype();

@@ -1,6 +1,8 @@
 package io.tensorbus.spi.contract;
 
 import io.tensorbus.DType;
+import io.tensorbus.Device;
+import io.tensorbus.c10d.JobSecret;
 import io.tensorbus.c10d.CollectiveMismatchException;
 import io.tensorbus.c10d.CommunicationException;
 import io.tensorbus.c10d.CommunicationTimeoutException;
@@ -9,6 +11,8 @@ import io.tensorbus.c10d.ReduceOp;
 import io.tensorbus.spi.Backend;
 import io.tensorbus.spi.BackendProvider;
 import io.tensorbus.spi.DeviceBuffer;
+import io.tensorbus.spi.DeviceRuntime;
+import io.tensorbus.spi.DeviceRuntimeProvider;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import java.lang.foreign.MemorySegment;
@@ -26,6 +30,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.function.IntFunction;
+import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -92,7 +97,24 @@ public abstract class BackendContractTest {
 
     /** {@code n} ranks whose operations time out after {@code timeout}. */
     protected Ranks ranks(int n, Duration timeout) throws Exception {
-        return Ranks.create(provider(), vertx, n, timeout, properties());
+        return Ranks.create(provider(), vertx, n, timeout, properties(), JobSecret.random(), placement());
+    }
+
+    /**
+     * How the tests' host buffers reach the backend: unchanged by default; a device backend returns
+     * {@link #onDevice(Device)} so that the whole contract runs on its device memory.
+     */
+    protected UnaryOperator<Backend> placement() {
+        return UnaryOperator.identity();
+    }
+
+    /**
+     * Stages every buffer on {@code device}: copied there before each operation and back after it, through the
+     * device's {@link DeviceRuntimeProvider runtime}.
+     */
+    protected static UnaryOperator<Backend> onDevice(Device device) {
+        DeviceRuntime runtime = DeviceRuntimeProvider.of(device);
+        return b -> new DeviceStagedBackend(b, runtime, device);
     }
 
     protected static DeviceBuffer floats(long n, IntFunction<Float> value) {

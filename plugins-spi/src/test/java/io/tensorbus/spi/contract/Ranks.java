@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.function.UnaryOperator;
 
 /**
  * A group of {@code n} backends of one provider in this JVM (ranks as threads would use them), sharing a
@@ -44,6 +45,16 @@ public final class Ranks implements AutoCloseable {
     /** {@link #create(BackendProvider, Vertx, int, Duration, Map)} with the job secret {@code secret}. */
     public static Ranks create(BackendProvider provider, Vertx vertx, int n, Duration timeout,
                                Map<String, String> properties, JobSecret secret) throws Exception {
+        return create(provider, vertx, n, timeout, properties, secret, UnaryOperator.identity());
+    }
+
+    /**
+     * As {@link #create(BackendProvider, Vertx, int, Duration, Map, JobSecret)}, each rank's backend seen through
+     * {@code placement} (for example {@link BackendContractTest#onDevice}, which stages buffers in device memory).
+     */
+    public static Ranks create(BackendProvider provider, Vertx vertx, int n, Duration timeout,
+                               Map<String, String> properties, JobSecret secret, UnaryOperator<Backend> placement)
+            throws Exception {
         MemoryStore store = new MemoryStore(timeout);
         String group = "contract-" + System.nanoTime();
         List<Future<Backend>> futures = new ArrayList<>();
@@ -55,7 +66,7 @@ public final class Ranks implements AutoCloseable {
         Exception failure = null;
         for (Future<Backend> f : futures) {
             try {
-                out.add(f.await(30, TimeUnit.SECONDS));
+                out.add(placement.apply(f.await(30, TimeUnit.SECONDS)));
             } catch (Exception e) {
                 failure = failure == null ? e : failure;
             }

@@ -3,7 +3,6 @@ package io.tensorbus.backend.tcp;
 import io.tensorbus.DType;
 import io.tensorbus.c10d.ReduceOp;
 import io.vertx.core.Future;
-import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -17,7 +16,7 @@ final class BinomialTree {
     private BinomialTree() {
     }
 
-    static Future<Void> broadcast(CollectiveOp op, MemorySegment buf, int root) {
+    static Future<Void> broadcast(CollectiveOp op, Region buf, int root) {
         int n = op.size();
         int vr = relative(op.rank(), root, n);
         int mask = 1;
@@ -42,10 +41,16 @@ final class BinomialTree {
     }
 
     /** Reduces into the root's buffer; other ranks accumulate in a scratch copy and keep their buffers. */
-    static Future<Void> reduce(CollectiveOp op, MemorySegment buf, int root, ReduceOp reduceOp, DType dtype) {
+    static Future<Void> reduce(CollectiveOp op, Region buf, int root, ReduceOp reduceOp, DType dtype) {
         int n = op.size();
         int vr = relative(op.rank(), root, n);
-        MemorySegment acc = vr == 0 ? buf : CollectiveOp.copyOf(buf);
+        return (vr == 0 ? Future.succeededFuture(buf) : op.duplicate(buf)).compose(acc -> reduceInto(op, acc, vr,
+                root, reduceOp, dtype));
+    }
+
+    private static Future<Void> reduceInto(CollectiveOp op, Region acc, int vr, int root, ReduceOp reduceOp,
+                                           DType dtype) {
+        int n = op.size();
         Future<Void> f = Future.succeededFuture();
         for (int mask = 1; mask < n; mask <<= 1) {
             if ((vr & mask) != 0) {

@@ -1,6 +1,5 @@
 package io.tensorbus.backend.tcp;
 
-import java.lang.foreign.MemorySegment;
 
 /**
  * Cuts a region into near-equal, element-aligned parts: the segments of a ring and the chunks a pipeline
@@ -11,13 +10,13 @@ final class Chunks {
     }
 
     /** Part {@code i} of {@code parts} of {@code region}, whose elements are {@code elementBytes} wide. */
-    static MemorySegment part(MemorySegment region, int elementBytes, int parts, int i) {
+    static Region part(Region region, int elementBytes, int parts, int i) {
         long n = region.byteSize() / elementBytes;
         long base = n / parts;
         long extra = n % parts;
         long start = i * base + Math.min(i, extra);
         long len = base + (i < extra ? 1 : 0);
-        return region.asSlice(start * elementBytes, len * elementBytes);
+        return region.slice(start * elementBytes, len * elementBytes);
     }
 
     /** How many chunks of at most {@code chunkBytes} (at least one) a region of {@code bytes} needs. */

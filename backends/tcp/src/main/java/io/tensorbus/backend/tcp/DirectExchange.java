@@ -2,7 +2,6 @@ package io.tensorbus.backend.tcp;
 
 import io.vertx.core.Future;
 
-import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -17,13 +16,13 @@ final class DirectExchange {
     private DirectExchange() {
     }
 
-    static Future<Void> gather(CollectiveOp op, List<MemorySegment> outputs, MemorySegment input, int root) {
+    static Future<Void> gather(CollectiveOp op, List<Region> outputs, Region input, int root) {
         int r = op.rank();
         if (r != root) {
             return op.send(root, tag(0, 0, 0), input);
         }
-        outputs.get(r).copyFrom(input);
         List<Future<Void>> all = new ArrayList<>();
+        all.add(op.copy(input, outputs.get(r)));
         for (int p = 0; p < op.size(); p++) {
             if (p != r) {
                 all.add(op.recvInto(p, tag(0, 0, 0), outputs.get(p)));
@@ -32,13 +31,13 @@ final class DirectExchange {
         return Future.all(all).mapEmpty();
     }
 
-    static Future<Void> scatter(CollectiveOp op, MemorySegment output, List<MemorySegment> inputs, int root) {
+    static Future<Void> scatter(CollectiveOp op, Region output, List<Region> inputs, int root) {
         int r = op.rank();
         if (r != root) {
             return op.recvInto(root, tag(0, 0, 0), output);
         }
-        output.copyFrom(inputs.get(r));
         List<Future<Void>> all = new ArrayList<>();
+        all.add(op.copy(inputs.get(r), output));
         for (int p = 0; p < op.size(); p++) {
             if (p != r) {
                 all.add(op.send(p, tag(0, 0, 0), inputs.get(p)));
@@ -47,11 +46,11 @@ final class DirectExchange {
         return Future.all(all).mapEmpty();
     }
 
-    static Future<Void> allToAll(CollectiveOp op, List<MemorySegment> outputs, List<MemorySegment> inputs) {
+    static Future<Void> allToAll(CollectiveOp op, List<Region> outputs, List<Region> inputs) {
         int r = op.rank();
         int n = op.size();
-        outputs.get(r).copyFrom(inputs.get(r));
         List<Future<Void>> all = new ArrayList<>();
+        all.add(op.copy(inputs.get(r), outputs.get(r)));
         for (int k = 1; k < n; k++) {
             // Pair off in rounds (send to r+k, receive from r-k) so that no rank is flooded by all at once.
             all.add(op.recvInto((r - k + n) % n, tag(0, 0, 0), outputs.get((r - k + n) % n)));

@@ -2,7 +2,6 @@ package io.tensorbus.backend.tcp;
 
 import io.vertx.core.Future;
 
-import java.lang.foreign.MemorySegment;
 
 import static io.tensorbus.backend.tcp.CollectiveOp.tag;
 
@@ -12,6 +11,8 @@ import static io.tensorbus.backend.tcp.CollectiveOp.tag;
  * directly or not. Messages are empty.
  */
 final class DisseminationBarrier {
+    private static final Region NOTHING = Region.host(java.lang.foreign.MemorySegment.NULL);
+
     private DisseminationBarrier() {
     }
 
@@ -24,8 +25,8 @@ final class DisseminationBarrier {
             int to = (r + d) % n;
             int from = (r - d + n) % n;
             long tag = tag(0, round, 0);
-            f = f.compose(v -> Future.all(op.send(to, tag, MemorySegment.NULL),
-                    op.recvInto(from, tag, MemorySegment.NULL)).mapEmpty());
+            f = f.compose(v -> Future.all(op.send(to, tag, NOTHING),
+                    op.recvInto(from, tag, NOTHING)).mapEmpty());
         }
         return f;
     }

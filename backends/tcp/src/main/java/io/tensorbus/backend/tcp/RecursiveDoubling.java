@@ -2,9 +2,7 @@ package io.tensorbus.backend.tcp;
 
 import io.tensorbus.DType;
 import io.tensorbus.c10d.ReduceOp;
-import io.tensorbus.spi.HostReductions;
 import io.vertx.core.Future;
-import java.lang.foreign.MemorySegment;
 
 import static io.tensorbus.backend.tcp.CollectiveOp.tag;
 
@@ -22,7 +20,7 @@ final class RecursiveDoubling {
     private RecursiveDoubling() {
     }
 
-    static Future<Void> allReduce(CollectiveOp op, MemorySegment buf, ReduceOp reduceOp, DType dtype) {
+    static Future<Void> allReduce(CollectiveOp op, Region buf, ReduceOp reduceOp, DType dtype) {
         int n = op.size();
         int rank = op.rank();
         int pow2 = Integer.highestOneBit(n);
@@ -47,14 +45,13 @@ final class RecursiveDoubling {
         return f;
     }
 
-    private static Future<Void> exchange(CollectiveOp op, int partner, long tag, MemorySegment buf,
+    private static Future<Void> exchange(CollectiveOp op, int partner, long tag, Region buf,
                                          ReduceOp reduceOp, DType dtype) {
-        MemorySegment theirs = CollectiveOp.scratch(buf.byteSize());
+        // Device memory reduces from native memory without a further copy; host memory from a cheap heap array.
+        Region theirs = Region.host(buf.isHost() ? CollectiveOp.scratch(buf.byteSize())
+                : CollectiveOp.staging(buf.byteSize()));
         Future<Void> recv = op.recvInto(partner, tag, theirs);
         Future<Void> send = op.send(partner, tag, buf);
-        return Future.all(send, recv).map(v -> {
-            HostReductions.reduceInto(reduceOp, dtype, buf, theirs);
-            return null;
-        });
+        return Future.all(send, recv).compose(v -> op.reduce(buf, theirs, reduceOp, dtype));
     }
 }

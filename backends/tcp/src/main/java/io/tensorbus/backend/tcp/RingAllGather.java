@@ -2,7 +2,6 @@ package io.tensorbus.backend.tcp;
 
 import io.vertx.core.Future;
 
-import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -17,10 +16,15 @@ final class RingAllGather {
     private RingAllGather() {
     }
 
-    static Future<Void> run(CollectiveOp op, List<MemorySegment> outputs, MemorySegment input) {
+    static Future<Void> run(CollectiveOp op, List<Region> outputs, Region input) {
         int n = op.size();
         int r = op.rank();
-        outputs.get(r).copyFrom(input);
+        return op.copy(input, outputs.get(r)).compose(v -> exchange(op, outputs, input));
+    }
+
+    private static Future<Void> exchange(CollectiveOp op, List<Region> outputs, Region input) {
+        int n = op.size();
+        int r = op.rank();
         int right = (r + 1) % n;
         int left = (r - 1 + n) % n;
         int chunks = Chunks.count(input.byteSize(), op.chunkBytes());
@@ -28,8 +32,8 @@ final class RingAllGather {
         for (int j = 0; j < chunks; j++) {
             Future<Void> previous = Future.succeededFuture();
             for (int s = 0; s < n - 1; s++) {
-                MemorySegment out = Chunks.part(s == 0 ? input : outputs.get(RingAllReduce.mod(r - s, n)), 1, chunks, j);
-                MemorySegment in = Chunks.part(outputs.get(RingAllReduce.mod(r - s - 1, n)), 1, chunks, j);
+                Region out = Chunks.part(s == 0 ? input : outputs.get(RingAllReduce.mod(r - s, n)), 1, chunks, j);
+                Region in = Chunks.part(outputs.get(RingAllReduce.mod(r - s - 1, n)), 1, chunks, j);
                 long tag = tag(0, s, j);
                 Future<Void> received = op.recvInto(left, tag, in);
                 all.add(previous.compose(v -> op.send(right, tag, out)));

@@ -3,7 +3,6 @@ package io.tensorbus.backend.tcp;
 import io.tensorbus.DType;
 import io.tensorbus.c10d.ReduceOp;
 import io.vertx.core.Future;
-import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -22,7 +21,7 @@ final class RingAllReduce {
     private RingAllReduce() {
     }
 
-    static Future<Void> run(CollectiveOp op, MemorySegment buf, ReduceOp reduceOp, DType dtype) {
+    static Future<Void> run(CollectiveOp op, Region buf, ReduceOp reduceOp, DType dtype) {
         int n = op.size();
         int r = op.rank();
         int right = (r + 1) % n;
@@ -38,8 +37,8 @@ final class RingAllReduce {
                 int sendSegment = reducing ? mod(r - step, n) : mod(r + 1 - step, n);
                 int recvSegment = reducing ? mod(r - step - 1, n) : mod(r - step, n);
                 long tag = tag(reducing ? REDUCE_SCATTER : ALL_GATHER, step, j);
-                MemorySegment out = chunk(buf, e, n, sendSegment, chunks, j);
-                MemorySegment in = chunk(buf, e, n, recvSegment, chunks, j);
+                Region out = chunk(buf, e, n, sendSegment, chunks, j);
+                Region in = chunk(buf, e, n, recvSegment, chunks, j);
                 Future<Void> received = reducing ? op.recvReduce(left, tag, in, reduceOp, dtype)
                         : op.recvInto(left, tag, in);
                 all.add(previous.compose(v -> op.send(right, tag, out)));
@@ -50,7 +49,7 @@ final class RingAllReduce {
         return Future.all(all).mapEmpty();
     }
 
-    private static MemorySegment chunk(MemorySegment buf, int e, int n, int segment, int chunks, int j) {
+    private static Region chunk(Region buf, int e, int n, int segment, int chunks, int j) {
         return Chunks.part(Chunks.part(buf, e, n, segment), e, chunks, j);
     }
 

@@ -13,6 +13,7 @@ import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.internal.ContextInternal;
 import io.vertx.core.internal.VertxInternal;
+import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -53,6 +54,8 @@ final class TcpBackend implements Backend {
     private final long[] departed;
     /** Per peer: true once it left in order and its connection closed. */
     private final boolean[] gone;
+    /** Per peer: completes once the last point-to-point message to it was handed to its connection. */
+    private final Future<?>[] lastSend;
     /** The calls of the last {@link #RECENT} finished collectives, to check frames that arrive after them. */
     private final Call[] recent = new Call[RECENT];
     private final long[] recentSequence = new long[RECENT];
@@ -70,6 +73,8 @@ final class TcpBackend implements Backend {
         this.departed = new long[options.worldSize()];
         java.util.Arrays.fill(departed, -1);
         this.gone = new boolean[options.worldSize()];
+        this.lastSend = new Future<?>[options.worldSize()];
+        java.util.Arrays.fill(lastSend, Future.succeededFuture());
         java.util.Arrays.fill(recentSequence, -1);
     }
 
@@ -148,7 +153,7 @@ final class TcpBackend implements Backend {
             Frame header = new Frame(Frame.DATA, Opcode.SEND.code, buffer.dtype().ordinal(), Frame.NO_REDUCE, -1, -1,
                     tag, buffer.numel(), 0, groupHash, buffer.byteSize(), 0);
             long timer = vertx.setTimer(options.timeout().toMillis(), id -> promise.tryFail(p2pTimeout("send to", dst, tag)));
-            peers[dst].write(header, buffer.segment()).onComplete(ar -> {
+            writeInOrder(dst, header, hostBytes(Region.of(buffer))).onComplete(ar -> {
                 vertx.cancelTimer(timer);
                 if (ar.succeeded()) {
                     promise.tryComplete();
@@ -167,7 +172,8 @@ final class TcpBackend implements Backend {
             if (failIfBroken(promise, "recv from " + (src < 0 ? "any rank" : who(src)))) {
                 return;
             }
-            Router.Pending p = router.expectP2p(src, tag, Sink.copyInto(buffer.segment()), buffer.dtype());
+            MemorySegment landing = buffer.isHost() ? buffer.segment() : CollectiveOp.staging(buffer.byteSize());
+            Router.Pending p = router.expectP2p(src, tag, Sink.copyInto(landing), buffer.dtype());
             if (src >= 0 && gone[src] && router.unmatched(p)) {
                 // Nothing more can come from a rank that left (what it sent before is matched above).
                 router.withdraw(p);
@@ -180,10 +186,30 @@ final class TcpBackend implements Backend {
             });
             p.promise.future().onComplete(ar -> {
                 vertx.cancelTimer(timer);
-                promise.handle(ar);
+                if (ar.failed() || buffer.isHost()) {
+                    promise.handle(ar);
+                } else {
+                    upload(landing, Region.of(buffer)).onComplete(up -> promise.handle(up.map(ar.result())));
+                }
             });
         });
         return promise.future();
+    }
+
+    /**
+     * Writes {@code bytes} to {@code dst}, but not before the previous message to {@code dst} was handed to its
+     * connection: the bytes of a device buffer arrive from the device at their own pace, and messages with the
+     * same tag must still leave in the order they were sent.
+     */
+    private Future<Void> writeInOrder(int dst, Frame header, Future<MemorySegment> bytes) {
+        Promise<Void> handedOver = Promise.promise();
+        Future<?> previous = lastSend[dst];
+        lastSend[dst] = handedOver.future();
+        return previous.transform(ignored -> bytes).compose(b -> {
+            Future<Void> written = peers[dst].write(header, b);
+            handedOver.tryComplete();
+            return written;
+        }).onFailure(e -> handedOver.tryComplete());
     }
 
     private CommunicationTimeoutException p2pTimeout(String what, int peer, int tag) {
@@ -238,58 +264,58 @@ final class TcpBackend implements Backend {
     public Future<Void> broadcast(DeviceBuffer buffer, int root) {
         Call call = new Call(Opcode.BROADCAST, buffer.dtype(), null, root, buffer.numel(), buffer.shape());
         boolean small = buffer.byteSize() <= SMALL_BYTES;
-        return collective(call, op -> small ? BinomialTree.broadcast(op, buffer.segment(), root)
-                : Chain.broadcast(op, buffer.segment(), root));
+        return collective(call, op -> small ? BinomialTree.broadcast(op, Region.of(buffer), root)
+                : Chain.broadcast(op, Region.of(buffer), root));
     }
 
     @Override
     public Future<Void> allReduce(DeviceBuffer buffer, ReduceOp reduceOp) {
         Call call = new Call(Opcode.ALL_REDUCE, buffer.dtype(), reduceOp, -1, buffer.numel(), buffer.shape());
         boolean small = buffer.byteSize() <= SMALL_BYTES;
-        return collective(call, op -> (small ? RecursiveDoubling.allReduce(op, buffer.segment(), reduceOp, buffer.dtype())
-                : RingAllReduce.run(op, buffer.segment(), reduceOp, buffer.dtype()))
-                .map(v -> average(buffer, reduceOp)));
+        return collective(call, op -> (small ? RecursiveDoubling.allReduce(op, Region.of(buffer), reduceOp, buffer.dtype())
+                : RingAllReduce.run(op, Region.of(buffer), reduceOp, buffer.dtype()))
+                .compose(v -> average(op, buffer, reduceOp)));
     }
 
     @Override
     public Future<Void> reduce(DeviceBuffer buffer, int root, ReduceOp reduceOp) {
         Call call = new Call(Opcode.REDUCE, buffer.dtype(), reduceOp, root, buffer.numel(), buffer.shape());
         boolean small = buffer.byteSize() <= SMALL_BYTES;
-        return collective(call, op -> (small ? BinomialTree.reduce(op, buffer.segment(), root, reduceOp, buffer.dtype())
-                : Chain.reduce(op, buffer.segment(), root, reduceOp, buffer.dtype()))
-                .map(v -> rank() == root ? average(buffer, reduceOp) : null));
+        return collective(call, op -> (small ? BinomialTree.reduce(op, Region.of(buffer), root, reduceOp, buffer.dtype())
+                : Chain.reduce(op, Region.of(buffer), root, reduceOp, buffer.dtype()))
+                .compose(v -> rank() == root ? average(op, buffer, reduceOp) : Future.succeededFuture()));
     }
 
     @Override
     public Future<Void> allGather(List<DeviceBuffer> outputs, DeviceBuffer input) {
         Call call = new Call(Opcode.ALL_GATHER, input.dtype(), null, -1, input.numel(), input.shape());
-        return collective(call, op -> RingAllGather.run(op, segments(outputs), input.segment()));
+        return collective(call, op -> RingAllGather.run(op, Region.of(outputs), Region.of(input)));
     }
 
     @Override
     public Future<Void> gather(List<DeviceBuffer> outputs, DeviceBuffer input, int root) {
         Call call = new Call(Opcode.GATHER, input.dtype(), null, root, input.numel(), input.shape());
-        return collective(call, op -> DirectExchange.gather(op, segments(outputs), input.segment(), root));
+        return collective(call, op -> DirectExchange.gather(op, Region.of(outputs), Region.of(input), root));
     }
 
     @Override
     public Future<Void> scatter(DeviceBuffer output, List<DeviceBuffer> inputs, int root) {
         Call call = new Call(Opcode.SCATTER, output.dtype(), null, root, output.numel(), output.shape());
-        return collective(call, op -> DirectExchange.scatter(op, output.segment(), segments(inputs), root));
+        return collective(call, op -> DirectExchange.scatter(op, Region.of(output), Region.of(inputs), root));
     }
 
     @Override
     public Future<Void> reduceScatter(DeviceBuffer output, List<DeviceBuffer> inputs, ReduceOp reduceOp) {
         Call call = new Call(Opcode.REDUCE_SCATTER, output.dtype(), reduceOp, -1, output.numel(), output.shape());
-        return collective(call, op -> RingReduceScatter.run(op, output.segment(), segments(inputs), reduceOp,
-                output.dtype()).map(v -> average(output, reduceOp)));
+        return collective(call, op -> RingReduceScatter.run(op, Region.of(output), Region.of(inputs), reduceOp,
+                output.dtype()).compose(v -> average(op, output, reduceOp)));
     }
 
     @Override
     public Future<Void> allToAll(List<DeviceBuffer> outputs, List<DeviceBuffer> inputs) {
         DType dtype = inputs.isEmpty() ? DType.FLOAT32 : inputs.getFirst().dtype();
         Call call = new Call(Opcode.ALL_TO_ALL, dtype, null, -1, -1, null);
-        return collective(call, op -> DirectExchange.allToAll(op, segments(outputs), segments(inputs)));
+        return collective(call, op -> DirectExchange.allToAll(op, Region.of(outputs), Region.of(inputs)));
     }
 
     @Override
@@ -298,19 +324,36 @@ final class TcpBackend implements Backend {
         return collective(call, DisseminationBarrier::run);
     }
 
-    private Void average(DeviceBuffer buffer, ReduceOp reduceOp) {
-        if (reduceOp == ReduceOp.AVG) {
-            io.tensorbus.spi.HostReductions.divide(buffer.dtype(), buffer.segment(), size());
-        }
-        return null;
+    private Future<Void> average(CollectiveOp op, DeviceBuffer buffer, ReduceOp reduceOp) {
+        return reduceOp == ReduceOp.AVG ? op.divide(Region.of(buffer), buffer.dtype(), size()) : Future.succeededFuture();
     }
 
-    private static List<java.lang.foreign.MemorySegment> segments(List<DeviceBuffer> buffers) {
-        List<java.lang.foreign.MemorySegment> out = new ArrayList<>(buffers.size());
-        for (DeviceBuffer b : buffers) {
-            out.add(b.segment());
+    // ---- device memory ---------------------------------------------------------------------------------
+
+    /** The bytes of {@code region} in host memory: itself, or a staging copy of its device range. */
+    Future<MemorySegment> hostBytes(Region region) {
+        if (region.isHost()) {
+            return Future.succeededFuture(region.segment());
         }
-        return out;
+        MemorySegment staging = CollectiveOp.staging(region.byteSize());
+        return onLoop(region.runtime().copy(region.buffer(), region.offset(), Region.asBuffer(staging, region.dtype()),
+                0, region.byteSize())).map(staging);
+    }
+
+    /** Copies host {@code bytes} into device region {@code dst}. */
+    Future<Void> upload(MemorySegment bytes, Region dst) {
+        return onLoop(dst.runtime().copy(Region.asBuffer(bytes, dst.dtype()), 0, dst.buffer(), dst.offset(),
+                dst.byteSize()));
+    }
+
+    /**
+     * {@code f}, with its listeners run on the group's event loop: device runtimes complete their futures on
+     * threads of their own, and the matching state may only be touched here.
+     */
+    <T> Future<T> onLoop(Future<T> f) {
+        Promise<T> p = context.promise();
+        f.onComplete(p);
+        return p.future();
     }
 
     private Future<Void> collective(Call call, Function<CollectiveOp, Future<Void>> algorithm) {
@@ -343,6 +386,7 @@ final class TcpBackend implements Backend {
             done = Future.failedFuture(e);
         }
         done.onComplete(ar -> {
+            op.releaseScratch();
             if (ar.succeeded()) {
                 finish(op);
                 op.promise.tryComplete();

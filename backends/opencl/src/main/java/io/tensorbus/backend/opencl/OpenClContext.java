@@ -1,0 +1,206 @@
+package io.tensorbus.backend.opencl;
+
+import io.tensorbus.Device;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import java.lang.foreign.MemorySegment;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import org.jocl.CL;
+import org.jocl.CLException;
+import org.jocl.Pointer;
+import org.jocl.Sizeof;
+import org.jocl.cl_command_queue;
+import org.jocl.cl_context;
+import org.jocl.cl_device_id;
+import org.jocl.cl_event;
+import org.jocl.cl_kernel;
+import org.jocl.cl_mem;
+import org.jocl.cl_program;
+
+import static org.jocl.CL.CL_COMPLETE;
+import static org.jocl.CL.CL_MEM_READ_WRITE;
+
+/**
+ * One OpenCL context on one device, as the runtime uses it: an in-order command queue, the collectives' kernels
+ * built for the context, and the device events that complete futures. The runtime has one per device for the
+ * buffers it allocates, and one per foreign context whose {@code cl_mem}s the user wrapped (kernels and copies
+ * must run in the context that owns the memory).
+ *
+ * <p>Commands are only enqueued, never waited for: a future completes from the event's callback, handed to
+ * {@code completions} because OpenCL forbids slow work in its callback thread.
+ */
+final class OpenClContext {
+    /** Global work sizes are rounded up to this, so that the driver can pick a useful work-group size. */
+    private static final long GROUP = 256;
+
+    private final Device device;
+    private final cl_context context;
+    private final cl_device_id deviceId;
+    private final cl_command_queue queue;
+    private final boolean fp64;
+    private final String buildOptions;
+    private final Executor completions;
+    private final Map<String, cl_kernel> kernels = new ConcurrentHashMap<>();
+    private volatile cl_program program;
+
+    OpenClContext(Device device, cl_context context, cl_device_id deviceId, boolean fp64, boolean correctDivision,
+                  Executor completions) {
+        this.device = device;
+        this.context = context;
+        this.deviceId = deviceId;
+        this.fp64 = fp64;
+        this.buildOptions = correctDivision ? OpenClKernels.CORRECT_DIVISION : "";
+        this.completions = completions;
+        this.queue = CL.clCreateCommandQueueWithProperties(context, deviceId, null, null);
+    }
+
+    Device device() {
+        return device;
+    }
+
+    cl_context context() {
+        return context;
+    }
+
+    boolean fp64() {
+        return fp64;
+    }
+
+    /** A new zero-filled memory object of {@code bytes} bytes, or null for zero bytes. */
+    cl_mem allocate(long bytes) {
+        if (bytes == 0) {
+            return null;
+        }
+        cl_mem mem = CL.clCreateBuffer(context, CL_MEM_READ_WRITE, bytes, null, null);
+        synchronized (queue) {
+            CL.clEnqueueFillBuffer(queue, mem, Pointer.to(new byte[] {0}), 1, 0, bytes, 0, null, null);
+        }
+        return mem;
+    }
+
+    /** Copies {@code bytes} bytes of native host memory {@code src} into {@code dst} at {@code dstOffset}. */
+    Future<Void> write(MemorySegment src, cl_mem dst, long dstOffset, long bytes) {
+        return enqueue("copy host to " + device, () -> {
+            cl_event e = new cl_event();
+            CL.clEnqueueWriteBuffer(queue, dst, false, dstOffset, bytes, Pointer.to(src.asByteBuffer()), 0, null, e);
+            return e;
+        }, src);
+    }
+
+    /** Copies {@code bytes} bytes of {@code src} at {@code srcOffset} into native host memory {@code dst}. */
+    Future<Void> read(cl_mem src, long srcOffset, MemorySegment dst, long bytes) {
+        return enqueue("copy " + device + " to host", () -> {
+            cl_event e = new cl_event();
+            CL.clEnqueueReadBuffer(queue, src, false, srcOffset, bytes, Pointer.to(dst.asByteBuffer()), 0, null, e);
+            return e;
+        }, dst);
+    }
+
+    /** Copies between two memory objects of this context. */
+    Future<Void> copy(cl_mem src, long srcOffset, cl_mem dst, long dstOffset, long bytes) {
+        return enqueue("copy on " + device, () -> {
+            cl_event e = new cl_event();
+            CL.clEnqueueCopyBuffer(queue, src, dst, srcOffset, dstOffset, bytes, 0, null, e);
+            return e;
+        }, null);
+    }
+
+    /**
+     * Runs kernel {@code name} over {@code n} work items with {@code args}: {@link cl_mem}s, {@link Long}s (OpenCL
+     * {@code ulong}) and {@link Integer}s. {@code keepAlive} stays reachable until the kernel finished.
+     */
+    Future<Void> run(String name, long n, Object keepAlive, Object... args) {
+        return enqueue("kernel " + name + " on " + device, () -> {
+            cl_kernel kernel = kernel(name);
+            cl_event e = new cl_event();
+            // clSetKernelArg changes the shared kernel object: arguments and launch must not interleave.
+            synchronized (kernel) {
+                for (int i = 0; i < args.length; i++) {
+                    setArg(kernel, i, args[i]);
+                }
+                long global = (n + GROUP - 1) / GROUP * GROUP;
+                synchronized (queue) {
+                    CL.clEnqueueNDRangeKernel(queue, kernel, 1, null, new long[] {global}, null, 0, null, e);
+                }
+            }
+            return e;
+        }, keepAlive);
+    }
+
+    private static void setArg(cl_kernel kernel, int index, Object arg) {
+        switch (arg) {
+            case cl_mem m -> CL.clSetKernelArg(kernel, index, Sizeof.cl_mem, Pointer.to(m));
+            case Long l -> CL.clSetKernelArg(kernel, index, Sizeof.cl_ulong, Pointer.to(new long[] {l}));
+            case Integer v -> CL.clSetKernelArg(kernel, index, Sizeof.cl_int, Pointer.to(new int[] {v}));
+            default -> throw new IllegalArgumentException("kernel argument " + arg);
+        }
+    }
+
+    private cl_kernel kernel(String name) {
+        return kernels.computeIfAbsent(name, k -> CL.clCreateKernel(program(), k, null));
+    }
+
+    private cl_program program() {
+        cl_program p = program;
+        if (p == null) {
+            synchronized (this) {
+                if (program == null) {
+                    program = build();
+                }
+                p = program;
+            }
+        }
+        return p;
+    }
+
+    private cl_program build() {
+        String[] sources = fp64 ? new String[] {OpenClKernels.COMMON, OpenClKernels.FP64}
+                : new String[] {OpenClKernels.COMMON};
+        cl_program p = CL.clCreateProgramWithSource(context, sources.length, sources, null, null);
+        try {
+            CL.clBuildProgram(p, 1, new cl_device_id[] {deviceId}, buildOptions, null, null);
+        } catch (CLException e) {
+            throw new IllegalStateException("building the OpenCL kernels for " + device + " failed: " + e.getMessage()
+                    + "\n" + OpenClRuntime.buildLog(p, deviceId), e);
+        }
+        return p;
+    }
+
+    /** Something that enqueues one command and returns its event. */
+    private interface Command {
+        cl_event enqueue();
+    }
+
+    private Future<Void> enqueue(String what, Command command, Object keepAlive) {
+        Promise<Void> promise = Promise.promise();
+        cl_event event;
+        try {
+            event = command.enqueue();
+            CL.clFlush(queue);
+        } catch (RuntimeException e) {
+            return Future.failedFuture(new IllegalStateException(what + " failed: " + e.getMessage(), e));
+        }
+        CL.clSetEventCallback(event, CL_COMPLETE, (ev, status, data) -> completions.execute(() -> {
+            CL.clReleaseEvent(ev);
+            java.lang.ref.Reference.reachabilityFence(keepAlive);
+            if (status < 0) {
+                promise.tryFail(new IllegalStateException(what + " failed with " + CL.stringFor_errorCode(status)));
+            } else {
+                promise.tryComplete();
+            }
+        }), null);
+        return promise.future();
+    }
+
+    /** Releases the queue, kernels and program (the runtime's buffers are released by their owners). */
+    void close() {
+        kernels.values().forEach(CL::clReleaseKernel);
+        kernels.clear();
+        if (program != null) {
+            CL.clReleaseProgram(program);
+        }
+        CL.clReleaseCommandQueue(queue);
+    }
+}

@@ -1,0 +1,400 @@
+package io.tensorbus.backend.opencl;
+
+import io.tensorbus.DType;
+import io.tensorbus.Device;
+import io.tensorbus.c10d.ReduceOp;
+import io.tensorbus.spi.DeviceBuffer;
+import io.tensorbus.spi.DeviceInfo;
+import io.tensorbus.spi.DeviceRuntime;
+import io.vertx.core.Future;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import org.jocl.CL;
+import org.jocl.Pointer;
+import org.jocl.Sizeof;
+import org.jocl.cl_context;
+import org.jocl.cl_device_id;
+import org.jocl.cl_mem;
+import org.jocl.cl_platform_id;
+import org.jocl.cl_program;
+
+import static org.jocl.CL.CL_CONTEXT_DEVICES;
+import static org.jocl.CL.CL_DEVICE_EXTENSIONS;
+import static org.jocl.CL.CL_DEVICE_GLOBAL_MEM_SIZE;
+import static org.jocl.CL.CL_DEVICE_MAX_MEM_ALLOC_SIZE;
+import static org.jocl.CL.CL_DEVICE_NAME;
+import static org.jocl.CL.CL_DEVICE_SINGLE_FP_CONFIG;
+import static org.jocl.CL.CL_DEVICE_TYPE_ALL;
+import static org.jocl.CL.CL_DEVICE_VERSION;
+import static org.jocl.CL.CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT;
+import static org.jocl.CL.CL_MEM_CONTEXT;
+import static org.jocl.CL.CL_MEM_SIZE;
+import static org.jocl.CL.CL_PLATFORM_NAME;
+import static org.jocl.CL.CL_PROGRAM_BUILD_LOG;
+
+/**
+ * The OpenCL device runtime, through JOCL: every device of every platform, numbered {@code opencl:0},
+ * {@code opencl:1}, ... in platform order. Buffers it allocates live in one context per device; a {@code cl_mem}
+ * the user's own JOCL (or TornadoVM, or C) code created is {@linkplain #wrap wrapped} without a copy, and its
+ * copies and reductions run in the context that owns it.
+ */
+public final class OpenClRuntime implements DeviceRuntime {
+    private final List<DeviceInfo> infos = new ArrayList<>();
+    private final List<cl_device_id> ids = new ArrayList<>();
+    private final OpenClContext[] defaults;
+    private final Map<cl_context, OpenClContext> foreign = new ConcurrentHashMap<>();
+    private final ExecutorService completions = Executors.newSingleThreadExecutor(r -> {
+        Thread t = new Thread(r, "tensorbus-opencl-events");
+        t.setDaemon(true);
+        return t;
+    });
+
+    /** Opens the OpenCL library and lists the devices. */
+    OpenClRuntime() {
+        CL.setExceptionsEnabled(true);
+        for (cl_platform_id platform : platforms()) {
+            String platformName = infoString(platform);
+            for (cl_device_id id : devices(platform)) {
+                ids.add(id);
+                infos.add(describe(new Device(OpenClRuntimeProvider.TYPE, infos.size()), id, platformName));
+            }
+        }
+        defaults = new OpenClContext[ids.size()];
+    }
+
+    @Override
+    public String type() {
+        return OpenClRuntimeProvider.TYPE;
+    }
+
+    @Override
+    public List<DeviceInfo> devices() {
+        return List.copyOf(infos);
+    }
+
+    @Override
+    public DeviceBuffer allocate(Device device, DType dtype, long... shape) {
+        OpenClContext c = defaultContext(device);
+        long bytes = numel(shape) * dtype.byteSize();
+        long max = longInfo(ids.get(device.index()), CL_DEVICE_MAX_MEM_ALLOC_SIZE);
+        if (bytes > max) {
+            throw new IllegalArgumentException(dtype + Arrays.toString(shape) + " needs " + bytes + " bytes but "
+                    + device + " allocates at most " + max + " bytes at once");
+        }
+        return new OpenClBuffer(c, c.allocate(bytes), dtype, shape, true);
+    }
+
+    /**
+     * Wraps a {@code cl_mem} that other code allocated, without copying: collectives read and write it in
+     * place, in the context that owns it. The caller keeps ownership ({@link #release} only forgets it).
+     *
+     * @param mem a memory object of at least {@code numel(shape) * dtype.byteSize()} bytes
+     * @throws IllegalArgumentException when the memory object is smaller than the shape needs, or its context's
+     *         device is not one of this runtime's devices
+     */
+    public DeviceBuffer wrap(cl_mem mem, DType dtype, long... shape) {
+        long bytes = numel(shape) * dtype.byteSize();
+        long size = memSize(mem);
+        if (size < bytes) {
+            throw new IllegalArgumentException("cl_mem of " + size + " bytes cannot hold " + dtype
+                    + Arrays.toString(shape) + " (" + bytes + " bytes)");
+        }
+        cl_context owner = new cl_context();
+        CL.clGetMemObjectInfo(mem, CL_MEM_CONTEXT, Sizeof.cl_context, Pointer.to(owner), null);
+        return new OpenClBuffer(contextOf(owner), mem, dtype, shape, false);
+    }
+
+    @Override
+    public Future<Void> copy(DeviceBuffer src, long srcOffset, DeviceBuffer dst, long dstOffset, long bytes) {
+        try {
+            checkRange(src, srcOffset, bytes, "source");
+            checkRange(dst, dstOffset, bytes, "destination");
+            if (bytes == 0) {
+                return Future.succeededFuture();
+            }
+            if (src.isHost() && dst.isHost()) {
+                MemorySegment.copy(src.segment(), srcOffset, dst.segment(), dstOffset, bytes);
+                return Future.succeededFuture();
+            }
+            if (src.isHost()) {
+                OpenClBuffer d = own(dst);
+                return d.context().write(nativeCopy(src.segment().asSlice(srcOffset, bytes)), d.mem(), dstOffset, bytes);
+            }
+            OpenClBuffer s = own(src);
+            if (dst.isHost()) {
+                return read(s, srcOffset, dst.segment().asSlice(dstOffset, bytes));
+            }
+            OpenClBuffer d = own(dst);
+            if (s.context() == d.context()) {
+                return s.context().copy(s.mem(), srcOffset, d.mem(), dstOffset, bytes);
+            }
+            // Memory of two contexts: no command can see both, so the bytes pass through the host.
+            MemorySegment staging = Arena.ofAuto().allocate(bytes, 64);
+            return s.context().read(s.mem(), srcOffset, staging, bytes)
+                    .compose(v -> d.context().write(staging, d.mem(), dstOffset, bytes));
+        } catch (RuntimeException e) {
+            return Future.failedFuture(e);
+        }
+    }
+
+    @Override
+    public Future<Void> reduce(ReduceOp op, DeviceBuffer acc, long accOffset, DeviceBuffer src, long srcOffset,
+                               long bytes) {
+        try {
+            OpenClBuffer a = own(acc);
+            if (src.dtype() != acc.dtype()) {
+                throw new IllegalArgumentException("cannot reduce " + src.dtype() + " into " + acc.dtype());
+            }
+            op.checkSupports(acc.dtype());
+            checkRange(acc, accOffset, bytes, "accumulator");
+            checkRange(src, srcOffset, bytes, "source");
+            checkFp64(a, acc.dtype());
+            if (bytes == 0) {
+                return Future.succeededFuture();
+            }
+            int e = acc.dtype().byteSize();
+            long n = bytes / e;
+            if (src instanceof OpenClBuffer s && s.context() == a.context()) {
+                return a.context().run(OpenClKernels.reduce(acc.dtype()), n, null, a.mem(), accOffset / e, s.mem(),
+                        srcOffset / e, n, op.ordinal());
+            }
+            // The operand is elsewhere (host memory, another context): bring it next to the accumulator first.
+            OpenClBuffer staged = (OpenClBuffer) allocateIn(a.context(), acc.dtype(), n);
+            return copy(src, srcOffset, staged, 0, bytes)
+                    .compose(v -> a.context().run(OpenClKernels.reduce(acc.dtype()), n, staged, a.mem(), accOffset / e,
+                            staged.mem(), 0L, n, op.ordinal()))
+                    .onComplete(ar -> staged.release());
+        } catch (RuntimeException e) {
+            return Future.failedFuture(e);
+        }
+    }
+
+    @Override
+    public Future<Void> divide(DeviceBuffer acc, long offset, long bytes, int divisor) {
+        try {
+            OpenClBuffer a = own(acc);
+            if (!acc.dtype().isFloatingPoint()) {
+                throw new IllegalArgumentException("cannot divide " + acc.dtype() + ": averages need a floating-point"
+                        + " dtype");
+            }
+            if (divisor < 1) {
+                throw new IllegalArgumentException("divisor=" + divisor + " must be at least 1");
+            }
+            checkRange(acc, offset, bytes, "accumulator");
+            checkFp64(a, acc.dtype());
+            int e = acc.dtype().byteSize();
+            long n = bytes / e;
+            return n == 0 ? Future.succeededFuture()
+                    : a.context().run(OpenClKernels.divide(acc.dtype()), n, null, a.mem(), offset / e, n, divisor);
+        } catch (RuntimeException e) {
+            return Future.failedFuture(e);
+        }
+    }
+
+    @Override
+    public void release(DeviceBuffer buffer) {
+        own(buffer).release();
+    }
+
+    /** Releases every context this runtime made; buffers still in use become invalid. */
+    synchronized void close() {
+        for (OpenClContext c : defaults) {
+            if (c != null) {
+                c.close();
+                CL.clReleaseContext(c.context());
+            }
+        }
+        foreign.values().forEach(OpenClContext::close);
+        completions.shutdown();
+    }
+
+    // ---- helpers ---------------------------------------------------------------------------------------------
+
+    private Future<Void> read(OpenClBuffer s, long srcOffset, MemorySegment dst) {
+        if (dst.isNative()) {
+            return s.context().read(s.mem(), srcOffset, dst, dst.byteSize());
+        }
+        // JOCL reads asynchronously only into native memory; a heap destination gets the bytes on completion.
+        MemorySegment staging = Arena.ofAuto().allocate(dst.byteSize(), 64);
+        return s.context().read(s.mem(), srcOffset, staging, dst.byteSize()).map(v -> {
+            dst.copyFrom(staging);
+            return null;
+        });
+    }
+
+    /** {@code segment} itself when it is native memory, else a native copy of it. */
+    private static MemorySegment nativeCopy(MemorySegment segment) {
+        if (segment.isNative()) {
+            return segment;
+        }
+        MemorySegment copy = Arena.ofAuto().allocate(segment.byteSize(), 64);
+        copy.copyFrom(segment);
+        return copy;
+    }
+
+    private DeviceBuffer allocateIn(OpenClContext c, DType dtype, long n) {
+        return new OpenClBuffer(c, c.allocate(n * dtype.byteSize()), dtype, new long[] {n}, true);
+    }
+
+    private OpenClBuffer own(DeviceBuffer b) {
+        if (b instanceof OpenClBuffer o) {
+            return o;
+        }
+        throw new IllegalArgumentException("buffer " + b + " is not OpenCL device memory (it is on " + b.device()
+                + "); the OpenCL runtime works on buffers it allocated or wrapped");
+    }
+
+    private static void checkRange(DeviceBuffer b, long offset, long bytes, String what) {
+        int e = b.dtype().byteSize();
+        if (offset < 0 || bytes < 0 || offset + bytes > b.byteSize() || offset % e != 0 || bytes % e != 0) {
+            throw new IllegalArgumentException(what + " range [" + offset + ", " + (offset + bytes) + ") is not a "
+                    + "whole-element range of " + b + " (" + b.byteSize() + " bytes, " + e + " per element)");
+        }
+    }
+
+    private static void checkFp64(OpenClBuffer b, DType dtype) {
+        if (dtype == DType.FLOAT64 && !b.context().fp64()) {
+            throw new IllegalArgumentException(b.device() + " has no double precision (cl_khr_fp64): float64 cannot"
+                    + " be reduced there");
+        }
+    }
+
+    private OpenClContext defaultContext(Device device) {
+        if (!device.type().equals(OpenClRuntimeProvider.TYPE) || device.index() < 0
+                || device.index() >= defaults.length) {
+            throw new IllegalArgumentException("device " + device + " is not one of the OpenCL devices here: "
+                    + infos.stream().map(i -> i.device().toString()).toList());
+        }
+        synchronized (this) {
+            int i = device.index();
+            if (defaults[i] == null) {
+                cl_context c = CL.clCreateContext(null, 1, new cl_device_id[] {ids.get(i)}, null, null, null);
+                defaults[i] = newContext(device, c, ids.get(i));
+            }
+            return defaults[i];
+        }
+    }
+
+    private OpenClContext contextOf(cl_context owner) {
+        for (OpenClContext c : defaults) {
+            if (c != null && c.context().equals(owner)) {
+                return c;
+            }
+        }
+        return foreign.computeIfAbsent(owner, c -> {
+            cl_device_id id = firstDevice(c);
+            int index = ids.indexOf(id);
+            if (index < 0) {
+                throw new IllegalArgumentException("the cl_mem's context has a device this runtime does not list");
+            }
+            CL.clRetainContext(c);
+            return newContext(new Device(OpenClRuntimeProvider.TYPE, index), c, id);
+        });
+    }
+
+    private OpenClContext newContext(Device device, cl_context c, cl_device_id id) {
+        String extensions = infoString(id, CL_DEVICE_EXTENSIONS);
+        long fpConfig = longInfo(id, CL_DEVICE_SINGLE_FP_CONFIG);
+        return new OpenClContext(device, c, id, extensions.contains("cl_khr_fp64"),
+                (fpConfig & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) != 0, completions);
+    }
+
+    private static cl_device_id firstDevice(cl_context c) {
+        long[] size = new long[1];
+        CL.clGetContextInfo(c, CL_CONTEXT_DEVICES, 0, null, size);
+        cl_device_id[] devices = new cl_device_id[(int) (size[0] / Sizeof.cl_device_id)];
+        CL.clGetContextInfo(c, CL_CONTEXT_DEVICES, size[0], Pointer.to(devices), null);
+        return devices[0];
+    }
+
+    static List<cl_platform_id> platforms() {
+        int[] n = new int[1];
+        CL.clGetPlatformIDs(0, null, n);
+        cl_platform_id[] platforms = new cl_platform_id[n[0]];
+        if (n[0] > 0) {
+            CL.clGetPlatformIDs(n[0], platforms, null);
+        }
+        return List.of(platforms);
+    }
+
+    static List<cl_device_id> devices(cl_platform_id platform) {
+        int[] n = new int[1];
+        try {
+            CL.clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 0, null, n);
+        } catch (org.jocl.CLException e) {
+            return List.of(); // CL_DEVICE_NOT_FOUND: a platform without devices
+        }
+        cl_device_id[] devices = new cl_device_id[n[0]];
+        CL.clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, n[0], devices, null);
+        return List.of(devices);
+    }
+
+    private static DeviceInfo describe(Device device, cl_device_id id, String platform) {
+        return new DeviceInfo(device, infoString(id, CL_DEVICE_NAME), platform, longInfo(id, CL_DEVICE_GLOBAL_MEM_SIZE),
+                infoString(id, CL_DEVICE_VERSION) + (infoString(id, CL_DEVICE_EXTENSIONS).contains("cl_khr_fp64")
+                        ? ", fp64" : ", no fp64"));
+    }
+
+    private static String infoString(cl_platform_id platform) {
+        long[] size = new long[1];
+        CL.clGetPlatformInfo(platform, CL_PLATFORM_NAME, 0, null, size);
+        byte[] bytes = new byte[(int) size[0]];
+        CL.clGetPlatformInfo(platform, CL_PLATFORM_NAME, bytes.length, Pointer.to(bytes), null);
+        return cString(bytes);
+    }
+
+    private static String infoString(cl_device_id id, int param) {
+        long[] size = new long[1];
+        CL.clGetDeviceInfo(id, param, 0, null, size);
+        byte[] bytes = new byte[(int) size[0]];
+        CL.clGetDeviceInfo(id, param, bytes.length, Pointer.to(bytes), null);
+        return cString(bytes);
+    }
+
+    private static long longInfo(cl_device_id id, int param) {
+        long[] v = new long[1];
+        CL.clGetDeviceInfo(id, param, Sizeof.cl_ulong, Pointer.to(v), null);
+        return v[0];
+    }
+
+    private static long memSize(cl_mem mem) {
+        long[] v = new long[1];
+        CL.clGetMemObjectInfo(mem, CL_MEM_SIZE, Sizeof.size_t, Pointer.to(v), null);
+        return v[0];
+    }
+
+    static String buildLog(cl_program program, cl_device_id id) {
+        long[] size = new long[1];
+        CL.clGetProgramBuildInfo(program, id, CL_PROGRAM_BUILD_LOG, 0, null, size);
+        byte[] bytes = new byte[(int) size[0]];
+        CL.clGetProgramBuildInfo(program, id, CL_PROGRAM_BUILD_LOG, bytes.length, Pointer.to(bytes), null);
+        return cString(bytes);
+    }
+
+    private static String cString(byte[] bytes) {
+        int end = 0;
+        while (end < bytes.length && bytes[end] != 0) {
+            end++;
+        }
+        return new String(bytes, 0, end, java.nio.charset.StandardCharsets.UTF_8).trim();
+    }
+
+    /** The element count of {@code shape}. */
+    static long numel(long[] shape) {
+        long n = 1;
+        for (long d : shape) {
+            if (d < 0) {
+                throw new IllegalArgumentException("negative extent in shape " + Arrays.toString(shape));
+            }
+            n = Math.multiplyExact(n, d);
+        }
+        return n;
+    }
+}

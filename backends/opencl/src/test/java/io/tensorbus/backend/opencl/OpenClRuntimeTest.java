@@ -1,0 +1,214 @@
+package io.tensorbus.backend.opencl;
+
+import io.tensorbus.DType;
+import io.tensorbus.Device;
+import io.tensorbus.c10d.ReduceOp;
+import io.tensorbus.spi.DeviceBuffer;
+import io.tensorbus.spi.DeviceRuntime;
+import io.tensorbus.spi.DeviceRuntimeProvider;
+import io.tensorbus.spi.HostReductions;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+/** The OpenCL runtime: copies in every direction, and reduction kernels that agree bit for bit with the host's. */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class OpenClRuntimeTest {
+    private static final Device DEVICE = Device.opencl(0);
+    private static DeviceRuntime runtime;
+
+    @BeforeAll
+    static void open() {
+        OpenClAvailable.assume("the OpenCL runtime tests");
+        runtime = DeviceRuntimeProvider.of(DEVICE);
+    }
+
+    /** Random bytes of valid elements, with the float specials (NaN, infinities, both zeros) sprinkled in. */
+    private static MemorySegment randomElements(DType dtype, long n, long seed) {
+        SplittableRandom random = new SplittableRandom(seed);
+        MemorySegment s = Arena.ofAuto().allocate(Math.max(1, n * dtype.byteSize()), 64).asSlice(0,
+                n * dtype.byteSize());
+        float[] specials = {Float.NaN, Float.POSITIVE_INFINITY, Float.NEGATIVE_INFINITY, 0.0f, -0.0f, 1.0f, -1.0f};
+        for (long i = 0; i < n; i++) {
+            float f = random.nextInt(8) == 0 ? specials[random.nextInt(specials.length)]
+                    : (float) (random.nextGaussian() * Math.pow(10, random.nextInt(-3, 4)));
+            switch (dtype) {
+                case FLOAT32 -> s.setAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED, i, f);
+                case FLOAT64 -> s.setAtIndex(ValueLayout.JAVA_DOUBLE_UNALIGNED, i, f == f ? f * Math.PI : f);
+                case FLOAT16 -> s.setAtIndex(ValueLayout.JAVA_SHORT_UNALIGNED, i, Float.floatToFloat16(f));
+                case BFLOAT16 -> s.setAtIndex(ValueLayout.JAVA_SHORT_UNALIGNED, i,
+                        (short) (Float.floatToRawIntBits(f) >>> 16));
+                case INT32 -> s.setAtIndex(ValueLayout.JAVA_INT_UNALIGNED, i, random.nextInt());
+                case INT64 -> s.setAtIndex(ValueLayout.JAVA_LONG_UNALIGNED, i, random.nextLong());
+                case BOOL -> s.set(ValueLayout.JAVA_BYTE, i, (byte) random.nextInt(2));
+            }
+        }
+        return s;
+    }
+
+    private static DeviceBuffer upload(MemorySegment host, DType dtype) throws Exception {
+        long n = host.byteSize() / dtype.byteSize();
+        DeviceBuffer d = runtime.allocate(DEVICE, dtype, n);
+        runtime.copy(DeviceBuffer.host(host, dtype, n), 0, d, 0, host.byteSize()).await(30, TimeUnit.SECONDS);
+        return d;
+    }
+
+    private static MemorySegment download(DeviceBuffer d) throws Exception {
+        MemorySegment out = Arena.ofAuto().allocate(Math.max(1, d.byteSize()), 64).asSlice(0, d.byteSize());
+        runtime.copy(d, 0, DeviceBuffer.host(out, d.dtype(), d.numel()), 0, d.byteSize()).await(30, TimeUnit.SECONDS);
+        return out;
+    }
+
+    /** Same elements, where any NaN equals any NaN (payloads may differ between the JDK and a device). */
+    private static void assertSameElements(MemorySegment expected, MemorySegment actual, DType dtype, String what) {
+        long at = expected.mismatch(actual);
+        if (at < 0) {
+            return;
+        }
+        int e = dtype.byteSize();
+        for (long i = at / e; i < expected.byteSize() / e; i++) {
+            double x = value(expected, dtype, i);
+            double y = value(actual, dtype, i);
+            boolean same = Double.isNaN(x) ? Double.isNaN(y) : Double.doubleToRawLongBits(x) == Double.doubleToRawLongBits(y);
+            if (!same) {
+                fail(what + ": element " + i + " is " + y + ", expected " + x);
+            }
+        }
+    }
+
+    private static double value(MemorySegment s, DType dtype, long i) {
+        return switch (dtype) {
+            case FLOAT32 -> s.getAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED, i);
+            case FLOAT64 -> s.getAtIndex(ValueLayout.JAVA_DOUBLE_UNALIGNED, i);
+            case FLOAT16 -> Float.float16ToFloat(s.getAtIndex(ValueLayout.JAVA_SHORT_UNALIGNED, i));
+            case BFLOAT16 -> Float.intBitsToFloat(s.getAtIndex(ValueLayout.JAVA_SHORT_UNALIGNED, i) << 16);
+            case INT32 -> s.getAtIndex(ValueLayout.JAVA_INT_UNALIGNED, i);
+            case INT64 -> s.getAtIndex(ValueLayout.JAVA_LONG_UNALIGNED, i);
+            case BOOL -> s.get(ValueLayout.JAVA_BYTE, i);
+        };
+    }
+
+    @Test
+    void reductionKernelsMatchTheHostBitForBitForEveryOpAndDtype() throws Exception {
+        long n = 10_007;
+        for (DType dtype : DType.values()) {
+            for (ReduceOp op : ReduceOp.values()) {
+                if (!supports(op, dtype)) {
+                    continue;
+                }
+                MemorySegment a = randomElements(dtype, n, 1 + op.ordinal());
+                MemorySegment b = randomElements(dtype, n, 100 + op.ordinal());
+                DeviceBuffer acc = upload(a, dtype);
+                DeviceBuffer src = upload(b, dtype);
+                runtime.reduce(op, acc, 0, src, 0, a.byteSize()).await(30, TimeUnit.SECONDS);
+                HostReductions.reduceInto(op, dtype, a, b);
+                assertSameElements(a, download(acc), dtype, op + " of " + dtype + " on " + DEVICE);
+                runtime.release(acc);
+                runtime.release(src);
+            }
+        }
+    }
+
+    @Test
+    void aReductionFromHostMemoryAtOffsetsTouchesOnlyItsRange() throws Exception {
+        DType dtype = DType.FLOAT32;
+        MemorySegment a = randomElements(dtype, 1000, 7);
+        MemorySegment b = randomElements(dtype, 1000, 8);
+        DeviceBuffer acc = upload(a, dtype);
+        // Elements [100, 400) of acc combine with host elements [500, 800).
+        runtime.reduce(ReduceOp.SUM, acc, 400, DeviceBuffer.host(b, dtype, 1000), 2000, 1200)
+                .await(30, TimeUnit.SECONDS);
+        HostReductions.reduceInto(ReduceOp.SUM, dtype, a.asSlice(400, 1200), b.asSlice(2000, 1200));
+        assertSameElements(a, download(acc), dtype, "a SUM over elements [100, 400)");
+    }
+
+    @Test
+    void divideMatchesTheHostsCorrectlyRoundedQuotient() throws Exception {
+        for (DType dtype : new DType[] {DType.FLOAT32, DType.FLOAT64, DType.FLOAT16, DType.BFLOAT16}) {
+            MemorySegment a = randomElements(dtype, 4099, 3);
+            DeviceBuffer acc = upload(a, dtype);
+            runtime.divide(acc, 0, a.byteSize(), 3).await(30, TimeUnit.SECONDS);
+            HostReductions.divide(dtype, a, 3);
+            assertSameElements(a, download(acc), dtype, "dividing " + dtype + " by 3");
+        }
+    }
+
+    @Test
+    void copiesBetweenHostAndDeviceAndWithinTheDeviceKeepEveryByte() throws Exception {
+        MemorySegment bytes = randomElements(DType.INT64, 5000, 11);
+        DeviceBuffer a = upload(bytes, DType.INT64);
+        DeviceBuffer b = runtime.allocate(DEVICE, DType.INT64, 5000);
+        runtime.copy(a, 8 * 1000, b, 8 * 10, 8 * 3000).await(30, TimeUnit.SECONDS);
+        MemorySegment expected = Arena.ofAuto().allocate(8 * 5000, 64);
+        MemorySegment.copy(bytes, 8 * 1000, expected, 8 * 10, 8 * 3000);
+        assertEquals(-1, expected.mismatch(download(b)), "a device-to-device copy at offsets, into a zeroed buffer");
+        // Heap memory works too: the runtime stages it through native memory.
+        MemorySegment heap = MemorySegment.ofArray(new byte[8 * 5000]);
+        runtime.copy(a, 0, DeviceBuffer.host(heap, DType.INT64, 5000), 0, 8 * 5000).await(30, TimeUnit.SECONDS);
+        assertEquals(-1, bytes.mismatch(heap), "a copy into heap memory");
+    }
+
+    @Test
+    void zeroElementBuffersAllocateCopyAndReduce() throws Exception {
+        DeviceBuffer empty = runtime.allocate(DEVICE, DType.FLOAT32, 0);
+        assertEquals(0, empty.byteSize());
+        runtime.reduce(ReduceOp.SUM, empty, 0, empty, 0, 0).await(30, TimeUnit.SECONDS);
+        runtime.copy(empty, 0, DeviceBuffer.host(MemorySegment.NULL, DType.FLOAT32, 0), 0, 0)
+                .await(30, TimeUnit.SECONDS);
+        runtime.release(empty);
+        runtime.release(empty); // idempotent
+    }
+
+    @Test
+    void badRangesDtypesAndBuffersFailNamingWhatWasWrong() throws Exception {
+        DeviceBuffer a = runtime.allocate(DEVICE, DType.FLOAT32, 10);
+        DeviceBuffer ints = runtime.allocate(DEVICE, DType.INT32, 10);
+        assertMessage(runtime.copy(a, 4, a, 0, 40).cause(), "[4, 44)", "40 bytes");
+        assertMessage(runtime.copy(a, 2, a, 0, 4).cause(), "whole-element");
+        assertMessage(runtime.reduce(ReduceOp.SUM, a, 0, ints, 0, 40).cause(), "int32", "float32");
+        assertMessage(runtime.reduce(ReduceOp.BAND, a, 0, a, 0, 40).cause(), "BAND", "float32");
+        assertMessage(runtime.divide(ints, 0, 40, 2).cause(), "int32", "floating-point");
+        assertMessage(runtime.divide(a, 0, 40, 0).cause(), "divisor=0");
+        DeviceBuffer host = DeviceBuffer.host(Arena.ofAuto().allocate(40), DType.FLOAT32, 10);
+        assertMessage(runtime.reduce(ReduceOp.SUM, host, 0, a, 0, 40).cause(), "not OpenCL device memory", "cpu");
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> runtime.allocate(Device.opencl(99), DType.FLOAT32, 1));
+        assertTrue(e.getMessage().contains("opencl:99") && e.getMessage().contains("opencl:0"), e.getMessage());
+        UnsupportedOperationException u = assertThrows(UnsupportedOperationException.class, a::segment);
+        assertTrue(u.getMessage().contains("device memory"), u.getMessage());
+    }
+
+    @Test
+    void theRuntimeListsItsDevicesAndTheProviderIsFoundByServiceLoader() {
+        assertTrue(DeviceRuntimeProvider.all().stream().anyMatch(p -> p.type().equals("opencl") && p.isAvailable()));
+        assertEquals(DEVICE, runtime.devices().getFirst().device());
+        assertTrue(runtime.devices().getFirst().memoryBytes() > 0);
+    }
+
+    private static void assertMessage(Throwable t, String... parts) {
+        assertInstanceOf(IllegalArgumentException.class, t, "expected a refusal, got " + t);
+        for (String p : parts) {
+            assertTrue(t.getMessage().contains(p), "expected '" + p + "' in: " + t.getMessage());
+        }
+    }
+
+    private static boolean supports(ReduceOp op, DType dtype) {
+        try {
+            op.checkSupports(dtype);
+            return true;
+        } catch (IllegalArgumentException e) {
+            return false;
+        }
+    }
+}
