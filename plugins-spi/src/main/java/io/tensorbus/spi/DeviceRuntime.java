@@ -3,8 +3,8 @@ package io.tensorbus.spi;
 import io.tensorbus.DType;
 import io.tensorbus.Device;
 import io.tensorbus.c10d.ReduceOp;
-import io.vertx.core.Future;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * The memory and arithmetic of one kind of device, as backends and tensors need them: allocate and release
@@ -16,6 +16,11 @@ import java.util.List;
  * by blocking an event loop). A buffer handed to an operation, host memory included, must stay untouched until
  * its future completes. Offsets and lengths are in bytes and must be multiples of the buffer's element size.
  * Host buffers ({@link DeviceBuffer#host}) may appear wherever a copy or a reduction's source is expected.
+ *
+ * <p>The futures are the JDK's {@link CompletableFuture}s, not Vert.x's: tensors on devices live in
+ * {@code tensorbus-core}, which has no Vert.x on its class path (a backend adapts them with
+ * {@code Future.fromCompletionStage}). Failures are reported through the future, never thrown, except for
+ * {@link #allocate} and {@link #wrap}.
  */
 public interface DeviceRuntime {
 
@@ -34,12 +39,21 @@ public interface DeviceRuntime {
     DeviceBuffer allocate(Device device, DType dtype, long... shape);
 
     /**
+     * A zero-filled buffer where {@code near}'s memory lives: on its device and, for a runtime with several
+     * contexts (OpenCL, where a wrapped {@code cl_mem} keeps its own), in its context, so that kernels can combine
+     * the two. Results of operations on a buffer are allocated this way.
+     *
+     * @throws IllegalArgumentException when {@code near} is not this runtime's memory, or the shape is invalid
+     */
+    DeviceBuffer allocateNear(DeviceBuffer near, DType dtype, long... shape);
+
+    /**
      * Copies {@code bytes} bytes from {@code src} at {@code srcOffset} to {@code dst} at {@code dstOffset}:
      * host to device, device to host or device to device.
      *
      * @throws IllegalArgumentException when a range lies outside its buffer or a buffer belongs to another runtime
      */
-    Future<Void> copy(DeviceBuffer src, long srcOffset, DeviceBuffer dst, long dstOffset, long bytes);
+    CompletableFuture<Void> copy(DeviceBuffer src, long srcOffset, DeviceBuffer dst, long dstOffset, long bytes);
 
     /**
      * Combines {@code bytes} bytes of {@code src} into {@code acc} element by element on {@code acc}'s device,
@@ -50,7 +64,7 @@ public interface DeviceRuntime {
      * @throws IllegalArgumentException when the dtypes differ, a range lies outside its buffer or {@code op} is
      *         not defined for the dtype
      */
-    Future<Void> reduce(ReduceOp op, DeviceBuffer acc, long accOffset, DeviceBuffer src, long srcOffset, long bytes);
+    CompletableFuture<Void> reduce(ReduceOp op, DeviceBuffer acc, long accOffset, DeviceBuffer src, long srcOffset, long bytes);
 
     /**
      * Divides {@code bytes} bytes of {@code acc} from {@code offset} by {@code divisor}: the last step of
@@ -58,7 +72,54 @@ public interface DeviceRuntime {
      *
      * @throws IllegalArgumentException for a dtype that is not floating point or a divisor below 1
      */
-    Future<Void> divide(DeviceBuffer acc, long offset, long bytes, int divisor);
+    CompletableFuture<Void> divide(DeviceBuffer acc, long offset, long bytes, int divisor);
+
+    /**
+     * Wraps device memory that other code allocated, without copying, so that tensors and collectives use it in
+     * place; the caller keeps ownership ({@link #release} only forgets it).
+     *
+     * @param memory the runtime's handle of the memory: a JOCL {@code cl_mem} for OpenCL, a device pointer for
+     *        CUDA (a JCuda {@code CUdeviceptr} or its address as a {@link Long})
+     * @throws IllegalArgumentException when the handle is not this runtime's kind of memory, or is smaller than
+     *         {@code numel(shape) * dtype.byteSize()} bytes
+     */
+    DeviceBuffer wrap(Device device, Object memory, DType dtype, long... shape);
+
+    /**
+     * Sets every element of {@code dst} to {@code value}, converted as a host store of that dtype would
+     * (integers truncate toward zero, bools are {@code value != 0}).
+     */
+    CompletableFuture<Void> fill(DeviceBuffer dst, double value);
+
+    /**
+     * {@code out[i] = a[i] op b[i]}, where {@code b} has as many elements as {@code a} or exactly one (a scalar
+     * operand). All three share one dtype; half-precision types compute in float32 and round to nearest even.
+     *
+     * @throws IllegalArgumentException (through the future) for mismatched dtypes or sizes, or an op the dtype
+     *         does not support (division of integers, arithmetic on bools)
+     */
+    CompletableFuture<Void> elementwise(ElementwiseOp op, DeviceBuffer a, DeviceBuffer b, DeviceBuffer out);
+
+    /**
+     * {@code out[i] = a[i] op b}: as {@link #elementwise(ElementwiseOp, DeviceBuffer, DeviceBuffer, DeviceBuffer)}
+     * with a scalar, which is converted to the computation type (float32 for float32 and the half types, float64,
+     * int64 for integers) rather than to the tensors' dtype, as the host's scalar arithmetic does.
+     */
+    CompletableFuture<Void> elementwise(ElementwiseOp op, DeviceBuffer a, double b, DeviceBuffer out);
+
+    /**
+     * Converts every element of {@code src} into {@code dst}'s dtype, as the host's conversions do: floating
+     * point to integers truncates toward zero and saturates at the 64-bit range, NaN becomes 0, bools are
+     * {@code != 0}, and narrowing floats round to nearest even.
+     */
+    CompletableFuture<Void> cast(DeviceBuffer src, DeviceBuffer dst);
+
+    /**
+     * Writes the sum of all elements of {@code src} into the single element of {@code out}: floating-point sums
+     * accumulate in float64 where the device has it (the order differs from the host's, so the last bits may),
+     * integers and bools in int64.
+     */
+    CompletableFuture<Void> sum(DeviceBuffer src, DeviceBuffer out);
 
     /**
      * Frees a buffer this runtime allocated once the operations queued on it have finished; a wrapped buffer

@@ -70,12 +70,12 @@ final class Ops {
         return t == DType.FLOAT16 || t == DType.BFLOAT16 ? DType.FLOAT32 : t;
     }
 
-    private static DType floatResult(DType t) {
+    static DType floatResult(DType t) {
         return t.isFloatingPoint() ? t : DType.FLOAT32;
     }
 
     /** The result type of {@code tensor op scalar}: a fractional scalar makes integers float32, bool counts. */
-    private static DType scalarResult(DType t, double v) {
+    static DType scalarResult(DType t, double v) {
         if (!t.isFloatingPoint() && v != Math.rint(v)) {
             return DType.FLOAT32;
         }

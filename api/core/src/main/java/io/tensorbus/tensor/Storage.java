@@ -1,7 +1,11 @@
 package io.tensorbus.tensor;
 
+import io.tensorbus.Device;
+import io.tensorbus.spi.DeviceBuffer;
+import io.tensorbus.spi.DeviceRuntime;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.ref.Cleaner;
 import java.util.Objects;
 
 /**
@@ -9,18 +13,42 @@ import java.util.Objects;
  * network and native devices can read without a copy, plus the version counter that autograd uses to
  * detect in-place changes to tensors saved for backward.
  *
+ * <p>Storage on a device ({@code opencl:0}, {@code cuda:0}) holds a buffer of that device's runtime instead of
+ * host memory; {@link #segment()} is then unavailable, and the host-only kernels that ask for it fail naming the
+ * operation and the device.
+ *
  * <p>Views share a storage (and so its version). Memory is freed by the garbage collector once no
- * tensor refers to it.
+ * tensor refers to it (device memory through its runtime, by a cleaner).
  */
 public final class Storage {
     /** Alignment of every allocation, in bytes: one cache line, and the widest vector register. */
     public static final long ALIGNMENT = 64;
 
+    private static final Cleaner DEVICE_MEMORY = Cleaner.create();
+
     private final MemorySegment segment;
+    private final DeviceBuffer deviceBuffer;
     private int version;
 
     private Storage(MemorySegment segment) {
         this.segment = segment;
+        this.deviceBuffer = null;
+    }
+
+    private Storage(DeviceBuffer buffer, DeviceRuntime runtime, boolean owned) {
+        this.segment = null;
+        this.deviceBuffer = buffer;
+        if (owned) {
+            DEVICE_MEMORY.register(this, () -> runtime.release(buffer));
+        }
+    }
+
+    /**
+     * Storage in device memory: {@code owned} buffers are released through {@code runtime} once no tensor
+     * refers to them; wrapped ones (the user's memory) are left to their owner.
+     */
+    static Storage onDevice(DeviceBuffer buffer, DeviceRuntime runtime, boolean owned) {
+        return new Storage(buffer, runtime, owned);
     }
 
     /**
@@ -48,14 +76,32 @@ public final class Storage {
         return new Storage(Objects.requireNonNull(segment, "segment"));
     }
 
-    /** The memory itself. Writing to it directly bypasses autograd's version check. */
+    /**
+     * The memory itself. Writing to it directly bypasses autograd's version check.
+     *
+     * @throws UnsupportedOperationException when the storage is on a device (the message names the operation
+     *         that asked for host memory)
+     */
     public MemorySegment segment() {
+        if (segment == null) {
+            throw DeviceOps.unsupported(deviceBuffer.device());
+        }
         return segment;
+    }
+
+    /** Where the memory lives. */
+    public Device device() {
+        return deviceBuffer == null ? Device.CPU : deviceBuffer.device();
+    }
+
+    /** The device buffer of device storage, or null for host memory. */
+    DeviceBuffer deviceBuffer() {
+        return deviceBuffer;
     }
 
     /** Size in bytes. */
     public long byteSize() {
-        return segment.byteSize();
+        return segment != null ? segment.byteSize() : deviceBuffer.byteSize();
     }
 
     /** How many in-place changes this storage has seen; autograd compares it with the version at save time. */

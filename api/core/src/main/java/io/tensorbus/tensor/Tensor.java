@@ -10,6 +10,7 @@ import io.tensorbus.internal.tensor.Access;
 import io.tensorbus.internal.tensor.Shapes;
 import io.tensorbus.internal.tensor.Strided;
 import io.tensorbus.internal.tensor.TensorInternals;
+import io.tensorbus.spi.ElementwiseOp;
 import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
 import java.util.List;
@@ -41,6 +42,11 @@ public final class Tensor {
             @Override
             public Storage storage(Tensor t) {
                 return t.storage();
+            }
+
+            @Override
+            public io.tensorbus.spi.DeviceBuffer deviceBuffer(Tensor t, String what) {
+                return DeviceOps.buffer(t, what);
             }
         });
     }
@@ -274,9 +280,62 @@ public final class Tensor {
         return dtype;
     }
 
-    /** Where the storage lives; {@link Device#CPU} for every tensor this module creates. */
+    /** Where the storage lives: {@link Device#CPU}, or the device {@link #to(Device)} moved it to. */
     public Device device() {
-        return Device.CPU;
+        return storage.device();
+    }
+
+    /**
+     * This tensor on {@code target}: itself when it is there already, else a copy (PyTorch's {@code to(device)}).
+     * Device tensors support the element-wise arithmetic, fills, copies, casts and whole-tensor sums; other
+     * operations on them fail naming the operation and the device.
+     *
+     * @throws IllegalArgumentException when no device runtime serves {@code target}'s type or the device does not exist
+     * @throws IllegalStateException when the runtime is not available on this machine (the cause says why)
+     * @throws UnsupportedOperationException when autograd would have to record the move (a tensor that requires grad)
+     */
+    public Tensor to(Device target) {
+        return DeviceOps.to(this, target);
+    }
+
+    /** This tensor in host memory: itself, or a copy of a device tensor. */
+    public Tensor cpu() {
+        return DeviceOps.to(this, Device.CPU);
+    }
+
+    /**
+     * A zero-filled tensor on {@code device}.
+     *
+     * @throws IllegalArgumentException when no device runtime serves the device, or a size is negative
+     */
+    public static Tensor empty(Device device, DType dtype, int... shape) {
+        return DeviceOps.empty(device, dtype, shape);
+    }
+
+    /** {@link #empty(Device, DType, int...)}: zeros on {@code device}. */
+    public static Tensor zeros(Device device, DType dtype, int... shape) {
+        return DeviceOps.empty(device, dtype, shape);
+    }
+
+    /** Ones on {@code device}. */
+    public static Tensor ones(Device device, DType dtype, int... shape) {
+        return DeviceOps.full(device, dtype, 1.0, shape);
+    }
+
+    /** {@code value} in every element, on {@code device}. */
+    public static Tensor full(double value, DType dtype, Device device, int... shape) {
+        return DeviceOps.full(device, dtype, value, shape);
+    }
+
+    /**
+     * A tensor over device memory that other code allocated, without a copy: collectives and device operations
+     * read and write it in place, and its owner keeps it (tensorbus never frees it).
+     *
+     * @param memory the device runtime's handle: a JOCL {@code cl_mem} for {@code opencl:N}
+     * @throws IllegalArgumentException when the handle is not memory of that device, or is too small for the shape
+     */
+    public static Tensor fromDeviceMemory(Device device, Object memory, DType dtype, int... shape) {
+        return DeviceOps.wrap(device, memory, dtype, shape);
     }
 
     /** A copy of the shape. */
@@ -354,6 +413,9 @@ public final class Tensor {
      * @throws IllegalStateException when the tensor has more or fewer than one element
      */
     public double item() {
+        if (DeviceOps.onDevice(this)) {
+            return cpu().item();
+        }
         if (numel() != 1) {
             throw new IllegalStateException("item() needs a tensor with one element, this one has shape "
                     + Shapes.str(shape) + " (" + numel() + " elements)");
@@ -363,6 +425,9 @@ public final class Tensor {
 
     /** The value of a one-element integer or bool tensor as a long (exact for int64). */
     public long longItem() {
+        if (DeviceOps.onDevice(this)) {
+            return cpu().longItem();
+        }
         item();
         return Access.getLong(storage.segment(), dtype, offset);
     }
@@ -373,11 +438,17 @@ public final class Tensor {
      * @throws IllegalArgumentException for the wrong number of indices or one out of range
      */
     public double getDouble(int... index) {
+        if (DeviceOps.onDevice(this)) {
+            return cpu().getDouble(index);
+        }
         return Access.getDouble(storage.segment(), dtype, elementOffset(index));
     }
 
     /** The element at {@code index} as a long; see {@link #getDouble(int...)}. */
     public long getLong(int... index) {
+        if (DeviceOps.onDevice(this)) {
+            return cpu().getLong(index);
+        }
         return Access.getLong(storage.segment(), dtype, elementOffset(index));
     }
 
@@ -412,24 +483,36 @@ public final class Tensor {
 
     /** The elements in row-major order as floats (converted from any dtype). */
     public float[] toFloatArray() {
+        if (DeviceOps.onDevice(this)) {
+            return cpu().toFloatArray();
+        }
         Tensor c = to(DType.FLOAT32).contiguous();
         return c.dataSegment().toArray(java.lang.foreign.ValueLayout.JAVA_FLOAT);
     }
 
     /** The elements in row-major order as doubles. */
     public double[] toDoubleArray() {
+        if (DeviceOps.onDevice(this)) {
+            return cpu().toDoubleArray();
+        }
         Tensor c = to(DType.FLOAT64).contiguous();
         return c.dataSegment().toArray(java.lang.foreign.ValueLayout.JAVA_DOUBLE);
     }
 
     /** The elements in row-major order as longs (floats truncate). */
     public long[] toLongArray() {
+        if (DeviceOps.onDevice(this)) {
+            return cpu().toLongArray();
+        }
         Tensor c = to(DType.INT64).contiguous();
         return c.dataSegment().toArray(java.lang.foreign.ValueLayout.JAVA_LONG);
     }
 
     /** The elements in row-major order as ints (floats truncate). */
     public int[] toIntArray() {
+        if (DeviceOps.onDevice(this)) {
+            return cpu().toIntArray();
+        }
         Tensor c = to(DType.INT32).contiguous();
         return c.dataSegment().toArray(java.lang.foreign.ValueLayout.JAVA_INT);
     }
@@ -626,16 +709,25 @@ public final class Tensor {
 
     /** A contiguous copy when needed, else this tensor. */
     public Tensor contiguous() {
+        if (DeviceOps.onDevice(this) && isContiguous()) {
+            return this;
+        }
         return isContiguous() ? this : ViewOps.clone(this);
     }
 
     /** A contiguous copy with its own storage, recorded by autograd. */
     public Tensor clone() {
+        if (DeviceOps.onDevice(this)) {
+            return DeviceOps.clone(this);
+        }
         return ViewOps.clone(this);
     }
 
     /** This tensor converted to {@code target} (this tensor when it already has that dtype). */
     public Tensor to(DType target) {
+        if (DeviceOps.onDevice(this)) {
+            return DeviceOps.cast(this, Objects.requireNonNull(target, "dtype"));
+        }
         return ViewOps.to(this, target);
     }
 
@@ -759,51 +851,81 @@ public final class Tensor {
 
     /** {@code this + other} with broadcasting. */
     public Tensor add(Tensor other) {
+        if (DeviceOps.onDevice(this) || DeviceOps.onDevice(other)) {
+            return DeviceOps.binary(ElementwiseOp.ADD, this, other, "add");
+        }
         return Ops.add(this, other, 1.0);
     }
 
     /** {@code this + alpha * other} with broadcasting ({@code torch.add(..., alpha=)}). */
     public Tensor add(Tensor other, double alpha) {
+        if (DeviceOps.onDevice(this) || DeviceOps.onDevice(other)) {
+            return DeviceOps.addScaled(this, other, alpha, "add");
+        }
         return Ops.add(this, other, alpha);
     }
 
     /** {@code this + value}. */
     public Tensor add(double value) {
+        if (DeviceOps.onDevice(this)) {
+            return DeviceOps.scalar(ElementwiseOp.ADD, this, value, "add");
+        }
         return Ops.addScalar(this, value);
     }
 
     /** {@code this - other} with broadcasting. */
     public Tensor sub(Tensor other) {
+        if (DeviceOps.onDevice(this) || DeviceOps.onDevice(other)) {
+            return DeviceOps.binary(ElementwiseOp.SUB, this, other, "sub");
+        }
         return Ops.add(this, other, -1.0);
     }
 
     /** {@code this - value}. */
     public Tensor sub(double value) {
+        if (DeviceOps.onDevice(this)) {
+            return DeviceOps.scalar(ElementwiseOp.SUB, this, value, "sub");
+        }
         return Ops.addScalar(this, -value);
     }
 
     /** {@code this * other} with broadcasting. */
     public Tensor mul(Tensor other) {
+        if (DeviceOps.onDevice(this) || DeviceOps.onDevice(other)) {
+            return DeviceOps.binary(ElementwiseOp.MUL, this, other, "mul");
+        }
         return Ops.mul(this, other);
     }
 
     /** {@code this * value}. */
     public Tensor mul(double value) {
+        if (DeviceOps.onDevice(this)) {
+            return DeviceOps.scalar(ElementwiseOp.MUL, this, value, "mul");
+        }
         return Ops.mulScalar(this, value);
     }
 
     /** {@code this / other} with broadcasting (true division: integers give float32). */
     public Tensor div(Tensor other) {
+        if (DeviceOps.onDevice(this) || DeviceOps.onDevice(other)) {
+            return DeviceOps.binary(ElementwiseOp.DIV, this, other, "div");
+        }
         return Ops.div(this, other);
     }
 
     /** {@code this / value}. */
     public Tensor div(double value) {
+        if (DeviceOps.onDevice(this)) {
+            return DeviceOps.scalar(ElementwiseOp.DIV, this, value, "div");
+        }
         return Ops.divScalar(this, value);
     }
 
     /** {@code -this}. */
     public Tensor neg() {
+        if (DeviceOps.onDevice(this)) {
+            return DeviceOps.scalar(ElementwiseOp.MUL, this, -1.0, "neg");
+        }
         return Ops.mulScalar(this, -1.0);
     }
 
@@ -886,46 +1008,74 @@ public final class Tensor {
 
     /** {@code this += other} in place (broadcasting {@code other}); returns this. */
     public Tensor addi(Tensor other) {
+        if (DeviceOps.onDevice(this) || DeviceOps.onDevice(other)) {
+            return DeviceOps.inplace(ElementwiseOp.ADD, this, other, "addi");
+        }
         return Ops.inplace(this, other, 1.0, "add");
     }
 
     /** {@code this += alpha * other} in place; returns this. */
     public Tensor addi(Tensor other, double alpha) {
+        if (DeviceOps.onDevice(this) || DeviceOps.onDevice(other)) {
+            return alpha == 1.0 ? DeviceOps.inplace(ElementwiseOp.ADD, this, other, "addi")
+                    : copyi(DeviceOps.addScaled(this, other, alpha, "addi"));
+        }
         return Ops.inplace(this, other, alpha, "add");
     }
 
     /** {@code this += value} in place. */
     public Tensor addi(double value) {
+        if (DeviceOps.onDevice(this)) {
+            return DeviceOps.inplace(ElementwiseOp.ADD, this, value, "addi");
+        }
         return Ops.inplaceScalar(this, value, "add");
     }
 
     /** {@code this -= other} in place. */
     public Tensor subi(Tensor other) {
+        if (DeviceOps.onDevice(this) || DeviceOps.onDevice(other)) {
+            return DeviceOps.inplace(ElementwiseOp.SUB, this, other, "subi");
+        }
         return Ops.inplace(this, other, -1.0, "add");
     }
 
     /** {@code this -= value} in place. */
     public Tensor subi(double value) {
+        if (DeviceOps.onDevice(this)) {
+            return DeviceOps.inplace(ElementwiseOp.SUB, this, value, "subi");
+        }
         return Ops.inplaceScalar(this, -value, "add");
     }
 
     /** {@code this *= other} in place. */
     public Tensor muli(Tensor other) {
+        if (DeviceOps.onDevice(this) || DeviceOps.onDevice(other)) {
+            return DeviceOps.inplace(ElementwiseOp.MUL, this, other, "muli");
+        }
         return Ops.inplace(this, other, 1.0, "mul");
     }
 
     /** {@code this *= value} in place. */
     public Tensor muli(double value) {
+        if (DeviceOps.onDevice(this)) {
+            return DeviceOps.inplace(ElementwiseOp.MUL, this, value, "muli");
+        }
         return Ops.inplaceScalar(this, value, "mul");
     }
 
     /** {@code this /= other} in place. */
     public Tensor divi(Tensor other) {
+        if (DeviceOps.onDevice(this) || DeviceOps.onDevice(other)) {
+            return DeviceOps.inplace(ElementwiseOp.DIV, this, other, "divi");
+        }
         return Ops.inplace(this, other, 1.0, "div");
     }
 
     /** {@code this /= value} in place. */
     public Tensor divi(double value) {
+        if (DeviceOps.onDevice(this)) {
+            return DeviceOps.inplace(ElementwiseOp.DIV, this, value, "divi");
+        }
         return Ops.inplaceScalar(this, value, "div");
     }
 
@@ -936,6 +1086,9 @@ public final class Tensor {
 
     /** Sets every element to {@code value} in place. */
     public Tensor filli(double value) {
+        if (DeviceOps.onDevice(this)) {
+            return DeviceOps.fill(this, value);
+        }
         return Ops.filli(this, value);
     }
 
@@ -945,6 +1098,12 @@ public final class Tensor {
      * @throws IllegalArgumentException when {@code src} cannot be broadcast to this shape
      */
     public Tensor copyi(Tensor src) {
+        if (DeviceOps.onDevice(this)) {
+            return DeviceOps.copyInto(this, src);
+        }
+        if (DeviceOps.onDevice(src)) {
+            return copyi(src.cpu());
+        }
         return Ops.copyi(this, src);
     }
 
@@ -952,6 +1111,9 @@ public final class Tensor {
 
     /** Sum of all elements. */
     public Tensor sum() {
+        if (DeviceOps.onDevice(this)) {
+            return DeviceOps.sum(this);
+        }
         return ReduceOps.sum(this, null, false);
     }
 
@@ -967,6 +1129,9 @@ public final class Tensor {
 
     /** Mean of all elements. */
     public Tensor mean() {
+        if (DeviceOps.onDevice(this)) {
+            return DeviceOps.mean(this);
+        }
         return ReduceOps.mean(this, null, false);
     }
 
@@ -1072,6 +1237,11 @@ public final class Tensor {
     /** Prints like PyTorch: values (summarised past 1000 elements), shape, dtype and {@code grad_fn}. */
     @Override
     public String toString() {
+        if (DeviceOps.onDevice(this)) {
+            String host = cpu().toString();
+            return host.endsWith(")") ? host.substring(0, host.length() - 1) + ", device='" + device() + "')"
+                    : host + " on " + device();
+        }
         return Printer.print(this);
     }
 }

@@ -6,6 +6,7 @@ import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.sli
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.tngtech.archunit.base.DescribedPredicate;
 import com.tngtech.archunit.core.domain.Dependency;
 import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
@@ -19,6 +20,7 @@ import com.tngtech.archunit.library.dependencies.SliceAssignment;
 import com.tngtech.archunit.library.dependencies.SliceIdentifier;
 import io.tensorbus.tensor.archfixture.CoreClassImportingVertx;
 import java.util.List;
+import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
@@ -51,13 +53,29 @@ class ArchitectureTest {
                 .importPackages("io.tensorbus");
     }
 
-    /** Core classes name no Vert.x, Netty, cluster or reactive library, and nothing of the distributed layers. */
+    /** The device types of the SPI, which tensors on devices use: they name no Vert.x (their futures are the JDK's). */
+    static final Set<String> DEVICE_SPI = Set.of("io.tensorbus.spi.DeviceRuntimeProvider",
+            "io.tensorbus.spi.DeviceRuntime", "io.tensorbus.spi.DeviceBuffer", "io.tensorbus.spi.DeviceBuffer$HostBuffer",
+            "io.tensorbus.spi.DeviceInfo", "io.tensorbus.spi.ElementwiseOp");
+
+    /**
+     * Core classes name no Vert.x, Netty, cluster or reactive library, nothing of the distributed layers, and of
+     * the SPI only its device types.
+     */
     static final ArchRule CORE_NEEDS_NO_VERTX = noClasses().that().resideInAnyPackage(CORE)
-            .should().dependOnClassesThat().resideInAnyPackage("io.vertx..", "io.netty..", "com.hazelcast..",
-                    "io.smallrye..", "io.tensorbus.spi..", "io.tensorbus.c10d..", "io.tensorbus.distributed..",
+            .should().dependOnClassesThat(JavaClass.Predicates.resideInAnyPackage("io.vertx..", "io.netty..",
+                    "com.hazelcast..", "io.smallrye..", "io.tensorbus.c10d..", "io.tensorbus.distributed..",
                     "io.tensorbus.parallel..", "io.tensorbus.internal.distributed..", "io.tensorbus.mutiny..",
                     "io.tensorbus.hazelcast..", "io.tensorbus.backend..", "io.tensorbus.workloads..")
+                    .or(DescribedPredicate.describe("SPI types other than the device types",
+                            c -> c.getPackageName().startsWith("io.tensorbus.spi") && !DEVICE_SPI.contains(c.getName()))))
             .because("local tensors need no Vert.x: tensorbus-core's class path has none");
+
+    /** The device SPI that core sees names no Vert.x, so that core's class path needs none. */
+    static final ArchRule DEVICE_SPI_NEEDS_NO_VERTX = noClasses()
+            .that(DescribedPredicate.describe("device SPI types", c -> DEVICE_SPI.contains(c.getName())))
+            .should().dependOnClassesThat().resideInAnyPackage("io.vertx..", "io.netty..")
+            .because("tensorbus-core uses these types, and its class path has no Vert.x");
 
     /** The SPI artifact (plugin and shared communication types) names nothing of the api above it. */
     static final ArchRule SPI_IMPORTS_NO_API = noClasses().that()
@@ -127,6 +145,7 @@ class ArchitectureTest {
     @Test
     void coreNeedsNoVertx() {
         CORE_NEEDS_NO_VERTX.check(production);
+        DEVICE_SPI_NEEDS_NO_VERTX.check(production);
     }
 
     @Test

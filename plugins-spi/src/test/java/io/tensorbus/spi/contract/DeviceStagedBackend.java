@@ -124,7 +124,7 @@ final class DeviceStagedBackend implements Backend {
             DeviceBuffer d = runtime.allocate(device, host.dtype(), host.shape());
             made.add(d);
             try {
-                runtime.copy(host, 0, d, 0, host.byteSize()).await(COPY_SECONDS, TimeUnit.SECONDS);
+                runtime.copy(host, 0, d, 0, host.byteSize()).get(COPY_SECONDS, TimeUnit.SECONDS);
             } catch (Exception e) {
                 throw new IllegalStateException("copying " + host + " to " + device + " failed", e);
             }
@@ -170,7 +170,7 @@ final class DeviceStagedBackend implements Backend {
         private Future<Void> copyBack() {
             List<Future<Void>> copies = new ArrayList<>();
             for (DeviceBuffer[] r : results) {
-                copies.add(runtime.copy(r[0], 0, r[1], 0, r[1].byteSize()));
+                copies.add(Future.fromCompletionStage(runtime.copy(r[0], 0, r[1], 0, r[1].byteSize())));
             }
             return Future.all(copies).<Void>mapEmpty().onComplete(ar -> release());
         }

@@ -2,6 +2,7 @@ package io.tensorbus.internal.tensor;
 
 import io.tensorbus.autograd.AccumulateGrad;
 import io.tensorbus.autograd.Node;
+import io.tensorbus.spi.DeviceBuffer;
 import io.tensorbus.tensor.Storage;
 import io.tensorbus.tensor.Tensor;
 import java.util.Objects;
@@ -23,6 +24,9 @@ public final class TensorInternals {
 
         /** See {@link TensorInternals#storage}. */
         Storage storage(Tensor t);
+
+        /** See {@link TensorInternals#deviceBuffer}. */
+        DeviceBuffer deviceBuffer(Tensor t, String what);
     }
 
     private static volatile Access access;
@@ -59,6 +63,16 @@ public final class TensorInternals {
     /** The storage {@code t} is a view of, shared with its other views; kernels address it from its offset. */
     public static Storage storage(Tensor t) {
         return access().storage(t);
+    }
+
+    /**
+     * The device buffer of a dense device tensor, for a backend to read and write in place.
+     *
+     * @throws IllegalArgumentException for a host tensor
+     * @throws UnsupportedOperationException for a strided or partial view of device memory
+     */
+    public static DeviceBuffer deviceBuffer(Tensor t, String what) {
+        return access().deviceBuffer(t, what);
     }
 
     private static Access access() {

@@ -10,8 +10,9 @@ import java.util.List;
 
 /**
  * Turns the tensors of a communication call into the {@link DeviceBuffer}s a backend reads and writes,
- * checking what c10d checks: present, on the CPU, contiguous, and agreeing in dtype and size where the
- * collective needs it.
+ * checking what c10d checks: present, contiguous (dense, for device tensors), and agreeing in dtype and size
+ * where the collective needs it. Device tensors hand over their device memory: the backend moves it (the tcp
+ * backend stages it through the host, as gloo does with CUDA tensors; device backends keep it on the device).
  */
 public final class TensorBuffers {
     private TensorBuffers() {
@@ -23,8 +24,7 @@ public final class TensorBuffers {
             throw new NullPointerException(what + " must not be null");
         }
         if (!t.device().isCpu()) {
-            throw new IllegalArgumentException(what + " is on " + t.device() + "; this process group's backend works on "
-                    + "cpu tensors");
+            return TensorInternals.deviceBuffer(t, what);
         }
         if (!t.isContiguous()) {
             throw new IllegalArgumentException(what + " must be contiguous (shape " + Arrays.toString(t.shape())

@@ -1,10 +1,9 @@
 package io.tensorbus.backend.opencl;
 
 import io.tensorbus.Device;
-import io.vertx.core.Future;
-import io.vertx.core.Promise;
 import java.lang.foreign.MemorySegment;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import org.jocl.CL;
@@ -43,7 +42,9 @@ final class OpenClContext {
     private final String buildOptions;
     private final Executor completions;
     private final Map<String, cl_kernel> kernels = new ConcurrentHashMap<>();
-    private volatile cl_program program;
+    /** The collectives' program and the tensors' (built only when a tensor op first runs here). */
+    private volatile cl_program collectives;
+    private volatile cl_program tensors;
 
     OpenClContext(Device device, cl_context context, cl_device_id deviceId, boolean fp64, boolean correctDivision,
                   Executor completions) {
@@ -81,7 +82,7 @@ final class OpenClContext {
     }
 
     /** Copies {@code bytes} bytes of native host memory {@code src} into {@code dst} at {@code dstOffset}. */
-    Future<Void> write(MemorySegment src, cl_mem dst, long dstOffset, long bytes) {
+    CompletableFuture<Void> write(MemorySegment src, cl_mem dst, long dstOffset, long bytes) {
         return enqueue("copy host to " + device, () -> {
             cl_event e = new cl_event();
             CL.clEnqueueWriteBuffer(queue, dst, false, dstOffset, bytes, Pointer.to(src.asByteBuffer()), 0, null, e);
@@ -90,7 +91,7 @@ final class OpenClContext {
     }
 
     /** Copies {@code bytes} bytes of {@code src} at {@code srcOffset} into native host memory {@code dst}. */
-    Future<Void> read(cl_mem src, long srcOffset, MemorySegment dst, long bytes) {
+    CompletableFuture<Void> read(cl_mem src, long srcOffset, MemorySegment dst, long bytes) {
         return enqueue("copy " + device + " to host", () -> {
             cl_event e = new cl_event();
             CL.clEnqueueReadBuffer(queue, src, false, srcOffset, bytes, Pointer.to(dst.asByteBuffer()), 0, null, e);
@@ -99,7 +100,7 @@ final class OpenClContext {
     }
 
     /** Copies between two memory objects of this context. */
-    Future<Void> copy(cl_mem src, long srcOffset, cl_mem dst, long dstOffset, long bytes) {
+    CompletableFuture<Void> copy(cl_mem src, long srcOffset, cl_mem dst, long dstOffset, long bytes) {
         return enqueue("copy on " + device, () -> {
             cl_event e = new cl_event();
             CL.clEnqueueCopyBuffer(queue, src, dst, srcOffset, dstOffset, bytes, 0, null, e);
@@ -111,7 +112,25 @@ final class OpenClContext {
      * Runs kernel {@code name} over {@code n} work items with {@code args}: {@link cl_mem}s, {@link Long}s (OpenCL
      * {@code ulong}) and {@link Integer}s. {@code keepAlive} stays reachable until the kernel finished.
      */
-    Future<Void> run(String name, long n, Object keepAlive, Object... args) {
+    CompletableFuture<Void> run(String name, long n, Object keepAlive, Object... args) {
+        return launch(name, (n + GROUP - 1) / GROUP * GROUP, null, keepAlive, args);
+    }
+
+    /** Runs kernel {@code name} as one work-group of {@code items} work items (a reduction to one value). */
+    CompletableFuture<Void> runOneGroup(String name, long items, Object keepAlive, Object... args) {
+        return launch(name, items, new long[] {items}, keepAlive, args);
+    }
+
+    /** Fills {@code bytes} bytes of {@code dst} with repetitions of {@code pattern} (one element's bytes). */
+    CompletableFuture<Void> fill(cl_mem dst, byte[] pattern, long bytes) {
+        return enqueue("fill on " + device, () -> {
+            cl_event e = new cl_event();
+            CL.clEnqueueFillBuffer(queue, dst, Pointer.to(pattern), pattern.length, 0, bytes, 0, null, e);
+            return e;
+        }, null);
+    }
+
+    private CompletableFuture<Void> launch(String name, long global, long[] local, Object keepAlive, Object[] args) {
         return enqueue("kernel " + name + " on " + device, () -> {
             cl_kernel kernel = kernel(name);
             cl_event e = new cl_event();
@@ -120,9 +139,8 @@ final class OpenClContext {
                 for (int i = 0; i < args.length; i++) {
                     setArg(kernel, i, args[i]);
                 }
-                long global = (n + GROUP - 1) / GROUP * GROUP;
                 synchronized (queue) {
-                    CL.clEnqueueNDRangeKernel(queue, kernel, 1, null, new long[] {global}, null, 0, null, e);
+                    CL.clEnqueueNDRangeKernel(queue, kernel, 1, null, new long[] {global}, local, 0, null, e);
                 }
             }
             return e;
@@ -134,30 +152,35 @@ final class OpenClContext {
             case cl_mem m -> CL.clSetKernelArg(kernel, index, Sizeof.cl_mem, Pointer.to(m));
             case Long l -> CL.clSetKernelArg(kernel, index, Sizeof.cl_ulong, Pointer.to(new long[] {l}));
             case Integer v -> CL.clSetKernelArg(kernel, index, Sizeof.cl_int, Pointer.to(new int[] {v}));
+            case Double v -> CL.clSetKernelArg(kernel, index, Sizeof.cl_double, Pointer.to(new double[] {v}));
             default -> throw new IllegalArgumentException("kernel argument " + arg);
         }
     }
 
     private cl_kernel kernel(String name) {
-        return kernels.computeIfAbsent(name, k -> CL.clCreateKernel(program(), k, null));
+        return kernels.computeIfAbsent(name, k -> CL.clCreateKernel(program(k), k, null));
     }
 
-    private cl_program program() {
-        cl_program p = program;
-        if (p == null) {
-            synchronized (this) {
-                if (program == null) {
-                    program = build();
-                }
-                p = program;
+    /** The program holding kernel {@code name}, built on first use. */
+    private synchronized cl_program program(String name) {
+        if (name.startsWith("reduce_") || name.startsWith("divide_")) {
+            if (collectives == null) {
+                collectives = build(fp64 ? new String[] {OpenClKernels.COMMON, OpenClKernels.FP64}
+                        : new String[] {OpenClKernels.COMMON});
             }
+            return collectives;
         }
-        return p;
+        if (!fp64) {
+            throw new IllegalArgumentException("kernel " + name + ": tensor kernels compute through float64, and "
+                    + device + " has no double precision (cl_khr_fp64)");
+        }
+        if (tensors == null) {
+            tensors = build(new String[] {TensorKernels.source()});
+        }
+        return tensors;
     }
 
-    private cl_program build() {
-        String[] sources = fp64 ? new String[] {OpenClKernels.COMMON, OpenClKernels.FP64}
-                : new String[] {OpenClKernels.COMMON};
+    private cl_program build(String[] sources) {
         cl_program p = CL.clCreateProgramWithSource(context, sources.length, sources, null, null);
         try {
             CL.clBuildProgram(p, 1, new cl_device_id[] {deviceId}, buildOptions, null, null);
@@ -173,33 +196,38 @@ final class OpenClContext {
         cl_event enqueue();
     }
 
-    private Future<Void> enqueue(String what, Command command, Object keepAlive) {
-        Promise<Void> promise = Promise.promise();
+    private CompletableFuture<Void> enqueue(String what, Command command, Object keepAlive) {
+        CompletableFuture<Void> promise = new CompletableFuture<>();
         cl_event event;
         try {
             event = command.enqueue();
             CL.clFlush(queue);
+        } catch (IllegalArgumentException e) {
+            return CompletableFuture.failedFuture(e);
         } catch (RuntimeException e) {
-            return Future.failedFuture(new IllegalStateException(what + " failed: " + e.getMessage(), e));
+            return CompletableFuture.failedFuture(new IllegalStateException(what + " failed: " + e.getMessage(), e));
         }
         CL.clSetEventCallback(event, CL_COMPLETE, (ev, status, data) -> completions.execute(() -> {
             CL.clReleaseEvent(ev);
             java.lang.ref.Reference.reachabilityFence(keepAlive);
             if (status < 0) {
-                promise.tryFail(new IllegalStateException(what + " failed with " + CL.stringFor_errorCode(status)));
+                promise.completeExceptionally(new IllegalStateException(what + " failed with "
+                        + CL.stringFor_errorCode(status)));
             } else {
-                promise.tryComplete();
+                promise.complete(null);
             }
         }), null);
-        return promise.future();
+        return promise;
     }
 
     /** Releases the queue, kernels and program (the runtime's buffers are released by their owners). */
     void close() {
         kernels.values().forEach(CL::clReleaseKernel);
         kernels.clear();
-        if (program != null) {
-            CL.clReleaseProgram(program);
+        for (cl_program p : new cl_program[] {collectives, tensors}) {
+            if (p != null) {
+                CL.clReleaseProgram(p);
+            }
         }
         CL.clReleaseCommandQueue(queue);
     }

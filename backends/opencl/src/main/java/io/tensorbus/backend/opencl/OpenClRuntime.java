@@ -6,13 +6,14 @@ import io.tensorbus.c10d.ReduceOp;
 import io.tensorbus.spi.DeviceBuffer;
 import io.tensorbus.spi.DeviceInfo;
 import io.tensorbus.spi.DeviceRuntime;
-import io.vertx.core.Future;
+import io.tensorbus.spi.ElementwiseOp;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -91,6 +92,12 @@ public final class OpenClRuntime implements DeviceRuntime {
         return new OpenClBuffer(c, c.allocate(bytes), dtype, shape, true);
     }
 
+    @Override
+    public DeviceBuffer allocateNear(DeviceBuffer near, DType dtype, long... shape) {
+        OpenClContext c = own(near).context();
+        return new OpenClBuffer(c, c.allocate(numel(shape) * dtype.byteSize()), dtype, shape, true);
+    }
+
     /**
      * Wraps a {@code cl_mem} that other code allocated, without copying: collectives read and write it in
      * place, in the context that owns it. The caller keeps ownership ({@link #release} only forgets it).
@@ -100,6 +107,7 @@ public final class OpenClRuntime implements DeviceRuntime {
      *         device is not one of this runtime's devices
      */
     public DeviceBuffer wrap(cl_mem mem, DType dtype, long... shape) {
+        java.util.Objects.requireNonNull(mem, "mem");
         long bytes = numel(shape) * dtype.byteSize();
         long size = memSize(mem);
         if (size < bytes) {
@@ -111,17 +119,145 @@ public final class OpenClRuntime implements DeviceRuntime {
         return new OpenClBuffer(contextOf(owner), mem, dtype, shape, false);
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>For OpenCL, {@code memory} is a JOCL {@code cl_mem}; the buffer's device is the one its context was
+     * made for, which must be {@code device}.
+     */
     @Override
-    public Future<Void> copy(DeviceBuffer src, long srcOffset, DeviceBuffer dst, long dstOffset, long bytes) {
+    public DeviceBuffer wrap(Device device, Object memory, DType dtype, long... shape) {
+        if (!(memory instanceof cl_mem mem)) {
+            throw new IllegalArgumentException("OpenCL memory is a JOCL cl_mem, not " + (memory == null ? "null"
+                    : memory.getClass().getName()));
+        }
+        DeviceBuffer b = wrap(mem, dtype, shape);
+        if (!b.device().equals(device)) {
+            throw new IllegalArgumentException("the cl_mem lives on " + b.device() + ", not on " + device);
+        }
+        return b;
+    }
+
+    @Override
+    public CompletableFuture<Void> fill(DeviceBuffer dst, double value) {
+        try {
+            OpenClBuffer d = own(dst);
+            return dst.byteSize() == 0 ? CompletableFuture.completedFuture(null)
+                    : d.context().fill(d.mem(), HostElements.encode(dst.dtype(), value), dst.byteSize());
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    @Override
+    public CompletableFuture<Void> elementwise(ElementwiseOp op, DeviceBuffer a, DeviceBuffer b, DeviceBuffer out) {
+        try {
+            OpenClBuffer y = own(b);
+            if (b.dtype() != a.dtype()) {
+                throw new IllegalArgumentException(op + " needs one dtype, got " + a.dtype() + " and " + b.dtype());
+            }
+            if (b.numel() != a.numel() && b.numel() != 1) {
+                throw new IllegalArgumentException(op + " of " + a + " and " + b + ": the second operand must have "
+                        + "as many elements as the first, or one");
+            }
+            return elementwise(op, a, y, b.numel() == 1 ? 0L : 1L, 0.0, out);
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    @Override
+    public CompletableFuture<Void> elementwise(ElementwiseOp op, DeviceBuffer a, double b, DeviceBuffer out) {
+        try {
+            return elementwise(op, a, null, 0L, b, out);
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    /** One launch of the element-wise kernel: {@code b} a buffer read with stride {@code bs}, or null for {@code sv}. */
+    private CompletableFuture<Void> elementwise(ElementwiseOp op, DeviceBuffer a, OpenClBuffer b, long bs, double sv,
+                                                DeviceBuffer out) {
+        OpenClBuffer x = own(a);
+        OpenClBuffer z = own(out);
+        DType t = a.dtype();
+        if (out.dtype() != t || out.numel() != a.numel()) {
+            throw new IllegalArgumentException(op + " of " + a + " into " + out + ": the output must have the input's "
+                    + "dtype and size");
+        }
+        if (t == DType.BOOL || (op == ElementwiseOp.DIV && !t.isFloatingPoint())) {
+            throw new IllegalArgumentException(op + " is not defined for " + t + " on " + a.device());
+        }
+        sameContext(x, z);
+        if (b != null) {
+            sameContext(x, b);
+        }
+        long n = a.numel();
+        // The kernel needs some memory object for b even when it reads the scalar instead.
+        cl_mem bm = b != null ? b.mem() : x.mem();
+        return n == 0 ? CompletableFuture.completedFuture(null)
+                : x.context().run(TensorKernels.elementwiseName(t), n, null, x.mem(), bm, z.mem(), n, bs, op.ordinal(),
+                        sv, b == null ? 1 : 0);
+    }
+
+    @Override
+    public CompletableFuture<Void> cast(DeviceBuffer src, DeviceBuffer dst) {
+        try {
+            OpenClBuffer s = own(src);
+            OpenClBuffer d = own(dst);
+            if (src.numel() != dst.numel()) {
+                throw new IllegalArgumentException("cast of " + src + " into " + dst + ": the element counts differ");
+            }
+            sameContext(s, d);
+            long n = src.numel();
+            return n == 0 ? CompletableFuture.completedFuture(null)
+                    : s.context().run(TensorKernels.castName(src.dtype(), dst.dtype()), n, null, s.mem(), d.mem(), n);
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    @Override
+    public CompletableFuture<Void> sum(DeviceBuffer src, DeviceBuffer out) {
+        try {
+            OpenClBuffer s = own(src);
+            OpenClBuffer o = own(out);
+            DType want = TensorKernels.sumType(src.dtype());
+            if (out.numel() != 1 || out.dtype() != want) {
+                throw new IllegalArgumentException("the sum of " + src + " goes into one " + want + " element, not "
+                        + out);
+            }
+            sameContext(s, o);
+            if (src.numel() == 0) {
+                return fill(out, 0);
+            }
+            return s.context().runOneGroup(TensorKernels.sumName(src.dtype()), TensorKernels.SUM_ITEMS, null,
+                    s.mem(), o.mem(), src.numel());
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    private static void sameContext(OpenClBuffer first, OpenClBuffer... others) {
+        for (OpenClBuffer o : others) {
+            if (o.context() != first.context()) {
+                throw new IllegalArgumentException(first + " and " + o + " belong to different OpenCL contexts; copy "
+                        + "one into the other's first");
+            }
+        }
+    }
+
+    @Override
+    public CompletableFuture<Void> copy(DeviceBuffer src, long srcOffset, DeviceBuffer dst, long dstOffset, long bytes) {
         try {
             checkRange(src, srcOffset, bytes, "source");
             checkRange(dst, dstOffset, bytes, "destination");
             if (bytes == 0) {
-                return Future.succeededFuture();
+                return CompletableFuture.completedFuture(null);
             }
             if (src.isHost() && dst.isHost()) {
                 MemorySegment.copy(src.segment(), srcOffset, dst.segment(), dstOffset, bytes);
-                return Future.succeededFuture();
+                return CompletableFuture.completedFuture(null);
             }
             if (src.isHost()) {
                 OpenClBuffer d = own(dst);
@@ -138,14 +274,14 @@ public final class OpenClRuntime implements DeviceRuntime {
             // Memory of two contexts: no command can see both, so the bytes pass through the host.
             MemorySegment staging = Arena.ofAuto().allocate(bytes, 64);
             return s.context().read(s.mem(), srcOffset, staging, bytes)
-                    .compose(v -> d.context().write(staging, d.mem(), dstOffset, bytes));
+                    .thenCompose(v -> d.context().write(staging, d.mem(), dstOffset, bytes));
         } catch (RuntimeException e) {
-            return Future.failedFuture(e);
+            return CompletableFuture.failedFuture(e);
         }
     }
 
     @Override
-    public Future<Void> reduce(ReduceOp op, DeviceBuffer acc, long accOffset, DeviceBuffer src, long srcOffset,
+    public CompletableFuture<Void> reduce(ReduceOp op, DeviceBuffer acc, long accOffset, DeviceBuffer src, long srcOffset,
                                long bytes) {
         try {
             OpenClBuffer a = own(acc);
@@ -157,7 +293,7 @@ public final class OpenClRuntime implements DeviceRuntime {
             checkRange(src, srcOffset, bytes, "source");
             checkFp64(a, acc.dtype());
             if (bytes == 0) {
-                return Future.succeededFuture();
+                return CompletableFuture.completedFuture(null);
             }
             int e = acc.dtype().byteSize();
             long n = bytes / e;
@@ -168,16 +304,16 @@ public final class OpenClRuntime implements DeviceRuntime {
             // The operand is elsewhere (host memory, another context): bring it next to the accumulator first.
             OpenClBuffer staged = (OpenClBuffer) allocateIn(a.context(), acc.dtype(), n);
             return copy(src, srcOffset, staged, 0, bytes)
-                    .compose(v -> a.context().run(OpenClKernels.reduce(acc.dtype()), n, staged, a.mem(), accOffset / e,
-                            staged.mem(), 0L, n, op.ordinal()))
-                    .onComplete(ar -> staged.release());
+                    .thenCompose(v -> a.context().run(OpenClKernels.reduce(acc.dtype()), n, staged, a.mem(),
+                            accOffset / e, staged.mem(), 0L, n, op.ordinal()))
+                    .whenComplete((v, t) -> staged.release());
         } catch (RuntimeException e) {
-            return Future.failedFuture(e);
+            return CompletableFuture.failedFuture(e);
         }
     }
 
     @Override
-    public Future<Void> divide(DeviceBuffer acc, long offset, long bytes, int divisor) {
+    public CompletableFuture<Void> divide(DeviceBuffer acc, long offset, long bytes, int divisor) {
         try {
             OpenClBuffer a = own(acc);
             if (!acc.dtype().isFloatingPoint()) {
@@ -191,10 +327,10 @@ public final class OpenClRuntime implements DeviceRuntime {
             checkFp64(a, acc.dtype());
             int e = acc.dtype().byteSize();
             long n = bytes / e;
-            return n == 0 ? Future.succeededFuture()
+            return n == 0 ? CompletableFuture.completedFuture(null)
                     : a.context().run(OpenClKernels.divide(acc.dtype()), n, null, a.mem(), offset / e, n, divisor);
         } catch (RuntimeException e) {
-            return Future.failedFuture(e);
+            return CompletableFuture.failedFuture(e);
         }
     }
 
@@ -217,16 +353,13 @@ public final class OpenClRuntime implements DeviceRuntime {
 
     // ---- helpers ---------------------------------------------------------------------------------------------
 
-    private Future<Void> read(OpenClBuffer s, long srcOffset, MemorySegment dst) {
+    private CompletableFuture<Void> read(OpenClBuffer s, long srcOffset, MemorySegment dst) {
         if (dst.isNative()) {
             return s.context().read(s.mem(), srcOffset, dst, dst.byteSize());
         }
         // JOCL reads asynchronously only into native memory; a heap destination gets the bytes on completion.
         MemorySegment staging = Arena.ofAuto().allocate(dst.byteSize(), 64);
-        return s.context().read(s.mem(), srcOffset, staging, dst.byteSize()).map(v -> {
-            dst.copyFrom(staging);
-            return null;
-        });
+        return s.context().read(s.mem(), srcOffset, staging, dst.byteSize()).thenRun(() -> dst.copyFrom(staging));
     }
 
     /** {@code segment} itself when it is native memory, else a native copy of it. */

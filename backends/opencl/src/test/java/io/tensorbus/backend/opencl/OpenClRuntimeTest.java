@@ -60,13 +60,13 @@ class OpenClRuntimeTest {
     private static DeviceBuffer upload(MemorySegment host, DType dtype) throws Exception {
         long n = host.byteSize() / dtype.byteSize();
         DeviceBuffer d = runtime.allocate(DEVICE, dtype, n);
-        runtime.copy(DeviceBuffer.host(host, dtype, n), 0, d, 0, host.byteSize()).await(30, TimeUnit.SECONDS);
+        runtime.copy(DeviceBuffer.host(host, dtype, n), 0, d, 0, host.byteSize()).get(30, TimeUnit.SECONDS);
         return d;
     }
 
     private static MemorySegment download(DeviceBuffer d) throws Exception {
         MemorySegment out = Arena.ofAuto().allocate(Math.max(1, d.byteSize()), 64).asSlice(0, d.byteSize());
-        runtime.copy(d, 0, DeviceBuffer.host(out, d.dtype(), d.numel()), 0, d.byteSize()).await(30, TimeUnit.SECONDS);
+        runtime.copy(d, 0, DeviceBuffer.host(out, d.dtype(), d.numel()), 0, d.byteSize()).get(30, TimeUnit.SECONDS);
         return out;
     }
 
@@ -111,7 +111,7 @@ class OpenClRuntimeTest {
                 MemorySegment b = randomElements(dtype, n, 100 + op.ordinal());
                 DeviceBuffer acc = upload(a, dtype);
                 DeviceBuffer src = upload(b, dtype);
-                runtime.reduce(op, acc, 0, src, 0, a.byteSize()).await(30, TimeUnit.SECONDS);
+                runtime.reduce(op, acc, 0, src, 0, a.byteSize()).get(30, TimeUnit.SECONDS);
                 HostReductions.reduceInto(op, dtype, a, b);
                 assertSameElements(a, download(acc), dtype, op + " of " + dtype + " on " + DEVICE);
                 runtime.release(acc);
@@ -128,7 +128,7 @@ class OpenClRuntimeTest {
         DeviceBuffer acc = upload(a, dtype);
         // Elements [100, 400) of acc combine with host elements [500, 800).
         runtime.reduce(ReduceOp.SUM, acc, 400, DeviceBuffer.host(b, dtype, 1000), 2000, 1200)
-                .await(30, TimeUnit.SECONDS);
+                .get(30, TimeUnit.SECONDS);
         HostReductions.reduceInto(ReduceOp.SUM, dtype, a.asSlice(400, 1200), b.asSlice(2000, 1200));
         assertSameElements(a, download(acc), dtype, "a SUM over elements [100, 400)");
     }
@@ -138,7 +138,7 @@ class OpenClRuntimeTest {
         for (DType dtype : new DType[] {DType.FLOAT32, DType.FLOAT64, DType.FLOAT16, DType.BFLOAT16}) {
             MemorySegment a = randomElements(dtype, 4099, 3);
             DeviceBuffer acc = upload(a, dtype);
-            runtime.divide(acc, 0, a.byteSize(), 3).await(30, TimeUnit.SECONDS);
+            runtime.divide(acc, 0, a.byteSize(), 3).get(30, TimeUnit.SECONDS);
             HostReductions.divide(dtype, a, 3);
             assertSameElements(a, download(acc), dtype, "dividing " + dtype + " by 3");
         }
@@ -149,13 +149,13 @@ class OpenClRuntimeTest {
         MemorySegment bytes = randomElements(DType.INT64, 5000, 11);
         DeviceBuffer a = upload(bytes, DType.INT64);
         DeviceBuffer b = runtime.allocate(DEVICE, DType.INT64, 5000);
-        runtime.copy(a, 8 * 1000, b, 8 * 10, 8 * 3000).await(30, TimeUnit.SECONDS);
+        runtime.copy(a, 8 * 1000, b, 8 * 10, 8 * 3000).get(30, TimeUnit.SECONDS);
         MemorySegment expected = Arena.ofAuto().allocate(8 * 5000, 64);
         MemorySegment.copy(bytes, 8 * 1000, expected, 8 * 10, 8 * 3000);
         assertEquals(-1, expected.mismatch(download(b)), "a device-to-device copy at offsets, into a zeroed buffer");
         // Heap memory works too: the runtime stages it through native memory.
         MemorySegment heap = MemorySegment.ofArray(new byte[8 * 5000]);
-        runtime.copy(a, 0, DeviceBuffer.host(heap, DType.INT64, 5000), 0, 8 * 5000).await(30, TimeUnit.SECONDS);
+        runtime.copy(a, 0, DeviceBuffer.host(heap, DType.INT64, 5000), 0, 8 * 5000).get(30, TimeUnit.SECONDS);
         assertEquals(-1, bytes.mismatch(heap), "a copy into heap memory");
     }
 
@@ -163,9 +163,9 @@ class OpenClRuntimeTest {
     void zeroElementBuffersAllocateCopyAndReduce() throws Exception {
         DeviceBuffer empty = runtime.allocate(DEVICE, DType.FLOAT32, 0);
         assertEquals(0, empty.byteSize());
-        runtime.reduce(ReduceOp.SUM, empty, 0, empty, 0, 0).await(30, TimeUnit.SECONDS);
+        runtime.reduce(ReduceOp.SUM, empty, 0, empty, 0, 0).get(30, TimeUnit.SECONDS);
         runtime.copy(empty, 0, DeviceBuffer.host(MemorySegment.NULL, DType.FLOAT32, 0), 0, 0)
-                .await(30, TimeUnit.SECONDS);
+                .get(30, TimeUnit.SECONDS);
         runtime.release(empty);
         runtime.release(empty); // idempotent
     }
@@ -174,14 +174,14 @@ class OpenClRuntimeTest {
     void badRangesDtypesAndBuffersFailNamingWhatWasWrong() throws Exception {
         DeviceBuffer a = runtime.allocate(DEVICE, DType.FLOAT32, 10);
         DeviceBuffer ints = runtime.allocate(DEVICE, DType.INT32, 10);
-        assertMessage(runtime.copy(a, 4, a, 0, 40).cause(), "[4, 44)", "40 bytes");
-        assertMessage(runtime.copy(a, 2, a, 0, 4).cause(), "whole-element");
-        assertMessage(runtime.reduce(ReduceOp.SUM, a, 0, ints, 0, 40).cause(), "int32", "float32");
-        assertMessage(runtime.reduce(ReduceOp.BAND, a, 0, a, 0, 40).cause(), "BAND", "float32");
-        assertMessage(runtime.divide(ints, 0, 40, 2).cause(), "int32", "floating-point");
-        assertMessage(runtime.divide(a, 0, 40, 0).cause(), "divisor=0");
+        assertMessage(runtime.copy(a, 4, a, 0, 40).handle((v, t) -> t instanceof java.util.concurrent.CompletionException c ? c.getCause() : t).join(), "[4, 44)", "40 bytes");
+        assertMessage(runtime.copy(a, 2, a, 0, 4).handle((v, t) -> t instanceof java.util.concurrent.CompletionException c ? c.getCause() : t).join(), "whole-element");
+        assertMessage(runtime.reduce(ReduceOp.SUM, a, 0, ints, 0, 40).handle((v, t) -> t instanceof java.util.concurrent.CompletionException c ? c.getCause() : t).join(), "int32", "float32");
+        assertMessage(runtime.reduce(ReduceOp.BAND, a, 0, a, 0, 40).handle((v, t) -> t instanceof java.util.concurrent.CompletionException c ? c.getCause() : t).join(), "BAND", "float32");
+        assertMessage(runtime.divide(ints, 0, 40, 2).handle((v, t) -> t instanceof java.util.concurrent.CompletionException c ? c.getCause() : t).join(), "int32", "floating-point");
+        assertMessage(runtime.divide(a, 0, 40, 0).handle((v, t) -> t instanceof java.util.concurrent.CompletionException c ? c.getCause() : t).join(), "divisor=0");
         DeviceBuffer host = DeviceBuffer.host(Arena.ofAuto().allocate(40), DType.FLOAT32, 10);
-        assertMessage(runtime.reduce(ReduceOp.SUM, host, 0, a, 0, 40).cause(), "not OpenCL device memory", "cpu");
+        assertMessage(runtime.reduce(ReduceOp.SUM, host, 0, a, 0, 40).handle((v, t) -> t instanceof java.util.concurrent.CompletionException c ? c.getCause() : t).join(), "not OpenCL device memory", "cpu");
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> runtime.allocate(Device.opencl(99), DType.FLOAT32, 1));
         assertTrue(e.getMessage().contains("opencl:99") && e.getMessage().contains("opencl:0"), e.getMessage());

@@ -350,10 +350,8 @@ final class TcpBackend implements Backend {
      * {@code f}, with its listeners run on the group's event loop: device runtimes complete their futures on
      * threads of their own, and the matching state may only be touched here.
      */
-    <T> Future<T> onLoop(Future<T> f) {
-        Promise<T> p = context.promise();
-        f.onComplete(p);
-        return p.future();
+    <T> Future<T> onLoop(java.util.concurrent.CompletionStage<T> f) {
+        return Future.fromCompletionStage(f, context);
     }
 
     private Future<Void> collective(Call call, Function<CollectiveOp, Future<Void>> algorithm) {

@@ -1,0 +1,324 @@
+package io.tensorbus.tensor;
+
+import io.tensorbus.DType;
+import io.tensorbus.Device;
+import io.tensorbus.autograd.Autograd;
+import io.tensorbus.internal.tensor.Shapes;
+import io.tensorbus.spi.DeviceBuffer;
+import io.tensorbus.spi.DeviceRuntime;
+import io.tensorbus.spi.DeviceRuntimeProvider;
+import io.tensorbus.spi.ElementwiseOp;
+import java.util.Arrays;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * Tensors on devices: moving them between the host and a device, the element-wise arithmetic, fills, copies,
+ * casts and whole-tensor sums that device runtimes compute, and the refusal of everything else. Device tensors
+ * here are dense: their elements fill their storage from offset 0 (as every tensor made on a device or moved
+ * there is, and reshapes of them); strided views of device memory are refused.
+ *
+ * <p>Each operation waits for its device work before it returns (with a deadline), so a device tensor behaves
+ * as a CPU tensor to its caller: errors surface where the operation was called, and the result is ready.
+ * Autograd does not record device operations: one whose input requires grad is refused.
+ */
+final class DeviceOps {
+    /** How long one device operation may take before the caller gets a timeout, in minutes. */
+    private static final long DEVICE_WAIT_MINUTES = 10;
+    private static final String SUPPORTED = "add, sub, mul, div, neg and their in-place forms, filli, zeroi, copyi, "
+            + "clone, to(DType), sum(), mean(), reshape/view, item and toXxxArray";
+
+    /** The classes a user calls: the outermost frame of one names the operation in a refusal. */
+    private static final java.util.regex.Pattern API = java.util.regex.Pattern.compile(
+            "io\\.tensorbus\\.(tensor|autograd|nn|optim|data|io)\\.[A-Z]");
+
+    private DeviceOps() {
+    }
+
+    static boolean onDevice(Tensor t) {
+        return !t.device().isCpu();
+    }
+
+    /**
+     * The failure of a host-only operation on device memory, naming the operation the user called (the
+     * outermost tensorbus frame on the stack) and the device.
+     */
+    static UnsupportedOperationException unsupported(Device device) {
+        String op = StackWalker.getInstance().walk(frames -> frames
+                .filter(f -> API.matcher(f.getClassName()).lookingAt()
+                        && !f.getClassName().equals(Storage.class.getName())
+                        && !f.getClassName().equals(DeviceOps.class.getName()))
+                .reduce((inner, outer) -> outer)
+                .map(f -> f.getClassName().substring(f.getClassName().lastIndexOf('.') + 1) + "." + f.getMethodName())
+                .orElse("this operation"));
+        return new UnsupportedOperationException(op + " is not supported for tensors on " + device
+                + ": device tensors support " + SUPPORTED + "; move the tensor to the host with cpu() first");
+    }
+
+    // ---- placement ------------------------------------------------------------------------------------------
+
+    static Tensor empty(Device device, DType dtype, int[] shape) {
+        Objects.requireNonNull(device, "device");
+        Objects.requireNonNull(dtype, "dtype");
+        int[] s = shape.clone();
+        int n = Shapes.numel(s);
+        if (device.isCpu()) {
+            return Tensor.empty(dtype, s);
+        }
+        DeviceRuntime runtime = DeviceRuntimeProvider.of(device);
+        return onDevice(runtime, runtime.allocate(device, dtype, longs(s)), dtype, s);
+    }
+
+    /** A result of an operation on {@code like}: zeros of {@code dtype} where {@code like}'s memory lives. */
+    private static Tensor emptyNear(Tensor like, DType dtype, int[] shape) {
+        DeviceRuntime runtime = runtime(like);
+        return onDevice(runtime, runtime.allocateNear(buffer(like, "allocate"), dtype, longs(shape)), dtype, shape);
+    }
+
+    private static Tensor onDevice(DeviceRuntime runtime, DeviceBuffer buffer, DType dtype, int[] shape) {
+        int[] s = shape.clone();
+        return new Tensor(Storage.onDevice(buffer, runtime, true), dtype, s, Shapes.contiguousStrides(s), 0, null);
+    }
+
+    static Tensor full(Device device, DType dtype, double value, int[] shape) {
+        Tensor t = empty(device, dtype, shape);
+        if (value != 0 || device.isCpu()) {
+            return device.isCpu() ? t.filli(value) : fill(t, value);
+        }
+        return t;
+    }
+
+    static Tensor wrap(Device device, Object memory, DType dtype, int[] shape) {
+        Objects.requireNonNull(device, "device");
+        if (device.isCpu()) {
+            throw new IllegalArgumentException("fromDeviceMemory wraps device memory; for host memory use fromSegment");
+        }
+        int[] s = shape.clone();
+        DeviceRuntime runtime = DeviceRuntimeProvider.of(device);
+        DeviceBuffer buffer = runtime.wrap(device, memory, dtype, longs(s));
+        return new Tensor(Storage.onDevice(buffer, runtime, false), dtype, s, Shapes.contiguousStrides(s), 0, null);
+    }
+
+    static Tensor to(Tensor t, Device target) {
+        Objects.requireNonNull(target, "device");
+        if (t.device().equals(target)) {
+            return t;
+        }
+        refuseGrad("to(" + target + ")", t);
+        if (!onDevice(t)) {
+            Tensor src = t.contiguous();
+            Tensor out = empty(target, t.dtype(), t.shape());
+            DeviceBuffer host = DeviceBuffer.host(src.dataSegment(), t.dtype(), src.numel());
+            await(runtime(out).copy(host, 0, buffer(out, "to"), 0, host.byteSize()), "to(" + target + ")", out);
+            return out;
+        }
+        if (!target.isCpu()) {
+            return to(to(t, Device.CPU), target);
+        }
+        Tensor out = Tensor.empty(t.dtype(), t.shape());
+        DeviceBuffer host = DeviceBuffer.host(out.dataSegment(), t.dtype(), out.numel());
+        await(runtime(t).copy(buffer(t, "cpu"), 0, host, 0, host.byteSize()), "cpu()", t);
+        return out;
+    }
+
+    // ---- arithmetic -----------------------------------------------------------------------------------------
+
+    static Tensor binary(ElementwiseOp op, Tensor a, Tensor b, String name) {
+        refuseGrad(name, a, b);
+        sameDevice(name, a, b);
+        DType rt = op == ElementwiseOp.DIV ? Ops.floatResult(Ops.promote(a, b)) : Ops.promote(a, b);
+        Tensor x = cast(a, rt);
+        Tensor y = cast(b, rt);
+        if (y.numel() != 1 && !Arrays.equals(x.shape(), y.shape())) {
+            throw new IllegalArgumentException(name + " on " + a.device() + " needs operands of one shape or a "
+                    + "one-element operand, got " + Shapes.str(a.shape()) + " and " + Shapes.str(b.shape())
+                    + " (broadcasting other shapes is host-only)");
+        }
+        Tensor out = emptyNear(x, rt, x.shape());
+        await(runtime(x).elementwise(op, buffer(x, name), buffer(y, name), buffer(out, name)), name, x);
+        return out;
+    }
+
+    static Tensor scalar(ElementwiseOp op, Tensor a, double v, String name) {
+        refuseGrad(name, a);
+        DType rt = op == ElementwiseOp.DIV ? Ops.floatResult(a.dtype()) : Ops.scalarResult(a.dtype(), v);
+        Tensor x = cast(a, rt);
+        Tensor out = emptyNear(x, rt, a.shape());
+        await(runtime(x).elementwise(op, buffer(x, name), v, buffer(out, name)), name, x);
+        return out;
+    }
+
+    /**
+     * {@code a + alpha * b}. Half-precision tensors compute in float32 and round once, as the host does, rather
+     * than rounding {@code alpha * b} first.
+     */
+    static Tensor addScaled(Tensor a, Tensor b, double alpha, String name) {
+        if (alpha == 1.0) {
+            return binary(ElementwiseOp.ADD, a, b, name);
+        }
+        DType rt = Ops.promote(a, b);
+        if (Ops.computeType(rt) != rt) {
+            return cast(binary(ElementwiseOp.ADD, cast(a, DType.FLOAT32), scalar(ElementwiseOp.MUL,
+                    cast(b, DType.FLOAT32), alpha, name), name), rt);
+        }
+        return binary(ElementwiseOp.ADD, a, scalar(ElementwiseOp.MUL, b, alpha, name), name);
+    }
+
+    /** {@code self = self op other} (other cast to self's dtype), in place. */
+    static Tensor inplace(ElementwiseOp op, Tensor self, Tensor other, String name) {
+        refuseGrad(name, self, other);
+        sameDevice(name, self, other);
+        checkInplaceType(op, self, name);
+        Tensor y = cast(other, self.dtype());
+        if (y.numel() != 1 && !Arrays.equals(self.shape(), y.shape())) {
+            throw new IllegalArgumentException(name + " on " + self.device() + " needs an operand of this shape or a "
+                    + "one-element one, got " + Shapes.str(other.shape()) + " for " + Shapes.str(self.shape()));
+        }
+        DeviceBuffer s = buffer(self, name);
+        await(runtime(self).elementwise(op, s, buffer(y, name), s), name, self);
+        self.storage().bumpVersion();
+        return self;
+    }
+
+    static Tensor inplace(ElementwiseOp op, Tensor self, double v, String name) {
+        refuseGrad(name, self);
+        checkInplaceType(op, self, name);
+        DeviceBuffer s = buffer(self, name);
+        await(runtime(self).elementwise(op, s, v, s), name, self);
+        self.storage().bumpVersion();
+        return self;
+    }
+
+    private static void checkInplaceType(ElementwiseOp op, Tensor self, String name) {
+        if (op == ElementwiseOp.DIV && !self.dtype().isFloatingPoint()) {
+            throw new IllegalArgumentException(name + ": result type float32 can't be cast to the desired output type "
+                    + self.dtype() + "; use div() for true division");
+        }
+    }
+
+    static Tensor fill(Tensor t, double v) {
+        refuseGrad("filli", t);
+        await(runtime(t).fill(buffer(t, "filli"), v), "filli", t);
+        t.storage().bumpVersion();
+        return t;
+    }
+
+    /** Copies {@code src} (of this shape, or one element) into {@code dst}, converting its dtype. */
+    static Tensor copyInto(Tensor dst, Tensor src) {
+        refuseGrad("copyi", dst, src);
+        Tensor s = to(src, dst.device());
+        if (s.numel() == 1 && dst.numel() != 1) {
+            return fill(dst, s.to(Device.CPU).item());
+        }
+        if (!Arrays.equals(dst.shape(), s.shape())) {
+            throw new IllegalArgumentException("copyi on " + dst.device() + " needs a source of shape "
+                    + Shapes.str(dst.shape()) + " or one element, got " + Shapes.str(src.shape()));
+        }
+        Tensor c = cast(s, dst.dtype());
+        await(runtime(dst).copy(buffer(c, "copyi"), 0, buffer(dst, "copyi"), 0, dst.storage().byteSize()), "copyi", dst);
+        dst.storage().bumpVersion();
+        return dst;
+    }
+
+    static Tensor clone(Tensor t) {
+        refuseGrad("clone", t);
+        Tensor out = emptyNear(t, t.dtype(), t.shape());
+        await(runtime(t).copy(buffer(t, "clone"), 0, buffer(out, "clone"), 0, out.storage().byteSize()), "clone", t);
+        return out;
+    }
+
+    static Tensor cast(Tensor t, DType to) {
+        if (t.dtype() == to) {
+            return t;
+        }
+        refuseGrad("to(" + to + ")", t);
+        Tensor out = emptyNear(t, to, t.shape());
+        await(runtime(t).cast(buffer(t, "to"), buffer(out, "to")), "to(" + to + ")", t);
+        return out;
+    }
+
+    static Tensor sum(Tensor t) {
+        refuseGrad("sum", t);
+        Tensor out = emptyNear(t, t.dtype().isFloatingPoint() ? t.dtype() : DType.INT64, new int[0]);
+        await(runtime(t).sum(buffer(t, "sum"), buffer(out, "sum")), "sum", t);
+        return out;
+    }
+
+    static Tensor mean(Tensor t) {
+        if (!t.dtype().isFloatingPoint()) {
+            throw new IllegalArgumentException("mean(): could not infer output dtype; input dtype must be floating"
+                    + " point, got " + t.dtype() + " (convert with to(DType.FLOAT32))");
+        }
+        return scalar(ElementwiseOp.DIV, sum(t), t.numel(), "mean");
+    }
+
+    // ---- helpers --------------------------------------------------------------------------------------------
+
+    private static DeviceRuntime runtime(Tensor t) {
+        return DeviceRuntimeProvider.of(t.device());
+    }
+
+    /** The device buffer of a dense device tensor. */
+    static DeviceBuffer buffer(Tensor t, String op) {
+        DeviceBuffer b = t.storage().deviceBuffer();
+        if (b == null) {
+            throw new IllegalArgumentException(op + ": a tensor on the host met a device operation (tensors on "
+                    + "different devices: move one with to(Device))");
+        }
+        long bytes = (long) t.numel() * t.dtype().byteSize();
+        if (t.storageOffset() != 0 || !t.isContiguous() || bytes != b.byteSize()) {
+            throw new UnsupportedOperationException(op + " on " + t.device() + " needs a dense tensor (all of its "
+                    + "storage, in order); this one is a strided or partial view of shape " + Shapes.str(t.shape())
+                    + ": views of device memory other than reshapes are not supported");
+        }
+        return b; // a reshape keeps every element in place, and the kernels only count elements
+    }
+
+    private static void sameDevice(String op, Tensor a, Tensor b) {
+        if (!a.device().equals(b.device())) {
+            throw new IllegalArgumentException(op + ": expected all tensors on one device, got " + a.device() + " and "
+                    + b.device() + " (move one with to(Device))");
+        }
+    }
+
+    private static void refuseGrad(String op, Tensor... ts) {
+        if (!Autograd.isGradEnabled()) {
+            return;
+        }
+        for (Tensor t : ts) {
+            if (t.requiresGrad()) {
+                throw new UnsupportedOperationException(op + ": autograd does not record operations on device "
+                        + "tensors yet, and an input requires grad; run it inside Autograd.noGrad() or on the host");
+            }
+        }
+    }
+
+    private static void await(CompletableFuture<Void> f, String op, Tensor on) {
+        try {
+            f.get(DEVICE_WAIT_MINUTES, TimeUnit.MINUTES);
+        } catch (ExecutionException e) {
+            Throwable cause = e.getCause();
+            if (cause instanceof IllegalArgumentException iae) {
+                throw new IllegalArgumentException(op + " on " + on.device() + ": " + iae.getMessage(), iae);
+            }
+            throw new IllegalStateException(op + " on " + on.device() + " failed: " + cause.getMessage(), cause);
+        } catch (TimeoutException e) {
+            throw new IllegalStateException(op + " on " + on.device() + " did not finish within "
+                    + DEVICE_WAIT_MINUTES + " minutes", e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(op + " on " + on.device() + " was interrupted", e);
+        }
+    }
+
+    static long[] longs(int[] shape) {
+        long[] out = new long[shape.length];
+        for (int i = 0; i < shape.length; i++) {
+            out[i] = shape[i];
+        }
+        return out;
+    }
+}
