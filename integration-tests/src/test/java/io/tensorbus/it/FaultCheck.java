@@ -1,6 +1,7 @@
 package io.tensorbus.it;
 
 import io.tensorbus.DType;
+import io.tensorbus.Device;
 import io.tensorbus.distributed.Distributed;
 import io.tensorbus.distributed.InitOptions;
 import io.tensorbus.distributed.ProcessGroup;
@@ -16,7 +17,9 @@ import java.time.Duration;
 
 /**
  * One rank of the failure scenarios of {@link PeerFailureTest}, initialised from {@code env://} with the group
- * timeout {@code TENSORBUS_CHECK_TIMEOUT_S} (seconds) and the group name {@code TENSORBUS_CHECK_GROUP}. Modes (the first argument):
+ * timeout {@code TENSORBUS_CHECK_TIMEOUT_S} (seconds), the group name {@code TENSORBUS_CHECK_GROUP}, the backend
+ * {@code TENSORBUS_CHECK_BACKEND} (default tcp) and the tensors' device {@code TENSORBUS_CHECK_DEVICE} (default cpu).
+ * Modes (the first argument):
  * <ul>
  *   <li>{@code init}: create the group, run one small allReduce, print {@code INIT OK} and exit 0; when the
  *       group cannot be created print {@code INIT FAILED <exception>} and exit 2;</li>
@@ -30,6 +33,9 @@ import java.time.Duration;
  * </ul>
  */
 public final class FaultCheck {
+    /** Where the tensors of {@code init} and {@code peer-loss} live: {@code TENSORBUS_CHECK_DEVICE}, default cpu. */
+    private static final Device DEVICE = Device.parse(System.getenv().getOrDefault("TENSORBUS_CHECK_DEVICE", "cpu"));
+
     /** The exit status of a rank whose group could not be created. */
     static final int INIT_FAILED = 2;
     /** The exit status of a survivor whose collective failed. */
@@ -46,9 +52,10 @@ public final class FaultCheck {
         ProcessGroup pg;
         try {
             pg = Vals.await(Distributed.initProcessGroup(InitOptions.builder().timeout(timeout)
+                    .backend(System.getenv().getOrDefault("TENSORBUS_CHECK_BACKEND", "tcp"))
                     .groupName(System.getenv().getOrDefault("TENSORBUS_CHECK_GROUP", "default")).build()),
                     timeout.plusSeconds(10), "initProcessGroup");
-            Tensor t = Tensor.full(pg.rank() + 1, DType.FLOAT32, 8);
+            Tensor t = Tensor.full(pg.rank() + 1, DType.FLOAT32, DEVICE, 8);
             Vals.await(pg.allReduce(t), timeout.plusSeconds(5), "warm-up allReduce");
             System.out.println("INIT OK rank " + pg.rank() + " of " + pg.size() + " sum=" + t.getDouble(0));
         } catch (Throwable e) {
@@ -74,7 +81,7 @@ public final class FaultCheck {
     }
 
     private static int peerLoss(ProcessGroup pg, int victim, Duration timeout) {
-        Tensor big = Tensor.full(1, DType.FLOAT32, CollectivesCheck.BIG);
+        Tensor big = Tensor.full(1, DType.FLOAT32, DEVICE, CollectivesCheck.BIG);
         for (int k = 1; k <= 4; k++) {
             System.out.println("STARTED allReduce " + k);
             System.out.flush();

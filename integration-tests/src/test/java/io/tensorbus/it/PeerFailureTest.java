@@ -55,6 +55,17 @@ class PeerFailureTest {
     }
 
     private static Map<String, String> env(int rank, int worldSize, String job) {
+        return env(rank, worldSize, job, Map.of());
+    }
+
+    /** The environment of rank {@code rank}, plus {@code extra}. */
+    private static Map<String, String> env(int rank, int worldSize, String job, Map<String, String> extra) {
+        Map<String, String> env = new java.util.HashMap<>(extra);
+        env.putAll(base(rank, worldSize, job));
+        return env;
+    }
+
+    private static Map<String, String> base(int rank, int worldSize, String job) {
         return Map.of("MASTER_ADDR", "127.0.0.1", "MASTER_PORT", String.valueOf(store.port()),
                 "TENSORBUS_STORE_HOSTED", "1", "RANK", String.valueOf(rank), "WORLD_SIZE", String.valueOf(worldSize),
                 "TENSORBUS_CHECK_TIMEOUT_S", String.valueOf(GROUP_TIMEOUT.toSeconds()), JobSecret.ENV, SECRET,
@@ -80,12 +91,31 @@ class PeerFailureTest {
         rankTwoDiesAndTheOthersFailNamingIt("ddp-peer-loss", "STEP 3");
     }
 
-    /** Runs {@link FaultCheck} {@code mode} on three JVMs, rank 2 the victim; {@code reached} is a survivor's line. */
+    @Test
+    void aRankKilledInTheMiddleOfAnOpenClAllReduceFailsTheOthersNamingIt() throws Exception {
+        OpenClCheck.assumeOpenCl("the OpenCL peer-loss test");
+        rankTwoDiesAndTheOthersFailNamingIt("peer-loss", "STARTED allReduce 1", r -> Map.of(
+                "TENSORBUS_CHECK_BACKEND", "opencl", "TENSORBUS_CHECK_DEVICE", "opencl:0",
+                "POCL_CACHE_DIR", OpenClCheck.poclCacheDir("peer-loss-rank" + r)));
+    }
+
     private static void rankTwoDiesAndTheOthersFailNamingIt(String mode, String reached) throws Exception {
+        rankTwoDiesAndTheOthersFailNamingIt(mode, reached, r -> Map.of());
+    }
+
+    /**
+     * Runs {@link FaultCheck} {@code mode} on three JVMs, rank 2 the victim; {@code reached} is a survivor's line;
+     * {@code extra} adds to each rank's environment.
+     */
+    private static void rankTwoDiesAndTheOthersFailNamingIt(String mode, String reached,
+            java.util.function.IntFunction<Map<String, String>> extra) throws Exception {
         List<ChildJvm> jvms = new ArrayList<>();
+        // Each test's job rendezvouses under its own name in the shared store.
+        String job = mode + "-" + extra.apply(0).getOrDefault("TENSORBUS_CHECK_BACKEND", "tcp");
         try {
             for (int r = 0; r < 3; r++) {
-                jvms.add(ChildJvm.start("rank-" + r, env(r, 3, mode), FaultCheck.class.getName(), mode, "2"));
+                jvms.add(ChildJvm.start("rank-" + r, env(r, 3, job, extra.apply(r)), FaultCheck.class.getName(), mode,
+                        "2"));
             }
             Integer victim = jvms.get(2).awaitExit(Duration.ofSeconds(60));
             long lostAt = System.nanoTime();

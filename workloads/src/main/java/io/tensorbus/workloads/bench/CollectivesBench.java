@@ -1,5 +1,6 @@
 package io.tensorbus.workloads.bench;
 
+import io.tensorbus.Device;
 import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.List;
@@ -16,7 +17,9 @@ import java.util.function.Consumer;
  *
  * <p>Options: {@code --world N} (default 2), {@code --ops allreduce,broadcast,allgather} (the default, all
  * three), {@code --max-bytes B} (skip larger sizes; default all) and {@code --jit-warmup ROUNDS} (default
- * {@value #DEFAULT_JIT_WARMUP}; 0 measures a cold JVM).
+ * {@value #DEFAULT_JIT_WARMUP}; 0 measures a cold JVM), {@code --backend NAME} (default {@code tcp}) and
+ * {@code --device DEV} (where the tensors live, default {@code cpu}; {@code opencl:0} with {@code --backend
+ * opencl}). Lines of a run with another backend or device name them: {@code backend=opencl device=opencl:0}.
  */
 public final class CollectivesBench {
     /** The anchor's sizes in bytes. */
@@ -27,7 +30,7 @@ public final class CollectivesBench {
     static final int DEFAULT_JIT_WARMUP = 300;
     /** The usage of the suite's options. */
     public static final String USAGE = "collectives [--world N] [--ops allreduce,broadcast,allgather]"
-            + " [--max-bytes B] [--jit-warmup ROUNDS]";
+            + " [--max-bytes B] [--jit-warmup ROUNDS] [--backend NAME] [--device DEV]";
 
     /**
      * The suite's options.
@@ -36,10 +39,17 @@ public final class CollectivesBench {
      * @param ops the operations to measure, in the order given
      * @param maxBytes the largest size to measure
      * @param jitWarmup rounds of each operation before the first measurement
+     * @param backend the process group's backend
+     * @param device where the tensors live
      */
-    public record Options(int world, List<String> ops, long maxBytes, int jitWarmup) {
+    public record Options(int world, List<String> ops, long maxBytes, int jitWarmup, String backend, Device device) {
         /** @throws IllegalArgumentException for values out of range or an unknown operation */
         public Options {
+            if (backend == null || !backend.matches("[a-z0-9_-]+")) {
+                throw new IllegalArgumentException("--backend must be a backend's name such as tcp or opencl, got '"
+                        + backend + "'");
+            }
+            java.util.Objects.requireNonNull(device, "device");
             if (world < 2 || world > 64) {
                 throw new IllegalArgumentException("--world must be from 2 to 64, got " + world);
             }
@@ -61,9 +71,19 @@ public final class CollectivesBench {
             }
         }
 
+        /** Options on the tcp backend with host tensors. */
+        public Options(int world, List<String> ops, long maxBytes, int jitWarmup) {
+            this(world, ops, maxBytes, jitWarmup, "tcp", Device.CPU);
+        }
+
         /** The anchor's run on 2 processes. */
         public static Options defaults() {
             return new Options(2, OPS, Long.MAX_VALUE, DEFAULT_JIT_WARMUP);
+        }
+
+        /** True unless the run is the anchor's setting (tcp, host tensors), whose lines name neither. */
+        boolean namesPlacement() {
+            return !backend.equals("tcp") || !device.isCpu();
         }
 
         /**
@@ -77,6 +97,8 @@ public final class CollectivesBench {
             List<String> ops = d.ops();
             long maxBytes = d.maxBytes();
             int jitWarmup = d.jitWarmup();
+            String backend = d.backend();
+            Device device = d.device();
             for (Map.Entry<String, String> pair : MultiProcessBench.options(args).entrySet()) {
                 String option = pair.getKey();
                 String value = pair.getValue();
@@ -85,16 +107,19 @@ public final class CollectivesBench {
                     case "--ops" -> ops = opList(value);
                     case "--max-bytes" -> maxBytes = MultiProcessBench.number(option, value, SIZES[0], Long.MAX_VALUE);
                     case "--jit-warmup" -> jitWarmup = (int) MultiProcessBench.number(option, value, 0, 1_000_000);
+                    case "--backend" -> backend = value;
+                    case "--device" -> device = Device.parse(value);
                     default -> throw new IllegalArgumentException("unknown option '" + option + "'; " + USAGE);
                 }
             }
-            return new Options(world, ops, maxBytes, jitWarmup);
+            return new Options(world, ops, maxBytes, jitWarmup, backend, device);
         }
 
         /** The arguments that make {@link #parse} return these options (what the workers are given). */
         public List<String> toArgs() {
             return List.of("--world", Integer.toString(world), "--ops", String.join(",", ops), "--max-bytes",
-                    Long.toString(maxBytes), "--jit-warmup", Integer.toString(jitWarmup));
+                    Long.toString(maxBytes), "--jit-warmup", Integer.toString(jitWarmup), "--backend", backend,
+                    "--device", device.toString());
         }
 
         private static List<String> opList(String value) {

@@ -1,6 +1,7 @@
 package io.tensorbus.workloads.bench;
 
 import io.tensorbus.DType;
+import io.tensorbus.Device;
 import io.tensorbus.c10d.ReduceOp;
 import io.tensorbus.distributed.ProcessGroup;
 import io.tensorbus.tensor.Tensor;
@@ -28,15 +29,18 @@ public final class CollectivesWorker {
     /** Runs the measurements of this rank (environment as set by {@code tensorbus launch}). */
     public static void main(String[] args) throws Exception {
         CollectivesBench.Options options = CollectivesBench.Options.parse(List.of(args));
-        ProcessGroup pg = MultiProcessBench.join();
+        ProcessGroup pg = MultiProcessBench.join(options.backend());
         try {
             for (String op : options.ops()) {
-                jitWarmup(pg, op, options.jitWarmup());
+                jitWarmup(pg, op, options.jitWarmup(), options.device());
             }
             for (String op : options.ops()) {
                 for (long nbytes : CollectivesBench.SIZES) {
                     if (nbytes <= options.maxBytes()) {
-                        Measurement m = measure(pg, op, (int) (nbytes / 4));
+                        Measurement m = measure(pg, op, (int) (nbytes / 4), options.device());
+                        if (options.namesPlacement()) {
+                            m.with("backend", options.backend()).with("device", options.device().toString());
+                        }
                         if (pg.rank() == 0) {
                             MultiProcessBench.report(m);
                         }
@@ -49,13 +53,13 @@ public final class CollectivesWorker {
         }
     }
 
-    /** One (operation, size) measurement of the anchor. */
-    static Measurement measure(ProcessGroup pg, String op, int n) {
+    /** One (operation, size) measurement of the anchor, the tensors on {@code device}. */
+    static Measurement measure(ProcessGroup pg, String op, int n, Device device) {
         int world = pg.size();
-        Tensor t = Tensor.ones(n);
+        Tensor t = Tensor.ones(device, DType.FLOAT32, n);
         List<Tensor> outs = new ArrayList<>(world);
         for (int r = 0; r < world; r++) {
-            outs.add(Tensor.empty(DType.FLOAT32, n));
+            outs.add(Tensor.empty(device, DType.FLOAT32, n));
         }
         long nbytes = 4L * n;
         check(pg, op, t, outs);
@@ -116,12 +120,12 @@ public final class CollectivesWorker {
     }
 
     /** {@code rounds} calls of {@code op} at 4 KiB, and a tenth as many at 256 KiB, each after a barrier. */
-    private static void jitWarmup(ProcessGroup pg, String op, int rounds) {
+    private static void jitWarmup(ProcessGroup pg, String op, int rounds, Device device) {
         for (int[] shape : new int[][] {{1024, rounds}, {65536, rounds / 10}}) {
-            Tensor t = Tensor.ones(shape[0]);
+            Tensor t = Tensor.ones(device, DType.FLOAT32, shape[0]);
             List<Tensor> outs = new ArrayList<>();
             for (int r = 0; r < pg.size(); r++) {
-                outs.add(Tensor.empty(DType.FLOAT32, shape[0]));
+                outs.add(Tensor.empty(device, DType.FLOAT32, shape[0]));
             }
             Runnable once = operation(pg, op, t, outs);
             for (int i = 0; i < shape[1]; i++) {

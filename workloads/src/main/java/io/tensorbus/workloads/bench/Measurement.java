@@ -27,6 +27,15 @@ public final class Measurement {
     }
 
     /** Adds an integer value, such as {@code threads=2}. */
+    public Measurement with(String key, String value) {
+        if (value == null || value.isEmpty() || value.chars().anyMatch(Character::isWhitespace)) {
+            throw new IllegalArgumentException(key + " must be one word, got '" + value + "'");
+        }
+        fields.add(new String[] {key, value});
+        return this;
+    }
+
+    /** Adds {@code key=value}. */
     public Measurement with(String key, long value) {
         fields.add(new String[] {key, Long.toString(value)});
         return this;

@@ -60,6 +60,9 @@ final class MultiProcessBench {
      *
      * @throws IllegalArgumentException when the line is not in that format
      */
+    /** The keys whose values are words, not numbers. */
+    private static final java.util.Set<String> WORD_KEYS = java.util.Set.of("backend", "device", "schedule");
+
     static Measurement parse(String line) {
         String[] parts = line.trim().split(" +");
         if (parts.length < 2) {
@@ -73,6 +76,10 @@ final class MultiProcessBench {
             }
             String key = parts[i].substring(0, eq);
             String value = parts[i].substring(eq + 1);
+            if (WORD_KEYS.contains(key)) {
+                m.with(key, value);
+                continue;
+            }
             try {
                 int dot = value.indexOf('.');
                 if (dot < 0) {
@@ -173,8 +180,14 @@ final class MultiProcessBench {
 
     /** One compute thread, as the anchors' {@code torch.set_num_threads(1)}, then {@code env://} set-up. */
     static ProcessGroup join() {
+        return join("tcp");
+    }
+
+    /** {@link #join()} on the backend called {@code backend}. */
+    static ProcessGroup join(String backend) {
         Threads.set(1);
-        return Distributed.initProcessGroup(InitOptions.builder().timeout(OPERATION_TIMEOUT).build()).await();
+        return Distributed.initProcessGroup(InitOptions.builder().backend(backend).timeout(OPERATION_TIMEOUT).build())
+                .await();
     }
 
     /** The group's ranks meet once more, so that none closes its connections while another still reads. */

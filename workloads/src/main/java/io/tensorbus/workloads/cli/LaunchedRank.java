@@ -123,12 +123,27 @@ final class LaunchedRank {
         env.put("GROUP_RANK", Integer.toString(o.nodeRank()));
         env.put("MASTER_ADDR", o.masterAddr());
         env.put("MASTER_PORT", Integer.toString(port));
+        env.put(POCL_CACHE_DIR, poclCacheDir(env.get(POCL_CACHE_DIR), rank));
         if (o.hostsStore()) {
             env.put("TENSORBUS_STORE_HOSTED", "1");
         } else {
             // Inherited from an enclosing launch, it would send rank 0 to a store nobody hosts.
             env.remove("TENSORBUS_STORE_HOSTED");
         }
+    }
+
+    /** pocl's kernel cache directory, which its processes must not share (it crashes when they do). */
+    static final String POCL_CACHE_DIR = "POCL_CACHE_DIR";
+
+    /**
+     * The kernel cache of rank {@code rank} for pocl, the CPU OpenCL driver: a folder of its own under the one the
+     * user chose, or under the temporary directory.
+     */
+    static String poclCacheDir(String userDir, int rank) {
+        String base = userDir != null && !userDir.isBlank() ? userDir
+                : java.nio.file.Path.of(System.getProperty("java.io.tmpdir"), "tensorbus-pocl-" + ProcessHandle.current().pid())
+                        .toString();
+        return java.nio.file.Path.of(base, "rank" + rank).toString();
     }
 
     private static String javaExecutable() {

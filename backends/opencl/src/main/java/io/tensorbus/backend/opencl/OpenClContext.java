@@ -33,6 +33,8 @@ import static org.jocl.CL.CL_MEM_READ_WRITE;
 final class OpenClContext {
     /** Global work sizes are rounded up to this, so that the driver can pick a useful work-group size. */
     private static final long GROUP = 256;
+    /** At most this much scratch memory is kept for reuse, in bytes. */
+    private static final long MAX_SCRATCH_BYTES = 256L << 20;
 
     private final Device device;
     private final cl_context context;
@@ -42,6 +44,12 @@ final class OpenClContext {
     private final String buildOptions;
     private final Executor completions;
     private final Map<String, cl_kernel> kernels = new ConcurrentHashMap<>();
+    /** The work-group size of every element-wise launch: one size, so that drivers that specialise per size
+     *  (pocl compiles a work-group function for each) compile each kernel once. */
+    private final long groupSize;
+    /** Device scratch memory of finished reductions, kept for the next ones, by size in bytes. */
+    private final Map<Long, java.util.ArrayDeque<cl_mem>> scratch = new java.util.HashMap<>();
+    private long scratchBytes;
     /** The collectives' program and the tensors' (built only when a tensor op first runs here). */
     private volatile cl_program collectives;
     private volatile cl_program tensors;
@@ -55,6 +63,39 @@ final class OpenClContext {
         this.buildOptions = correctDivision ? OpenClKernels.CORRECT_DIVISION : "";
         this.completions = completions;
         this.queue = CL.clCreateCommandQueueWithProperties(context, deviceId, null, null);
+        long[] max = new long[1];
+        CL.clGetDeviceInfo(deviceId, CL.CL_DEVICE_MAX_WORK_GROUP_SIZE, Sizeof.size_t, Pointer.to(max), null);
+        this.groupSize = Math.max(1, Math.min(GROUP, max[0]));
+    }
+
+    /** A read-only memory object over native host memory, which stays untouched until the commands using it end. */
+    cl_mem hostView(MemorySegment host) {
+        return CL.clCreateBuffer(context, CL.CL_MEM_READ_ONLY | CL.CL_MEM_USE_HOST_PTR, host.byteSize(),
+                Pointer.to(host.asByteBuffer()), null);
+    }
+
+    /**
+     * Scratch memory of {@code bytes} bytes (not zeroed): a buffer an earlier reduction gave back, else a new one.
+     * Fresh memory costs page faults on first touch (pocl: 8 ms to reduce 16 MiB into new memory, 0.3 ms into
+     * used), so a collective's chunks reuse the same few buffers.
+     */
+    synchronized cl_mem takeScratch(long bytes) {
+        java.util.ArrayDeque<cl_mem> free = scratch.get(bytes);
+        if (free != null && !free.isEmpty()) {
+            scratchBytes -= bytes;
+            return free.pop();
+        }
+        return CL.clCreateBuffer(context, CL_MEM_READ_WRITE, bytes, null, null);
+    }
+
+    /** Gives scratch memory back once the commands that used it finished; beyond a bound it is freed. */
+    synchronized void giveScratch(cl_mem mem, long bytes) {
+        if (scratchBytes + bytes > MAX_SCRATCH_BYTES) {
+            CL.clReleaseMemObject(mem);
+            return;
+        }
+        scratch.computeIfAbsent(bytes, b -> new java.util.ArrayDeque<>()).push(mem);
+        scratchBytes += bytes;
     }
 
     Device device() {
@@ -113,7 +154,7 @@ final class OpenClContext {
      * {@code ulong}) and {@link Integer}s. {@code keepAlive} stays reachable until the kernel finished.
      */
     CompletableFuture<Void> run(String name, long n, Object keepAlive, Object... args) {
-        return launch(name, (n + GROUP - 1) / GROUP * GROUP, null, keepAlive, args);
+        return launch(name, (n + groupSize - 1) / groupSize * groupSize, new long[] {groupSize}, keepAlive, args);
     }
 
     /** Runs kernel {@code name} as one work-group of {@code items} work items (a reduction to one value). */
@@ -224,6 +265,10 @@ final class OpenClContext {
     void close() {
         kernels.values().forEach(CL::clReleaseKernel);
         kernels.clear();
+        synchronized (this) {
+            scratch.values().forEach(q -> q.forEach(CL::clReleaseMemObject));
+            scratch.clear();
+        }
         for (cl_program p : new cl_program[] {collectives, tensors}) {
             if (p != null) {
                 CL.clReleaseProgram(p);

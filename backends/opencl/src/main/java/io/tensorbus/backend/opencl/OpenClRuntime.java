@@ -301,12 +301,21 @@ public final class OpenClRuntime implements DeviceRuntime {
                 return a.context().run(OpenClKernels.reduce(acc.dtype()), n, null, a.mem(), accOffset / e, s.mem(),
                         srcOffset / e, n, op.ordinal());
             }
-            // The operand is elsewhere (host memory, another context): bring it next to the accumulator first.
-            OpenClBuffer staged = (OpenClBuffer) allocateIn(a.context(), acc.dtype(), n);
+            OpenClContext c = a.context();
+            if (src.isHost() && src.segment().isNative()) {
+                // The kernel reads host memory in place: no copy on a CPU device (pocl), one by the driver on a GPU.
+                MemorySegment bytesIn = src.segment().asSlice(srcOffset, bytes);
+                cl_mem view = c.hostView(bytesIn);
+                return c.run(OpenClKernels.reduce(acc.dtype()), n, bytesIn, a.mem(), accOffset / e, view, 0L, n,
+                        op.ordinal()).whenComplete((v, t) -> CL.clReleaseMemObject(view));
+            }
+            // The operand is in another context: bring it next to the accumulator first.
+            cl_mem scratch = c.takeScratch(bytes);
+            OpenClBuffer staged = new OpenClBuffer(c, scratch, acc.dtype(), new long[] {n}, false);
             return copy(src, srcOffset, staged, 0, bytes)
-                    .thenCompose(v -> a.context().run(OpenClKernels.reduce(acc.dtype()), n, staged, a.mem(),
-                            accOffset / e, staged.mem(), 0L, n, op.ordinal()))
-                    .whenComplete((v, t) -> staged.release());
+                    .thenCompose(v -> c.run(OpenClKernels.reduce(acc.dtype()), n, null, a.mem(), accOffset / e,
+                            scratch, 0L, n, op.ordinal()))
+                    .whenComplete((v, t) -> c.giveScratch(scratch, bytes));
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
         }
@@ -372,9 +381,6 @@ public final class OpenClRuntime implements DeviceRuntime {
         return copy;
     }
 
-    private DeviceBuffer allocateIn(OpenClContext c, DType dtype, long n) {
-        return new OpenClBuffer(c, c.allocate(n * dtype.byteSize()), dtype, new long[] {n}, true);
-    }
 
     private OpenClBuffer own(DeviceBuffer b) {
         if (b instanceof OpenClBuffer o) {

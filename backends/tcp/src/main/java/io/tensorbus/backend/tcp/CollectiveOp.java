@@ -55,6 +55,7 @@ final class CollectiveOp {
     Future<Void> send(int peer, long tag, Region region) {
         return backend.hostBytes(region).compose(bytes -> backend.connection(peer)
                 .write(call.frame(sequence, tag, bytes.byteSize(), backend.groupHash()), bytes)
+                .andThen(ar -> backend.doneWith(region, bytes))
                 .recover(e -> Future.failedFuture(backend.writeFailed(peer, this, e))));
     }
 
@@ -63,8 +64,9 @@ final class CollectiveOp {
         if (region.isHost()) {
             return expect(peer, tag, Sink.copyInto(region.segment()));
         }
-        MemorySegment staging = staging(region.byteSize());
-        return expect(peer, tag, Sink.copyInto(staging)).compose(v -> backend.upload(staging, region));
+        MemorySegment staging = backend.staging().take(region.byteSize());
+        return expect(peer, tag, Sink.copyInto(staging)).compose(v -> backend.upload(staging, region))
+                .andThen(ar -> backend.staging().give(staging));
     }
 
     /** Receives the message {@code tag} from {@code peer} and combines it into {@code acc} with {@code op}. */
@@ -72,8 +74,9 @@ final class CollectiveOp {
         if (acc.isHost()) {
             return expect(peer, tag, Sink.reduceInto(acc.segment(), op, dtype));
         }
-        MemorySegment staging = staging(acc.byteSize());
-        return expect(peer, tag, Sink.copyInto(staging)).compose(v -> reduce(acc, Region.host(staging), op, dtype));
+        MemorySegment staging = backend.staging().take(acc.byteSize());
+        return expect(peer, tag, Sink.copyInto(staging)).compose(v -> reduce(acc, Region.host(staging), op, dtype))
+                .andThen(ar -> backend.staging().give(staging));
     }
 
     private Future<Void> expect(int peer, long tag, Sink sink) {
@@ -90,6 +93,7 @@ final class CollectiveOp {
             // A device operand into a host accumulator: fetch it, then reduce on the host.
             return backend.hostBytes(src).map(bytes -> {
                 HostReductions.reduceInto(op, dtype, acc.segment(), bytes);
+                backend.doneWith(src, bytes);
                 return null;
             });
         }
@@ -107,6 +111,7 @@ final class CollectiveOp {
         if (dst.isHost()) {
             return backend.hostBytes(src).map(bytes -> {
                 dst.segment().copyFrom(bytes);
+                backend.doneWith(src, bytes);
                 return null;
             });
         }
@@ -154,10 +159,6 @@ final class CollectiveOp {
                 : Arena.ofAuto().allocate(bytes, 64);
     }
 
-    /** Native host memory that device copies can use asynchronously. */
-    static MemorySegment staging(long bytes) {
-        return Arena.ofAuto().allocate(Math.max(1, bytes), 64).asSlice(0, bytes);
-    }
 
     /** The message tag of step {@code step} of phase {@code phase}, chunk {@code chunk}. */
     static long tag(int phase, int step, int chunk) {

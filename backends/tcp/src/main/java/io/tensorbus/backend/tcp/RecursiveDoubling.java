@@ -48,10 +48,16 @@ final class RecursiveDoubling {
     private static Future<Void> exchange(CollectiveOp op, int partner, long tag, Region buf,
                                          ReduceOp reduceOp, DType dtype) {
         // Device memory reduces from native memory without a further copy; host memory from a cheap heap array.
-        Region theirs = Region.host(buf.isHost() ? CollectiveOp.scratch(buf.byteSize())
-                : CollectiveOp.staging(buf.byteSize()));
-        Future<Void> recv = op.recvInto(partner, tag, theirs);
+        if (buf.isHost()) {
+            Region theirs = Region.host(CollectiveOp.scratch(buf.byteSize()));
+            Future<Void> recv = op.recvInto(partner, tag, theirs);
+            Future<Void> send = op.send(partner, tag, buf);
+            return Future.all(send, recv).compose(v -> op.reduce(buf, theirs, reduceOp, dtype));
+        }
+        // Device memory: the send stages the buffer's bytes before anything changes it, so the partner's
+        // message can be reduced into the device buffer as it arrives.
         Future<Void> send = op.send(partner, tag, buf);
-        return Future.all(send, recv).compose(v -> op.reduce(buf, theirs, reduceOp, dtype));
+        Future<Void> recv = send.compose(v -> op.recvReduce(partner, tag, buf, reduceOp, dtype));
+        return recv;
     }
 }

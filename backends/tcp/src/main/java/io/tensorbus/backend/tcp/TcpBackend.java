@@ -43,6 +43,7 @@ final class TcpBackend implements Backend {
     private final VertxInternal vertx;
     private final ContextInternal context;
     private final Router router = new Router();
+    private final StagingPool staging = new StagingPool();
     private final PeerConnection[] peers;
     private final AtomicLong calls = new AtomicLong();
     private final Map<Long, CollectiveOp> active = new HashMap<>();
@@ -153,7 +154,12 @@ final class TcpBackend implements Backend {
             Frame header = new Frame(Frame.DATA, Opcode.SEND.code, buffer.dtype().ordinal(), Frame.NO_REDUCE, -1, -1,
                     tag, buffer.numel(), 0, groupHash, buffer.byteSize(), 0);
             long timer = vertx.setTimer(options.timeout().toMillis(), id -> promise.tryFail(p2pTimeout("send to", dst, tag)));
-            writeInOrder(dst, header, hostBytes(Region.of(buffer))).onComplete(ar -> {
+            Region region = Region.of(buffer);
+            Future<MemorySegment> bytes = hostBytes(region);
+            writeInOrder(dst, header, bytes).onComplete(ar -> {
+                if (bytes.succeeded()) {
+                    doneWith(region, bytes.result());
+                }
                 vertx.cancelTimer(timer);
                 if (ar.succeeded()) {
                     promise.tryComplete();
@@ -172,7 +178,7 @@ final class TcpBackend implements Backend {
             if (failIfBroken(promise, "recv from " + (src < 0 ? "any rank" : who(src)))) {
                 return;
             }
-            MemorySegment landing = buffer.isHost() ? buffer.segment() : CollectiveOp.staging(buffer.byteSize());
+            MemorySegment landing = buffer.isHost() ? buffer.segment() : staging.take(buffer.byteSize());
             Router.Pending p = router.expectP2p(src, tag, Sink.copyInto(landing), buffer.dtype());
             if (src >= 0 && gone[src] && router.unmatched(p)) {
                 // Nothing more can come from a rank that left (what it sent before is matched above).
@@ -189,7 +195,10 @@ final class TcpBackend implements Backend {
                 if (ar.failed() || buffer.isHost()) {
                     promise.handle(ar);
                 } else {
-                    upload(landing, Region.of(buffer)).onComplete(up -> promise.handle(up.map(ar.result())));
+                    upload(landing, Region.of(buffer)).onComplete(up -> {
+                        staging.give(landing);
+                        promise.handle(up.map(ar.result()));
+                    });
                 }
             });
         });
@@ -335,9 +344,21 @@ final class TcpBackend implements Backend {
         if (region.isHost()) {
             return Future.succeededFuture(region.segment());
         }
-        MemorySegment staging = CollectiveOp.staging(region.byteSize());
+        MemorySegment staging = this.staging.take(region.byteSize());
         return onLoop(region.runtime().copy(region.buffer(), region.offset(), Region.asBuffer(staging, region.dtype()),
                 0, region.byteSize())).map(staging);
+    }
+
+    /** Gives back what {@link #hostBytes} staged for {@code region} once its bytes are no longer needed. */
+    void doneWith(Region region, MemorySegment bytes) {
+        if (!region.isHost()) {
+            staging.give(bytes);
+        }
+    }
+
+    /** The host memory device regions are staged in. */
+    StagingPool staging() {
+        return staging;
     }
 
     /** Copies host {@code bytes} into device region {@code dst}. */
