@@ -1,6 +1,8 @@
 package io.tensorbus.workloads.cli;
 
 import io.tensorbus.spi.BackendProvider;
+import io.tensorbus.spi.DeviceInfo;
+import io.tensorbus.spi.DeviceRuntimeProvider;
 import io.tensorbus.tensor.Threads;
 import java.io.IOException;
 import java.io.InputStream;
@@ -11,7 +13,8 @@ import jdk.incubator.vector.VectorSpecies;
 
 /**
  * {@code tensorbus info}: what this JVM offers the kernels (JDK, cores, Vector API width), which
- * tensorbus build runs, and the communication backends {@link java.util.ServiceLoader} found.
+ * tensorbus build runs, the devices of every device runtime (OpenCL platforms and devices; or why a runtime has
+ * none) and the communication backends {@link java.util.ServiceLoader} found.
  */
 public final class Info {
     private Info() {
@@ -28,6 +31,20 @@ public final class Info {
         out.println("compute threads: " + Threads.get());
         out.println("vector species (preferred): " + species.length() + " float lanes, " + species.vectorBitSize()
                 + " bits");
+        for (DeviceRuntimeProvider p : DeviceRuntimeProvider.all()) {
+            if (!p.isAvailable()) {
+                Throwable cause = p.unavailabilityCause();
+                out.println("devices " + p.type() + ": none (" + (cause == null ? "no reason given" : cause.getMessage())
+                        + ")");
+                continue;
+            }
+            for (DeviceInfo d : p.runtime().devices()) {
+                out.println("device " + d);
+            }
+        }
+        if (DeviceRuntimeProvider.all().stream().noneMatch(p -> p.type().equals("cuda"))) {
+            out.println("devices cuda: none (no CUDA runtime on the class path: the nccl backend is not built yet)");
+        }
         for (BackendProvider p : BackendProvider.all()) {
             Throwable cause = p.isAvailable() ? null : p.unavailabilityCause();
             out.println("backend " + p.name() + ": " + (cause == null && p.isAvailable() ? "available"
