@@ -43,7 +43,7 @@ public final class Info {
             }
         }
         if (DeviceRuntimeProvider.all().stream().noneMatch(p -> p.type().equals("cuda"))) {
-            out.println("devices cuda: none (no CUDA runtime on the class path: the nccl backend is not built yet)");
+            out.println("devices cuda: none (tensorbus has no CUDA device runtime yet)");
         }
         for (BackendProvider p : BackendProvider.all()) {
             Throwable cause = p.isAvailable() ? null : p.unavailabilityCause();
