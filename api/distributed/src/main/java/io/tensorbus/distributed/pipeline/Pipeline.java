@@ -61,6 +61,8 @@ public final class Pipeline implements AutoCloseable {
     private final List<RRef<Module>> stages;
     private final int microBatches;
     private final Schedule schedule;
+    /** The number of the next micro-batch, over the pipeline's life. */
+    private final java.util.concurrent.atomic.AtomicLong tickets = new java.util.concurrent.atomic.AtomicLong();
 
     private Pipeline(RpcAgent agent, List<RRef<Module>> stages, int microBatches, Schedule schedule) {
         this.agent = agent;
@@ -235,17 +237,19 @@ public final class Pipeline implements AutoCloseable {
      * the worker that made it until the next one fetched it.
      */
     private Flight through(Tensor x) {
+        // Every stage runs the micro-batches in this order (StageTurns).
+        long ticket = tickets.getAndIncrement();
         Object input = x;
         List<RRef<Tensor>> hops = new ArrayList<>();
         int last = stages.size() - 1;
         for (int k = 0; k < last; k++) {
             RRef<Tensor> out = agent.remote(stages.get(k).owner(), agent.options().timeout(), PipelineStages.FORWARD,
-                    stages.get(k), input);
+                    stages.get(k), input, ticket);
             hops.add(out);
             input = out;
         }
         return new Flight(agent.rpcAsync(stages.get(last).owner(), agent.options().timeout(), PipelineStages.FORWARD,
-                stages.get(last), input), hops);
+                stages.get(last), input, ticket), hops);
     }
 
     /**

@@ -32,6 +32,9 @@ public final class PipelineStages implements RpcFunctionLibrary {
      */
     private final Map<Module, List<RRef<Tensor>>> parameterHandles = new ConcurrentHashMap<>();
 
+    /** Each stage's micro-batch order, by identity of the stage. */
+    private static final Map<Module, StageTurns> TURNS = new ConcurrentHashMap<>();
+
     /** Made by {@link java.util.ServiceLoader}. */
     public PipelineStages() {
     }
@@ -48,7 +51,9 @@ public final class PipelineStages implements RpcFunctionLibrary {
             }));
         }).register(RELEASE, args -> {
             check(args, 1);
-            List<RRef<Tensor>> handles = parameterHandles.remove(stage(args.get(0)));
+            Module stage = stage(args.get(0));
+            TURNS.remove(stage);
+            List<RRef<Tensor>> handles = parameterHandles.remove(stage);
             if (handles != null) {
                 handles.forEach(RRef::close);
             }
@@ -57,15 +62,23 @@ public final class PipelineStages implements RpcFunctionLibrary {
     }
 
     /**
-     * Runs the stage on the input; one micro-batch at a time per stage (the seed's lock), so that micro-batches
-     * arriving together take turns as they would on one device.
+     * Runs the stage on the input; one micro-batch at a time per stage (the seed's lock), in the order the driver
+     * numbered them ({@code args: stage, input, micro-batch number}), so that micro-batches arriving together
+     * take turns as they would on one device, and always the same turns.
      */
-    private static Tensor forward(List<Object> args) {
-        check(args, 2);
+    private static Tensor forward(List<Object> args) throws InterruptedException {
+        check(args, 3);
         Module stage = stage(args.get(0));
         Tensor input = input(args.get(1));
-        synchronized (stage) {
-            return stage.forward(input);
+        long ticket = ((Number) args.get(2)).longValue();
+        StageTurns turns = TURNS.computeIfAbsent(stage, s -> new StageTurns());
+        turns.await(ticket);
+        try {
+            synchronized (stage) {
+                return stage.forward(input);
+            }
+        } finally {
+            turns.done(ticket);
         }
     }
 
