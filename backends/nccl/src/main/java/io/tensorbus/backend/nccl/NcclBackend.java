@@ -1,8 +1,10 @@
 package io.tensorbus.backend.nccl;
 
 import io.tensorbus.DType;
+import io.tensorbus.c10d.CollectiveMismatchException;
 import io.tensorbus.c10d.CommunicationException;
 import io.tensorbus.c10d.CommunicationTimeoutException;
+import io.tensorbus.c10d.PeerLostException;
 import io.tensorbus.c10d.ReduceOp;
 import io.tensorbus.spi.Backend;
 import io.tensorbus.spi.BackendOptions;
@@ -38,6 +40,8 @@ final class NcclBackend implements Backend {
     private final AtomicLong collectives = new AtomicLong();
     private volatile CommunicationException broken;
     private volatile boolean closed;
+    /** The tcp group that checks collectives and watches peers, or null without one. */
+    private volatile NcclShadow shadow;
 
     /**
      * @param barrierBuffer a one-element float32 CUDA buffer that {@link #barrier()} all-reduces
@@ -53,6 +57,11 @@ final class NcclBackend implements Backend {
                 .name("tensorbus-nccl-issue-" + name).factory());
         this.watchdog = new NcclWatchdog(name, nccl, comm, stream, options.timeout(), this::abort);
         watchdog.start();
+    }
+
+    /** Checks every later collective and watches the peers through {@code checks} ({@link NcclShadow}). */
+    void useShadow(NcclShadow checks) {
+        this.shadow = checks;
     }
 
     @Override
@@ -74,7 +83,7 @@ final class NcclBackend implements Backend {
 
     @Override
     public Future<Void> send(DeviceBuffer buffer, int dst, int tag) {
-        return enqueue("send(" + buffer + ") to rank " + dst, false,
+        return enqueue("send(" + buffer + ") to rank " + dst, null,
                 () -> nccl.send(address(buffer), buffer.numel(), dtype(buffer), dst, comm, stream.handle()));
     }
 
@@ -84,7 +93,7 @@ final class NcclBackend implements Backend {
             return Future.failedFuture(new IllegalArgumentException("recv from any rank is not supported by the nccl "
                     + "backend (NCCL receives from a named peer); name the source rank"));
         }
-        return enqueue("recv(" + buffer + ") from rank " + src, false,
+        return enqueue("recv(" + buffer + ") from rank " + src, null,
                 () -> nccl.recv(address(buffer), buffer.numel(), dtype(buffer), src, comm, stream.handle()))
                 .map(src);
     }
@@ -93,7 +102,7 @@ final class NcclBackend implements Backend {
 
     @Override
     public Future<Void> broadcast(DeviceBuffer buffer, int root) {
-        return enqueue("broadcast(" + buffer + ", root=" + root + ")", true, () -> {
+        return enqueue("broadcast(" + buffer + ", root=" + root + ")", fingerprint("broadcast", buffer, root, null), () -> {
             long p = address(buffer);
             nccl.broadcast(p, p, buffer.numel(), dtype(buffer), root, comm, stream.handle());
         });
@@ -101,7 +110,7 @@ final class NcclBackend implements Backend {
 
     @Override
     public Future<Void> allReduce(DeviceBuffer buffer, ReduceOp op) {
-        return enqueue("allReduce(" + buffer + ", " + op + ")", true, () -> {
+        return enqueue("allReduce(" + buffer + ", " + op + ")", fingerprint("allReduce", buffer, -1, op), () -> {
             long p = address(buffer);
             nccl.allReduce(p, p, buffer.numel(), dtype(buffer), NcclConstants.redOp(op, buffer.dtype()), comm,
                     stream.handle());
@@ -110,7 +119,8 @@ final class NcclBackend implements Backend {
 
     @Override
     public Future<Void> reduce(DeviceBuffer buffer, int root, ReduceOp op) {
-        return enqueue("reduce(" + buffer + ", " + op + ", root=" + root + ")", true, () -> {
+        return enqueue("reduce(" + buffer + ", " + op + ", root=" + root + ")", fingerprint("reduce", buffer, root, op),
+                () -> {
             long p = address(buffer);
             nccl.reduce(p, p, buffer.numel(), dtype(buffer), NcclConstants.redOp(op, buffer.dtype()), root, comm,
                     stream.handle());
@@ -119,7 +129,7 @@ final class NcclBackend implements Backend {
 
     @Override
     public Future<Void> allGather(List<DeviceBuffer> outputs, DeviceBuffer input) {
-        return enqueue("allGather(" + input + ")", true, () -> grouped(() -> {
+        return enqueue("allGather(" + input + ")", fingerprint("allGather", input, -1, null), () -> grouped(() -> {
             long in = address(input);
             for (int r = 0; r < size(); r++) {
                 // Rank r's input reaches every rank's outputs[r]: one broadcast per rank, launched together.
@@ -131,7 +141,8 @@ final class NcclBackend implements Backend {
 
     @Override
     public Future<Void> gather(List<DeviceBuffer> outputs, DeviceBuffer input, int root) {
-        return enqueue("gather(" + input + ", root=" + root + ")", true, () -> grouped(() -> {
+        return enqueue("gather(" + input + ", root=" + root + ")", fingerprint("gather", input, root, null),
+                () -> grouped(() -> {
             nccl.send(address(input), input.numel(), dtype(input), root, comm, stream.handle());
             if (rank() == root) {
                 for (int r = 0; r < size(); r++) {
@@ -143,7 +154,8 @@ final class NcclBackend implements Backend {
 
     @Override
     public Future<Void> scatter(DeviceBuffer output, List<DeviceBuffer> inputs, int root) {
-        return enqueue("scatter(" + output + ", root=" + root + ")", true, () -> grouped(() -> {
+        return enqueue("scatter(" + output + ", root=" + root + ")", fingerprint("scatter", output, root, null),
+                () -> grouped(() -> {
             if (rank() == root) {
                 for (int r = 0; r < size(); r++) {
                     nccl.send(address(inputs.get(r)), output.numel(), dtype(output), r, comm, stream.handle());
@@ -155,7 +167,8 @@ final class NcclBackend implements Backend {
 
     @Override
     public Future<Void> reduceScatter(DeviceBuffer output, List<DeviceBuffer> inputs, ReduceOp op) {
-        return enqueue("reduceScatter(" + output + ", " + op + ")", true, () -> grouped(() -> {
+        return enqueue("reduceScatter(" + output + ", " + op + ")", fingerprint("reduceScatter", output, -1, op),
+                () -> grouped(() -> {
             int redOp = NcclConstants.redOp(op, output.dtype());
             for (int r = 0; r < size(); r++) {
                 // Block r of every rank is reduced onto rank r's output.
@@ -167,7 +180,7 @@ final class NcclBackend implements Backend {
 
     @Override
     public Future<Void> allToAll(List<DeviceBuffer> outputs, List<DeviceBuffer> inputs) {
-        return enqueue("allToAll", true, () -> grouped(() -> {
+        return enqueue("allToAll", fingerprint("allToAll", null, -1, null), () -> grouped(() -> {
             for (int r = 0; r < size(); r++) {
                 DeviceBuffer in = inputs.get(r);
                 DeviceBuffer out = outputs.get(r);
@@ -180,7 +193,7 @@ final class NcclBackend implements Backend {
     @Override
     public Future<Void> barrier() {
         // As PyTorch's NCCL barrier: an all-reduce of one element, which no rank finishes before all started it.
-        return enqueue("barrier", true, () -> {
+        return enqueue("barrier", fingerprint("barrier", null, -1, null), () -> {
             long p = address(barrierBuffer);
             nccl.allReduce(p, p, 1, NcclConstants.FLOAT32, NcclConstants.SUM, comm, stream.handle());
         });
@@ -197,6 +210,8 @@ final class NcclBackend implements Backend {
             return Future.succeededFuture();
         }
         closed = true;
+        NcclShadow checks = shadow;
+        Future<Void> checksClosed = checks == null ? Future.succeededFuture() : checks.close();
         try {
             issuer.execute(() -> {
                 NcclWork[] pending = watchdog.drain();
@@ -223,7 +238,7 @@ final class NcclBackend implements Backend {
             done.complete();
         }
         issuer.shutdown();
-        return done.future();
+        return Future.join(done.future(), checksClosed).mapEmpty();
     }
 
     // ---- machinery ------------------------------------------------------------------------------------------
@@ -243,17 +258,30 @@ final class NcclBackend implements Backend {
         }
     }
 
-    private Future<Void> enqueue(String what, boolean collective, Calls calls) {
-        long sequence = collective ? collectives.getAndIncrement() : -1;
-        String description = what + (collective ? " #" + sequence : "") + " in group '" + options.groupName() + "'";
+    private static NcclShadow.Fingerprint fingerprint(String op, DeviceBuffer buffer, int root, ReduceOp reduceOp) {
+        return NcclShadow.Fingerprint.of(op, buffer, root, reduceOp);
+    }
+
+    /** Enqueues an operation: a collective when {@code fingerprint} is given, point-to-point when it is null. */
+    private Future<Void> enqueue(String what, NcclShadow.Fingerprint fingerprint, Calls calls) {
         Promise<Void> promise = Promise.promise();
-        if (failIfUnusable(promise, description, sequence)) {
-            return promise.future();
-        }
-        try {
-            issuer.execute(() -> issue(description, sequence, calls, promise));
-        } catch (RejectedExecutionException e) {
-            failIfUnusable(promise, description, sequence);
+        // Numbering, checking and issuing happen in one order on every rank: the order of the calls.
+        synchronized (issuer) {
+            long sequence = fingerprint != null ? collectives.getAndIncrement() : -1;
+            String description = what + (fingerprint != null ? " #" + sequence : "") + " in group '"
+                    + options.groupName() + "'";
+            if (failIfUnusable(promise, description, sequence)) {
+                return promise.future();
+            }
+            NcclShadow checks = shadow;
+            if (checks != null && fingerprint != null) {
+                checks.check(fingerprint, sequence, options.groupName());
+            }
+            try {
+                issuer.execute(() -> issue(description, sequence, calls, promise));
+            } catch (RejectedExecutionException e) {
+                failIfUnusable(promise, description, sequence);
+            }
         }
         return promise.future();
     }
@@ -276,15 +304,24 @@ final class NcclBackend implements Backend {
     }
 
     /** The watchdog's verdict: abort the communicator once, and fail everything pending with the cause. */
-    private synchronized void abort(NcclWatchdog.Failure f) {
-        if (broken != null) {
-            return;
-        }
+    private void abort(NcclWatchdog.Failure f) {
         String cause = f.timedOut() ? f.message() + " (a peer may have died, stalled or called another collective)"
                 : "NCCL reported " + NcclConstants.resultName(f.result()) + ": " + f.message();
         NcclWork oldest = f.oldest();
-        broken = failure(oldest == null ? "the group" : oldest.description(), oldest == null ? -1 : oldest.sequence(),
-                f.result(), cause);
+        abort(failure(oldest == null ? "the group" : oldest.description(), oldest == null ? -1 : oldest.sequence(),
+                f.result(), cause));
+    }
+
+    /**
+     * Breaks the group with {@code cause} (the watchdog's, or the checks': a mismatch or a lost peer): aborts the
+     * communicator once and fails every pending operation with an exception of the same kind naming it.
+     */
+    synchronized void abort(CommunicationException cause) {
+        // After close the communicator is destroyed (or being destroyed): it must not be touched again.
+        if (broken != null || closed) {
+            return;
+        }
+        broken = cause;
         watchdog.stop();
         try {
             nccl.commAbort(comm);
@@ -293,8 +330,24 @@ final class NcclBackend implements Backend {
                     "ncclCommAbort of group '" + options.groupName() + "' failed: " + e);
         }
         for (NcclWork w : watchdog.drain()) {
-            w.promise().tryFail(failure(w.description(), w.sequence(), f.result(), cause));
+            w.promise().tryFail(derived(cause, w.sequence(), w.description() + " failed on rank " + rank() + ": "
+                    + cause.getMessage()));
         }
+    }
+
+    /** An exception of {@code cause}'s kind for another operation, so callers can react to the kind. */
+    private CommunicationException derived(CommunicationException cause, long sequence, String message) {
+        String group = options.groupName();
+        if (cause instanceof PeerLostException p) {
+            return new PeerLostException(group, sequence, p.peer(), message, cause);
+        }
+        if (cause instanceof CommunicationTimeoutException t) {
+            return new CommunicationTimeoutException(group, sequence, message, t.missingRanks());
+        }
+        if (cause instanceof CollectiveMismatchException) {
+            return new CollectiveMismatchException(group, sequence, message);
+        }
+        return new CommunicationException(group, sequence, message, cause);
     }
 
     private CommunicationException failure(String description, long sequence, int result, String cause) {
@@ -306,11 +359,7 @@ final class NcclBackend implements Backend {
     private boolean failIfUnusable(Promise<?> promise, String description, long sequence) {
         CommunicationException b = broken;
         if (b != null) {
-            promise.tryFail(b instanceof CommunicationTimeoutException
-                    ? new CommunicationTimeoutException(options.groupName(), sequence, description + " cannot run on rank "
-                            + rank() + ": " + b.getMessage(), new int[0])
-                    : new CommunicationException(options.groupName(), sequence, description + " cannot run on rank "
-                            + rank() + ": " + b.getMessage(), b));
+            promise.tryFail(derived(b, sequence, description + " cannot run on rank " + rank() + ": " + b.getMessage()));
             return true;
         }
         if (closed) {

@@ -9,7 +9,8 @@ import io.vertx.core.Promise;
  * How the ranks of a group make their NCCL communicator: rank 0 asks NCCL for a unique id and publishes its 128
  * bytes in the c10d store (already scoped to the group), the others read it, and every rank joins with
  * {@code ncclCommInitRank} on a worker thread (it blocks until all ranks joined). A rank that never joins fails
- * the others after the group's timeout instead of leaving them waiting.
+ * the others after the group's timeout instead of leaving them waiting. The ranks then connect the tcp group that
+ * checks their collectives and watches their peers ({@link NcclShadow}).
  */
 final class NcclRendezvous {
     /** The store key of the unique id. */
@@ -25,7 +26,11 @@ final class NcclRendezvous {
                         .compose(bytes -> options.store().set(UNIQUE_ID_KEY, bytes).map(bytes))
                 : options.store().get(UNIQUE_ID_KEY);
         return id.compose(bytes -> initRank(options, nccl, bytes))
-                .map(comm -> new NcclBackend(options, nccl, comm, stream, barrier));
+                .map(comm -> new NcclBackend(options, nccl, comm, stream, barrier))
+                .compose(backend -> NcclShadow.open(options, backend::abort).map(checks -> {
+                    backend.useShadow(checks);
+                    return backend;
+                }));
     }
 
     private static Future<Long> initRank(BackendOptions options, Nccl nccl, byte[] id) {
