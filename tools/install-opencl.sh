@@ -6,7 +6,8 @@ set -uo pipefail
 packages=(pocl-opencl-icd ocl-icd-libopencl1 ocl-icd-opencl-dev)
 missing=()
 for p in "${packages[@]}"; do
-  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+  # A removed package keeps a dpkg entry (its config files): only "install ok installed" counts.
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0
