@@ -34,7 +34,7 @@ class MultiJvmOpenClTest {
         String report = "exit " + code + "\n--- stdout\n" + o + "--- stderr\n" + err.toString(StandardCharsets.UTF_8);
         assertEquals(0, code, report);
         for (int r = 0; r < world; r++) {
-            assertTrue(o.contains("[rank " + r + "] OPENCL OK 7 checks (rank " + r + " of " + world + ")"), report);
+            assertTrue(o.contains("[rank " + r + "] OPENCL OK 8 checks (rank " + r + " of " + world + ")"), report);
         }
     }
 }

@@ -27,7 +27,7 @@ import org.junit.jupiter.api.Assumptions;
  * One rank of the multi-JVM OpenCL check, started by {@code tensorbus launch}: a group on the {@code opencl}
  * backend all-reduces a {@code cl_mem} that plain JOCL code (its own context and queue, as a user's) created and
  * filled, reads the result back with JOCL, then all-reduces, broadcasts and all-gathers tensors on
- * {@code opencl:0} of 4 KiB and 64 MiB. Prints {@code OPENCL OK <n> checks} and exits 0, or
+ * {@code opencl:0} of 4 KiB and 64 MiB, and all-gathers into one device tensor. Prints {@code OPENCL OK <n> checks} and exits 0, or
  * {@code OPENCL FAILED <step>: <error>} and exits 1.
  */
 public final class OpenClCheck {
@@ -95,6 +95,14 @@ public final class OpenClCheck {
                 }
                 checks++;
             }
+            step = "allGatherIntoTensor on opencl:0";
+            Tensor flat = Tensor.zeros(CL0, DType.INT64, world * 5);
+            Vals.await(pg.allGatherIntoTensor(flat, Tensor.full(rank + 1, DType.INT64, CL0, 5)), wait, step);
+            for (int r = 0; r < world; r++) {
+                expect(flat.narrow(0, 5 * r, 5), r + 1, step + " block " + r);
+            }
+            checks++;
+
             step = "destroy";
             Vals.await(pg.destroy(), Duration.ofSeconds(10), step);
             System.out.println("OPENCL OK " + checks + " checks (rank " + rank + " of " + world + ")");

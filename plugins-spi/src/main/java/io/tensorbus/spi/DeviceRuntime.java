@@ -48,6 +48,16 @@ public interface DeviceRuntime {
     DeviceBuffer allocateNear(DeviceBuffer near, DType dtype, long... shape);
 
     /**
+     * A buffer over {@code numel(shape)} elements of {@code dtype} from byte {@code offset} of {@code buffer}, sharing
+     * its memory: a view, which every operation takes like any buffer. Releasing a view does nothing; its memory
+     * lives as long as {@code buffer}'s owner keeps it.
+     *
+     * @throws IllegalArgumentException when the range lies outside the buffer, the offset is not a multiple of
+     *         {@code dtype}'s size, or {@code buffer} is not this runtime's memory
+     */
+    DeviceBuffer view(DeviceBuffer buffer, long offset, DType dtype, long... shape);
+
+    /**
      * Copies {@code bytes} bytes from {@code src} at {@code srcOffset} to {@code dst} at {@code dstOffset}:
      * host to device, device to host or device to device.
      *

@@ -18,8 +18,8 @@ import java.util.concurrent.TimeoutException;
 /**
  * Tensors on devices: moving them between the host and a device, the element-wise arithmetic, fills, copies,
  * casts and whole-tensor sums that device runtimes compute, and the refusal of everything else. Device tensors
- * here are dense: their elements fill their storage from offset 0 (as every tensor made on a device or moved
- * there is, and reshapes of them); strided views of device memory are refused.
+ * here are contiguous: all of their storage or a contiguous part of it (a narrow on the first dimension, a
+ * select, a split); strided views of device memory are refused.
  *
  * <p>Each operation waits for its device work before it returns (with a deadline), so a device tensor behaves
  * as a CPU tensor to its caller: errors surface where the operation was called, and the result is ready.
@@ -29,7 +29,7 @@ final class DeviceOps {
     /** How long one device operation may take before the caller gets a timeout, in minutes. */
     private static final long DEVICE_WAIT_MINUTES = 10;
     private static final String SUPPORTED = "add, sub, mul, div, neg and their in-place forms, filli, zeroi, copyi, "
-            + "clone, to(DType), sum(), mean(), reshape/view, item and toXxxArray";
+            + "clone, to(DType), sum(), mean(), reshape/view, contiguous narrow/select/split, item and toXxxArray";
 
     /** The classes a user calls: the outermost frame of one names the operation in a refusal. */
     private static final java.util.regex.Pattern API = java.util.regex.Pattern.compile(
@@ -218,7 +218,7 @@ final class DeviceOps {
                     + Shapes.str(dst.shape()) + " or one element, got " + Shapes.str(src.shape()));
         }
         Tensor c = cast(s, dst.dtype());
-        await(runtime(dst).copy(buffer(c, "copyi"), 0, buffer(dst, "copyi"), 0, dst.storage().byteSize()), "copyi", dst);
+        await(runtime(dst).copy(buffer(c, "copyi"), 0, buffer(dst, "copyi"), 0, bytes(dst)), "copyi", dst);
         dst.storage().bumpVersion();
         return dst;
     }
@@ -226,7 +226,7 @@ final class DeviceOps {
     static Tensor clone(Tensor t) {
         refuseGrad("clone", t);
         Tensor out = emptyNear(t, t.dtype(), t.shape());
-        await(runtime(t).copy(buffer(t, "clone"), 0, buffer(out, "clone"), 0, out.storage().byteSize()), "clone", t);
+        await(runtime(t).copy(buffer(t, "clone"), 0, buffer(out, "clone"), 0, bytes(t)), "clone", t);
         return out;
     }
 
@@ -269,12 +269,20 @@ final class DeviceOps {
                     + "different devices: move one with to(Device))");
         }
         long bytes = (long) t.numel() * t.dtype().byteSize();
-        if (t.storageOffset() != 0 || !t.isContiguous() || bytes != b.byteSize()) {
-            throw new UnsupportedOperationException(op + " on " + t.device() + " needs a dense tensor (all of its "
-                    + "storage, in order); this one is a strided or partial view of shape " + Shapes.str(t.shape())
-                    + ": views of device memory other than reshapes are not supported");
+        if (!t.isContiguous()) {
+            throw new UnsupportedOperationException(op + " on " + t.device() + " needs a contiguous tensor; this one is"
+                    + " a strided view of shape " + Shapes.str(t.shape()) + " (strides " + Shapes.str(t.strides())
+                    + "): strided views of device memory are not supported");
         }
-        return b; // a reshape keeps every element in place, and the kernels only count elements
+        if (t.storageOffset() == 0 && bytes == b.byteSize()) {
+            return b; // a reshape keeps every element in place, and the kernels only count elements
+        }
+        // A contiguous part of the storage (narrow on the first dimension, select, split): a view of the buffer.
+        return runtime(t).view(b, t.storageOffset() * t.dtype().byteSize(), t.dtype(), longs(t.shape()));
+    }
+
+    private static long bytes(Tensor t) {
+        return (long) t.numel() * t.dtype().byteSize();
     }
 
     private static void sameDevice(String op, Tensor a, Tensor b) {

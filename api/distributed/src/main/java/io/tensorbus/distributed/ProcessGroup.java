@@ -258,8 +258,7 @@ public final class ProcessGroup implements AutoCloseable {
         }
         List<DeviceBuffer> blocks = new ArrayList<>();
         for (int r = 0; r < size(); r++) {
-            MemorySegment s = out.segment().asSlice(r * in.byteSize(), in.byteSize());
-            blocks.add(DeviceBuffer.host(s, in.dtype(), in.shape()));
+            blocks.add(TensorBuffers.block(out, r * in.byteSize(), in.dtype(), in.shape()));
         }
         return written(b.allGather(blocks, in), output);
     }

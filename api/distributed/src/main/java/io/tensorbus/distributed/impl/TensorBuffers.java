@@ -3,6 +3,7 @@ package io.tensorbus.distributed.impl;
 import io.tensorbus.DType;
 import io.tensorbus.internal.tensor.TensorInternals;
 import io.tensorbus.spi.DeviceBuffer;
+import io.tensorbus.spi.DeviceRuntimeProvider;
 import io.tensorbus.tensor.Tensor;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -32,6 +33,21 @@ public final class TensorBuffers {
         }
         long[] shape = Arrays.stream(t.shape()).asLongStream().toArray();
         return DeviceBuffer.host(t.dataSegment(), t.dtype(), shape);
+    }
+
+    /**
+     * The {@code shape} elements of {@code dtype} from byte {@code offset} of {@code buffer}: a slice of host memory,
+     * or a view of device memory through its runtime.
+     */
+    public static DeviceBuffer block(DeviceBuffer buffer, long offset, DType dtype, long[] shape) {
+        long bytes = dtype.byteSize();
+        for (long d : shape) {
+            bytes *= d;
+        }
+        if (buffer.isHost()) {
+            return DeviceBuffer.host(buffer.segment().asSlice(offset, bytes), dtype, shape);
+        }
+        return DeviceRuntimeProvider.of(buffer.device()).view(buffer, offset, dtype, shape);
     }
 
     /** The buffers of a list of {@code size} tensors that each match {@code dtype} and {@code numel}. */

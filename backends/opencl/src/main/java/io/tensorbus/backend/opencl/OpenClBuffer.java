@@ -12,11 +12,14 @@ import org.jocl.cl_mem;
 /**
  * A buffer in OpenCL device memory: a {@code cl_mem} (null for zero bytes) of the context it belongs to, with
  * the dtype and shape it holds. {@code owned} buffers were allocated by the runtime and are freed by
- * {@link OpenClRuntime#release}; wrapped ones belong to the user's code.
+ * {@link OpenClRuntime#release}; wrapped ones belong to the user's code, and views (a range of another buffer's
+ * memory object, from {@link #offset()}) to their buffer's owner.
  */
 final class OpenClBuffer implements DeviceBuffer {
     private final OpenClContext context;
     private final cl_mem mem;
+    /** Where this buffer starts in {@link #mem}, in bytes (non-zero for views). */
+    private final long offset;
     private final DType dtype;
     private final long[] shape;
     private final long numel;
@@ -24,8 +27,13 @@ final class OpenClBuffer implements DeviceBuffer {
     private final AtomicBoolean released = new AtomicBoolean();
 
     OpenClBuffer(OpenClContext context, cl_mem mem, DType dtype, long[] shape, boolean owned) {
+        this(context, mem, 0, dtype, shape, owned);
+    }
+
+    OpenClBuffer(OpenClContext context, cl_mem mem, long offset, DType dtype, long[] shape, boolean owned) {
         this.context = context;
         this.mem = mem;
+        this.offset = offset;
         this.dtype = dtype;
         this.shape = shape.clone();
         this.numel = OpenClRuntime.numel(shape);
@@ -34,6 +42,11 @@ final class OpenClBuffer implements DeviceBuffer {
 
     OpenClContext context() {
         return context;
+    }
+
+    /** Where this buffer starts in its memory object, in bytes. */
+    long offset() {
+        return offset;
     }
 
     /** The memory object, or null for a buffer of zero bytes. */
@@ -79,6 +92,6 @@ final class OpenClBuffer implements DeviceBuffer {
 
     @Override
     public String toString() {
-        return dtype + Arrays.toString(shape) + " on " + device();
+        return dtype + Arrays.toString(shape) + " on " + device() + (offset == 0 ? "" : " at byte " + offset);
     }
 }

@@ -162,11 +162,11 @@ final class OpenClContext {
         return launch(name, items, new long[] {items}, keepAlive, args);
     }
 
-    /** Fills {@code bytes} bytes of {@code dst} with repetitions of {@code pattern} (one element's bytes). */
-    CompletableFuture<Void> fill(cl_mem dst, byte[] pattern, long bytes) {
+    /** Fills {@code bytes} bytes of {@code dst} from {@code offset} with repetitions of {@code pattern} (one element). */
+    CompletableFuture<Void> fill(cl_mem dst, byte[] pattern, long offset, long bytes) {
         return enqueue("fill on " + device, () -> {
             cl_event e = new cl_event();
-            CL.clEnqueueFillBuffer(queue, dst, Pointer.to(pattern), pattern.length, 0, bytes, 0, null, e);
+            CL.clEnqueueFillBuffer(queue, dst, Pointer.to(pattern), pattern.length, offset, bytes, 0, null, e);
             return e;
         }, null);
     }

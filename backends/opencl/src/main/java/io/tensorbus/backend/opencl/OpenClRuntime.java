@@ -93,6 +93,18 @@ public final class OpenClRuntime implements DeviceRuntime {
     }
 
     @Override
+    public DeviceBuffer view(DeviceBuffer buffer, long offset, DType dtype, long... shape) {
+        OpenClBuffer b = own(buffer);
+        long bytes = numel(shape) * dtype.byteSize();
+        if (offset < 0 || offset + bytes > buffer.byteSize() || offset % dtype.byteSize() != 0
+                || (b.offset() + offset) % dtype.byteSize() != 0) {
+            throw new IllegalArgumentException("a view of " + dtype + Arrays.toString(shape) + " at byte " + offset
+                    + " does not fit " + buffer + " (" + buffer.byteSize() + " bytes) on whole elements");
+        }
+        return new OpenClBuffer(b.context(), bytes == 0 ? null : b.mem(), b.offset() + offset, dtype, shape, false);
+    }
+
+    @Override
     public DeviceBuffer allocateNear(DeviceBuffer near, DType dtype, long... shape) {
         OpenClContext c = own(near).context();
         return new OpenClBuffer(c, c.allocate(numel(shape) * dtype.byteSize()), dtype, shape, true);
@@ -143,7 +155,7 @@ public final class OpenClRuntime implements DeviceRuntime {
         try {
             OpenClBuffer d = own(dst);
             return dst.byteSize() == 0 ? CompletableFuture.completedFuture(null)
-                    : d.context().fill(d.mem(), HostElements.encode(dst.dtype(), value), dst.byteSize());
+                    : d.context().fill(d.mem(), HostElements.encode(dst.dtype(), value), d.offset(), dst.byteSize());
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
         }
@@ -194,10 +206,11 @@ public final class OpenClRuntime implements DeviceRuntime {
         }
         long n = a.numel();
         // The kernel needs some memory object for b even when it reads the scalar instead.
-        cl_mem bm = b != null ? b.mem() : x.mem();
+        OpenClBuffer y = b != null ? b : x;
+        int e = t.byteSize();
         return n == 0 ? CompletableFuture.completedFuture(null)
-                : x.context().run(TensorKernels.elementwiseName(t), n, null, x.mem(), bm, z.mem(), n, bs, op.ordinal(),
-                        sv, b == null ? 1 : 0);
+                : x.context().run(TensorKernels.elementwiseName(t), n, null, x.mem(), x.offset() / e, y.mem(),
+                        y.offset() / e, z.mem(), z.offset() / e, n, bs, op.ordinal(), sv, b == null ? 1 : 0);
     }
 
     @Override
@@ -211,7 +224,8 @@ public final class OpenClRuntime implements DeviceRuntime {
             sameContext(s, d);
             long n = src.numel();
             return n == 0 ? CompletableFuture.completedFuture(null)
-                    : s.context().run(TensorKernels.castName(src.dtype(), dst.dtype()), n, null, s.mem(), d.mem(), n);
+                    : s.context().run(TensorKernels.castName(src.dtype(), dst.dtype()), n, null, s.mem(),
+                            s.offset() / src.dtype().byteSize(), d.mem(), d.offset() / dst.dtype().byteSize(), n);
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
         }
@@ -232,7 +246,7 @@ public final class OpenClRuntime implements DeviceRuntime {
                 return fill(out, 0);
             }
             return s.context().runOneGroup(TensorKernels.sumName(src.dtype()), TensorKernels.SUM_ITEMS, null,
-                    s.mem(), o.mem(), src.numel());
+                    s.mem(), s.offset() / src.dtype().byteSize(), o.mem(), o.offset() / want.byteSize(), src.numel());
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
         }
@@ -261,7 +275,8 @@ public final class OpenClRuntime implements DeviceRuntime {
             }
             if (src.isHost()) {
                 OpenClBuffer d = own(dst);
-                return d.context().write(nativeCopy(src.segment().asSlice(srcOffset, bytes)), d.mem(), dstOffset, bytes);
+                return d.context().write(nativeCopy(src.segment().asSlice(srcOffset, bytes)), d.mem(),
+                        d.offset() + dstOffset, bytes);
             }
             OpenClBuffer s = own(src);
             if (dst.isHost()) {
@@ -269,12 +284,12 @@ public final class OpenClRuntime implements DeviceRuntime {
             }
             OpenClBuffer d = own(dst);
             if (s.context() == d.context()) {
-                return s.context().copy(s.mem(), srcOffset, d.mem(), dstOffset, bytes);
+                return s.context().copy(s.mem(), s.offset() + srcOffset, d.mem(), d.offset() + dstOffset, bytes);
             }
             // Memory of two contexts: no command can see both, so the bytes pass through the host.
             MemorySegment staging = Arena.ofAuto().allocate(bytes, 64);
-            return s.context().read(s.mem(), srcOffset, staging, bytes)
-                    .thenCompose(v -> d.context().write(staging, d.mem(), dstOffset, bytes));
+            return s.context().read(s.mem(), s.offset() + srcOffset, staging, bytes)
+                    .thenCompose(v -> d.context().write(staging, d.mem(), d.offset() + dstOffset, bytes));
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
         }
@@ -297,23 +312,24 @@ public final class OpenClRuntime implements DeviceRuntime {
             }
             int e = acc.dtype().byteSize();
             long n = bytes / e;
+            long at = (a.offset() + accOffset) / e;
             if (src instanceof OpenClBuffer s && s.context() == a.context()) {
-                return a.context().run(OpenClKernels.reduce(acc.dtype()), n, null, a.mem(), accOffset / e, s.mem(),
-                        srcOffset / e, n, op.ordinal());
+                return a.context().run(OpenClKernels.reduce(acc.dtype()), n, null, a.mem(), at, s.mem(),
+                        (s.offset() + srcOffset) / e, n, op.ordinal());
             }
             OpenClContext c = a.context();
             if (src.isHost() && src.segment().isNative()) {
                 // The kernel reads host memory in place: no copy on a CPU device (pocl), one by the driver on a GPU.
                 MemorySegment bytesIn = src.segment().asSlice(srcOffset, bytes);
                 cl_mem view = c.hostView(bytesIn);
-                return c.run(OpenClKernels.reduce(acc.dtype()), n, bytesIn, a.mem(), accOffset / e, view, 0L, n,
+                return c.run(OpenClKernels.reduce(acc.dtype()), n, bytesIn, a.mem(), at, view, 0L, n,
                         op.ordinal()).whenComplete((v, t) -> CL.clReleaseMemObject(view));
             }
             // The operand is in another context: bring it next to the accumulator first.
             cl_mem scratch = c.takeScratch(bytes);
             OpenClBuffer staged = new OpenClBuffer(c, scratch, acc.dtype(), new long[] {n}, false);
             return copy(src, srcOffset, staged, 0, bytes)
-                    .thenCompose(v -> c.run(OpenClKernels.reduce(acc.dtype()), n, null, a.mem(), accOffset / e,
+                    .thenCompose(v -> c.run(OpenClKernels.reduce(acc.dtype()), n, null, a.mem(), at,
                             scratch, 0L, n, op.ordinal()))
                     .whenComplete((v, t) -> c.giveScratch(scratch, bytes));
         } catch (RuntimeException e) {
@@ -337,7 +353,8 @@ public final class OpenClRuntime implements DeviceRuntime {
             int e = acc.dtype().byteSize();
             long n = bytes / e;
             return n == 0 ? CompletableFuture.completedFuture(null)
-                    : a.context().run(OpenClKernels.divide(acc.dtype()), n, null, a.mem(), offset / e, n, divisor);
+                    : a.context().run(OpenClKernels.divide(acc.dtype()), n, null, a.mem(), (a.offset() + offset) / e, n,
+                            divisor);
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
         }
@@ -363,12 +380,13 @@ public final class OpenClRuntime implements DeviceRuntime {
     // ---- helpers ---------------------------------------------------------------------------------------------
 
     private CompletableFuture<Void> read(OpenClBuffer s, long srcOffset, MemorySegment dst) {
+        long from = s.offset() + srcOffset;
         if (dst.isNative()) {
-            return s.context().read(s.mem(), srcOffset, dst, dst.byteSize());
+            return s.context().read(s.mem(), from, dst, dst.byteSize());
         }
         // JOCL reads asynchronously only into native memory; a heap destination gets the bytes on completion.
         MemorySegment staging = Arena.ofAuto().allocate(dst.byteSize(), 64);
-        return s.context().read(s.mem(), srcOffset, staging, dst.byteSize()).thenRun(() -> dst.copyFrom(staging));
+        return s.context().read(s.mem(), from, staging, dst.byteSize()).thenRun(() -> dst.copyFrom(staging));
     }
 
     /** {@code segment} itself when it is native memory, else a native copy of it. */

@@ -123,37 +123,37 @@ final class TensorKernels {
             // float32 and the half types compute in float (exact for halves, as the host's double then float);
             // float64 in double.
             String ct = d == DType.FLOAT64 ? "double" : "float";
-            String a = "(" + ct + ") " + loadDouble(d, "a", "i");
-            String b = "scalar ? (" + ct + ") sv : (" + ct + ") " + loadDouble(d, "b", "i * bs");
+            String a = "(" + ct + ") " + loadDouble(d, "a", "ao + i");
+            String b = "scalar ? (" + ct + ") sv : (" + ct + ") " + loadDouble(d, "b", "bo + i * bs");
             body = ct + " x = " + a + ";\n        " + ct + " y = " + b + ";\n        " + ct
                     + " r = op == 0 ? x + y : op == 1 ? x - y : op == 2 ? x * y : x / y;\n        "
-                    + storeDouble(d, "out", "i", "(double) r");
+                    + storeDouble(d, "out", "oo + i", "(double) r");
         } else {
             // Integers wrap, as Java's: unsigned arithmetic in OpenCL C has no undefined overflow.
-            body = "ulong x = (ulong) a[i];\n        ulong y = scalar ? (ulong) convert_long_sat_rtz(sv) : (ulong) b[i * bs];\n        "
-                    + "ulong r = op == 0 ? x + y : op == 1 ? x - y : x * y;\n        out[i] = (" + t + ") r;";
+            body = "ulong x = (ulong) a[ao + i];\n        ulong y = scalar ? (ulong) convert_long_sat_rtz(sv) : (ulong) b[bo + i * bs];\n        "
+                    + "ulong r = op == 0 ? x + y : op == 1 ? x - y : x * y;\n        out[oo + i] = (" + t + ") r;";
         }
-        return "__kernel void " + elementwiseName(d) + "(__global const " + t + "* a, __global const " + t + "* b, "
-                + "__global " + t + "* out, ulong n, ulong bs, int op, double sv, int scalar) {\n    size_t i = get_global_id(0);\n"
+        return "__kernel void " + elementwiseName(d) + "(__global const " + t + "* a, ulong ao, __global const " + t
+                + "* b, ulong bo, __global " + t + "* out, ulong oo, ulong n, ulong bs, int op, double sv, int scalar) {\n    size_t i = get_global_id(0);\n"
                 + "    if (i < n) {\n        " + body + "\n    }\n}\n\n";
     }
 
     private static String cast(DType from, DType to) {
-        String body = from.isFloatingPoint() ? storeDouble(to, "dst", "i", loadDouble(from, "src", "i"))
-                : storeLong(to, "dst", "i", loadLong(from, "src", "i"));
-        return "__kernel void " + castName(from, to) + "(__global const " + storage(from) + "* src, __global "
-                + storage(to) + "* dst, ulong n) {\n    size_t i = get_global_id(0);\n    if (i < n) {\n        "
+        String body = from.isFloatingPoint() ? storeDouble(to, "dst", "dof + i", loadDouble(from, "src", "sof + i"))
+                : storeLong(to, "dst", "dof + i", loadLong(from, "src", "sof + i"));
+        return "__kernel void " + castName(from, to) + "(__global const " + storage(from) + "* src, ulong sof, __global "
+                + storage(to) + "* dst, ulong dof, ulong n) {\n    size_t i = get_global_id(0);\n    if (i < n) {\n        "
                 + body + "\n    }\n}\n\n";
     }
 
     private static String sum(DType d) {
         boolean fp = d.isFloatingPoint();
         String acc = fp ? "double" : "long";
-        String load = fp ? loadDouble(d, "src", "k") : loadLong(d, "src", "k");
+        String load = fp ? loadDouble(d, "src", "sof + k") : loadLong(d, "src", "sof + k");
         DType outType = sumType(d);
-        String store = fp ? storeDouble(outType, "out", "0", "part[0]") : storeLong(outType, "out", "0", "part[0]");
-        return "__kernel void " + sumName(d) + "(__global const " + storage(d) + "* src, __global "
-                + storage(outType) + "* out, ulong n) {\n"
+        String store = fp ? storeDouble(outType, "out", "oof", "part[0]") : storeLong(outType, "out", "oof", "part[0]");
+        return "__kernel void " + sumName(d) + "(__global const " + storage(d) + "* src, ulong sof, __global "
+                + storage(outType) + "* out, ulong oof, ulong n) {\n"
                 + "    __local " + acc + " part[" + SUM_ITEMS + "];\n"
                 + "    size_t i = get_local_id(0);\n"
                 + "    " + acc + " s = 0;\n"

@@ -160,6 +160,45 @@ class OpenClRuntimeTest {
     }
 
     @Test
+    void viewsAddressTheirRangeOfTheBufferInEveryOperation() throws Exception {
+        MemorySegment a = randomElements(DType.FLOAT32, 1000, 21);
+        MemorySegment b = randomElements(DType.FLOAT32, 1000, 22);
+        DeviceBuffer da = upload(a, DType.FLOAT32);
+        DeviceBuffer db = upload(b, DType.FLOAT32);
+        DeviceBuffer va = runtime.view(da, 4 * 100, DType.FLOAT32, 300);
+        DeviceBuffer vb = runtime.view(db, 4 * 600, DType.FLOAT32, 300);
+        runtime.reduce(ReduceOp.MAX, va, 0, vb, 0, 4 * 300).get(30, TimeUnit.SECONDS);
+        HostReductions.reduceInto(ReduceOp.MAX, DType.FLOAT32, a.asSlice(400, 1200), b.asSlice(2400, 1200));
+        assertSameElements(a, download(da), DType.FLOAT32, "MAX into elements [100, 400) from [600, 900)");
+        assertSameElements(a.asSlice(400, 1200), download(va), DType.FLOAT32, "a view read back on its own");
+        runtime.copy(vb, 0, va, 0, 4 * 300).get(30, TimeUnit.SECONDS);
+        MemorySegment.copy(b, 2400, a, 400, 1200);
+        assertSameElements(a, download(da), DType.FLOAT32, "a copy between views");
+        runtime.fill(runtime.view(da, 4 * 990, DType.FLOAT32, 10), 2.5).get(30, TimeUnit.SECONDS);
+        for (int i = 990; i < 1000; i++) {
+            a.setAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED, i, 2.5f);
+        }
+        assertSameElements(a, download(da), DType.FLOAT32, "a fill of the last ten elements");
+        DeviceBuffer sum = runtime.allocate(DEVICE, DType.FLOAT32, 1);
+        runtime.elementwise(io.tensorbus.spi.ElementwiseOp.ADD, runtime.view(da, 0, DType.FLOAT32, 2),
+                runtime.view(da, 4 * 2, DType.FLOAT32, 2), runtime.view(da, 4 * 4, DType.FLOAT32, 2))
+                .get(30, TimeUnit.SECONDS);
+        runtime.sum(runtime.view(da, 4 * 4, DType.FLOAT32, 2), sum).get(30, TimeUnit.SECONDS);
+        float[] x = new float[4];
+        for (int i = 0; i < 4; i++) {
+            x[i] = a.getAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED, i);
+        }
+        float expected = (float) ((double) (x[0] + x[2]) + (double) (x[1] + x[3]));
+        MemorySegment got = download(sum);
+        assertEquals(expected, got.getAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED, 0), 1e-3f * Math.abs(expected) + 1e-6f,
+                "the sum of two elements written by an element-wise op into a view");
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> runtime.view(da, 4 * 999, DType.FLOAT32, 2));
+        assertTrue(e.getMessage().contains("does not fit"), e.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> runtime.view(da, 2, DType.FLOAT32, 1));
+    }
+
+    @Test
     void zeroElementBuffersAllocateCopyAndReduce() throws Exception {
         DeviceBuffer empty = runtime.allocate(DEVICE, DType.FLOAT32, 0);
         assertEquals(0, empty.byteSize());

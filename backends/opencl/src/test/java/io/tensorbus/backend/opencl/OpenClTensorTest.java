@@ -166,6 +166,22 @@ class OpenClTensorTest {
     }
 
     @Test
+    void contiguousPartsOfADeviceTensorComputeAndWriteInPlace() {
+        Tensor a = random(DType.FLOAT32, 31, 6, 50);
+        Tensor d = a.to(CL0);
+        assertSameTensor(a.narrow(0, 2, 3).mul(3), d.narrow(0, 2, 3).mul(3), "a narrow on the first dimension");
+        assertSameTensor(a.select(0, 4).add(a.select(0, 1)), d.select(0, 4).add(d.select(0, 1)), "two selects");
+        assertEquals(a.split(2, 0).get(2).sum().item(), d.split(2, 0).get(2).sum().item(), 1e-3, "a split's sum");
+        Tensor expected = a.clone();
+        expected.narrow(0, 1, 2).muli(-1);
+        d.narrow(0, 1, 2).muli(-1);
+        assertSameTensor(expected, d, "an in-place op on a narrow writes into its base");
+        UnsupportedOperationException e = assertThrows(UnsupportedOperationException.class,
+                () -> d.narrow(1, 0, 10).mul(2));
+        assertTrue(e.getMessage().contains("strided"), e.getMessage());
+    }
+
+    @Test
     void sumsAndMeansAgreeWithTheHost() {
         for (DType dtype : NUMERIC) {
             Tensor a = random(dtype, 11, 100_003);
