@@ -38,25 +38,14 @@ public interface DeviceRuntimeProvider {
     }
 
     /**
-     * The runtime that serves {@code device}.
+     * The runtime that serves {@code device}, found once per device type and kept (tensors and collectives ask
+     * for it on every operation).
      *
      * @throws IllegalArgumentException for the CPU, or when no provider serves the device's type (the message
      *         lists the types found)
      * @throws IllegalStateException when the provider is not available on this machine (its cause attached)
      */
     static DeviceRuntime of(Device device) {
-        if (device.isCpu()) {
-            throw new IllegalArgumentException("the cpu has no device runtime: host memory is used directly");
-        }
-        List<String> types = new ArrayList<>();
-        for (DeviceRuntimeProvider p : all()) {
-            if (p.type().equals(device.type())) {
-                return p.runtime();
-            }
-            types.add(p.type());
-        }
-        throw new IllegalArgumentException("no device runtime for " + device + "; found " + types
-                + " (a runtime is a jar with META-INF/services/" + DeviceRuntimeProvider.class.getName()
-                + ", such as tensorbus-backend-opencl)");
+        return DeviceRuntimes.of(device);
     }
 }

@@ -85,10 +85,10 @@ final class DeviceOps {
 
     static Tensor full(Device device, DType dtype, double value, int[] shape) {
         Tensor t = empty(device, dtype, shape);
-        if (value != 0 || device.isCpu()) {
-            return device.isCpu() ? t.filli(value) : fill(t, value);
+        if (value == 0) {
+            return t; // empty storage is zero-filled, on the host and on devices
         }
-        return t;
+        return device.isCpu() ? t.filli(value) : fill(t, value);
     }
 
     static Tensor wrap(Device device, Object memory, DType dtype, int[] shape) {

@@ -56,7 +56,7 @@ class ArchitectureTest {
     /** The device types of the SPI, which tensors on devices use: they name no Vert.x (their futures are the JDK's). */
     static final Set<String> DEVICE_SPI = Set.of("io.tensorbus.spi.DeviceRuntimeProvider",
             "io.tensorbus.spi.DeviceRuntime", "io.tensorbus.spi.DeviceBuffer", "io.tensorbus.spi.DeviceBuffer$HostBuffer",
-            "io.tensorbus.spi.DeviceInfo", "io.tensorbus.spi.ElementwiseOp");
+            "io.tensorbus.spi.DeviceInfo", "io.tensorbus.spi.ElementwiseOp", "io.tensorbus.spi.DeviceRuntimes");
 
     /**
      * Core classes name no Vert.x, Netty, cluster or reactive library, nothing of the distributed layers, and of

@@ -5,7 +5,6 @@ import io.tensorbus.spi.BackendOptions;
 import io.tensorbus.spi.BackendProvider;
 import io.tensorbus.spi.DeviceRuntimeProvider;
 import io.vertx.core.Future;
-import java.nio.file.Path;
 
 /**
  * The {@code nccl} backend: collectives over CUDA memory through NCCL, bound with the FFM API. Discovery loads
@@ -68,11 +67,6 @@ public final class NcclBackendProvider implements BackendProvider {
             return cuda.unavailabilityCause();
         }
         return Loaded.CAUSE;
-    }
-
-    /** The NCCL library this JVM loaded. */
-    static Path libraryPath() {
-        return Loaded.LIBRARY == null ? null : Loaded.LIBRARY.path();
     }
 
     @Override
