@@ -1,6 +1,7 @@
 package io.tensorbus.backend.opencl;
 
 import io.tensorbus.Device;
+import io.tensorbus.spi.DeviceKernels;
 import java.lang.foreign.MemorySegment;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -33,6 +34,11 @@ import static org.jocl.CL.CL_MEM_READ_WRITE;
 final class OpenClContext {
     /** Global work sizes are rounded up to this, so that the driver can pick a useful work-group size. */
     private static final long GROUP = 256;
+    /**
+     * The build option for IEEE float32 division, which OpenCL otherwise allows to be 2.5 ulp off (AVG must match
+     * the host's correctly rounded quotient); only passed to devices that report support for it.
+     */
+    static final String CORRECT_DIVISION = "-cl-fp32-correctly-rounded-divide-sqrt";
     /** At most this much scratch memory is kept for reuse, in bytes. */
     private static final long MAX_SCRATCH_BYTES = 256L << 20;
 
@@ -60,7 +66,7 @@ final class OpenClContext {
         this.context = context;
         this.deviceId = deviceId;
         this.fp64 = fp64;
-        this.buildOptions = correctDivision ? OpenClKernels.CORRECT_DIVISION : "";
+        this.buildOptions = correctDivision ? CORRECT_DIVISION : "";
         this.completions = completions;
         this.queue = CL.clCreateCommandQueueWithProperties(context, deviceId, null, null);
         long[] max = new long[1];
@@ -206,8 +212,7 @@ final class OpenClContext {
     private synchronized cl_program program(String name) {
         if (name.startsWith("reduce_") || name.startsWith("divide_")) {
             if (collectives == null) {
-                collectives = build(fp64 ? new String[] {OpenClKernels.COMMON, OpenClKernels.FP64}
-                        : new String[] {OpenClKernels.COMMON});
+                collectives = build(DeviceKernels.collectives(DeviceKernels.Dialect.OPENCL, fp64));
             }
             return collectives;
         }
@@ -216,13 +221,13 @@ final class OpenClContext {
                     + device + " has no double precision (cl_khr_fp64)");
         }
         if (tensors == null) {
-            tensors = build(new String[] {TensorKernels.source()});
+            tensors = build(DeviceKernels.tensors(DeviceKernels.Dialect.OPENCL));
         }
         return tensors;
     }
 
-    private cl_program build(String[] sources) {
-        cl_program p = CL.clCreateProgramWithSource(context, sources.length, sources, null, null);
+    private cl_program build(String source) {
+        cl_program p = CL.clCreateProgramWithSource(context, 1, new String[] {source}, null, null);
         try {
             CL.clBuildProgram(p, 1, new cl_device_id[] {deviceId}, buildOptions, null, null);
         } catch (CLException e) {

@@ -3,9 +3,12 @@ package io.tensorbus.backend.opencl;
 import io.tensorbus.DType;
 import io.tensorbus.Device;
 import io.tensorbus.c10d.ReduceOp;
+import io.tensorbus.spi.DeviceArguments;
 import io.tensorbus.spi.DeviceBuffer;
 import io.tensorbus.spi.DeviceInfo;
+import io.tensorbus.spi.DeviceKernels;
 import io.tensorbus.spi.DeviceRuntime;
+import io.tensorbus.spi.ElementBytes;
 import io.tensorbus.spi.ElementwiseOp;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -95,12 +98,12 @@ public final class OpenClRuntime implements DeviceRuntime {
     @Override
     public DeviceBuffer view(DeviceBuffer buffer, long offset, DType dtype, long... shape) {
         OpenClBuffer b = own(buffer);
-        long bytes = numel(shape) * dtype.byteSize();
-        if (offset < 0 || offset + bytes > buffer.byteSize() || offset % dtype.byteSize() != 0
-                || (b.offset() + offset) % dtype.byteSize() != 0) {
+        DeviceArguments.checkView(buffer, offset, dtype, shape);
+        if ((b.offset() + offset) % dtype.byteSize() != 0) {
             throw new IllegalArgumentException("a view of " + dtype + Arrays.toString(shape) + " at byte " + offset
-                    + " does not fit " + buffer + " (" + buffer.byteSize() + " bytes) on whole elements");
+                    + " of " + buffer + " would not start on a whole " + dtype + " element of its memory");
         }
+        long bytes = numel(shape) * dtype.byteSize();
         return new OpenClBuffer(b.context(), bytes == 0 ? null : b.mem(), b.offset() + offset, dtype, shape, false);
     }
 
@@ -155,7 +158,7 @@ public final class OpenClRuntime implements DeviceRuntime {
         try {
             OpenClBuffer d = own(dst);
             return dst.byteSize() == 0 ? CompletableFuture.completedFuture(null)
-                    : d.context().fill(d.mem(), HostElements.encode(dst.dtype(), value), d.offset(), dst.byteSize());
+                    : d.context().fill(d.mem(), ElementBytes.encode(dst.dtype(), value), d.offset(), dst.byteSize());
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
         }
@@ -165,13 +168,7 @@ public final class OpenClRuntime implements DeviceRuntime {
     public CompletableFuture<Void> elementwise(ElementwiseOp op, DeviceBuffer a, DeviceBuffer b, DeviceBuffer out) {
         try {
             OpenClBuffer y = own(b);
-            if (b.dtype() != a.dtype()) {
-                throw new IllegalArgumentException(op + " needs one dtype, got " + a.dtype() + " and " + b.dtype());
-            }
-            if (b.numel() != a.numel() && b.numel() != 1) {
-                throw new IllegalArgumentException(op + " of " + a + " and " + b + ": the second operand must have "
-                        + "as many elements as the first, or one");
-            }
+            DeviceArguments.checkElementwise(op, a, b, out);
             return elementwise(op, a, y, b.numel() == 1 ? 0L : 1L, 0.0, out);
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
@@ -181,6 +178,7 @@ public final class OpenClRuntime implements DeviceRuntime {
     @Override
     public CompletableFuture<Void> elementwise(ElementwiseOp op, DeviceBuffer a, double b, DeviceBuffer out) {
         try {
+            DeviceArguments.checkElementwise(op, a, null, out);
             return elementwise(op, a, null, 0L, b, out);
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
@@ -193,13 +191,6 @@ public final class OpenClRuntime implements DeviceRuntime {
         OpenClBuffer x = own(a);
         OpenClBuffer z = own(out);
         DType t = a.dtype();
-        if (out.dtype() != t || out.numel() != a.numel()) {
-            throw new IllegalArgumentException(op + " of " + a + " into " + out + ": the output must have the input's "
-                    + "dtype and size");
-        }
-        if (t == DType.BOOL || (op == ElementwiseOp.DIV && !t.isFloatingPoint())) {
-            throw new IllegalArgumentException(op + " is not defined for " + t + " on " + a.device());
-        }
         sameContext(x, z);
         if (b != null) {
             sameContext(x, b);
@@ -209,7 +200,7 @@ public final class OpenClRuntime implements DeviceRuntime {
         OpenClBuffer y = b != null ? b : x;
         int e = t.byteSize();
         return n == 0 ? CompletableFuture.completedFuture(null)
-                : x.context().run(TensorKernels.elementwiseName(t), n, null, x.mem(), x.offset() / e, y.mem(),
+                : x.context().run(DeviceKernels.elementwiseName(t), n, null, x.mem(), x.offset() / e, y.mem(),
                         y.offset() / e, z.mem(), z.offset() / e, n, bs, op.ordinal(), sv, b == null ? 1 : 0);
     }
 
@@ -218,13 +209,11 @@ public final class OpenClRuntime implements DeviceRuntime {
         try {
             OpenClBuffer s = own(src);
             OpenClBuffer d = own(dst);
-            if (src.numel() != dst.numel()) {
-                throw new IllegalArgumentException("cast of " + src + " into " + dst + ": the element counts differ");
-            }
+            DeviceArguments.checkCast(src, dst);
             sameContext(s, d);
             long n = src.numel();
             return n == 0 ? CompletableFuture.completedFuture(null)
-                    : s.context().run(TensorKernels.castName(src.dtype(), dst.dtype()), n, null, s.mem(),
+                    : s.context().run(DeviceKernels.castName(src.dtype(), dst.dtype()), n, null, s.mem(),
                             s.offset() / src.dtype().byteSize(), d.mem(), d.offset() / dst.dtype().byteSize(), n);
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
@@ -236,16 +225,13 @@ public final class OpenClRuntime implements DeviceRuntime {
         try {
             OpenClBuffer s = own(src);
             OpenClBuffer o = own(out);
-            DType want = TensorKernels.sumType(src.dtype());
-            if (out.numel() != 1 || out.dtype() != want) {
-                throw new IllegalArgumentException("the sum of " + src + " goes into one " + want + " element, not "
-                        + out);
-            }
+            DeviceArguments.checkSum(src, out);
+            DType want = DeviceKernels.sumType(src.dtype());
             sameContext(s, o);
             if (src.numel() == 0) {
                 return fill(out, 0);
             }
-            return s.context().runOneGroup(TensorKernels.sumName(src.dtype()), TensorKernels.SUM_ITEMS, null,
+            return s.context().runOneGroup(DeviceKernels.sumName(src.dtype()), DeviceKernels.SUM_ITEMS, null,
                     s.mem(), s.offset() / src.dtype().byteSize(), o.mem(), o.offset() / want.byteSize(), src.numel());
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
@@ -264,8 +250,7 @@ public final class OpenClRuntime implements DeviceRuntime {
     @Override
     public CompletableFuture<Void> copy(DeviceBuffer src, long srcOffset, DeviceBuffer dst, long dstOffset, long bytes) {
         try {
-            checkRange(src, srcOffset, bytes, "source");
-            checkRange(dst, dstOffset, bytes, "destination");
+            DeviceArguments.checkCopy(src, srcOffset, dst, dstOffset, bytes);
             if (bytes == 0) {
                 return CompletableFuture.completedFuture(null);
             }
@@ -300,12 +285,7 @@ public final class OpenClRuntime implements DeviceRuntime {
                                long bytes) {
         try {
             OpenClBuffer a = own(acc);
-            if (src.dtype() != acc.dtype()) {
-                throw new IllegalArgumentException("cannot reduce " + src.dtype() + " into " + acc.dtype());
-            }
-            op.checkSupports(acc.dtype());
-            checkRange(acc, accOffset, bytes, "accumulator");
-            checkRange(src, srcOffset, bytes, "source");
+            DeviceArguments.checkReduce(op, acc, accOffset, src, srcOffset, bytes);
             checkFp64(a, acc.dtype());
             if (bytes == 0) {
                 return CompletableFuture.completedFuture(null);
@@ -314,7 +294,7 @@ public final class OpenClRuntime implements DeviceRuntime {
             long n = bytes / e;
             long at = (a.offset() + accOffset) / e;
             if (src instanceof OpenClBuffer s && s.context() == a.context()) {
-                return a.context().run(OpenClKernels.reduce(acc.dtype()), n, null, a.mem(), at, s.mem(),
+                return a.context().run(DeviceKernels.reduceName(acc.dtype()), n, null, a.mem(), at, s.mem(),
                         (s.offset() + srcOffset) / e, n, op.ordinal());
             }
             OpenClContext c = a.context();
@@ -322,14 +302,14 @@ public final class OpenClRuntime implements DeviceRuntime {
                 // The kernel reads host memory in place: no copy on a CPU device (pocl), one by the driver on a GPU.
                 MemorySegment bytesIn = src.segment().asSlice(srcOffset, bytes);
                 cl_mem view = c.hostView(bytesIn);
-                return c.run(OpenClKernels.reduce(acc.dtype()), n, bytesIn, a.mem(), at, view, 0L, n,
+                return c.run(DeviceKernels.reduceName(acc.dtype()), n, bytesIn, a.mem(), at, view, 0L, n,
                         op.ordinal()).whenComplete((v, t) -> CL.clReleaseMemObject(view));
             }
             // The operand is in another context: bring it next to the accumulator first.
             cl_mem scratch = c.takeScratch(bytes);
             OpenClBuffer staged = new OpenClBuffer(c, scratch, acc.dtype(), new long[] {n}, false);
             return copy(src, srcOffset, staged, 0, bytes)
-                    .thenCompose(v -> c.run(OpenClKernels.reduce(acc.dtype()), n, null, a.mem(), at,
+                    .thenCompose(v -> c.run(DeviceKernels.reduceName(acc.dtype()), n, null, a.mem(), at,
                             scratch, 0L, n, op.ordinal()))
                     .whenComplete((v, t) -> c.giveScratch(scratch, bytes));
         } catch (RuntimeException e) {
@@ -341,19 +321,12 @@ public final class OpenClRuntime implements DeviceRuntime {
     public CompletableFuture<Void> divide(DeviceBuffer acc, long offset, long bytes, int divisor) {
         try {
             OpenClBuffer a = own(acc);
-            if (!acc.dtype().isFloatingPoint()) {
-                throw new IllegalArgumentException("cannot divide " + acc.dtype() + ": averages need a floating-point"
-                        + " dtype");
-            }
-            if (divisor < 1) {
-                throw new IllegalArgumentException("divisor=" + divisor + " must be at least 1");
-            }
-            checkRange(acc, offset, bytes, "accumulator");
+            DeviceArguments.checkDivide(acc, offset, bytes, divisor);
             checkFp64(a, acc.dtype());
             int e = acc.dtype().byteSize();
             long n = bytes / e;
             return n == 0 ? CompletableFuture.completedFuture(null)
-                    : a.context().run(OpenClKernels.divide(acc.dtype()), n, null, a.mem(), (a.offset() + offset) / e, n,
+                    : a.context().run(DeviceKernels.divideName(acc.dtype()), n, null, a.mem(), (a.offset() + offset) / e, n,
                             divisor);
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
@@ -406,14 +379,6 @@ public final class OpenClRuntime implements DeviceRuntime {
         }
         throw new IllegalArgumentException("buffer " + b + " is not OpenCL device memory (it is on " + b.device()
                 + "); the OpenCL runtime works on buffers it allocated or wrapped");
-    }
-
-    private static void checkRange(DeviceBuffer b, long offset, long bytes, String what) {
-        int e = b.dtype().byteSize();
-        if (offset < 0 || bytes < 0 || offset + bytes > b.byteSize() || offset % e != 0 || bytes % e != 0) {
-            throw new IllegalArgumentException(what + " range [" + offset + ", " + (offset + bytes) + ") is not a "
-                    + "whole-element range of " + b + " (" + b.byteSize() + " bytes, " + e + " per element)");
-        }
     }
 
     private static void checkFp64(OpenClBuffer b, DType dtype) {
@@ -545,13 +510,6 @@ public final class OpenClRuntime implements DeviceRuntime {
 
     /** The element count of {@code shape}. */
     static long numel(long[] shape) {
-        long n = 1;
-        for (long d : shape) {
-            if (d < 0) {
-                throw new IllegalArgumentException("negative extent in shape " + Arrays.toString(shape));
-            }
-            n = Math.multiplyExact(n, d);
-        }
-        return n;
+        return DeviceArguments.numel(shape);
     }
 }

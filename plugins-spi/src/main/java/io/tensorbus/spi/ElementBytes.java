@@ -1,16 +1,19 @@
-package io.tensorbus.backend.opencl;
+package io.tensorbus.spi;
 
 import io.tensorbus.DType;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
-/** One element's bytes, encoded on the host as the host's stores convert a double (for fills). */
-final class HostElements {
-    private HostElements() {
+/**
+ * One element's bytes, encoded on the host as the host's stores convert a double: what a device runtime writes
+ * when it fills a buffer with one value.
+ */
+public final class ElementBytes {
+    private ElementBytes() {
     }
 
     /** {@code value} as one element of {@code dtype}, in the device's (the host's) byte order. */
-    static byte[] encode(DType dtype, double value) {
+    public static byte[] encode(DType dtype, double value) {
         byte[] bytes = new byte[dtype.byteSize()];
         MemorySegment s = MemorySegment.ofArray(bytes);
         switch (dtype) {
