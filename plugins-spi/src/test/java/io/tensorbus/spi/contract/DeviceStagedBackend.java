@@ -17,14 +17,15 @@ import java.util.function.Supplier;
  * succeeds, so the contract's assertions on host memory check what the backend did to device memory. The copy
  * in finishes before the backend is called, which keeps the order of calls the tests rely on.
  */
-final class DeviceStagedBackend implements Backend {
+public final class DeviceStagedBackend implements Backend {
     private static final long COPY_SECONDS = 30;
 
     private final Backend backend;
     private final DeviceRuntime runtime;
     private final Device device;
 
-    DeviceStagedBackend(Backend backend, DeviceRuntime runtime, Device device) {
+    /** Stages {@code backend}'s buffers on {@code device}, through {@code runtime}. */
+    public DeviceStagedBackend(Backend backend, DeviceRuntime runtime, Device device) {
         this.backend = backend;
         this.runtime = runtime;
         this.device = device;

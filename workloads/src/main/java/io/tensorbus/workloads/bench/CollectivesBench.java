@@ -19,7 +19,7 @@ import java.util.function.Consumer;
  * three), {@code --max-bytes B} (skip larger sizes; default all) and {@code --jit-warmup ROUNDS} (default
  * {@value #DEFAULT_JIT_WARMUP}; 0 measures a cold JVM), {@code --backend NAME} (default {@code tcp}) and
  * {@code --device DEV} (where the tensors live, default {@code cpu}; {@code opencl:0} with {@code --backend
- * opencl}). Lines of a run with another backend or device name them: {@code backend=opencl device=opencl:0}.
+ * opencl}; {@code cuda} with {@code --backend nccl}, each rank on its own device, {@code cuda:LOCAL_RANK}). Lines of a run with another backend or device name them: {@code backend=opencl device=opencl:0}.
  */
 public final class CollectivesBench {
     /** The anchor's sizes in bytes. */

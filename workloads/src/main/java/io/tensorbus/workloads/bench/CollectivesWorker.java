@@ -30,14 +30,15 @@ public final class CollectivesWorker {
     public static void main(String[] args) throws Exception {
         CollectivesBench.Options options = CollectivesBench.Options.parse(List.of(args));
         ProcessGroup pg = MultiProcessBench.join(options.backend());
+        Device device = placed(options.device(), System.getenv("LOCAL_RANK"), pg.rank());
         try {
             for (String op : options.ops()) {
-                jitWarmup(pg, op, options.jitWarmup(), options.device());
+                jitWarmup(pg, op, options.jitWarmup(), device);
             }
             for (String op : options.ops()) {
                 for (long nbytes : CollectivesBench.SIZES) {
                     if (nbytes <= options.maxBytes()) {
-                        Measurement m = measure(pg, op, (int) (nbytes / 4), options.device());
+                        Measurement m = measure(pg, op, (int) (nbytes / 4), device);
                         if (options.namesPlacement()) {
                             m.with("backend", options.backend()).with("device", options.device().toString());
                         }
@@ -51,6 +52,18 @@ public final class CollectivesWorker {
         } finally {
             pg.close();
         }
+    }
+
+    /**
+     * This rank's device: {@code device} itself when it names an index ({@code opencl:0}), else, for a type alone
+     * ({@code cuda}), the rank's own device of that type as PyTorch ranks pick theirs: index {@code LOCAL_RANK},
+     * else the rank.
+     */
+    static Device placed(Device device, String localRank, int rank) {
+        if (device.isCpu() || device.index() >= 0) {
+            return device;
+        }
+        return new Device(device.type(), localRank != null ? Integer.parseInt(localRank.trim()) : rank);
     }
 
     /** One (operation, size) measurement of the anchor, the tensors on {@code device}. */

@@ -32,6 +32,14 @@ class CollectivesBenchTest {
     }
 
     @Test
+    void aDeviceTypeAlonePutsEachRankOnItsOwnDevice() {
+        assertEquals(io.tensorbus.Device.cuda(3), CollectivesWorker.placed(io.tensorbus.Device.parse("cuda"), "3", 1));
+        assertEquals(io.tensorbus.Device.cuda(1), CollectivesWorker.placed(io.tensorbus.Device.parse("cuda"), null, 1));
+        assertEquals(io.tensorbus.Device.opencl(0), CollectivesWorker.placed(io.tensorbus.Device.opencl(0), "1", 1));
+        assertEquals(io.tensorbus.Device.CPU, CollectivesWorker.placed(io.tensorbus.Device.CPU, "1", 1));
+    }
+
+    @Test
     void badOptionsSayWhatIsAllowed() {
         assertMessage("--world must be from 2 to 64, got 1", "--world", "1");
         assertMessage("--world needs a whole number", "--world", "two");

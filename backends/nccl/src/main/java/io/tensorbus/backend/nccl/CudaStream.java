@@ -9,6 +9,12 @@ import io.tensorbus.spi.DeviceBuffer;
  */
 interface CudaStream {
 
+    /**
+     * Makes the stream's device current on the calling thread: NCCL takes its device from the thread that calls
+     * it, so every thread that issues NCCL calls does this first.
+     */
+    void makeCurrent();
+
     /** The {@code cudaStream_t} handle. */
     long handle();
 

@@ -55,6 +55,7 @@ final class NcclBackend implements Backend {
         String name = options.groupName() + "-rank" + options.rank();
         this.issuer = Executors.newSingleThreadExecutor(Thread.ofPlatform().daemon()
                 .name("tensorbus-nccl-issue-" + name).factory());
+        issuer.execute(stream::makeCurrent);
         this.watchdog = new NcclWatchdog(name, nccl, comm, stream, options.timeout(), this::abort);
         watchdog.start();
     }

@@ -25,7 +25,7 @@ final class NcclRendezvous {
                 ? options.vertx().executeBlocking(nccl::uniqueId)
                         .compose(bytes -> options.store().set(UNIQUE_ID_KEY, bytes).map(bytes))
                 : options.store().get(UNIQUE_ID_KEY);
-        return id.compose(bytes -> initRank(options, nccl, bytes))
+        return id.compose(bytes -> initRank(options, nccl, stream, bytes))
                 .map(comm -> new NcclBackend(options, nccl, comm, stream, barrier))
                 .compose(backend -> NcclShadow.open(options, backend::abort).map(checks -> {
                     backend.useShadow(checks);
@@ -33,7 +33,7 @@ final class NcclRendezvous {
                 }));
     }
 
-    private static Future<Long> initRank(BackendOptions options, Nccl nccl, byte[] id) {
+    private static Future<Long> initRank(BackendOptions options, Nccl nccl, CudaStream stream, byte[] id) {
         if (id.length != NcclConstants.UNIQUE_ID_BYTES) {
             return Future.failedFuture(new IllegalStateException("the store holds an NCCL unique id of " + id.length
                     + " bytes under '" + UNIQUE_ID_KEY + "', not " + NcclConstants.UNIQUE_ID_BYTES));
@@ -43,7 +43,10 @@ final class NcclRendezvous {
                 "ncclCommInitRank of rank " + options.rank() + " of " + options.worldSize() + " in group '"
                         + options.groupName() + "' did not return within " + options.timeout()
                         + ": a rank did not join")));
-        options.vertx().executeBlocking(() -> nccl.commInitRank(options.worldSize(), id, options.rank()), false)
+        options.vertx().executeBlocking(() -> {
+                    stream.makeCurrent();
+                    return nccl.commInitRank(options.worldSize(), id, options.rank());
+                }, false)
                 .onComplete(ar -> {
                     options.vertx().cancelTimer(timer);
                     if (!joined.tryComplete(ar.result()) && ar.succeeded()) {

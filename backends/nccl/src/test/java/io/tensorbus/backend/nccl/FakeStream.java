@@ -17,6 +17,8 @@ final class FakeStream implements CudaStream {
     private final AtomicLong events = new AtomicLong(1);
     private final Map<Long, Boolean> done = new ConcurrentHashMap<>();
     final AtomicLong released = new AtomicLong();
+    /** The threads that made the stream's device current. */
+    final java.util.Set<String> currentOn = ConcurrentHashMap.newKeySet();
     volatile boolean autoFinish;
 
     /** A CUDA buffer double at {@code address}. */
@@ -49,6 +51,11 @@ final class FakeStream implements CudaStream {
 
     static Buffer buffer(long address, DType dtype, long n) {
         return new Buffer(address, dtype, new long[] {n});
+    }
+
+    @Override
+    public void makeCurrent() {
+        currentOn.add(Thread.currentThread().getName());
     }
 
     @Override

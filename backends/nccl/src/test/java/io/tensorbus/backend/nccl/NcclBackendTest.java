@@ -88,6 +88,8 @@ class NcclBackendTest {
         await(b.allReduce(FakeStream.buffer(0x10, DType.BOOL, 8), ReduceOp.PRODUCT));
         assertEquals(List.of("allReduce send=16 recv=16 count=8 dtype=1 op=2",
                 "allReduce send=16 recv=16 count=8 dtype=1 op=3"), nccl.calls);
+        // NCCL takes its device from the calling thread: the thread that issues the calls made it current.
+        assertTrue(stream.currentOn.stream().anyMatch(t -> t.startsWith("tensorbus-nccl-issue-")), stream.currentOn.toString());
     }
 
     @Test

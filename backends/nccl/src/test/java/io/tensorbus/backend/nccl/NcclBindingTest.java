@@ -1,13 +1,19 @@
 package io.tensorbus.backend.nccl;
 
 import io.tensorbus.DType;
+import io.tensorbus.Device;
 import io.tensorbus.c10d.ReduceOp;
+import io.tensorbus.spi.BackendOptions;
 import io.tensorbus.spi.BackendProvider;
+import io.tensorbus.spi.DeviceRuntimeProvider;
+import io.tensorbus.spi.contract.MemoryStore;
+import io.vertx.core.Vertx;
 import java.io.IOException;
 import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.ValueLayout;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -21,6 +27,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeFalse;
 
 /**
  * The FFM binding against {@code nccl.h}: the enum values (transcribed from NCCL 2.28's header, and checked
@@ -137,21 +144,27 @@ class NcclBindingTest {
 
     @Test
     void theLibraryIsFoundWhereItIsNamedOrInAPipWheel(@TempDir Path dir) throws IOException {
+        LibraryPath nccl = LibraryPath.NCCL;
         Path wheel = dir.resolve("venv/lib/python3.11/site-packages/nvidia/nccl/lib");
         Files.createDirectories(wheel);
-        Files.writeString(wheel.resolve(NcclLibraryPath.FILE), "not really a library");
-        NcclLibraryPath.Result r = NcclLibraryPath.find(null, Map.of("VIRTUAL_ENV", dir.resolve("venv").toString()),
+        Files.writeString(wheel.resolve(nccl.file()), "not really a library");
+        LibraryPath.Result r = nccl.find(null, Map.of("VIRTUAL_ENV", dir.resolve("venv").toString()),
                 dir.resolve("home"));
-        assertEquals(Optional.of(wheel.resolve(NcclLibraryPath.FILE)), r.path(), r.searched().toString());
-        NcclLibraryPath.Result named = NcclLibraryPath.find(dir.resolve("missing.so").toString(), Map.of(), dir);
+        assertEquals(Optional.of(wheel.resolve(nccl.file())), r.path(), r.searched().toString());
+        LibraryPath.Result named = nccl.find(dir.resolve("missing.so").toString(), Map.of(), dir);
         assertFalse(named.path().isPresent());
         assertTrue(named.searched().getFirst().contains("missing.so"), named.searched().toString());
-        NcclLibraryPath.Result env = NcclLibraryPath.find(null, Map.of(NcclLibraryPath.ENV,
-                wheel.resolve(NcclLibraryPath.FILE).toString()), dir);
+        assertTrue(nccl.missing(named).contains("-Dtensorbus.nccl.library"), nccl.missing(named));
+        LibraryPath.Result env = nccl.find(null, Map.of(nccl.env(), wheel.resolve(nccl.file()).toString()), dir);
         assertTrue(env.path().isPresent());
+        // NVRTC's wheel is another folder, and the driver has none.
+        assertFalse(LibraryPath.NVRTC.find(null, Map.of("VIRTUAL_ENV", dir.resolve("venv").toString()),
+                dir.resolve("home")).searched().contains(wheel.toString()));
+        assertTrue(LibraryPath.DRIVER.find(null, Map.of("VIRTUAL_ENV", dir.resolve("venv").toString()),
+                dir.resolve("home")).searched().stream().noneMatch(s -> s.contains("site-packages")));
         // A file that is not a shared library is refused with the reason, not a crash.
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> new NcclLibrary(wheel.resolve(NcclLibraryPath.FILE)));
+                () -> new NcclLibrary(wheel.resolve(nccl.file())));
         assertTrue(e.getMessage() != null, String.valueOf(e));
     }
 
@@ -164,5 +177,49 @@ class NcclBindingTest {
         assertTrue(why.contains("CUDA"), why);
         IllegalStateException e = assertThrows(IllegalStateException.class, () -> BackendProvider.named("nccl"));
         assertTrue(e.getMessage().contains("not available on this machine"), e.getMessage());
+    }
+
+    @Test
+    void withoutADriverTheCudaRuntimeIsListedAsUnavailableNamingTheDriverLibrary() {
+        assumeFalse(new CudaRuntimeProvider().isAvailable(), "this machine has CUDA");
+        DeviceRuntimeProvider cuda = DeviceRuntimeProvider.all().stream().filter(p -> p.type().equals("cuda"))
+                .findFirst().orElseThrow(() -> new AssertionError("the cuda runtime is not found by ServiceLoader"));
+        assertFalse(cuda.isAvailable());
+        String why = cuda.unavailabilityCause().getMessage();
+        assertTrue(why.contains("libcuda.so.1") && why.contains("NVIDIA driver"), why);
+        IllegalStateException e = assertThrows(IllegalStateException.class,
+                () -> DeviceRuntimeProvider.of(new Device("cuda", 0)));
+        assertTrue(e.getMessage().contains("libcuda.so.1"), e.getMessage());
+    }
+
+    @Test
+    void eachRankPicksItsDeviceByPropertyLocalRankOrRank() {
+        Vertx vertx = Vertx.vertx();
+        try {
+            picksDevices(vertx);
+        } finally {
+            vertx.close();
+        }
+    }
+
+    private static void picksDevices(Vertx vertx) {
+        BackendOptions rank3 = options(vertx, 3, Map.of());
+        assertEquals(3, NcclBackendProvider.deviceIndex(rank3, Map.of(), 8));
+        assertEquals(1, NcclBackendProvider.deviceIndex(rank3, Map.of(), 2), "the rank, modulo the devices");
+        assertEquals(0, NcclBackendProvider.deviceIndex(rank3, Map.of("LOCAL_RANK", "4"), 2), "LOCAL_RANK first");
+        BackendOptions named = options(vertx, 3, Map.of(NcclBackendProvider.DEVICE_PROPERTY, "1"));
+        assertEquals(1, NcclBackendProvider.deviceIndex(named, Map.of("LOCAL_RANK", "0"), 2), "the property first");
+        IllegalArgumentException tooHigh = assertThrows(IllegalArgumentException.class, () -> NcclBackendProvider
+                .deviceIndex(options(vertx, 0, Map.of(NcclBackendProvider.DEVICE_PROPERTY, "5")), Map.of(), 2));
+        assertTrue(tooHigh.getMessage().contains("nccl.device=5") && tooHigh.getMessage().contains("cuda:1"),
+                tooHigh.getMessage());
+        IllegalArgumentException bad = assertThrows(IllegalArgumentException.class,
+                () -> NcclBackendProvider.deviceIndex(rank3, Map.of("LOCAL_RANK", "two"), 2));
+        assertTrue(bad.getMessage().contains("LOCAL_RANK='two'"), bad.getMessage());
+    }
+
+    private static BackendOptions options(Vertx vertx, int rank, Map<String, String> properties) {
+        return new BackendOptions(rank, 4, new MemoryStore(Duration.ofSeconds(5)), Duration.ofSeconds(5), "g", null,
+                vertx, properties);
     }
 }

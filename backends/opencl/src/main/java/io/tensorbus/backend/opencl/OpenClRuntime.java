@@ -7,9 +7,8 @@ import io.tensorbus.spi.DeviceArguments;
 import io.tensorbus.spi.DeviceBuffer;
 import io.tensorbus.spi.DeviceInfo;
 import io.tensorbus.spi.DeviceKernels;
-import io.tensorbus.spi.DeviceRuntime;
+import io.tensorbus.spi.KernelDeviceRuntime;
 import io.tensorbus.spi.ElementBytes;
-import io.tensorbus.spi.ElementwiseOp;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
@@ -49,7 +48,7 @@ import static org.jocl.CL.CL_PROGRAM_BUILD_LOG;
  * the user's own JOCL (or TornadoVM, or C) code created is {@linkplain #wrap wrapped} without a copy, and its
  * copies and reductions run in the context that owns it.
  */
-public final class OpenClRuntime implements DeviceRuntime {
+public final class OpenClRuntime extends KernelDeviceRuntime<OpenClBuffer> {
     private final List<DeviceInfo> infos = new ArrayList<>();
     private final List<cl_device_id> ids = new ArrayList<>();
     private final OpenClContext[] defaults;
@@ -62,6 +61,7 @@ public final class OpenClRuntime implements DeviceRuntime {
 
     /** Opens the OpenCL library and lists the devices. */
     OpenClRuntime() {
+        super(OpenClBuffer.class, "OpenCL");
         CL.setExceptionsEnabled(true);
         for (cl_platform_id platform : platforms()) {
             String platformName = infoString(platform);
@@ -165,172 +165,75 @@ public final class OpenClRuntime implements DeviceRuntime {
     }
 
     @Override
-    public CompletableFuture<Void> elementwise(ElementwiseOp op, DeviceBuffer a, DeviceBuffer b, DeviceBuffer out) {
-        try {
-            OpenClBuffer y = own(b);
-            DeviceArguments.checkElementwise(op, a, b, out);
-            return elementwise(op, a, y, b.numel() == 1 ? 0L : 1L, 0.0, out);
-        } catch (RuntimeException e) {
-            return CompletableFuture.failedFuture(e);
+    protected Object[] operand(OpenClBuffer b, long byteOffset) {
+        return new Object[] {b.mem(), (b.offset() + byteOffset) / b.dtype().byteSize()};
+    }
+
+    @Override
+    protected CompletableFuture<Void> launch(OpenClBuffer on, String kernel, long n, Object... args) {
+        return on.context().run(kernel, n, null, args);
+    }
+
+    @Override
+    protected CompletableFuture<Void> launchOneGroup(OpenClBuffer on, String kernel, int threads, Object... args) {
+        return on.context().runOneGroup(kernel, threads, null, args);
+    }
+
+    @Override
+    protected void checkTogether(OpenClBuffer first, OpenClBuffer second) {
+        if (second.context() != first.context()) {
+            throw new IllegalArgumentException(first + " and " + second + " belong to different OpenCL contexts; copy "
+                    + "one into the other's first");
         }
     }
 
     @Override
-    public CompletableFuture<Void> elementwise(ElementwiseOp op, DeviceBuffer a, double b, DeviceBuffer out) {
-        try {
-            DeviceArguments.checkElementwise(op, a, null, out);
-            return elementwise(op, a, null, 0L, b, out);
-        } catch (RuntimeException e) {
-            return CompletableFuture.failedFuture(e);
-        }
-    }
-
-    /** One launch of the element-wise kernel: {@code b} a buffer read with stride {@code bs}, or null for {@code sv}. */
-    private CompletableFuture<Void> elementwise(ElementwiseOp op, DeviceBuffer a, OpenClBuffer b, long bs, double sv,
-                                                DeviceBuffer out) {
-        OpenClBuffer x = own(a);
-        OpenClBuffer z = own(out);
-        DType t = a.dtype();
-        sameContext(x, z);
-        if (b != null) {
-            sameContext(x, b);
-        }
-        long n = a.numel();
-        // The kernel needs some memory object for b even when it reads the scalar instead.
-        OpenClBuffer y = b != null ? b : x;
-        int e = t.byteSize();
-        return n == 0 ? CompletableFuture.completedFuture(null)
-                : x.context().run(DeviceKernels.elementwiseName(t), n, null, x.mem(), x.offset() / e, y.mem(),
-                        y.offset() / e, z.mem(), z.offset() / e, n, bs, op.ordinal(), sv, b == null ? 1 : 0);
+    protected CompletableFuture<Void> upload(MemorySegment from, OpenClBuffer to, long toOffset) {
+        return to.context().write(nativeCopy(from), to.mem(), to.offset() + toOffset, from.byteSize());
     }
 
     @Override
-    public CompletableFuture<Void> cast(DeviceBuffer src, DeviceBuffer dst) {
-        try {
-            OpenClBuffer s = own(src);
-            OpenClBuffer d = own(dst);
-            DeviceArguments.checkCast(src, dst);
-            sameContext(s, d);
-            long n = src.numel();
-            return n == 0 ? CompletableFuture.completedFuture(null)
-                    : s.context().run(DeviceKernels.castName(src.dtype(), dst.dtype()), n, null, s.mem(),
-                            s.offset() / src.dtype().byteSize(), d.mem(), d.offset() / dst.dtype().byteSize(), n);
-        } catch (RuntimeException e) {
-            return CompletableFuture.failedFuture(e);
-        }
+    protected CompletableFuture<Void> download(OpenClBuffer from, long fromOffset, MemorySegment to) {
+        return read(from, fromOffset, to);
     }
 
     @Override
-    public CompletableFuture<Void> sum(DeviceBuffer src, DeviceBuffer out) {
-        try {
-            OpenClBuffer s = own(src);
-            OpenClBuffer o = own(out);
-            DeviceArguments.checkSum(src, out);
-            DType want = DeviceKernels.sumType(src.dtype());
-            sameContext(s, o);
-            if (src.numel() == 0) {
-                return fill(out, 0);
-            }
-            return s.context().runOneGroup(DeviceKernels.sumName(src.dtype()), DeviceKernels.SUM_ITEMS, null,
-                    s.mem(), s.offset() / src.dtype().byteSize(), o.mem(), o.offset() / want.byteSize(), src.numel());
-        } catch (RuntimeException e) {
-            return CompletableFuture.failedFuture(e);
+    protected CompletableFuture<Void> copyOnDevices(OpenClBuffer s, long srcOffset, OpenClBuffer d, long dstOffset,
+                                                    long bytes) {
+        if (s.context() == d.context()) {
+            return s.context().copy(s.mem(), s.offset() + srcOffset, d.mem(), d.offset() + dstOffset, bytes);
         }
-    }
-
-    private static void sameContext(OpenClBuffer first, OpenClBuffer... others) {
-        for (OpenClBuffer o : others) {
-            if (o.context() != first.context()) {
-                throw new IllegalArgumentException(first + " and " + o + " belong to different OpenCL contexts; copy "
-                        + "one into the other's first");
-            }
-        }
+        // Memory of two contexts: no command can see both, so the bytes pass through the host.
+        MemorySegment staging = Arena.ofAuto().allocate(bytes, 64);
+        return s.context().read(s.mem(), s.offset() + srcOffset, staging, bytes)
+                .thenCompose(v -> d.context().write(staging, d.mem(), d.offset() + dstOffset, bytes));
     }
 
     @Override
-    public CompletableFuture<Void> copy(DeviceBuffer src, long srcOffset, DeviceBuffer dst, long dstOffset, long bytes) {
-        try {
-            DeviceArguments.checkCopy(src, srcOffset, dst, dstOffset, bytes);
-            if (bytes == 0) {
-                return CompletableFuture.completedFuture(null);
-            }
-            if (src.isHost() && dst.isHost()) {
-                MemorySegment.copy(src.segment(), srcOffset, dst.segment(), dstOffset, bytes);
-                return CompletableFuture.completedFuture(null);
-            }
-            if (src.isHost()) {
-                OpenClBuffer d = own(dst);
-                return d.context().write(nativeCopy(src.segment().asSlice(srcOffset, bytes)), d.mem(),
-                        d.offset() + dstOffset, bytes);
-            }
-            OpenClBuffer s = own(src);
-            if (dst.isHost()) {
-                return read(s, srcOffset, dst.segment().asSlice(dstOffset, bytes));
-            }
-            OpenClBuffer d = own(dst);
-            if (s.context() == d.context()) {
-                return s.context().copy(s.mem(), s.offset() + srcOffset, d.mem(), d.offset() + dstOffset, bytes);
-            }
-            // Memory of two contexts: no command can see both, so the bytes pass through the host.
-            MemorySegment staging = Arena.ofAuto().allocate(bytes, 64);
-            return s.context().read(s.mem(), s.offset() + srcOffset, staging, bytes)
-                    .thenCompose(v -> d.context().write(staging, d.mem(), d.offset() + dstOffset, bytes));
-        } catch (RuntimeException e) {
-            return CompletableFuture.failedFuture(e);
+    protected CompletableFuture<Void> reduceFrom(ReduceOp op, OpenClBuffer a, long accOffset, DeviceBuffer src,
+                                                 long srcOffset, long bytes) {
+        OpenClContext c = a.context();
+        DType dtype = a.dtype();
+        long n = bytes / dtype.byteSize();
+        if (src.isHost() && src.segment().isNative()) {
+            // The kernel reads host memory in place: no copy on a CPU device (pocl), one by the driver on a GPU.
+            MemorySegment bytesIn = src.segment().asSlice(srcOffset, bytes);
+            cl_mem view = c.hostView(bytesIn);
+            Object[] at = operand(a, accOffset);
+            return c.run(DeviceKernels.reduceName(dtype), n, bytesIn, at[0], at[1], view, 0L, n, op.ordinal())
+                    .whenComplete((v, t) -> CL.clReleaseMemObject(view));
         }
+        // The operand is in another context: bring it next to the accumulator first.
+        cl_mem scratch = c.takeScratch(bytes);
+        OpenClBuffer staged = new OpenClBuffer(c, scratch, dtype, new long[] {n}, false);
+        return copy(src, srcOffset, staged, 0, bytes)
+                .thenCompose(v -> reduceNear(op, a, accOffset, staged, bytes))
+                .whenComplete((v, t) -> c.giveScratch(scratch, bytes));
     }
 
     @Override
-    public CompletableFuture<Void> reduce(ReduceOp op, DeviceBuffer acc, long accOffset, DeviceBuffer src, long srcOffset,
-                               long bytes) {
-        try {
-            OpenClBuffer a = own(acc);
-            DeviceArguments.checkReduce(op, acc, accOffset, src, srcOffset, bytes);
-            checkFp64(a, acc.dtype());
-            if (bytes == 0) {
-                return CompletableFuture.completedFuture(null);
-            }
-            int e = acc.dtype().byteSize();
-            long n = bytes / e;
-            long at = (a.offset() + accOffset) / e;
-            if (src instanceof OpenClBuffer s && s.context() == a.context()) {
-                return a.context().run(DeviceKernels.reduceName(acc.dtype()), n, null, a.mem(), at, s.mem(),
-                        (s.offset() + srcOffset) / e, n, op.ordinal());
-            }
-            OpenClContext c = a.context();
-            if (src.isHost() && src.segment().isNative()) {
-                // The kernel reads host memory in place: no copy on a CPU device (pocl), one by the driver on a GPU.
-                MemorySegment bytesIn = src.segment().asSlice(srcOffset, bytes);
-                cl_mem view = c.hostView(bytesIn);
-                return c.run(DeviceKernels.reduceName(acc.dtype()), n, bytesIn, a.mem(), at, view, 0L, n,
-                        op.ordinal()).whenComplete((v, t) -> CL.clReleaseMemObject(view));
-            }
-            // The operand is in another context: bring it next to the accumulator first.
-            cl_mem scratch = c.takeScratch(bytes);
-            OpenClBuffer staged = new OpenClBuffer(c, scratch, acc.dtype(), new long[] {n}, false);
-            return copy(src, srcOffset, staged, 0, bytes)
-                    .thenCompose(v -> c.run(DeviceKernels.reduceName(acc.dtype()), n, null, a.mem(), at,
-                            scratch, 0L, n, op.ordinal()))
-                    .whenComplete((v, t) -> c.giveScratch(scratch, bytes));
-        } catch (RuntimeException e) {
-            return CompletableFuture.failedFuture(e);
-        }
-    }
-
-    @Override
-    public CompletableFuture<Void> divide(DeviceBuffer acc, long offset, long bytes, int divisor) {
-        try {
-            OpenClBuffer a = own(acc);
-            DeviceArguments.checkDivide(acc, offset, bytes, divisor);
-            checkFp64(a, acc.dtype());
-            int e = acc.dtype().byteSize();
-            long n = bytes / e;
-            return n == 0 ? CompletableFuture.completedFuture(null)
-                    : a.context().run(DeviceKernels.divideName(acc.dtype()), n, null, a.mem(), (a.offset() + offset) / e, n,
-                            divisor);
-        } catch (RuntimeException e) {
-            return CompletableFuture.failedFuture(e);
-        }
+    protected void checkComputes(OpenClBuffer on, DType dtype) {
+        checkFp64(on, dtype);
     }
 
     @Override
@@ -372,14 +275,6 @@ public final class OpenClRuntime implements DeviceRuntime {
         return copy;
     }
 
-
-    private OpenClBuffer own(DeviceBuffer b) {
-        if (b instanceof OpenClBuffer o) {
-            return o;
-        }
-        throw new IllegalArgumentException("buffer " + b + " is not OpenCL device memory (it is on " + b.device()
-                + "); the OpenCL runtime works on buffers it allocated or wrapped");
-    }
 
     private static void checkFp64(OpenClBuffer b, DType dtype) {
         if (dtype == DType.FLOAT64 && !b.context().fp64()) {
