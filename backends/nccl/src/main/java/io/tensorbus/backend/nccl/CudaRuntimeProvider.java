@@ -26,6 +26,8 @@ public final class CudaRuntimeProvider implements DeviceRuntimeProvider {
                 cause = new IllegalStateException("no CUDA driver here: " + LibraryPath.DRIVER.missing(driver));
             } else {
                 try {
+                    // Loaded by path first, so that JCuda's native part finds it wherever it was found.
+                    System.load(driver.path().get().toAbsolutePath().toString());
                     runtime = new CudaRuntime();
                     if (runtime.devices().isEmpty()) {
                         cause = new IllegalStateException("the CUDA driver (" + driver.path().get() + ") lists no device");
