@@ -2,6 +2,7 @@ package io.tensorbus.nn;
 
 import io.tensorbus.autograd.Autograd;
 import io.tensorbus.internal.tensor.Im2Col;
+import io.tensorbus.internal.tensor.TensorInternals;
 import io.tensorbus.internal.tensor.Scratch;
 import io.tensorbus.tensor.Tensor;
 import java.lang.foreign.MemorySegment;
@@ -48,7 +49,8 @@ final class BatchedConv {
     static Tensor forward(Tensor x, Tensor w, ConvOps.Dims d, Tensor out, boolean keepColumns) {
         int np = d.n() * d.p();
         long groupColumns = (long) d.k() * np;
-        Tensor kept = keepColumns ? Tensor.empty(x.dtype(), d.groups(), d.k(), np) : null;
+        // im2col writes every column element, padding included.
+        Tensor kept = keepColumns ? TensorInternals.uninitialized(x.dtype(), d.groups(), d.k(), np) : null;
         MemorySegment result = Scratch.get(1, bytes(d, (long) d.og() * np));
         Tensor planes = out.view(d.n(), d.o(), d.p());
         for (int gi = 0; gi < d.groups(); gi++) {

@@ -33,7 +33,8 @@ final class ConvOps {
         Dims d = check(input, weight, bias, stride, padding, dilation, groups);
         Tensor x = input.contiguous();
         Tensor w = weight.contiguous();
-        Tensor out = Tensor.empty(x.dtype(), d.n, d.o, d.g.outH(), d.g.outW());
+        // Every output element is written: by the GEMMs, or the batched lowering's copies.
+        Tensor out = TensorInternals.uninitialized(x.dtype(), d.n, d.o, d.g.outH(), d.g.outW());
         boolean keepColumns = Autograd.needsGrad(weight);
         Tensor columns = null;
         if (BatchedConv.applies(d)) {

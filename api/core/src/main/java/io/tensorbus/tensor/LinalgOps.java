@@ -78,7 +78,7 @@ final class LinalgOps {
     private static Tensor mmRaw(Tensor a, Tensor b) {
         DType dt = a.dtype();
         if (dt.isFloatingPoint() && Ops.computeType(dt) == dt) {
-            Tensor out = Tensor.empty(dt, a.size(0), b.size(1));
+            Tensor out = Tensor.uninitialized(dt, a.size(0), b.size(1));
             gemm(a, b, out, 0);
             return out;
         }
@@ -101,7 +101,7 @@ final class LinalgOps {
         DType dt = a.dtype();
         Tensor out;
         if (dt == DType.FLOAT32 || dt == DType.FLOAT64) {
-            out = Tensor.empty(dt, batch, a.size(1), b.size(2));
+            out = Tensor.uninitialized(dt, batch, a.size(1), b.size(2));
             long step = (long) a.size(1) * b.size(2);
             try (var ignored = Autograd.noGrad()) {
                 for (int i = 0; i < batch; i++) {

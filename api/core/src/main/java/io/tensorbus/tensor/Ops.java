@@ -110,7 +110,7 @@ final class Ops {
         Tensor a2 = a.dtype() == ct ? a : ViewOps.copyRaw(a, ct);
         Tensor b2 = b.dtype() == ct ? b : ViewOps.copyRaw(b, ct);
         int[] shape = Shapes.broadcast(a2.shape(), b2.shape());
-        Tensor out = Tensor.empty(isHalf(outType) ? ct : outType, shape);
+        Tensor out = Tensor.uninitialized(isHalf(outType) ? ct : outType, shape);
         boolean contiguous = a2.isContiguous() && b2.isContiguous()
                 && Arrays.equals(a2.shape(), shape) && Arrays.equals(b2.shape(), shape);
         Elementwise.binary(op, expandedView(a2, shape), expandedView(b2, shape), out.view(), shape, contiguous);
@@ -126,7 +126,7 @@ final class Ops {
     static Tensor unaryRaw(Unary op, Tensor a, DType rt) {
         DType ct = computeType(rt);
         Tensor a2 = a.dtype() == ct ? a : ViewOps.copyRaw(a, ct);
-        Tensor out = Tensor.empty(ct, a2.shape());
+        Tensor out = Tensor.uninitialized(ct, a2.shape());
         Elementwise.unary(op, a2.view(), out.view(), a2.shape(), a2.isContiguous());
         return ct == rt ? out : ViewOps.copyRaw(out, rt);
     }

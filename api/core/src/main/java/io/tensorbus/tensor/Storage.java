@@ -3,7 +3,6 @@ package io.tensorbus.tensor;
 import io.tensorbus.Device;
 import io.tensorbus.spi.DeviceBuffer;
 import io.tensorbus.spi.DeviceRuntime;
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.ref.Cleaner;
 import java.util.Objects;
@@ -17,8 +16,9 @@ import java.util.Objects;
  * host memory; {@link #segment()} is then unavailable, and the host-only kernels that ask for it fail naming the
  * operation and the device.
  *
- * <p>Views share a storage (and so its version). Memory is freed by the garbage collector once no
- * tensor refers to it (device memory through its runtime, by a cleaner).
+ * <p>Views share a storage (and so its version). Host memory comes from the {@link HostMemory host cache}
+ * and goes back to it once nothing refers to its memory any more, or when it is {@linkplain #release()
+ * released}; device memory is released through its runtime, by a cleaner.
  */
 public final class Storage {
     /** Alignment of every allocation, in bytes: one cache line, and the widest vector register. */
@@ -28,15 +28,26 @@ public final class Storage {
 
     private final MemorySegment segment;
     private final DeviceBuffer deviceBuffer;
+    /** The host cache's block behind this storage, or null for wrapped and device memory. */
+    private final CachingHostAllocator.Handout handout;
+    private volatile boolean released;
     private int version;
 
     private Storage(MemorySegment segment) {
         this.segment = segment;
         this.deviceBuffer = null;
+        this.handout = null;
+    }
+
+    private Storage(CachingHostAllocator.Handout handout, long byteSize) {
+        this.segment = handout.segment().asSlice(0, byteSize);
+        this.deviceBuffer = null;
+        this.handout = handout;
     }
 
     private Storage(DeviceBuffer buffer, DeviceRuntime runtime, boolean owned) {
         this.segment = null;
+        this.handout = null;
         this.deviceBuffer = buffer;
         if (owned) {
             DEVICE_MEMORY.register(this, () -> runtime.release(buffer));
@@ -58,14 +69,43 @@ public final class Storage {
      * @throws IllegalArgumentException when {@code byteSize} is negative
      */
     public static Storage allocate(long byteSize) {
+        return allocate(byteSize, true);
+    }
+
+    /**
+     * Allocates storage whose bytes are unspecified (what a previous storage of the cache left): for outputs an
+     * operation overwrites whole, which then skip the zero-fill.
+     *
+     * @param byteSize size in bytes, at least 0
+     * @throws IllegalArgumentException when {@code byteSize} is negative
+     */
+    public static Storage allocateUninitialized(long byteSize) {
+        return allocate(byteSize, false);
+    }
+
+    private static Storage allocate(long byteSize, boolean zeroed) {
         if (byteSize < 0) {
             throw new IllegalArgumentException("storage size must be >= 0 bytes, got " + byteSize);
         }
-        NativeMemoryPacer.beforeAllocate(byteSize);
-        // Arena.ofAuto: freed by the GC when unreachable; allocate() returns zeroed memory.
-        Storage s = new Storage(Arena.ofAuto().allocate(Math.max(byteSize, 1), ALIGNMENT).asSlice(0, byteSize));
-        NativeMemoryPacer.track(s, byteSize);
-        return s;
+        return new Storage(CachingHostAllocator.get().hand(byteSize, zeroed), byteSize);
+    }
+
+    /**
+     * Gives this storage's memory back to the host cache now, rather than when the garbage collector finds it
+     * unreachable: for memory whose last use is known (temporaries of an operation, a scope's tensors). Every
+     * later use of the storage (and of the tensors on it) fails; releasing twice, or releasing storage that the
+     * cache does not own (wrapped or device memory), does nothing.
+     */
+    public void release() {
+        if (handout != null && !released) {
+            released = true;
+            handout.giveBack(CachingHostAllocator.get());
+        }
+    }
+
+    /** True once {@link #release()} gave the memory back. */
+    public boolean isReleased() {
+        return released;
     }
 
     /**
@@ -85,6 +125,11 @@ public final class Storage {
     public MemorySegment segment() {
         if (segment == null) {
             throw DeviceOps.unsupported(deviceBuffer.device());
+        }
+        if (released) {
+            throw new IllegalStateException("this tensor's storage (" + segment.byteSize() + " bytes) was released "
+                    + "back to the host memory cache and may hold another tensor's data now; a tensor must not be "
+                    + "used after its storage or scope was released");
         }
         return segment;
     }

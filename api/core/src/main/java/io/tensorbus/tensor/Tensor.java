@@ -40,6 +40,11 @@ public final class Tensor {
             }
 
             @Override
+            public Tensor uninitialized(DType dtype, int... shape) {
+                return Tensor.uninitialized(dtype, shape);
+            }
+
+            @Override
             public Storage storage(Tensor t) {
                 return t.storage();
             }
@@ -85,6 +90,17 @@ public final class Tensor {
         int[] s = shape.clone();
         int n = Shapes.numel(s);
         return new Tensor(Storage.allocate((long) n * dtype.byteSize()), dtype, s, Shapes.contiguousStrides(s), 0, null);
+    }
+
+    /**
+     * A tensor whose elements are unspecified (what freed storage of the host cache held): for results an
+     * operation overwrites whole, which then skip the zero-fill.
+     */
+    static Tensor uninitialized(DType dtype, int... shape) {
+        int[] s = shape.clone();
+        int n = Shapes.numel(s);
+        return new Tensor(Storage.allocateUninitialized((long) n * dtype.byteSize()), dtype, s,
+                Shapes.contiguousStrides(s), 0, null);
     }
 
     /** Zeros of dtype float32. */

@@ -23,7 +23,7 @@ final class ViewOps {
 
     /** A contiguous copy without recording. */
     static Tensor copyRaw(Tensor t, DType dtype) {
-        Tensor out = Tensor.empty(dtype, t.shape());
+        Tensor out = Tensor.uninitialized(dtype, t.shape());
         Strided.copy(t.view(), out.view(), t.shape());
         return out;
     }

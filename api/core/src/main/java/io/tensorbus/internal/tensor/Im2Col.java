@@ -70,7 +70,11 @@ public final class Im2Col {
         return g.pH() == 0 && g.pW() == 0 && g.sH() == 1 && g.sW() == 1 && g.dH() == 1 && g.dW() == 1;
     }
 
-    /** Column rows {@code [r0, r1)} of a valid unit-stride float32 im2col, through heap arrays. */
+    /**
+     * Column rows {@code [r0, r1)} of a valid unit-stride float32 im2col, through heap arrays: each row is
+     * gathered into an array (runs whose length is a multiple of 8, the tutorial network's 24 and 8, as 8-float
+     * vectors, where an arraycopy per run cost more than its data) and written to the columns in one copy.
+     */
     private static void validIm2colF32(MemorySegment x, long xOff, ConvGeometry g, MemorySegment col, long colOff,
             int ld, int r0, int r1) {
         int kk = g.kH() * g.kW();
@@ -79,34 +83,63 @@ public final class Im2Col {
         int c1 = (r1 - 1) / kk + 1;
         float[] in = new float[(c1 - c0) * inPlane];
         MemorySegment.copy(x, ValueLayout.JAVA_FLOAT, (xOff + (long) c0 * inPlane) * 4, in, 0, in.length);
-        float[] row = new float[g.outPlane()];
         int outW = g.outW();
+        int outH = g.outH();
+        int inW = g.inW();
+        boolean vectors = outW % F8.length() == 0;
+        float[] row = new float[g.outPlane()];
         for (int r = r0; r < r1; r++) {
             int k = r % kk;
-            int base = (r / kk - c0) * inPlane + (k / g.kW()) * g.inW() + k % g.kW();
-            for (int oh = 0; oh < g.outH(); oh++) {
-                System.arraycopy(in, base + oh * g.inW(), row, oh * outW, outW);
+            int base = (r / kk - c0) * inPlane + (k / g.kW()) * inW + k % g.kW();
+            for (int oh = 0; oh < outH; oh++) {
+                int from = base + oh * inW;
+                int to = oh * outW;
+                if (vectors) {
+                    for (int j = 0; j < outW; j += F8.length()) {
+                        FloatVector.fromArray(F8, in, from + j).intoArray(row, to + j);
+                    }
+                } else {
+                    System.arraycopy(in, from, row, to, outW);
+                }
             }
             MemorySegment.copy(row, 0, col, ValueLayout.JAVA_FLOAT, (colOff + (long) r * ld) * 4, row.length);
         }
     }
 
-    /** Channels {@code [c0, c1)} of a valid unit-stride float32 col2im, accumulated in heap arrays. */
+    /**
+     * Channels {@code [c0, c1)} of a valid unit-stride float32 col2im, accumulated in a heap array; column runs
+     * whose length is a multiple of 8 are added as 8-float vectors read straight from the columns.
+     */
     private static void validCol2imF32(MemorySegment col, long colOff, int ld, ConvGeometry g, MemorySegment x,
             long xOff, int c0, int c1) {
         int kk = g.kH() * g.kW();
         int outW = g.outW();
+        int outH = g.outH();
+        int inW = g.inW();
+        boolean vectors = outW % F8.length() == 0;
         float[] plane = new float[g.inPlane()];
-        float[] row = new float[g.outPlane()];
+        float[] row = vectors ? null : new float[g.outPlane()];
         for (int c = c0; c < c1; c++) {
             long planeOff = (xOff + (long) c * plane.length) * 4;
             MemorySegment.copy(x, ValueLayout.JAVA_FLOAT, planeOff, plane, 0, plane.length);
             for (int k = 0; k < kk; k++) {
-                MemorySegment.copy(col, ValueLayout.JAVA_FLOAT, (colOff + (long) (c * kk + k) * ld) * 4, row, 0,
-                        row.length);
-                int base = (k / g.kW()) * g.inW() + k % g.kW();
-                for (int oh = 0; oh < g.outH(); oh++) {
-                    int dst = base + oh * g.inW();
+                long from = (colOff + (long) (c * kk + k) * ld) * 4;
+                int base = (k / g.kW()) * inW + k % g.kW();
+                if (vectors) {
+                    for (int oh = 0; oh < outH; oh++) {
+                        int dst = base + oh * inW;
+                        long src = from + (long) oh * outW * 4;
+                        for (int j = 0; j < outW; j += F8.length()) {
+                            FloatVector.fromArray(F8, plane, dst + j)
+                                    .add(FloatVector.fromMemorySegment(F8, col, src + j * 4L, ORDER))
+                                    .intoArray(plane, dst + j);
+                        }
+                    }
+                    continue;
+                }
+                MemorySegment.copy(col, ValueLayout.JAVA_FLOAT, from, row, 0, row.length);
+                for (int oh = 0; oh < outH; oh++) {
+                    int dst = base + oh * inW;
                     int src = oh * outW;
                     for (int j = 0; j < outW; j++) {
                         plane[dst + j] += row[src + j];

@@ -1,5 +1,6 @@
 package io.tensorbus.internal.tensor;
 
+import io.tensorbus.DType;
 import io.tensorbus.autograd.AccumulateGrad;
 import io.tensorbus.autograd.Node;
 import io.tensorbus.spi.DeviceBuffer;
@@ -24,6 +25,9 @@ public final class TensorInternals {
 
         /** See {@link TensorInternals#storage}. */
         Storage storage(Tensor t);
+
+        /** See {@link TensorInternals#uninitialized}. */
+        Tensor uninitialized(DType dtype, int... shape);
 
         /** See {@link TensorInternals#deviceBuffer}. */
         DeviceBuffer deviceBuffer(Tensor t, String what);
@@ -58,6 +62,14 @@ public final class TensorInternals {
      */
     public static AccumulateGrad gradAccumulator(Tensor t) {
         return access().gradAccumulator(t);
+    }
+
+    /**
+     * A contiguous tensor whose elements are unspecified (reused cache memory, not zeroed): for results a kernel
+     * overwrites whole.
+     */
+    public static Tensor uninitialized(DType dtype, int... shape) {
+        return access().uninitialized(dtype, shape);
     }
 
     /** The storage {@code t} is a view of, shared with its other views; kernels address it from its offset. */

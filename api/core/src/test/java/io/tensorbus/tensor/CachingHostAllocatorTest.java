@@ -1,0 +1,193 @@
+package io.tensorbus.tensor;
+
+import io.tensorbus.DType;
+import io.tensorbus.internal.tensor.TensorInternals;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+/** The host memory cache: reuse, zeroing, its bound, statistics, releases, and no block behind two live tensors. */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class CachingHostAllocatorTest {
+
+    @Test
+    void aFreedBlockIsHandedOutAgainZeroedOnlyWhenAskedTo() {
+        CachingHostAllocator cache = new CachingHostAllocator(true, 1L << 20);
+        MemorySegment first = cache.take(1000, true);
+        assertEquals(1024, first.byteSize(), "1,000 bytes take a 1,024-byte block");
+        first.fill((byte) 7);
+        cache.give(first);
+        MemorySegment dirty = cache.take(1000, false);
+        assertEquals(first.address(), dirty.address(), "the same block comes back");
+        assertEquals(7, dirty.get(ValueLayout.JAVA_BYTE, 999), "an uninitialized take skips the zero-fill");
+        cache.give(dirty);
+        MemorySegment zeroed = cache.take(990, true);
+        assertEquals(first.address(), zeroed.address());
+        for (long i = 0; i < 990; i++) {
+            assertEquals(0, zeroed.get(ValueLayout.JAVA_BYTE, i), "byte " + i + " of a zeroed take");
+        }
+        MemoryStats s = cache.stats();
+        assertEquals(3, s.allocations());
+        assertEquals(2, s.cacheHits());
+        assertEquals(2, s.frees());
+        assertEquals(1024, s.allocatedBytes());
+        assertEquals(1024, s.peakAllocatedBytes());
+        assertEquals(0, s.cachedBytes());
+        assertEquals(2.0 / 3, s.hitRate(), 1e-12);
+    }
+
+    @Test
+    void sizeClassesHoldTheRequestAndWasteAtMostOneGranule() {
+        assertEquals(64, CachingHostAllocator.sizeClass(0));
+        assertEquals(64, CachingHostAllocator.sizeClass(1));
+        assertEquals(4096, CachingHostAllocator.sizeClass(4096));
+        assertEquals(8192, CachingHostAllocator.sizeClass(4097));
+        assertEquals((1L << 20) + (64L << 10), CachingHostAllocator.sizeClass((1L << 20) + 1));
+        assertEquals(65L << 20, CachingHostAllocator.sizeClass((64L << 20) + 1));
+        SplittableRandom random = new SplittableRandom(17);
+        for (int i = 0; i < 10_000; i++) {
+            long bytes = random.nextLong(1, 1L << 30);
+            long c = CachingHostAllocator.sizeClass(bytes);
+            assertTrue(c >= bytes && c - bytes < Math.max(64, c / 16) && c % 64 == 0, bytes + " -> " + c);
+        }
+    }
+
+    @Test
+    void theCacheStaysUnderItsLimitAndEmptiesOnRequest() {
+        CachingHostAllocator cache = new CachingHostAllocator(true, 1L << 20);
+        List<MemorySegment> blocks = new ArrayList<>();
+        for (int i = 0; i < 40; i++) {
+            blocks.add(cache.take(64L << 10, false));
+        }
+        blocks.forEach(cache::give);
+        MemoryStats s = cache.stats();
+        assertTrue(s.cachedBytes() <= 1L << 20, "cached " + s.cachedBytes());
+        assertTrue(s.evictedBytes() >= (40L << 16) - (1L << 20), "evicted " + s.evictedBytes());
+        assertEquals(40L * (64 << 10), s.cachedBytes() + s.evictedBytes(), "every byte is cached or evicted");
+        cache.trim(0);
+        assertEquals(0, cache.stats().cachedBytes());
+        // A block larger than the whole cache is never kept.
+        cache.give(cache.take(2L << 20, false));
+        assertEquals(0, cache.stats().cachedBytes());
+    }
+
+    @Test
+    void withCachingOffNothingIsReused() {
+        CachingHostAllocator cache = new CachingHostAllocator(false, 1L << 20);
+        MemorySegment a = cache.take(4096, true);
+        cache.give(a);
+        MemorySegment b = cache.take(4096, true);
+        assertNotEquals(a.address(), b.address());
+        assertEquals(0, cache.stats().cacheHits());
+        assertEquals(0, cache.stats().cachedBytes());
+        assertThrows(IllegalArgumentException.class, () -> new CachingHostAllocator(true, -1));
+    }
+
+    @Test
+    void aReleasedStorageFailsEveryLaterUseNamingWhy() {
+        Tensor t = Tensor.ones(1000);
+        Storage storage = TensorInternals.storage(t);
+        long frees = HostMemory.stats().frees();
+        storage.release();
+        storage.release();
+        assertTrue(storage.isReleased());
+        assertEquals(frees + 1, HostMemory.stats().frees(), "released once");
+        IllegalStateException e = assertThrows(IllegalStateException.class, t::sum);
+        assertTrue(e.getMessage().contains("released"), e.getMessage());
+        // Wrapped memory is not the cache's: releasing it does nothing.
+        Storage wrapped = Storage.wrap(MemorySegment.ofArray(new byte[16]));
+        wrapped.release();
+        assertFalse(wrapped.isReleased());
+    }
+
+    @Test
+    void peakStatisticsRestartFromWhatIsAllocatedNow() {
+        Tensor big = Tensor.zeros(DType.FLOAT32, 1 << 20);
+        long peak = HostMemory.stats().peakAllocatedBytes();
+        assertTrue(peak >= 4L << 20, "peak " + peak);
+        TensorInternals.storage(big).release();
+        HostMemory.resetPeakStats();
+        MemoryStats s = HostMemory.stats();
+        assertEquals(s.allocatedBytes(), s.peakAllocatedBytes());
+    }
+
+    /**
+     * Threads allocate tensors of a few sizes, stamp each with its own number, keep a random set alive for random
+     * lifetimes, drop or release the rest, and check every live tensor's stamp throughout: a block handed out
+     * while it still backed a live tensor would overwrite one. Collections run meanwhile, so that dropped
+     * storage comes back through its cleaner as well as through releases.
+     */
+    @Test
+    void noBlockEverBacksTwoLiveTensorsUnderRandomLifetimesAcrossThreads() throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(4);
+        try {
+            List<Future<Long>> checks = new ArrayList<>();
+            for (int w = 0; w < 4; w++) {
+                int worker = w;
+                checks.add(pool.submit(() -> churn(worker)));
+            }
+            long checked = 0;
+            for (Future<Long> f : checks) {
+                checked += f.get(100, TimeUnit.SECONDS);
+            }
+            assertTrue(checked > 10_000, "checked " + checked + " live tensors");
+        } finally {
+            pool.shutdownNow();
+        }
+        MemoryStats s = HostMemory.stats();
+        if (s.caching()) {
+            assertTrue(s.cacheHits() > 0, "the churn reused blocks: " + s);
+        }
+    }
+
+    private static long churn(int worker) {
+        SplittableRandom random = new SplittableRandom(worker);
+        int[] sizes = {16, 250, 1000, 4096, 70_000};
+        List<Tensor> live = new ArrayList<>();
+        List<Integer> stamps = new ArrayList<>();
+        long checked = 0;
+        for (int i = 0; i < 3000; i++) {
+            Tensor t = Tensor.empty(DType.INT32, sizes[random.nextInt(sizes.length)]);
+            int stamp = worker * 1_000_000 + i;
+            t.filli(stamp);
+            live.add(t);
+            stamps.add(stamp);
+            if (live.size() > 20 || random.nextInt(3) == 0) {
+                int victim = random.nextInt(live.size());
+                Tensor gone = live.remove(victim);
+                stamps.remove(victim);
+                if (random.nextBoolean()) {
+                    TensorInternals.storage(gone).release();
+                }
+            }
+            if (i % 500 == 0) {
+                System.gc();
+            }
+            for (int k = 0; k < live.size(); k++) {
+                Tensor l = live.get(k);
+                int want = stamps.get(k);
+                int n = l.numel();
+                if (l.getDouble(0) != want || l.getDouble(n / 2) != want || l.getDouble(n - 1) != want) {
+                    throw new AssertionError("a live tensor of worker " + worker + " lost its stamp " + want);
+                }
+                checked++;
+            }
+        }
+        return checked;
+    }
+}
