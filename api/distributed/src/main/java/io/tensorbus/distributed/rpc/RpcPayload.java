@@ -5,6 +5,7 @@ import io.tensorbus.internal.distributed.autograd.AutogradMeta;
 import io.tensorbus.internal.distributed.autograd.DistAutogradContext;
 import io.tensorbus.internal.distributed.autograd.DistAutogradRuntime;
 import io.tensorbus.internal.io.TensorBytes;
+import io.tensorbus.internal.tensor.TensorInternals;
 import io.tensorbus.io.ObjectCodec;
 import io.tensorbus.tensor.Tensor;
 import java.lang.foreign.MemorySegment;
@@ -244,7 +245,9 @@ final class RpcPayload {
                 throw new IllegalArgumentException("the attachments announce more than the " + budget
                         + " bytes allowed (maxMessageBytes)");
             }
-            tensors.add(Tensor.empty(dtype, shape).requiresGrad((Boolean) d.get(2) && dtype.isFloatingPoint()));
+            // Every byte is copied in from the message before the tensor is handed out: no zero-fill.
+            tensors.add(TensorInternals.uninitialized(dtype, shape)
+                    .requiresGrad((Boolean) d.get(2) && dtype.isFloatingPoint()));
         }
         return new Decoded(parts.get(0), tensors, meta);
     }
