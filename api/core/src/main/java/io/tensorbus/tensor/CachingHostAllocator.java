@@ -118,28 +118,32 @@ final class CachingHostAllocator {
         long size = sizeClass(bytes);
         // Every handout counts, hit or miss: the dead storage the collector has not found yet is what it sums.
         NativeMemoryPacer.beforeAllocate(size);
-        MemorySegment block = enabled ? reuse(size) : null;
+        MemorySegment block = checkOut(size);
         if (block == null) {
             block = Arena.ofAuto().allocate(size, Storage.ALIGNMENT);
         } else if (zeroed) {
             block.asSlice(0, bytes).fill((byte) 0);
         }
-        synchronized (this) {
-            allocations++;
-            allocatedBytes += size;
-            peakAllocatedBytes = Math.max(peakAllocatedBytes, allocatedBytes);
-        }
         return block;
     }
 
-    private synchronized MemorySegment reuse(long size) {
-        ArrayDeque<MemorySegment> pool = pools.get(size);
+    /** Counts a handout of {@code size} bytes and pops a cached block of that class, or returns null for none. */
+    private synchronized MemorySegment checkOut(long size) {
+        allocations++;
+        allocatedBytes += size;
+        peakAllocatedBytes = Math.max(peakAllocatedBytes, allocatedBytes);
+        ArrayDeque<MemorySegment> pool = enabled ? pools.get(size) : null;
         if (pool == null || pool.isEmpty()) {
             return null;
         }
         hits++;
         cachedBytes -= size;
         return pool.pop();
+    }
+
+    /** Bytes held by live storage (see {@link MemoryStats#allocatedBytes()}), without a whole snapshot. */
+    synchronized long allocatedBytes() {
+        return allocatedBytes;
     }
 
     /** Takes back a block {@link #take} handed out, whose storage is gone; past the limit, evicts. */

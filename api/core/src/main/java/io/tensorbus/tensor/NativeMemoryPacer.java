@@ -23,7 +23,8 @@ final class NativeMemoryPacer {
     /** Counts an allocation of {@code bytes} and collects first when the bound is passed. */
     static void beforeAllocate(long bytes) {
         long since = SINCE_COLLECTION.addAndGet(bytes);
-        if (since <= bound(since)) {
+        // The bound is at least the step: below it, the live bytes need not be asked for.
+        if (since <= STEP || since <= bound(since)) {
             return;
         }
         synchronized (LOCK) {
@@ -45,6 +46,6 @@ final class NativeMemoryPacer {
 
     /** Off-heap bytes held by storages not yet found unreachable or released (for diagnostics and tests). */
     static long liveBytes() {
-        return CachingHostAllocator.get().stats().allocatedBytes();
+        return CachingHostAllocator.get().allocatedBytes();
     }
 }
