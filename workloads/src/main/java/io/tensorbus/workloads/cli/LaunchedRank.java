@@ -50,7 +50,7 @@ final class LaunchedRank {
     static LaunchedRank start(LaunchOptions o, List<String> command, int localRank, int storePort,
             Map<String, String> jobEnv, Path errorFile, PrintStream out, PrintStream err) throws IOException {
         int rank = o.globalRank(localRank);
-        ProcessBuilder pb = new ProcessBuilder(command);
+        ProcessBuilder pb = new ProcessBuilder(AotCache.forRank(command, rank));
         environment(pb.environment(), o, rank, localRank, storePort);
         pb.environment().putAll(jobEnv);
         pb.environment().put(ProcessExit.ERROR_FILE_ENV, errorFile.toString());
@@ -72,17 +72,24 @@ final class LaunchedRank {
 
     /** The children's command line: this JVM's java, the user's class path then this JVM's, the target. */
     static List<String> command(LaunchOptions o, LaunchTarget target) {
-        return command(o, target, System.getenv(JVM_OPTS_ENV), Runtime.getRuntime().availableProcessors());
+        return command(o, target, System.getenv(JVM_OPTS_ENV), Runtime.getRuntime().availableProcessors(),
+                System.getenv());
+    }
+
+    /** {@link #command(LaunchOptions, LaunchTarget, String, int, Map)} without an AOT cache. */
+    static List<String> command(LaunchOptions o, LaunchTarget target, String userOpts, int cores) {
+        return command(o, target, userOpts, cores, Map.of());
     }
 
     /**
      * The children's command line with {@code userOpts} ({@link #JVM_OPTS_ENV}, may be null) on a node with
-     * {@code cores} processors.
+     * {@code cores} processors, using the AOT cache {@code env} names ({@link AotCache}).
      *
      * @throws IllegalArgumentException when {@code userOpts} sets the class path or a jar, which the launcher
      *     sets itself (--classpath, -jar)
      */
-    static List<String> command(LaunchOptions o, LaunchTarget target, String userOpts, int cores) {
+    static List<String> command(LaunchOptions o, LaunchTarget target, String userOpts, int cores,
+            Map<String, String> env) {
         List<String> cmd = new ArrayList<>();
         cmd.add(javaExecutable());
         cmd.addAll(JVM_FLAGS);
@@ -97,8 +104,11 @@ final class LaunchedRank {
         cmd.addAll(gcFlags(o.nprocPerNode(), cores, user));
         cmd.addAll(target.jvmFlags());
         cmd.addAll(user);
+        String own = System.getProperty("java.class.path");
+        String classPath = target.classPath(own);
+        cmd.addAll(AotCache.flags(env, classPath.equals(own), user));
         cmd.add("-cp");
-        cmd.add(target.classPath(System.getProperty("java.class.path")));
+        cmd.add(classPath);
         cmd.add(target.mainClass());
         cmd.addAll(target.programArgs());
         return cmd;
