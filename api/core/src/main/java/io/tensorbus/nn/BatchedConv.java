@@ -1,11 +1,13 @@
 package io.tensorbus.nn;
 
-import io.tensorbus.autograd.Autograd;
+import io.tensorbus.internal.tensor.FloatKernels;
 import io.tensorbus.internal.tensor.Im2Col;
 import io.tensorbus.internal.tensor.TensorInternals;
 import io.tensorbus.internal.tensor.Scratch;
 import io.tensorbus.tensor.Tensor;
+import io.tensorbus.tensor.Threads;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 
 /**
  * conv2d on small planes with the whole batch lowered into one GEMM per group: the columns of every image
@@ -42,29 +44,77 @@ final class BatchedConv {
     }
 
     /**
-     * Computes {@code out}. With {@code keepColumns} the columns of every group go to a tensor that is
-     * returned for the weight gradient ({@code [groups, K, N * P]}), so backward need not unfold again;
-     * otherwise they live in scratch memory and null is returned.
+     * Computes {@code out}, {@code bias} (may be null) added. With {@code keepColumns} the columns of every group
+     * go to a tensor that is returned for the weight gradient ({@code [groups, K, N * P]}), so backward need not
+     * unfold again; otherwise they live in scratch memory and null is returned.
      */
-    static Tensor forward(Tensor x, Tensor w, ConvOps.Dims d, Tensor out, boolean keepColumns) {
+    static Tensor forward(Tensor x, Tensor w, Tensor bias, ConvOps.Dims d, Tensor out, boolean keepColumns) {
         int np = d.n() * d.p();
         long groupColumns = (long) d.k() * np;
         // im2col writes every column element, padding included.
         Tensor kept = keepColumns ? TensorInternals.uninitialized(x.dtype(), d.groups(), d.k(), np) : null;
         MemorySegment result = Scratch.get(1, bytes(d, (long) d.og() * np));
-        Tensor planes = out.view(d.n(), d.o(), d.p());
+        Tensor b = bias == null ? null : bias.contiguous();
         for (int gi = 0; gi < d.groups(); gi++) {
             MemorySegment cols = kept != null ? kept.dataSegment().asSlice(bytes(d, gi * groupColumns))
                     : Scratch.get(0, bytes(d, groupColumns));
             columns(x, d, gi, cols);
             ConvOps.gemm(d.isFloat(), false, false, d.og(), np, d.k(), ConvOps.memory(w),
                     w.storageOffset() + (long) gi * d.og() * d.k(), d.k(), cols, 0, np, 0, result, 0, np);
-            Tensor r = Tensor.fromSegment(result, x.dtype(), d.og(), d.n(), d.p()).permute(1, 0, 2);
-            try (var ignored = Autograd.noGrad()) {
-                planes.narrow(1, gi * d.og(), d.og()).copyi(r);
-            }
+            toPlanes(result, d, gi, out, b);
         }
         return kept;
+    }
+
+    /**
+     * Moves group {@code gi}'s GEMM result ({@code [og, N * P]}) into {@code out}'s planes ({@code [N, O, P]}), adding
+     * each channel's bias on the way (one pass instead of a copy and an add).
+     */
+    private static void toPlanes(MemorySegment result, ConvOps.Dims d, int gi, Tensor out, Tensor bias) {
+        int p = d.p();
+        int n = d.n();
+        MemorySegment dst = ConvOps.memory(out);
+        long base = out.storageOffset();
+        MemorySegment bs = bias == null ? null : ConvOps.memory(bias);
+        long bo = bias == null ? 0 : bias.storageOffset();
+        Threads.parallelFor(0, d.og() * n, Threads.grain(p), (s, e) -> {
+            for (int row = s; row < e; row++) {
+                int o = row / n;
+                int img = row % n;
+                int channel = gi * d.og() + o;
+                long from = (long) o * n * p + (long) img * p;
+                long to = base + ((long) img * d.o() + channel) * p;
+                if (!d.isFloat()) {
+                    double c = bs == null ? 0 : bs.getAtIndex(ValueLayout.JAVA_DOUBLE, bo + channel);
+                    for (int i = 0; i < p; i++) {
+                        dst.setAtIndex(ValueLayout.JAVA_DOUBLE, to + i,
+                                result.getAtIndex(ValueLayout.JAVA_DOUBLE, from + i) + c);
+                    }
+                } else if (bs == null) {
+                    MemorySegment.copy(result, from * 4, dst, to * 4, p * 4L);
+                } else {
+                    FloatKernels.addScalar(result, from, bs.getAtIndex(ValueLayout.JAVA_FLOAT, bo + channel), dst, to, p);
+                }
+            }
+        });
+    }
+
+    /** Copies group {@code gi}'s planes of {@code gy} ({@code [N, O, P]}) into GEMM columns ({@code [og, N * P]}). */
+    private static void toColumns(Tensor gy, ConvOps.Dims d, int gi, MemorySegment cols) {
+        int p = d.p();
+        int n = d.n();
+        long bytes = bytes(d, p);
+        MemorySegment src = ConvOps.memory(gy);
+        long base = gy.storageOffset();
+        Threads.parallelFor(0, d.og() * n, Threads.grain(p), (s, e) -> {
+            for (int row = s; row < e; row++) {
+                int o = row / n;
+                int img = row % n;
+                long from = base + ((long) img * d.o() + gi * d.og() + o) * p;
+                long to = (long) o * n * p + (long) img * p;
+                MemorySegment.copy(src, bytes(d, from), cols, bytes(d, to), bytes);
+            }
+        });
     }
 
     /**
@@ -74,12 +124,8 @@ final class BatchedConv {
     static void backward(Tensor gy, Tensor x, Tensor w, ConvOps.Dims d, Tensor gx, Tensor gw, Tensor columns) {
         int np = d.n() * d.p();
         MemorySegment gyCols = Scratch.get(3, bytes(d, (long) d.og() * np));
-        Tensor gyPlanes = gy.view(d.n(), d.o(), d.p());
         for (int gi = 0; gi < d.groups(); gi++) {
-            try (var ignored = Autograd.noGrad()) {
-                Tensor.fromSegment(gyCols, x.dtype(), d.og(), d.n(), d.p()).permute(1, 0, 2)
-                        .copyi(gyPlanes.narrow(1, gi * d.og(), d.og()));
-            }
+            toColumns(gy, d, gi, gyCols);
             if (gw != null) {
                 MemorySegment cols;
                 if (columns != null) {

@@ -37,12 +37,13 @@ final class ConvOps {
         Tensor out = TensorInternals.uninitialized(x.dtype(), d.n, d.o, d.g.outH(), d.g.outW());
         boolean keepColumns = Autograd.needsGrad(weight);
         Tensor columns = null;
-        if (BatchedConv.applies(d)) {
-            columns = BatchedConv.forward(x, w, d, out, keepColumns);
+        boolean batched = BatchedConv.applies(d);
+        if (batched) {
+            columns = BatchedConv.forward(x, w, bias, d, out, keepColumns);
         } else {
             perImageForward(x, w, d, out);
         }
-        if (bias != null) {
+        if (bias != null && !batched) {
             try (var ignored = Autograd.noGrad()) {
                 // [N, O, P] + b[O] as [N*O, P] + [N*O, 1]: each output row gets one value, added with vectors.
                 Tensor b = bias.contiguous().view(1, d.o).expand(d.n, d.o).reshape(d.n * d.o, 1);

@@ -82,10 +82,13 @@ final class ReduceOps {
         DType ct = Ops.computeType(t.dtype());
         DType outType = ct.isFloatingPoint() ? ct : DType.INT64;
         DType resultType = t.dtype().isFloatingPoint() ? t.dtype() : DType.INT64;
+        Tensor out = Tensor.empty(outType, outShape);
+        if (ct == DType.FLOAT32 && t.dtype() == ct && sumTrailingRuns(t, mask, out)) {
+            return Autograd.record("SumBackward1", out, g -> new Tensor[] {expandBack(g[0], inShape, mask, keepDim)}, t);
+        }
         Tensor rows = rowsOf(t.dtype() == ct ? t : ViewOps.copyRaw(t, ct), mask);
         int outer = rows.size(0);
         int inner = rows.size(1);
-        Tensor out = Tensor.empty(outType, outShape);
         MemorySegment src = rows.storage().segment();
         MemorySegment dst = out.storage().segment();
         long base = rows.storageOffset();
@@ -107,6 +110,82 @@ final class ReduceOps {
         });
         Tensor result = resultType == outType ? out : ViewOps.copyRaw(out, resultType);
         return Autograd.record("SumBackward1", result, g -> new Tensor[] {expandBack(g[0], inShape, mask, keepDim)}, t);
+    }
+
+    /** Runs shorter than this are summed from a permuted copy, whose rows are longer. */
+    private static final long MIN_RUN = 16;
+
+    /**
+     * Float32 sums of a contiguous {@code t} whose last dimensions are all reduced, straight from its storage:
+     * each output adds up whole runs of that trailing block, so a convolution's bias gradient ([N, C, H, W] over
+     * 0, 2 and 3) needs no permuted copy of the gradient. Returns false, writing nothing, when {@code t} is laid
+     * out otherwise.
+     */
+    private static boolean sumTrailingRuns(Tensor t, boolean[] mask, Tensor out) {
+        int r = t.dim();
+        if (r == 0 || !mask[r - 1] || !t.isContiguous()) {
+            return false;
+        }
+        int[] shape = t.shape();
+        int lead = r;
+        long run = 1;
+        while (lead > 0 && mask[lead - 1]) {
+            run *= shape[--lead];
+        }
+        if (run < MIN_RUN || run > Integer.MAX_VALUE) {
+            return false;
+        }
+        long[] stride = new long[lead];
+        long step = run;
+        for (int i = lead - 1; i >= 0; i--) {
+            stride[i] = step;
+            step *= shape[i];
+        }
+        long[][] kept = dimsWhere(shape, stride, mask, lead, false);
+        long[][] middle = dimsWhere(shape, stride, mask, lead, true);
+        int outer = (int) out.numel();
+        int inner = (int) run;
+        int rows = Math.toIntExact(t.numel() / Math.max(1, (long) outer * inner));
+        MemorySegment src = t.storage().segment();
+        MemorySegment dst = out.storage().segment();
+        long base = t.storageOffset();
+        Threads.parallelFor(0, outer, Threads.grain((long) rows * inner), (s, e) -> {
+            for (int o = s; o < e; o++) {
+                long at = base + offsetOf(o, kept);
+                double acc = 0;
+                for (int m = 0; m < rows; m++) {
+                    acc += sumFloat(src, at + offsetOf(m, middle), inner);
+                }
+                dst.setAtIndex(ValueLayout.JAVA_FLOAT, o, (float) acc);
+            }
+        });
+        return true;
+    }
+
+    /** The sizes ({@code [0]}) and element strides ({@code [1]}) of the first {@code lead} dims that are reduced or not. */
+    private static long[][] dimsWhere(int[] shape, long[] stride, boolean[] mask, int lead, boolean reduced) {
+        int n = 0;
+        for (int i = 0; i < lead; i++) {
+            n += mask[i] == reduced ? 1 : 0;
+        }
+        long[][] dims = new long[2][n];
+        for (int i = 0, k = 0; i < lead; i++) {
+            if (mask[i] == reduced) {
+                dims[0][k] = shape[i];
+                dims[1][k++] = stride[i];
+            }
+        }
+        return dims;
+    }
+
+    /** The element offset of row-major index {@code index} over {@code dims} (sizes and strides). */
+    private static long offsetOf(long index, long[][] dims) {
+        long off = 0;
+        for (int k = dims[0].length - 1; k >= 0 && index > 0; k--) {
+            off += index % dims[0][k] * dims[1][k];
+            index /= dims[0][k];
+        }
+        return off;
     }
 
     private static double sumFloat(MemorySegment s, long off, int n) {

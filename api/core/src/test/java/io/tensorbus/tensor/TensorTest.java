@@ -175,6 +175,39 @@ class TensorTest {
     }
 
     @Test
+    void sumsOverLeadingAndTrailingDimensionsMatchALoop() {
+        int n = 3;
+        int c = 4;
+        int hw = 35;
+        float[] data = new float[n * c * hw];
+        for (int i = 0; i < data.length; i++) {
+            data[i] = (float) Math.sin(i * 0.37) * (i % 7 + 1);
+        }
+        Tensor t = Tensor.of(data, n, c, 5, 7);
+        // A convolution's bias gradient: over N, H and W, read in place (no permuted copy).
+        float[] want = new float[c];
+        for (int ci = 0; ci < c; ci++) {
+            double acc = 0;
+            for (int ni = 0; ni < n; ni++) {
+                for (int k = 0; k < hw; k++) {
+                    acc += data[(ni * c + ci) * hw + k];
+                }
+            }
+            want[ci] = (float) acc;
+        }
+        Tensor bias = t.sum(new int[] {0, 2, 3}, true);
+        assertArrayEquals(new int[] {1, c, 1, 1}, bias.shape());
+        assertArrayEquals(want, bias.toFloatArray(), 1e-5f);
+        // The same sums from a strided view of the same values take the permuted-copy path.
+        Tensor strided = t.permute(1, 0, 2, 3).contiguous().permute(1, 0, 2, 3);
+        assertArrayEquals(want, strided.sum(new int[] {0, 2, 3}, false).toFloatArray(), 1e-5f);
+        assertArrayEquals(t.sum().toFloatArray(), t.sum(new int[] {0, 1, 2, 3}, false).toFloatArray(), 1e-3f);
+        Tensor x = t.detach().requiresGrad(true);
+        x.sum(new int[] {0, 2, 3}, false).mul(Tensor.of(new float[] {1, 2, 3, 4})).sum().backward();
+        assertEquals(3f, x.grad().toFloatArray()[2 * hw + 5]);
+    }
+
+    @Test
     void softmaxIsStableForLargeLogits() {
         Tensor s = Tensor.of(new float[] {1000, 1000, -1000}).softmax(0);
         assertArrayEquals(new float[] {0.5f, 0.5f, 0}, s.toFloatArray(), 1e-6f);

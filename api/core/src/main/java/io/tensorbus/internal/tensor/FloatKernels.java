@@ -45,6 +45,18 @@ public final class FloatKernels {
         }
     }
 
+    /** {@code out = in + c} over {@code n} floats; {@code out} may be {@code in}. */
+    public static void addScalar(MemorySegment in, long ia, float c, MemorySegment out, long io, int n) {
+        int i = 0;
+        FloatVector s = FloatVector.broadcast(F, c);
+        for (; i <= n - F.length(); i += F.length()) {
+            FloatVector.fromMemorySegment(F, in, (ia + i) * 4, ORDER).add(s).intoMemorySegment(out, (io + i) * 4, ORDER);
+        }
+        for (; i < n; i++) {
+            out.setAtIndex(FL, io + i, in.getAtIndex(FL, ia + i) + c);
+        }
+    }
+
     /** {@code max(x, 0)}, NaN passing through. */
     public static void relu(MemorySegment in, long ia, MemorySegment out, long io, int n) {
         int i = 0;
