@@ -36,11 +36,9 @@ final class BatchedConv {
 
     /** Fills {@code cols} ({@code [K, N * P]}) with the columns of every image's group {@code gi}. */
     private static void columns(Tensor x, ConvOps.Dims d, int gi, MemorySegment cols) {
-        int np = d.n() * d.p();
-        for (int n = 0; n < d.n(); n++) {
-            long xOff = x.storageOffset() + ((long) n * d.c() + (long) gi * d.cg()) * d.g().inPlane();
-            Im2Col.im2col(ConvOps.memory(x), xOff, d.cg(), d.g(), cols, (long) n * d.p(), np, d.isFloat());
-        }
+        long xOff = x.storageOffset() + (long) gi * d.cg() * d.g().inPlane();
+        Im2Col.im2colBatch(ConvOps.memory(x), xOff, (long) d.c() * d.g().inPlane(), d.n(), d.cg(), d.g(), cols, 0,
+                d.n() * d.p(), d.isFloat());
     }
 
     /**
@@ -141,11 +139,8 @@ final class BatchedConv {
                 MemorySegment gcols = Scratch.get(1, bytes(d, (long) d.k() * np));
                 ConvOps.gemm(d.isFloat(), true, false, d.k(), np, d.og(), ConvOps.memory(w),
                         w.storageOffset() + (long) gi * d.og() * d.k(), d.k(), gyCols, 0, np, 0, gcols, 0, np);
-                for (int n = 0; n < d.n(); n++) {
-                    long gxOff = ((long) n * d.c() + (long) gi * d.cg()) * d.g().inPlane();
-                    Im2Col.col2im(gcols, (long) n * d.p(), np, d.cg(), d.g(), ConvOps.memory(gx), gxOff,
-                            d.isFloat());
-                }
+                Im2Col.col2imBatch(gcols, 0, np, d.n(), d.cg(), d.g(), ConvOps.memory(gx),
+                        (long) gi * d.cg() * d.g().inPlane(), (long) d.c() * d.g().inPlane(), d.isFloat());
             }
         }
     }

@@ -39,6 +39,41 @@ class Im2ColTest {
         }
     }
 
+    @ParameterizedTest(name = "{0} images of {1} channels, {2}x{3} planes, {4}x{4} kernel")
+    @CsvSource({"4, 10, 12, 12, 5", "3, 1, 28, 28, 5", "5, 2, 7, 9, 3", "2, 3, 4, 4, 4"})
+    void batchWideKernelsMatchImageByImage(int images, int channels, int h, int w, int k) {
+        ConvGeometry g = ConvGeometry.of("test", h, w, new int[] {k, k}, new int[] {1, 1}, new int[] {0, 0},
+                new int[] {1, 1}, false);
+        int rows = channels * k * k;
+        int p = g.outPlane();
+        int ld = images * p + 3;
+        int image = channels * h * w + 2;
+        int offset = 7;
+        for (DType t : new DType[] {DType.FLOAT32, DType.FLOAT64}) {
+            boolean isFloat = t == DType.FLOAT32;
+            Tensor x = Tensor.randn(new Generator(2), DType.FLOAT32, offset + images * image).to(t);
+            Tensor each = Tensor.zeros(t, rows * ld);
+            Tensor batch = Tensor.zeros(t, rows * ld);
+            for (int n = 0; n < images; n++) {
+                Im2Col.im2col(x.dataSegment(), offset + (long) n * image, channels, g, each.dataSegment(),
+                        (long) n * p, ld, isFloat);
+            }
+            Im2Col.im2colBatch(x.dataSegment(), offset, image, images, channels, g, batch.dataSegment(), 0, ld, isFloat);
+            assertArrayEquals(each.toDoubleArray(), batch.toDoubleArray(), t + " im2col");
+
+            Tensor foldedEach = Tensor.full(0.25, t, offset + images * image);
+            Tensor foldedBatch = Tensor.full(0.25, t, offset + images * image);
+            for (int n = 0; n < images; n++) {
+                Im2Col.col2im(each.dataSegment(), (long) n * p, ld, channels, g, foldedEach.dataSegment(),
+                        offset + (long) n * image, isFloat);
+            }
+            Im2Col.col2imBatch(batch.dataSegment(), 0, ld, images, channels, g, foldedBatch.dataSegment(), offset,
+                    image, isFloat);
+            // The same additions in the same order (kernel position by position), so the same bits.
+            assertArrayEquals(foldedEach.toDoubleArray(), foldedBatch.toDoubleArray(), t + " col2im");
+        }
+    }
+
     private static Tensor unfold(Tensor x, int channels, ConvGeometry g, int ld, int offset, int rows) {
         Tensor cols = Tensor.zeros(x.dtype(), rows * ld + 2 * g.outPlane());
         MemorySegment c = cols.dataSegment();
