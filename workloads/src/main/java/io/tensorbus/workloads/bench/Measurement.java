@@ -8,12 +8,16 @@ import java.util.Objects;
 /**
  * One benchmark result in the command line's format, {@code SUITE NAME key=value ...} (for example
  * {@code tensor sgemm threads=1 n=1024 gflops=171.3}), so that a script can compare it with the PyTorch
- * anchor measured in the same sitting. Values are numbers, kept in the order they were added.
+ * anchor measured in the same sitting. Values are numbers or text (quoted in the line when it holds spaces, and
+ * always in JSON), kept in the order they were added.
  */
 public final class Measurement {
     private final String suite;
     private final String name;
-    private final List<String[]> fields = new ArrayList<>();
+    private final List<Field> fields = new ArrayList<>();
+
+    private record Field(String key, String value, boolean number) {
+    }
 
     /**
      * Starts a measurement.
@@ -26,18 +30,23 @@ public final class Measurement {
         this.name = Objects.requireNonNull(name, "name");
     }
 
-    /** Adds an integer value, such as {@code threads=2}. */
+    /**
+     * Adds a text value, such as {@code backend=tcp} or {@code model="AMD EPYC"}.
+     *
+     * @throws IllegalArgumentException when {@code value} is null, empty or holds a quote or a line break
+     */
     public Measurement with(String key, String value) {
-        if (value == null || value.isEmpty() || value.chars().anyMatch(Character::isWhitespace)) {
-            throw new IllegalArgumentException(key + " must be one word, got '" + value + "'");
+        if (value == null || value.isBlank() || value.indexOf('"') >= 0 || value.indexOf('\n') >= 0) {
+            throw new IllegalArgumentException(key + " must be non-empty text without quotes or line breaks, got '"
+                    + value + "'");
         }
-        fields.add(new String[] {key, value});
+        fields.add(new Field(key, value, false));
         return this;
     }
 
     /** Adds {@code key=value}. */
     public Measurement with(String key, long value) {
-        fields.add(new String[] {key, Long.toString(value)});
+        fields.add(new Field(key, Long.toString(value), true));
         return this;
     }
 
@@ -46,24 +55,25 @@ public final class Measurement {
         if (!Double.isFinite(value)) {
             throw new IllegalArgumentException(key + " must be a finite number, got " + value);
         }
-        fields.add(new String[] {key, String.format(Locale.ROOT, "%." + decimals + "f", value)});
+        fields.add(new Field(key, String.format(Locale.ROOT, "%." + decimals + "f", value), true));
         return this;
     }
 
     /** The measurement as one line: {@code SUITE NAME key=value key=value ...}. */
     public String line() {
         StringBuilder sb = new StringBuilder(suite).append(' ').append(name);
-        for (String[] f : fields) {
-            sb.append(' ').append(f[0]).append('=').append(f[1]);
+        for (Field f : fields) {
+            boolean oneWord = f.number() || f.value().chars().noneMatch(Character::isWhitespace);
+            sb.append(' ').append(f.key()).append('=').append(oneWord ? f.value() : '"' + f.value() + '"');
         }
         return sb.toString();
     }
 
-    /** The measurement as a JSON object: {@code {"suite": ..., "name": ..., "key": number, ...}}. */
+    /** The measurement as a JSON object: {@code {"suite": ..., "name": ..., "key": number or "text", ...}}. */
     public String json() {
         StringBuilder sb = new StringBuilder("{\"suite\": ").append(quote(suite)).append(", \"name\": ").append(quote(name));
-        for (String[] f : fields) {
-            sb.append(", ").append(quote(f[0])).append(": ").append(f[1]);
+        for (Field f : fields) {
+            sb.append(", ").append(quote(f.key())).append(": ").append(f.number() ? f.value() : quote(f.value()));
         }
         return sb.append('}').toString();
     }

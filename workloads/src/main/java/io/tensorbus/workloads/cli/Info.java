@@ -3,6 +3,7 @@ package io.tensorbus.workloads.cli;
 import io.tensorbus.spi.BackendProvider;
 import io.tensorbus.spi.DeviceInfo;
 import io.tensorbus.spi.DeviceRuntimeProvider;
+import io.tensorbus.tensor.CpuInfo;
 import io.tensorbus.tensor.Threads;
 import java.io.IOException;
 import java.io.InputStream;
@@ -27,6 +28,7 @@ public final class Info {
         out.println("java: " + Runtime.version() + " (" + System.getProperty("java.vm.vendor") + ", "
                 + System.getProperty("java.home") + ")");
         out.println("os: " + System.getProperty("os.name") + " " + System.getProperty("os.arch"));
+        out.println("cpu: " + CpuInfo.current().describe());
         out.println("available processors: " + Runtime.getRuntime().availableProcessors());
         out.println("compute threads: " + Threads.get());
         out.println("vector species (preferred): " + species.length() + " float lanes, " + species.vectorBitSize()

@@ -1,6 +1,7 @@
 package io.tensorbus.workloads.cli;
 
 import io.tensorbus.c10d.JobSecret;
+import io.tensorbus.tensor.CpuInfo;
 import io.tensorbus.workloads.bench.CollectivesBench;
 import io.tensorbus.workloads.bench.DdpBench;
 import io.tensorbus.workloads.bench.DistAutogradBench;
@@ -175,12 +176,25 @@ public final class Main {
         } catch (IllegalArgumentException e) {
             return usage(err, "bench " + args[0] + ": " + e.getMessage());
         }
+        sink.accept(machine(CpuInfo.current()));
         int status = suite.getAsInt();
         if (status != 0) {
             err.println("tensorbus: bench " + args[0] + " failed (status " + status + ")");
             return status;
         }
         return json == null ? 0 : writeJson(json, results, err);
+    }
+
+    /**
+     * The first record of every benchmark run: the CPU it ran on (the same kernel can win on one CPU kind and lose
+     * on another), as {@code machine cpu model="..." vendor=... family=N model_number=N cores=N l2_kib=N
+     * capability=AVX512}.
+     */
+    static Measurement machine(CpuInfo cpu) {
+        return new Measurement("machine", "cpu").with("model", cpu.model()).with("vendor", cpu.vendor())
+                .with("family", cpu.family()).with("model_number", cpu.modelNumber()).with("cores", cpu.cores())
+                .with("l2_kib", cpu.l2Bytes() / 1024).with("l3_kib", cpu.l3Bytes() / 1024)
+                .with("capability", cpu.capability());
     }
 
     private static void noSuiteArgs(String suite, List<String> suiteArgs) {

@@ -23,6 +23,17 @@ class MeasurementTest {
     }
 
     @Test
+    void textValuesAreQuotedInJsonAndWhereTheyHoldSpacesInTheLine() {
+        Measurement m = new Measurement("machine", "cpu").with("model", "AMD EPYC 9R14").with("vendor", "AuthenticAMD")
+                .with("cores", 2);
+        assertEquals("machine cpu model=\"AMD EPYC 9R14\" vendor=AuthenticAMD cores=2", m.line());
+        assertEquals("{\"suite\": \"machine\", \"name\": \"cpu\", \"model\": \"AMD EPYC 9R14\", "
+                + "\"vendor\": \"AuthenticAMD\", \"cores\": 2}", m.json());
+        assertThrows(IllegalArgumentException.class, () -> m.with("model", "say \"hi\""));
+        assertThrows(IllegalArgumentException.class, () -> m.with("model", " "));
+    }
+
+    @Test
     void rejectsValuesThatAreNotFinite() {
         Measurement m = new Measurement("tensor", "sgemm");
         assertThrows(IllegalArgumentException.class, () -> m.with("gflops", Double.NaN, 1));

@@ -21,5 +21,6 @@ class InfoTest {
         boolean openCl = DeviceRuntimeProvider.all().stream().anyMatch(p -> p.type().equals("opencl") && p.isAvailable());
         assertTrue(openCl ? out.contains("device opencl:0  ") : out.contains("devices opencl: none ("), out);
         assertTrue(out.contains("cuda"), out);
+        assertTrue(out.contains("cpu: " + io.tensorbus.tensor.CpuInfo.current().model() + " ("), out);
     }
 }

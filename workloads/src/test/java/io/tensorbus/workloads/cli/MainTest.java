@@ -75,4 +75,13 @@ class MainTest {
         assertTrue(text.contains("vector species (preferred): "), text);
         assertTrue(text.contains("tensorbus: "), text);
     }
+
+    @Test
+    void everyBenchmarkRunStartsByNamingTheCpu() {
+        io.tensorbus.tensor.CpuInfo xeon = new io.tensorbus.tensor.CpuInfo("GenuineIntel",
+                "Intel(R) Xeon(R) Platinum 8488C", 6, 143, 2, 48 << 10, 2 << 20, 105 << 20, 512,
+                java.util.Set.of("avx512f", "amx_tile"));
+        assertEquals("machine cpu model=\"Intel(R) Xeon(R) Platinum 8488C\" vendor=GenuineIntel family=6"
+                + " model_number=143 cores=2 l2_kib=2048 l3_kib=107520 capability=AVX512", Main.machine(xeon).line());
+    }
 }

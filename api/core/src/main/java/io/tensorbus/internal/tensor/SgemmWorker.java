@@ -1,5 +1,7 @@
 package io.tensorbus.internal.tensor;
 
+import io.tensorbus.tensor.CpuInfo;
+
 /** A {@link GemmWorker} for float32: the operands of one {@code sgemm} call and this thread's buffers. */
 final class SgemmWorker extends GemmWorker {
     /**
@@ -9,8 +11,11 @@ final class SgemmWorker extends GemmWorker {
     private static final int MC = 48 * SgemmKernel.MR;
     /** Depth of a packed block: an A micro-panel ({@code 6 x 256} floats, 6 KiB) stays in L1. */
     private static final int KC = 256;
-    /** Columns of a packed B block: {@code 256 x 480} floats, 480 KiB, stay in L2 (1 MiB here). */
-    private static final int NC = 512 / SgemmKernel.NR * SgemmKernel.NR;
+    /**
+     * Columns of a packed B block, sized so that the block ({@code KC x NC} floats) fills half of this CPU's L2:
+     * 480 columns (480 KiB) with the 1 MiB of an AMD EPYC core, 1,008 with the 2 MiB of a recent Xeon's.
+     */
+    private static final int NC = columnsFor(CpuInfo.current().l2Bytes());
     /** Most floats (6 MiB) of packed A kept, to pack op(A) once rather than once per column block. */
     private static final int KEEP_A = 3 << 19;
 
@@ -36,6 +41,13 @@ final class SgemmWorker extends GemmWorker {
         this.packedB = GemmBuffers.floats(1, Math.min(k, KC) * nc);
         this.spill = GemmBuffers.floats(2, mr * nr);
         this.block = b.trans() ? GemmBuffers.ints(2 * FloatTranspose.BLOCK) : null;
+    }
+
+    /** The B block width for an L2 of {@code l2Bytes} (1 MiB when unknown), a multiple of the tile width. */
+    static int columnsFor(long l2Bytes) {
+        long l2 = l2Bytes > 0 ? l2Bytes : 1L << 20;
+        long columns = Math.clamp(l2 / 2 / ((long) KC * Float.BYTES), 256, 2048);
+        return (int) (columns / SgemmKernel.NR * SgemmKernel.NR);
     }
 
     @Override
