@@ -28,6 +28,16 @@ final class CachingHostAllocator {
     static final String PROPERTY = "tensorbus.hostCache";
     /** The system property that bounds the cached bytes. */
     static final String LIMIT_PROPERTY = "tensorbus.hostCacheBytes";
+    /**
+     * With {@code -Dtensorbus.fillUninitializedMemory=true}, uninitialized storage and every block given back are
+     * filled with {@link #FILL_BYTE} (a NaN in every float type, -1 in every integer type), as PyTorch's
+     * {@code torch.utils.deterministic.fill_uninitialized_memory} fills {@code torch.empty}: a kernel that reads what
+     * it never wrote, or memory after its storage died, then shows NaNs rather than plausible stale numbers. The
+     * core test suite runs with it on.
+     */
+    static final boolean FILL_UNINITIALIZED = Boolean.getBoolean("tensorbus.fillUninitializedMemory");
+    /** The byte {@link #FILL_UNINITIALIZED} writes. */
+    static final byte FILL_BYTE = (byte) 0xFF;
 
     private static final CachingHostAllocator INSTANCE = new CachingHostAllocator(
             !"false".equalsIgnoreCase(System.getProperty(PROPERTY, "true")),
@@ -148,6 +158,9 @@ final class CachingHostAllocator {
 
     /** Takes back a block {@link #take} handed out, whose storage is gone; past the limit, evicts. */
     synchronized void give(MemorySegment block) {
+        if (FILL_UNINITIALIZED) {
+            block.fill(FILL_BYTE);
+        }
         long size = block.byteSize();
         frees++;
         allocatedBytes -= size;

@@ -87,7 +87,11 @@ public final class Storage {
         if (byteSize < 0) {
             throw new IllegalArgumentException("storage size must be >= 0 bytes, got " + byteSize);
         }
-        return new Storage(CachingHostAllocator.get().hand(byteSize, zeroed), byteSize);
+        Storage st = new Storage(CachingHostAllocator.get().hand(byteSize, zeroed), byteSize);
+        if (!zeroed && CachingHostAllocator.FILL_UNINITIALIZED) {
+            st.segment().fill(CachingHostAllocator.FILL_BYTE);
+        }
+        return st;
     }
 
     /**
