@@ -24,6 +24,9 @@ final class Ops {
     static final Binary EQ = new Binary("eq", null, (a, b) -> a == b ? 1 : 0, (a, b) -> a == b ? 1 : 0);
     static final Binary GT = new Binary("gt", null, (a, b) -> a > b ? 1 : 0, (a, b) -> a > b ? 1 : 0);
     static final Binary LT = new Binary("lt", null, (a, b) -> a < b ? 1 : 0, (a, b) -> a < b ? 1 : 0);
+    /** relu's backward in one pass: the gradient where the output is positive or NaN, else 0. */
+    static final Binary RELU_GRAD = new Binary(Elementwise.RELU_GRAD, (g, y) -> y <= 0 ? 0f : g,
+            (g, y) -> y <= 0 ? 0 : g, (g, y) -> y <= 0 ? 0 : g);
 
     /**
      * PyTorch's result type of arithmetic on two dtypes: floating beats integer beats bool, wider beats
@@ -311,8 +314,11 @@ final class Ops {
         // Written as !(x <= 0) so that NaN passes through, as in PyTorch.
         Tensor out = map(a, "relu", x -> !(x <= 0) ? x : 0f, x -> !(x <= 0) ? x : 0.0, FloatKernels::relu);
         SavedTensor r = Autograd.needsGrad(a) ? SavedTensor.save(out) : null;
-        return Autograd.record("ReluBackward0", out, g -> new Tensor[] {g[0].mul(
-                map(r.unpack(), "reluMask", x -> !(x <= 0) ? 1f : 0f, x -> !(x <= 0) ? 1 : 0, FloatKernels::reluMask))}, a);
+        // threshold_backward as PyTorch has it: a select, so a NaN gradient where the output is 0 gives 0.
+        return Autograd.record("ReluBackward0", out, g -> {
+            Tensor y = r.unpack();
+            return new Tensor[] {arith(RELU_GRAD, g[0], y, promote(g[0], y))};
+        }, a);
     }
 
     static Tensor sigmoid(Tensor a) {

@@ -5,6 +5,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
@@ -77,7 +78,13 @@ public final class Elementwise {
     }
 
     /** Vector fast path selector for float32 unit-stride binary ops. */
-    private enum Fast { ADD, SUB, MUL, DIV, NONE }
+    private enum Fast { ADD, SUB, MUL, DIV, RELU_GRAD, NONE }
+
+    /**
+     * The name of the binary op {@code (grad, output) -> output <= 0 ? 0 : grad}, relu's backward (PyTorch's
+     * {@code threshold_backward}), which has a vector fast path here.
+     */
+    public static final String RELU_GRAD = "reluGrad";
 
     /**
      * out = op(a) over {@code shape}; {@code a} and {@code out} share the compute dtype {@code out.dtype()}
@@ -152,6 +159,7 @@ public final class Elementwise {
             case "sub" -> Fast.SUB;
             case "mul" -> Fast.MUL;
             case "div" -> Fast.DIV;
+            case RELU_GRAD -> Fast.RELU_GRAD;
             default -> Fast.NONE;
         };
     }
@@ -215,6 +223,7 @@ public final class Elementwise {
                 case ADD -> x.add(y);
                 case SUB -> x.sub(y);
                 case MUL -> x.mul(y);
+                case RELU_GRAD -> x.blend(0f, y.compare(VectorOperators.LE, 0f));
                 default -> x.div(y);
             };
             r.intoMemorySegment(os, (io + i) * 4, bo);
@@ -226,6 +235,7 @@ public final class Elementwise {
                 case ADD -> x + y;
                 case SUB -> x - y;
                 case MUL -> x * y;
+                case RELU_GRAD -> y <= 0 ? 0f : x;
                 default -> x / y;
             };
             os.setAtIndex(FL, io + i, r);

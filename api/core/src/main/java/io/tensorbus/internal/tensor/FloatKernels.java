@@ -71,20 +71,6 @@ public final class FloatKernels {
         }
     }
 
-    /** 1 where {@code x > 0} or NaN, else 0: the gradient mask of relu. */
-    public static void reluMask(MemorySegment in, long ia, MemorySegment out, long io, int n) {
-        int i = 0;
-        FloatVector one = FloatVector.broadcast(F, 1f);
-        FloatVector zero = FloatVector.zero(F);
-        for (; i <= n - F.length(); i += F.length()) {
-            FloatVector x = FloatVector.fromMemorySegment(F, in, (ia + i) * 4, ORDER);
-            one.blend(zero, x.compare(VectorOperators.LE, 0f)).intoMemorySegment(out, (io + i) * 4, ORDER);
-        }
-        for (; i < n; i++) {
-            out.setAtIndex(FL, io + i, in.getAtIndex(FL, ia + i) <= 0 ? 0f : 1f);
-        }
-    }
-
     /** {@code e^x}. */
     public static void exp(MemorySegment in, long ia, MemorySegment out, long io, int n) {
         lanewise(VectorOperators.EXP, in, ia, out, io, n);

@@ -34,4 +34,23 @@ class Pool2dTest {
         assertArrayEquals(x64.grad().toDoubleArray(), x32.grad().to(DType.FLOAT64).toDoubleArray());
         assertEquals(g.getDouble(0, 0, 0, 0), x32.grad().getDouble(0, 0, 0, 1), "the NaN of a window wins");
     }
+
+    /** Gradients of every window layout, overlapping or not, tiling the input or not, match the float64 scan. */
+    @org.junit.jupiter.params.ParameterizedTest(name = "{0}x{1} input, kernel {2}, stride {3}, padding {4}")
+    @org.junit.jupiter.params.provider.CsvSource({"8, 8, 2, 2, 0", "9, 7, 2, 2, 0", "2, 2, 3, 2, 1", "4, 4, 3, 2, 1",
+            "5, 6, 3, 2, 1", "3, 3, 2, 2, 0"})
+    void pooledGradientsMatchTheGeneralScan(int h, int w, int k, int s, int p) {
+        for (int round = 0; round < 3; round++) {
+            Tensor x = Tensor.randn(new Generator(5 + round), DType.FLOAT32, 3, 2, h, w);
+            Tensor x32 = x.clone().requiresGrad(true);
+            Tensor x64 = x.to(DType.FLOAT64).requiresGrad(true);
+            Tensor y32 = Functional.maxPool2d(x32, new int[] {k, k}, new int[] {s, s}, new int[] {p, p}, false);
+            Tensor y64 = Functional.maxPool2d(x64, new int[] {k, k}, new int[] {s, s}, new int[] {p, p}, false);
+            Tensor g = Tensor.randn(new Generator(9), DType.FLOAT32, y32.shape());
+            y32.backward(g);
+            y64.backward(g.to(DType.FLOAT64));
+            // Overlapping windows add gradients: in float32 against float64.
+            assertArrayEquals(x64.grad().toDoubleArray(), x32.grad().to(DType.FLOAT64).toDoubleArray(), 1e-6);
+        }
+    }
 }
