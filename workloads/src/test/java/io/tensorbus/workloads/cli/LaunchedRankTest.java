@@ -17,12 +17,23 @@ class LaunchedRankTest {
     void ranksWithOneCoreEachRunTheSerialCollector() {
         List<String> cmd = LaunchedRank.command(TWO, TARGET, null, 2);
         assertTrue(cmd.contains("-XX:+UseSerialGC"), cmd.toString());
+        assertTrue(cmd.contains("-Xmn8m"), "a small young generation: " + cmd);
         assertEquals(List.of("a.B", "x"), cmd.subList(cmd.size() - 2, cmd.size()));
+    }
+
+    @Test
+    void theUsersYoungGenerationSizeWins() {
+        for (String opt : List.of("-Xmn64m", "-XX:NewSize=32m", "-XX:MaxNewSize=128m")) {
+            List<String> cmd = LaunchedRank.command(TWO, TARGET, opt, 2);
+            assertTrue(cmd.contains("-XX:+UseSerialGC") && cmd.contains(opt), cmd.toString());
+            assertFalse(cmd.contains("-Xmn8m"), cmd.toString());
+        }
     }
 
     @Test
     void ranksWithSeveralCoresKeepTheDefaultCollector() {
         assertFalse(LaunchedRank.command(TWO, TARGET, null, 8).contains("-XX:+UseSerialGC"));
+        assertFalse(LaunchedRank.command(TWO, TARGET, null, 8).contains("-Xmn8m"));
     }
 
     @Test
