@@ -105,6 +105,31 @@ class PyTorchSemanticsTest {
     }
 
     @Test
+    void reluBackwardIsASelectAsThresholdBackward() {
+        // x = torch.tensor([nan, -1., 2., 0.], requires_grad=True); x.relu().backward(torch.tensor([5., nan, 7., nan]))
+        // x.grad  ->  tensor([5., 0., 7., 0.])  (threshold_backward selects; a NaN gradient where relu is 0 gives 0)
+        for (DType t : new DType[] {DType.FLOAT32, DType.FLOAT64}) {
+            Tensor x = Tensor.of(new float[] {Float.NaN, -1f, 2f, 0f}).to(t).requiresGrad(true);
+            x.relu().backward(Tensor.of(new float[] {5f, Float.NaN, 7f, Float.NaN}).to(t));
+            assertArrayEquals(new double[] {5, 0, 7, 0}, x.grad().toDoubleArray(), t.toString());
+        }
+        // A long run takes the vector path: the same select there.
+        float[] xs = new float[37];
+        float[] gs = new float[37];
+        for (int i = 0; i < xs.length; i++) {
+            xs[i] = i % 3 == 0 ? -i : i;
+            gs[i] = i % 5 == 0 ? Float.NaN : i + 0.5f;
+        }
+        Tensor x = Tensor.of(xs).requiresGrad(true);
+        x.relu().backward(Tensor.of(gs));
+        float[] got = x.grad().toFloatArray();
+        for (int i = 0; i < xs.length; i++) {
+            float want = xs[i] <= 0 ? 0f : gs[i];
+            assertEquals(Float.floatToIntBits(want), Float.floatToIntBits(got[i]), "element " + i);
+        }
+    }
+
+    @Test
     void int64MaxAndArgmaxAreExactAboveTwoToThe53() {
         // t = torch.tensor([2**53, 2**53 + 1]); t.max(0)  ->  values=9007199254740993, indices=1
         long big = 1L << 53;
