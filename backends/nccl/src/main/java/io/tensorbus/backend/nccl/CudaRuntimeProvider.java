@@ -2,6 +2,7 @@ package io.tensorbus.backend.nccl;
 
 import io.tensorbus.spi.DeviceRuntime;
 import io.tensorbus.spi.DeviceRuntimeProvider;
+import io.tensorbus.spi.OpenedRuntime;
 
 /**
  * Finds the CUDA runtime for {@code ServiceLoader}. Constructing it loads nothing; the first call of
@@ -14,33 +15,28 @@ public final class CudaRuntimeProvider implements DeviceRuntimeProvider {
     public static final String TYPE = "cuda";
 
     /** The runtime of this JVM, or why there is none; opened on first use. */
-    private static final class Opened {
-        static final CudaRuntime RUNTIME;
-        static final Throwable CAUSE;
+    private static final OpenedRuntime<CudaRuntime> OPENED = new OpenedRuntime<>(CudaRuntimeProvider::open);
 
-        static {
-            CudaRuntime runtime = null;
-            Throwable cause = null;
-            LibraryPath.Result driver = LibraryPath.DRIVER.find();
-            if (driver.path().isEmpty()) {
-                cause = new IllegalStateException("no CUDA driver here: " + LibraryPath.DRIVER.missing(driver));
-            } else {
-                try {
-                    // Loaded by path first, so that JCuda's native part finds it wherever it was found.
-                    System.load(driver.path().get().toAbsolutePath().toString());
-                    runtime = new CudaRuntime();
-                    if (runtime.devices().isEmpty()) {
-                        cause = new IllegalStateException("the CUDA driver (" + driver.path().get() + ") lists no device");
-                        runtime = null;
-                    }
-                } catch (Throwable t) {
-                    cause = new IllegalStateException("CUDA cannot be used here (driver " + driver.path().get() + "): "
-                            + t, t);
-                }
-            }
-            RUNTIME = runtime;
-            CAUSE = cause;
+    private static CudaRuntime open() {
+        LibraryPath.Result driver = LibraryPath.DRIVER.find();
+        if (driver.path().isEmpty()) {
+            throw new IllegalStateException("no CUDA driver here: " + LibraryPath.DRIVER.missing(driver));
         }
+        CudaRuntime runtime;
+        try {
+            // Loaded by path first, so that JCuda's native part finds it wherever it was found.
+            System.load(driver.path().get().toAbsolutePath().toString());
+            runtime = new CudaRuntime();
+            if (runtime.devices().isEmpty()) {
+                runtime = null;
+            }
+        } catch (Throwable t) {
+            throw new IllegalStateException("CUDA cannot be used here (driver " + driver.path().get() + "): " + t, t);
+        }
+        if (runtime == null) {
+            throw new IllegalStateException("the CUDA driver (" + driver.path().get() + ") lists no device");
+        }
+        return runtime;
     }
 
     @Override
@@ -50,12 +46,12 @@ public final class CudaRuntimeProvider implements DeviceRuntimeProvider {
 
     @Override
     public boolean isAvailable() {
-        return Opened.RUNTIME != null;
+        return OPENED.isAvailable();
     }
 
     @Override
     public Throwable unavailabilityCause() {
-        return Opened.CAUSE;
+        return OPENED.cause();
     }
 
     @Override
@@ -69,9 +65,6 @@ public final class CudaRuntimeProvider implements DeviceRuntimeProvider {
      * @throws IllegalStateException when CUDA is not available here (the cause says why)
      */
     public static CudaRuntime get() {
-        if (Opened.RUNTIME == null) {
-            throw new IllegalStateException(Opened.CAUSE.getMessage(), Opened.CAUSE);
-        }
-        return Opened.RUNTIME;
+        return OPENED.get();
     }
 }

@@ -2,6 +2,7 @@ package io.tensorbus.backend.opencl;
 
 import io.tensorbus.spi.DeviceRuntime;
 import io.tensorbus.spi.DeviceRuntimeProvider;
+import io.tensorbus.spi.OpenedRuntime;
 
 /**
  * Finds the OpenCL runtime for {@code ServiceLoader}. Constructing it loads nothing; the first call of
@@ -13,29 +14,25 @@ public final class OpenClRuntimeProvider implements DeviceRuntimeProvider {
     public static final String TYPE = "opencl";
 
     /** The runtime of this JVM, or why there is none; opened on first use. */
-    private static final class Opened {
-        static final OpenClRuntime RUNTIME;
-        static final Throwable CAUSE;
+    private static final OpenedRuntime<OpenClRuntime> OPENED = new OpenedRuntime<>(OpenClRuntimeProvider::open);
 
-        static {
-            OpenClRuntime runtime = null;
-            Throwable cause = null;
-            try {
-                runtime = new OpenClRuntime();
-                if (runtime.devices().isEmpty()) {
-                    cause = new IllegalStateException("the OpenCL loader found no device on any platform (install "
-                            + "a driver: a GPU vendor's ICD, or pocl-opencl-icd for the CPU)");
-                    runtime.close();
-                    runtime = null;
-                }
-            } catch (Throwable t) {
-                cause = new IllegalStateException("OpenCL cannot be loaded here: " + t
-                        + " (JOCL needs libOpenCL.so: Debian's ocl-icd-opencl-dev, and an ICD such as pocl-opencl-icd)",
-                        t);
+    private static OpenClRuntime open() {
+        OpenClRuntime runtime;
+        try {
+            runtime = new OpenClRuntime();
+            if (runtime.devices().isEmpty()) {
+                runtime.close();
+                runtime = null;
             }
-            RUNTIME = runtime;
-            CAUSE = cause;
+        } catch (Throwable t) {
+            throw new IllegalStateException("OpenCL cannot be loaded here: " + t
+                    + " (JOCL needs libOpenCL.so: Debian's ocl-icd-opencl-dev, and an ICD such as pocl-opencl-icd)", t);
         }
+        if (runtime == null) {
+            throw new IllegalStateException("the OpenCL loader found no device on any platform (install a driver: a"
+                    + " GPU vendor's ICD, or pocl-opencl-icd for the CPU)");
+        }
+        return runtime;
     }
 
     @Override
@@ -45,12 +42,12 @@ public final class OpenClRuntimeProvider implements DeviceRuntimeProvider {
 
     @Override
     public boolean isAvailable() {
-        return Opened.RUNTIME != null;
+        return OPENED.isAvailable();
     }
 
     @Override
     public Throwable unavailabilityCause() {
-        return Opened.CAUSE;
+        return OPENED.cause();
     }
 
     @Override
@@ -64,9 +61,6 @@ public final class OpenClRuntimeProvider implements DeviceRuntimeProvider {
      * @throws IllegalStateException when OpenCL is not available here (the cause says why)
      */
     public static OpenClRuntime get() {
-        if (Opened.RUNTIME == null) {
-            throw new IllegalStateException(Opened.CAUSE.getMessage(), Opened.CAUSE);
-        }
-        return Opened.RUNTIME;
+        return OPENED.get();
     }
 }
