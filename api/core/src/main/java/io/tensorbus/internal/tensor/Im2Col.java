@@ -126,7 +126,7 @@ public final class Im2Col {
                 loaded = c;
             }
             int k = r % kk;
-            int shift = (k / g.kW()) * g.inW() + k % g.kW();
+            int shift = shift(g, k);
             for (int n = 0; n < images; n++) {
                 gatherRuns(in, n * inPlane + shift, g, row, n * p);
             }
@@ -147,13 +147,18 @@ public final class Im2Col {
             for (int k = 0; k < kk; k++) {
                 MemorySegment.copy(col, ValueLayout.JAVA_FLOAT, (colOff + (long) (c * kk + k) * ld) * 4, row, 0,
                         row.length);
-                int shift = (k / g.kW()) * g.inW() + k % g.kW();
+                int shift = shift(g, k);
                 for (int n = 0; n < images; n++) {
                     addRuns(row, n * p, g, planes, n * inPlane + shift);
                 }
             }
             planes(x, at, imageStride, images, planes, inPlane, false);
         }
+    }
+
+    /** Where kernel position {@code k} (row-major over the kernel) starts in a valid convolution's input plane. */
+    private static int shift(ConvGeometry g, int k) {
+        return (k / g.kW()) * g.inW() + k % g.kW();
     }
 
     /** Copies one plane of each image between the segment ({@code imageStride} apart) and a packed heap array. */
@@ -226,25 +231,10 @@ public final class Im2Col {
         int c1 = (r1 - 1) / kk + 1;
         float[] in = new float[(c1 - c0) * inPlane];
         MemorySegment.copy(x, ValueLayout.JAVA_FLOAT, (xOff + (long) c0 * inPlane) * 4, in, 0, in.length);
-        int outW = g.outW();
-        int outH = g.outH();
-        int inW = g.inW();
-        boolean vectors = outW % F8.length() == 0;
         float[] row = new float[g.outPlane()];
         for (int r = r0; r < r1; r++) {
             int k = r % kk;
-            int base = (r / kk - c0) * inPlane + (k / g.kW()) * inW + k % g.kW();
-            for (int oh = 0; oh < outH; oh++) {
-                int from = base + oh * inW;
-                int to = oh * outW;
-                if (vectors) {
-                    for (int j = 0; j < outW; j += F8.length()) {
-                        FloatVector.fromArray(F8, in, from + j).intoArray(row, to + j);
-                    }
-                } else {
-                    System.arraycopy(in, from, row, to, outW);
-                }
-            }
+            gatherRuns(in, (r / kk - c0) * inPlane + shift(g, k), g, row, 0);
             MemorySegment.copy(row, 0, col, ValueLayout.JAVA_FLOAT, (colOff + (long) r * ld) * 4, row.length);
         }
     }
@@ -267,7 +257,7 @@ public final class Im2Col {
             MemorySegment.copy(x, ValueLayout.JAVA_FLOAT, planeOff, plane, 0, plane.length);
             for (int k = 0; k < kk; k++) {
                 long from = (colOff + (long) (c * kk + k) * ld) * 4;
-                int base = (k / g.kW()) * inW + k % g.kW();
+                int base = shift(g, k);
                 if (vectors) {
                     for (int oh = 0; oh < outH; oh++) {
                         int dst = base + oh * inW;
