@@ -82,16 +82,17 @@ final class BatchedConv {
                 int channel = gi * d.og() + o;
                 long from = (long) o * n * p + (long) img * p;
                 long to = base + ((long) img * d.o() + channel) * p;
-                if (!d.isFloat()) {
-                    double c = bs == null ? 0 : bs.getAtIndex(ValueLayout.JAVA_DOUBLE, bo + channel);
+                if (bs == null) {
+                    // A plain copy: adding a zero bias would turn -0.0 into 0.0.
+                    MemorySegment.copy(result, bytes(d, from), dst, bytes(d, to), bytes(d, p));
+                } else if (d.isFloat()) {
+                    FloatKernels.addScalar(result, from, bs.getAtIndex(ValueLayout.JAVA_FLOAT, bo + channel), dst, to, p);
+                } else {
+                    double c = bs.getAtIndex(ValueLayout.JAVA_DOUBLE, bo + channel);
                     for (int i = 0; i < p; i++) {
                         dst.setAtIndex(ValueLayout.JAVA_DOUBLE, to + i,
                                 result.getAtIndex(ValueLayout.JAVA_DOUBLE, from + i) + c);
                     }
-                } else if (bs == null) {
-                    MemorySegment.copy(result, from * 4, dst, to * 4, p * 4L);
-                } else {
-                    FloatKernels.addScalar(result, from, bs.getAtIndex(ValueLayout.JAVA_FLOAT, bo + channel), dst, to, p);
                 }
             }
         });
