@@ -208,37 +208,44 @@ public final class CudaRuntime extends KernelDeviceRuntime<CudaBuffer> {
 
     /** Host to device through pinned staging, one chunk after another. */
     private CompletableFuture<Void> upload(CudaDevice c, MemorySegment from, long to) {
-        PinnedStaging.Buffer pinned = c.staging().take(from.byteSize());
-        CompletableFuture<Void> chain = CompletableFuture.completedFuture(null);
-        long chunk = pinned.segment().byteSize();
-        for (long at = 0; at < from.byteSize(); at += chunk) {
-            long off = at;
-            long n = Math.min(chunk, from.byteSize() - at);
-            chain = chain.thenCompose(v -> {
-                MemorySegment.copy(from, off, pinned.segment(), 0, n);
-                c.makeCurrent();
-                CudaDevice.check(cuMemcpyHtoDAsync(CudaDevice.at(to + off), pinned.pointer(), n, c.stream()),
-                        "cuMemcpyHtoDAsync");
-                return c.afterQueuedWork("copy to the device");
-            });
-        }
-        return chain.whenComplete((v, t) -> c.staging().give(pinned));
+        return staged(c, from.byteSize(), (pinned, off, n) -> {
+            MemorySegment.copy(from, off, pinned.segment(), 0, n);
+            c.makeCurrent();
+            CudaDevice.check(cuMemcpyHtoDAsync(CudaDevice.at(to + off), pinned.pointer(), n, c.stream()),
+                    "cuMemcpyHtoDAsync");
+            return c.afterQueuedWork("copy to the device");
+        });
     }
 
     /** Device to host through pinned staging, one chunk after another. */
     private CompletableFuture<Void> download(CudaDevice c, long from, MemorySegment to) {
-        PinnedStaging.Buffer pinned = c.staging().take(to.byteSize());
+        return staged(c, to.byteSize(), (pinned, off, n) -> {
+            c.makeCurrent();
+            CudaDevice.check(cuMemcpyDtoHAsync(pinned.pointer(), CudaDevice.at(from + off), n, c.stream()),
+                    "cuMemcpyDtoHAsync");
+            return c.afterQueuedWork("copy to the host")
+                    .thenRun(() -> MemorySegment.copy(pinned.segment(), 0, to, off, n));
+        });
+    }
+
+    /** One piece of a staged copy: {@code bytes} bytes at offset {@code off} through {@code pinned}. */
+    @FunctionalInterface
+    private interface StagedChunk {
+        CompletableFuture<Void> copy(PinnedStaging.Buffer pinned, long off, long bytes);
+    }
+
+    /**
+     * Runs {@code chunk} over {@code total} bytes in pieces the size of one pinned staging buffer, each after the
+     * previous one finished, and gives the buffer back at the end.
+     */
+    private static CompletableFuture<Void> staged(CudaDevice c, long total, StagedChunk chunk) {
+        PinnedStaging.Buffer pinned = c.staging().take(total);
         CompletableFuture<Void> chain = CompletableFuture.completedFuture(null);
-        long chunk = pinned.segment().byteSize();
-        for (long at = 0; at < to.byteSize(); at += chunk) {
+        long size = pinned.segment().byteSize();
+        for (long at = 0; at < total; at += size) {
             long off = at;
-            long n = Math.min(chunk, to.byteSize() - at);
-            chain = chain.thenCompose(v -> {
-                c.makeCurrent();
-                CudaDevice.check(cuMemcpyDtoHAsync(pinned.pointer(), CudaDevice.at(from + off), n, c.stream()),
-                        "cuMemcpyDtoHAsync");
-                return c.afterQueuedWork("copy to the host");
-            }).thenRun(() -> MemorySegment.copy(pinned.segment(), 0, to, off, n));
+            long n = Math.min(size, total - at);
+            chain = chain.thenCompose(v -> chunk.copy(pinned, off, n));
         }
         return chain.whenComplete((v, t) -> c.staging().give(pinned));
     }
