@@ -2,8 +2,11 @@ package io.tensorbus.nn;
 
 import io.tensorbus.DType;
 import io.tensorbus.autograd.Autograd;
+import io.tensorbus.internal.tensor.Access;
 import io.tensorbus.internal.tensor.Shapes;
+import io.tensorbus.internal.tensor.TensorInternals;
 import io.tensorbus.tensor.Tensor;
+import java.lang.foreign.MemorySegment;
 import java.util.Objects;
 
 /** The negative log-likelihood loss, which cross entropy builds on. */
@@ -36,7 +39,7 @@ final class LossOps {
         check(logp, tgt, input, target, weight);
         int classes = logp.size(1);
         long[] t = tgt.toLongArray();
-        long[] safe = new long[t.length];
+        long[] picks = new long[t.length];
         double[] w = new double[t.length];
         double[] classWeight = weight == null ? null : weight.toDoubleArray();
         for (int i = 0; i < t.length; i++) {
@@ -45,22 +48,58 @@ final class LossOps {
                 throw new IllegalArgumentException("nllLoss: target " + t[i] + " is out of bounds (classes: "
                         + classes + ", ignoreIndex: " + ignoreIndex + ")");
             }
-            safe[i] = ignored ? 0 : t[i];
+            picks[i] = ignored ? -1 : t[i];
             w[i] = ignored ? 0 : classWeight == null ? 1 : classWeight[(int) t[i]];
         }
-        Tensor weights = Tensor.of(w).to(logp.dtype());
-        Tensor picked = logp.gather(1, Tensor.of(safe).unsqueeze(1)).squeeze(1);
-        Tensor losses = picked.mul(weights).neg();
-        return switch (reduction) {
-            case NONE -> input.dim() > 2 ? losses.reshape(target.shape()) : losses;
-            case SUM -> losses.sum();
-            case MEAN -> meanOver(losses.sum(), weights.sum().item());
-        };
+        Tensor losses = picked(logp, picks, w, reduction);
+        return reduction == Reduction.NONE && input.dim() > 2 ? losses.reshape(target.shape()) : losses;
     }
 
-    /** The weighted mean; with all targets ignored, NaN (as PyTorch) but zero gradients instead of NaN ones. */
-    private static Tensor meanOver(Tensor sum, double totalWeight) {
-        return totalWeight == 0 ? sum.mul(0.0).add(Double.NaN) : sum.div(totalWeight);
+    /**
+     * PyTorch's {@code nll_loss} kernel on {@code [N, C]} log-probabilities: {@code -w[i] * logp[i, target[i]]},
+     * reduced, with a backward that writes {@code -w[i]} times the incoming gradient at each target and zero
+     * elsewhere. One node instead of a gather, a product, a negation and a sum; sums accumulate in double. A mean
+     * over zero total weight is NaN, with zero gradients.
+     *
+     * @param target each sample's class, or -1 where the sample is ignored
+     * @param w each sample's weight
+     */
+    private static Tensor picked(Tensor logp, long[] target, double[] w, Reduction reduction) {
+        DType dt = logp.dtype();
+        int n = logp.size(0);
+        int classes = logp.size(1);
+        Tensor x = logp.contiguous();
+        MemorySegment xs = TensorInternals.storage(x).segment();
+        double[] losses = new double[n];
+        double total = 0;
+        double totalWeight = 0;
+        for (int i = 0; i < n; i++) {
+            if (target[i] < 0) {
+                continue; // ignored: no loss, no weight, no gradient
+            }
+            losses[i] = -w[i] * Access.getDouble(xs, dt, x.storageOffset() + (long) i * classes + target[i]);
+            total += losses[i];
+            totalWeight += w[i];
+        }
+        double weightSum = totalWeight;
+        Tensor out = switch (reduction) {
+            case NONE -> Tensor.of(losses).to(dt);
+            case SUM -> Tensor.scalar(total, dt);
+            case MEAN -> Tensor.scalar(weightSum == 0 ? Double.NaN : total / weightSum, dt);
+        };
+        return Autograd.record("NllLossBackward0", out, g -> {
+            double[] scale = g[0].to(DType.FLOAT64).contiguous().toDoubleArray();
+            Tensor grad = Tensor.zeros(dt, n, classes);
+            MemorySegment gs = TensorInternals.storage(grad).segment();
+            for (int i = 0; i < n; i++) {
+                double gi = reduction == Reduction.NONE ? scale[i]
+                        : reduction == Reduction.SUM ? scale[0] : weightSum == 0 ? 0 : scale[0] / weightSum;
+                if (target[i] >= 0) {
+                    Access.setDouble(gs, dt, (long) i * classes + target[i], -w[i] * gi);
+                }
+            }
+            return new Tensor[] {grad};
+        }, logp);
     }
 
     private static int[] spatialTarget(Tensor input) {

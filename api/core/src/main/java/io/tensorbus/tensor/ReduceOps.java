@@ -6,6 +6,7 @@ import io.tensorbus.autograd.SavedTensor;
 import io.tensorbus.internal.tensor.Access;
 import io.tensorbus.internal.tensor.Elementwise;
 import io.tensorbus.internal.tensor.Shapes;
+import io.tensorbus.internal.tensor.SoftMax;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
@@ -350,32 +351,61 @@ final class ReduceOps {
     }
 
     static Tensor logSoftmax(Tensor t, int dim) {
-        int d = Shapes.normalizeDim(dim, t.dim());
-        Tensor out;
-        try (var ignored = Autograd.noGrad()) {
-            Tensor x = t.dtype().isFloatingPoint() ? t : t.to(DType.FLOAT32);
-            Tensor shifted = x.sub(x.max(d, true));
-            out = shifted.sub(shifted.exp().sum(d, true).log());
-        }
-        SavedTensor r = Autograd.needsGrad(t) ? SavedTensor.save(out) : null;
-        return Autograd.record("LogSoftmaxBackward0", out, g -> {
-            Tensor y = r.unpack();
-            return new Tensor[] {g[0].sub(y.exp().mul(g[0].sum(d, true)))};
-        }, t);
+        return softmaxOf(t, dim, true);
     }
 
     static Tensor softmax(Tensor t, int dim) {
+        return softmaxOf(t, dim, false);
+    }
+
+    /**
+     * Softmax or log-softmax along {@code dim} in one kernel, computed in float64 for float64 input and in float32
+     * otherwise; the result has the input's floating dtype (float32 for integer input).
+     */
+    private static Tensor softmaxOf(Tensor t, int dim, boolean log) {
         int d = Shapes.normalizeDim(dim, t.dim());
-        Tensor out;
+        DType ct = t.dtype() == DType.FLOAT64 ? DType.FLOAT64 : DType.FLOAT32;
+        int[] slices = slices(t.shape(), d);
+        Tensor y = Tensor.uninitialized(ct, t.shape());
         try (var ignored = Autograd.noGrad()) {
-            Tensor x = t.dtype().isFloatingPoint() ? t : t.to(DType.FLOAT32);
-            Tensor e = x.sub(x.max(d, true)).exp();
-            out = e.div(e.sum(d, true));
+            Tensor x = t.to(ct).contiguous();
+            if (log) {
+                SoftMax.logSoftmax(x.storage().segment(), y.storage().segment(), slices[0], slices[1], slices[2],
+                        ct == DType.FLOAT32);
+            } else {
+                SoftMax.softmax(x.storage().segment(), y.storage().segment(), slices[0], slices[1], slices[2],
+                        ct == DType.FLOAT32);
+            }
         }
-        SavedTensor r = Autograd.needsGrad(t) ? SavedTensor.save(out) : null;
-        return Autograd.record("SoftmaxBackward0", out, g -> {
-            Tensor y = r.unpack();
-            return new Tensor[] {y.mul(g[0].sub(g[0].mul(y).sum(d, true)))};
+        DType outType = t.dtype().isFloatingPoint() ? t.dtype() : ct;
+        Tensor out = outType == ct ? y : y.to(outType);
+        SavedTensor saved = Autograd.needsGrad(t) ? SavedTensor.save(y) : null;
+        return Autograd.record(log ? "LogSoftmaxBackward0" : "SoftmaxBackward0", out, g -> {
+            Tensor grad = g[0].to(ct).contiguous();
+            Tensor gradIn = Tensor.uninitialized(ct, t.shape());
+            MemorySegment gs = grad.storage().segment();
+            MemorySegment ys = saved.unpack().storage().segment();
+            if (log) {
+                SoftMax.logSoftmaxBackward(gs, ys, gradIn.storage().segment(), slices[0], slices[1], slices[2],
+                        ct == DType.FLOAT32);
+            } else {
+                SoftMax.softmaxBackward(gs, ys, gradIn.storage().segment(), slices[0], slices[1], slices[2],
+                        ct == DType.FLOAT32);
+            }
+            return new Tensor[] {gradIn.dtype() == t.dtype() ? gradIn : gradIn.to(t.dtype())};
         }, t);
+    }
+
+    /** {@code [outer, n, inner]}: the shape seen as the slices along {@code d} (a 0-d tensor is one slice of 1). */
+    private static int[] slices(int[] shape, int d) {
+        int outer = 1;
+        int inner = 1;
+        for (int i = 0; i < d; i++) {
+            outer *= shape[i];
+        }
+        for (int i = d + 1; i < shape.length; i++) {
+            inner *= shape[i];
+        }
+        return new int[] {outer, shape.length == 0 ? 1 : shape[d], inner};
     }
 }

@@ -217,6 +217,28 @@ class TensorTest {
     }
 
     @Test
+    void softmaxNanPoisonsOnlyItsOwnSlice() {
+        // Slices along dim 1 of [2, 2, 2]: the NaN sits in slice (0, *, 0) and leaves the other three finite.
+        Tensor x = Tensor.of(new float[] {Float.NaN, 1, 2, 3, 4, 5, 6, 7}, 2, 2, 2);
+        float[] s = x.softmax(1).toFloatArray();
+        assertTrue(Float.isNaN(s[0]) && Float.isNaN(s[2]));
+        assertEquals(1, s[1] + s[3], 1e-6f);
+        assertEquals(1, s[4] + s[6], 1e-6f);
+        assertTrue(Float.isNaN(x.logSoftmax(1).toFloatArray()[2]));
+    }
+
+    @Test
+    void softmaxKeepsHalfDtypeAndTurnsIntegersIntoFloat() {
+        Tensor h = Tensor.of(new float[] {0, (float) Math.log(3)}).to(DType.FLOAT16).softmax(0);
+        assertEquals(DType.FLOAT16, h.dtype());
+        assertArrayEquals(new double[] {0.25, 0.75}, h.toDoubleArray(), 1e-3);
+        Tensor i = Tensor.of(new long[] {0, 0}).logSoftmax(0);
+        assertEquals(DType.FLOAT32, i.dtype());
+        assertArrayEquals(new float[] {(float) -Math.log(2), (float) -Math.log(2)}, i.toFloatArray(), 1e-6f);
+        assertEquals(0, Tensor.scalar(5).logSoftmax(0).getDouble(), 0);
+    }
+
+    @Test
     void oneHotAndScatter() {
         Tensor oh = Tensor.oneHot(Tensor.of(new long[] {2, 0}), 3);
         assertArrayEquals(new long[] {0, 0, 1, 1, 0, 0}, oh.toLongArray());
