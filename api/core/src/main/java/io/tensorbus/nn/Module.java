@@ -2,6 +2,7 @@ package io.tensorbus.nn;
 
 import io.tensorbus.autograd.Autograd;
 import io.tensorbus.internal.tensor.Shapes;
+import io.tensorbus.tensor.MemoryScope;
 import io.tensorbus.tensor.Tensor;
 import java.util.Arrays;
 import java.util.Collections;
@@ -47,6 +48,7 @@ public abstract class Module {
             throw new IllegalArgumentException("parameter '" + name + "' must be a leaf tensor; pass detach() of it");
         }
         value.requiresGrad(true);
+        MemoryScope.detach(value);
         parameters.put(name, value);
         return value;
     }
@@ -54,7 +56,8 @@ public abstract class Module {
     /** Registers a buffer (saved in the state dict, not trained) under {@code name}; returns it. */
     protected final Tensor registerBuffer(String name, Tensor value) {
         checkName(name);
-        buffers.put(name, Objects.requireNonNull(value, "value"));
+        MemoryScope.detach(Objects.requireNonNull(value, "value"));
+        buffers.put(name, value);
         return value;
     }
 

@@ -3,6 +3,7 @@ package io.tensorbus.optim;
 import io.tensorbus.DType;
 import io.tensorbus.autograd.Autograd;
 import io.tensorbus.autograd.GradMode;
+import io.tensorbus.tensor.MemoryScope;
 import io.tensorbus.tensor.Tensor;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -72,7 +73,8 @@ public abstract class Optimizer {
      *
      * @param group the parameter's group, for its options
      * @param grad the gradient, already negated when the group maximizes; never written to
-     * @param state the parameter's state, which the method creates on first use and updates
+     * @param state the parameter's state, which the method creates on first use and updates; tensors the method
+     *     allocates and does not put here go back to the host cache when it returns (a {@link MemoryScope})
      */
     protected abstract void update(ParamGroup group, Tensor param, Tensor grad, Map<String, Tensor> state);
 
@@ -115,6 +117,7 @@ public abstract class Optimizer {
         group.replaceOptions(merged);
         groups.add(group);
         groupAdded(group);
+        detachState();
     }
 
     private void checkParams(List<Tensor> params) {
@@ -199,12 +202,28 @@ public abstract class Optimizer {
                 for (Tensor p : group.params()) {
                     Tensor grad = gradientOf.apply(p);
                     if (grad != null) {
-                        update(group, p, maximize ? grad.neg() : grad, state.computeIfAbsent(p,
-                                k -> new LinkedHashMap<>()));
+                        update(group, p, maximize, grad);
                     }
                 }
             }
         }
+    }
+
+    /**
+     * One parameter's update in a {@link MemoryScope} of its own: the temporaries {@link #update} makes go back to
+     * the host cache as it returns, and only what it keeps in the parameter's state lives on.
+     */
+    private void update(ParamGroup group, Tensor p, boolean maximize, Tensor grad) {
+        Map<String, Tensor> s = state.computeIfAbsent(p, k -> new LinkedHashMap<>());
+        try (MemoryScope temporaries = MemoryScope.open()) {
+            update(group, p, maximize ? grad.neg() : grad, s);
+            s.values().forEach(MemoryScope::detach);
+        }
+    }
+
+    /** Takes the state out of any open {@link MemoryScope}: it lives as long as the optimizer. */
+    private void detachState() {
+        state.values().forEach(s -> s.values().forEach(MemoryScope::detach));
     }
 
     /** Zeroes every parameter's gradient in place ({@code zero_grad()}; PyTorch 1.13's default keeps the tensors). */
@@ -311,6 +330,7 @@ public abstract class Optimizer {
         }
         state.clear();
         state.putAll(newState);
+        detachState();
     }
 
     private Map<String, Object> loadedOptions(int g, Map<String, Object> savedGroup) {

@@ -4,6 +4,8 @@ import io.tensorbus.Device;
 import io.tensorbus.spi.DeviceBuffer;
 import io.tensorbus.spi.DeviceRuntime;
 import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.lang.ref.Cleaner;
 import java.util.Objects;
 
@@ -25,12 +27,23 @@ public final class Storage {
     public static final long ALIGNMENT = 64;
 
     private static final Cleaner DEVICE_MEMORY = Cleaner.create();
+    private static final VarHandle SCOPE;
+
+    static {
+        try {
+            SCOPE = MethodHandles.lookup().findVarHandle(Storage.class, "scope", MemoryScope.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
 
     private final MemorySegment segment;
     private final DeviceBuffer deviceBuffer;
     /** The host cache's block behind this storage, or null for wrapped and device memory. */
     private final CachingHostAllocator.Handout handout;
     private volatile boolean released;
+    /** The {@link MemoryScope} that gives this storage back when it closes, or null. */
+    private volatile MemoryScope scope;
     private int version;
 
     private Storage(MemorySegment segment) {
@@ -91,7 +104,18 @@ public final class Storage {
         if (!zeroed && CachingHostAllocator.FILL_UNINITIALIZED) {
             st.segment().fill(CachingHostAllocator.FILL_BYTE);
         }
+        MemoryScope.track(st);
         return st;
+    }
+
+    /** Moves this storage from scope {@code from} to {@code to} (null: none); false when {@code from} did not own it. */
+    boolean moveScope(MemoryScope from, MemoryScope to) {
+        return SCOPE.compareAndSet(this, from, to);
+    }
+
+    /** Takes this storage out of any scope. */
+    void leaveScope() {
+        scope = null;
     }
 
     /**

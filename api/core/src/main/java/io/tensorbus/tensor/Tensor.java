@@ -580,6 +580,9 @@ public final class Tensor {
             throw new IllegalArgumentException("assigned grad has dtype " + grad.dtype + " but the tensor has dtype "
                     + dtype);
         }
+        if (grad != null) {
+            MemoryScope.detach(grad); // a gradient outlives the step that computed it
+        }
         this.grad = grad;
     }
 
@@ -643,6 +646,7 @@ public final class Tensor {
             retainsGrad = true;
             registerHook(g -> {
                 grad = grad == null ? g.clone() : grad.add(g);
+                MemoryScope.detach(grad);
                 return g;
             });
         }

@@ -1,6 +1,7 @@
 package io.tensorbus.parallel;
 
 import io.tensorbus.DType;
+import io.tensorbus.tensor.MemoryScope;
 import io.tensorbus.tensor.Tensor;
 import io.vertx.core.Future;
 import java.util.ArrayList;
@@ -30,6 +31,7 @@ final class Bucket {
             numel += all.get(p).numel();
         }
         this.buffer = Tensor.zeros(dtype, numel);
+        MemoryScope.detach(buffer); // lives as long as DDP, whichever step (re)built it
         this.views = new Tensor[params.length];
         int offset = 0;
         for (int i = 0; i < params.length; i++) {

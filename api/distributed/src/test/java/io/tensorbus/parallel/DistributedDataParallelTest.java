@@ -18,6 +18,7 @@ import io.tensorbus.optim.Adam;
 import io.tensorbus.optim.Optimizer;
 import io.tensorbus.optim.SGD;
 import io.tensorbus.tensor.Generator;
+import io.tensorbus.tensor.MemoryScope;
 import io.tensorbus.tensor.Tensor;
 import java.util.ArrayList;
 import java.util.List;
@@ -75,6 +76,29 @@ class DistributedDataParallelTest {
             assertEquals(List.of(List.of("fc2.bias", "fc2.weight"), List.of("fc1.bias", "fc1.weight")),
                     ddp.bucketNames());
         });
+    }
+
+    @ParameterizedTest(name = "{0}, gradients as bucket views: {1}")
+    @CsvSource({"sgd, false", "sgd, true", "adam, false", "adam, true"})
+    void stepsInsideMemoryScopesTrainExactlyAsStepsWithout(String optimizer, boolean asView) {
+        Map<String, List<Tensor>> got = new ConcurrentHashMap<>();
+        Distributed.spawn(2, pg -> {
+            for (boolean scoped : new boolean[] {false, true}) {
+                DistributedDataParallel ddp = DistributedDataParallel.builder(new Mlp(11), pg)
+                        .gradientAsBucketView(asView).bucketCapMb(0.0002).build();
+                Optimizer opt = optimizer(optimizer, ddp.parameters());
+                for (int s = 0; s < STEPS; s++) {
+                    // Everything a step allocates goes back at close: buckets, gradients and state must not.
+                    try (MemoryScope scope = scoped ? MemoryScope.open() : null) {
+                        step(ddp, opt, shard(X.get(s), pg), shard(Y.get(s), pg));
+                    }
+                }
+                got.put(pg.rank() + (scoped ? " scoped" : " plain"), snapshot(ddp));
+            }
+        });
+        for (int r = 0; r < 2; r++) {
+            assertAllEqual(got.get(r + " plain"), got.get(r + " scoped"), 0, "rank " + r);
+        }
     }
 
     @Test

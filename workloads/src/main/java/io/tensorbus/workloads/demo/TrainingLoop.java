@@ -8,6 +8,7 @@ import io.tensorbus.data.DataLoader;
 import io.tensorbus.nn.Functional;
 import io.tensorbus.nn.Module;
 import io.tensorbus.optim.Optimizer;
+import io.tensorbus.tensor.MemoryScope;
 import io.tensorbus.tensor.Tensor;
 import java.io.PrintStream;
 import java.util.Locale;
@@ -89,9 +90,13 @@ public final class TrainingLoop {
         long start = System.nanoTime();
         try (BatchIterator it = loader.iterator()) {
             for (; done < batches && it.hasNext(); done++) {
-                Batch batch = it.next();
-                total += step.train(batch);
-                seen += batch.inputs().size(0);
+                // The step's activations, gradients in flight and temporaries go back to the host cache as it ends,
+                // still warm in the CPU's caches for the next step.
+                try (MemoryScope scope = MemoryScope.open()) {
+                    Batch batch = it.next();
+                    total += step.train(batch);
+                    seen += batch.inputs().size(0);
+                }
                 if (progress != null) {
                     ProgressBar.show(progress, epoch, epochs, done + 1, batches, total / (done + 1));
                 }

@@ -1,6 +1,7 @@
 package io.tensorbus.internal.distributed.autograd;
 
 import io.tensorbus.autograd.Autograd;
+import io.tensorbus.tensor.MemoryScope;
 import io.tensorbus.tensor.Tensor;
 import java.util.Arrays;
 import java.util.Collections;
@@ -154,7 +155,9 @@ public final class DistAutogradContext {
             synchronized (gradients) {
                 checkLive();
                 Tensor sum = gradients.get(tensor);
-                gradients.put(tensor, sum == null ? grad.detach().clone() : sum.add(grad));
+                Tensor total = sum == null ? grad.detach().clone() : sum.add(grad);
+                MemoryScope.detach(total); // lives as long as the context
+                gradients.put(tensor, total);
             }
         }
     }
