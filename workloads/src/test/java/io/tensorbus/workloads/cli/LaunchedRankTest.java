@@ -31,6 +31,16 @@ class LaunchedRankTest {
     }
 
     @Test
+    void ranksRunWithoutProfiledLoopPredicationUnlessTheUserTurnsItBackOn() {
+        List<String> plain = LaunchedRank.command(TWO, TARGET, null, 8);
+        assertTrue(plain.contains("-XX:-UseProfiledLoopPredicate"), plain.toString());
+        List<String> cmd = LaunchedRank.command(TWO, TARGET, "-XX:+UseProfiledLoopPredicate", 8);
+        // The JVM takes the last occurrence of a flag: the user's comes after tensorbus's.
+        assertTrue(cmd.indexOf("-XX:-UseProfiledLoopPredicate") < cmd.indexOf("-XX:+UseProfiledLoopPredicate"),
+                cmd.toString());
+    }
+
+    @Test
     void ranksWithSeveralCoresKeepTheDefaultCollector() {
         assertFalse(LaunchedRank.command(TWO, TARGET, null, 8).contains("-XX:+UseSerialGC"));
         assertFalse(LaunchedRank.command(TWO, TARGET, null, 8).contains("-Xmn8m"));
