@@ -369,13 +369,8 @@ final class ReduceOps {
         Tensor y = Tensor.uninitialized(ct, t.shape());
         try (var ignored = Autograd.noGrad()) {
             Tensor x = t.to(ct).contiguous();
-            if (log) {
-                SoftMax.logSoftmax(x.storage().segment(), y.storage().segment(), slices[0], slices[1], slices[2],
-                        ct == DType.FLOAT32);
-            } else {
-                SoftMax.softmax(x.storage().segment(), y.storage().segment(), slices[0], slices[1], slices[2],
-                        ct == DType.FLOAT32);
-            }
+            SoftMax.forward(log, x.storage().segment(), y.storage().segment(), slices[0], slices[1], slices[2],
+                    ct == DType.FLOAT32);
         }
         DType outType = t.dtype().isFloatingPoint() ? t.dtype() : ct;
         Tensor out = outType == ct ? y : y.to(outType);
@@ -385,13 +380,8 @@ final class ReduceOps {
             Tensor gradIn = Tensor.uninitialized(ct, t.shape());
             MemorySegment gs = grad.storage().segment();
             MemorySegment ys = saved.unpack().storage().segment();
-            if (log) {
-                SoftMax.logSoftmaxBackward(gs, ys, gradIn.storage().segment(), slices[0], slices[1], slices[2],
-                        ct == DType.FLOAT32);
-            } else {
-                SoftMax.softmaxBackward(gs, ys, gradIn.storage().segment(), slices[0], slices[1], slices[2],
-                        ct == DType.FLOAT32);
-            }
+            SoftMax.backward(log, gs, ys, gradIn.storage().segment(), slices[0], slices[1], slices[2],
+                    ct == DType.FLOAT32);
             return new Tensor[] {gradIn.dtype() == t.dtype() ? gradIn : gradIn.to(t.dtype())};
         }, t);
     }

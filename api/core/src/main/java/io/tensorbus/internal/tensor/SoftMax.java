@@ -16,71 +16,48 @@ public final class SoftMax {
     private SoftMax() {
     }
 
-    /** {@code out = x - max(x) - log(sum(exp(x - max(x))))} over each slice. */
-    public static void logSoftmax(MemorySegment x, MemorySegment out, int outer, int n, int inner, boolean isFloat) {
-        for (int o = 0; o < outer; o++) {
-            for (int j = 0; j < inner; j++) {
-                long base = (long) o * n * inner + j;
-                double max = max(x, base, n, inner, isFloat);
-                double logSum = Math.log(sumExp(x, base, n, inner, max, isFloat));
-                for (int i = 0; i < n; i++) {
-                    long at = base + (long) i * inner;
-                    Access.store(out, at, round(Access.load(x, at, isFloat) - max, isFloat) - logSum, isFloat);
-                }
-            }
-        }
-    }
-
-    /** {@code out = exp(x - max(x)) / sum(exp(x - max(x)))} over each slice. */
-    public static void softmax(MemorySegment x, MemorySegment out, int outer, int n, int inner, boolean isFloat) {
+    /**
+     * Log-softmax ({@code log}: {@code out = x - max(x) - log(sum(exp(x - max(x))))}) or softmax ({@code out =
+     * exp(x - max(x)) / sum(exp(x - max(x)))}) over each slice.
+     */
+    public static void forward(boolean log, MemorySegment x, MemorySegment out, int outer, int n, int inner,
+            boolean isFloat) {
         for (int o = 0; o < outer; o++) {
             for (int j = 0; j < inner; j++) {
                 long base = (long) o * n * inner + j;
                 double max = max(x, base, n, inner, isFloat);
                 double sum = sumExp(x, base, n, inner, max, isFloat);
+                double logSum = Math.log(sum);
                 for (int i = 0; i < n; i++) {
                     long at = base + (long) i * inner;
-                    double e = round(Math.exp(round(Access.load(x, at, isFloat) - max, isFloat)), isFloat);
-                    Access.store(out, at, e / sum, isFloat);
+                    double shifted = round(Access.load(x, at, isFloat) - max, isFloat);
+                    double v = log ? shifted - logSum : round(Math.exp(shifted), isFloat) / sum;
+                    Access.store(out, at, v, isFloat);
                 }
             }
         }
     }
 
-    /** Log-softmax's backward: {@code gradIn = grad - exp(y) * sum(grad)} for its output {@code y}. */
-    public static void logSoftmaxBackward(MemorySegment grad, MemorySegment y, MemorySegment gradIn, int outer, int n,
-            int inner, boolean isFloat) {
+    /**
+     * The backward of {@link #forward} given its output {@code y}: {@code gradIn = grad - exp(y) * sum(grad)} for
+     * log-softmax, {@code gradIn = y * (grad - sum(grad * y))} for softmax.
+     */
+    public static void backward(boolean log, MemorySegment grad, MemorySegment y, MemorySegment gradIn, int outer,
+            int n, int inner, boolean isFloat) {
         for (int o = 0; o < outer; o++) {
             for (int j = 0; j < inner; j++) {
                 long base = (long) o * n * inner + j;
                 double sum = 0;
                 for (int i = 0; i < n; i++) {
-                    sum += Access.load(grad, base + (long) i * inner, isFloat);
+                    long at = base + (long) i * inner;
+                    double g = Access.load(grad, at, isFloat);
+                    sum += log ? g : g * Access.load(y, at, isFloat);
                 }
                 for (int i = 0; i < n; i++) {
                     long at = base + (long) i * inner;
                     double g = Access.load(grad, at, isFloat);
-                    Access.store(gradIn, at, g - Math.exp(Access.load(y, at, isFloat)) * sum, isFloat);
-                }
-            }
-        }
-    }
-
-    /** Softmax's backward: {@code gradIn = y * (grad - sum(grad * y))} for its output {@code y}. */
-    public static void softmaxBackward(MemorySegment grad, MemorySegment y, MemorySegment gradIn, int outer, int n,
-            int inner, boolean isFloat) {
-        for (int o = 0; o < outer; o++) {
-            for (int j = 0; j < inner; j++) {
-                long base = (long) o * n * inner + j;
-                double dot = 0;
-                for (int i = 0; i < n; i++) {
-                    long at = base + (long) i * inner;
-                    dot += Access.load(grad, at, isFloat) * Access.load(y, at, isFloat);
-                }
-                for (int i = 0; i < n; i++) {
-                    long at = base + (long) i * inner;
                     double yi = Access.load(y, at, isFloat);
-                    Access.store(gradIn, at, yi * (Access.load(grad, at, isFloat) - dot), isFloat);
+                    Access.store(gradIn, at, log ? g - Math.exp(yi) * sum : yi * (g - sum), isFloat);
                 }
             }
         }
