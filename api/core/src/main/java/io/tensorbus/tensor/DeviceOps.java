@@ -8,6 +8,7 @@ import io.tensorbus.spi.DeviceBuffer;
 import io.tensorbus.spi.DeviceRuntime;
 import io.tensorbus.spi.DeviceRuntimeProvider;
 import io.tensorbus.spi.ElementwiseOp;
+import java.lang.ref.Reference;
 import java.util.Arrays;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
@@ -139,6 +140,8 @@ final class DeviceOps {
         }
         Tensor out = emptyNear(x, rt, x.shape());
         await(runtime(x).elementwise(op, buffer(x, name), buffer(y, name), buffer(out, name)), name, x);
+        // y may be a temporary of the caller's: its memory must not be released while the device reads it.
+        Reference.reachabilityFence(y);
         return out;
     }
 
@@ -179,6 +182,7 @@ final class DeviceOps {
         }
         DeviceBuffer s = buffer(self, name);
         await(runtime(self).elementwise(op, s, buffer(y, name), s), name, self);
+        Reference.reachabilityFence(y);
         self.storage().bumpVersion();
         return self;
     }
@@ -219,6 +223,7 @@ final class DeviceOps {
         }
         Tensor c = cast(s, dst.dtype());
         await(runtime(dst).copy(buffer(c, "copyi"), 0, buffer(dst, "copyi"), 0, bytes(dst)), "copyi", dst);
+        Reference.reachabilityFence(c);
         dst.storage().bumpVersion();
         return dst;
     }

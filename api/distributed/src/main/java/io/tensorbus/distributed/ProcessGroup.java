@@ -17,6 +17,7 @@ import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import java.lang.foreign.MemorySegment;
+import java.lang.ref.Reference;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -145,7 +146,7 @@ public final class ProcessGroup implements AutoCloseable {
         Backend b = member();
         checkPeer(dst, "dst");
         checkTag(tag);
-        return b.send(TensorBuffers.of(tensor, "tensor"), dst, tag);
+        return readUntilDone(b.send(TensorBuffers.of(tensor, "tensor"), dst, tag), tensor);
     }
 
     /** Receives into {@code tensor} from whichever rank sends first with tag 0; completes with the sender. */
@@ -241,7 +242,7 @@ public final class ProcessGroup implements AutoCloseable {
         Backend b = member();
         DeviceBuffer in = TensorBuffers.of(input, "input");
         List<DeviceBuffer> outs = TensorBuffers.list(outputs, size(), in.dtype(), in.numel(), "outputs");
-        return written(b.allGather(outs, in), outputs);
+        return readUntilDone(written(b.allGather(outs, in), outputs), input);
     }
 
     /**
@@ -260,7 +261,7 @@ public final class ProcessGroup implements AutoCloseable {
         for (int r = 0; r < size(); r++) {
             blocks.add(TensorBuffers.block(out, r * in.byteSize(), in.dtype(), in.shape()));
         }
-        return written(b.allGather(blocks, in), output);
+        return readUntilDone(written(b.allGather(blocks, in), output), input);
     }
 
     /** Collects every member's {@code input} into {@code outputs} on rank {@code dst} (others pass an empty list). */
@@ -270,7 +271,7 @@ public final class ProcessGroup implements AutoCloseable {
         DeviceBuffer in = TensorBuffers.of(input, "input");
         List<DeviceBuffer> outs = rank() == dst ? TensorBuffers.list(outputs, size(), in.dtype(), in.numel(), "outputs")
                 : requireEmpty(outputs, "outputs", "dst");
-        return written(b.gather(outs, in, dst), outputs == null ? List.of() : outputs);
+        return readUntilDone(written(b.gather(outs, in, dst), outputs == null ? List.of() : outputs), input);
     }
 
     /** Sends {@code inputs.get(r)} of rank {@code src} to rank r's {@code output} (others pass an empty list). */
@@ -280,7 +281,7 @@ public final class ProcessGroup implements AutoCloseable {
         DeviceBuffer out = TensorBuffers.of(output, "output");
         List<DeviceBuffer> ins = rank() == src ? TensorBuffers.list(inputs, size(), out.dtype(), out.numel(), "inputs")
                 : requireEmpty(inputs, "inputs", "src");
-        return written(b.scatter(out, ins, src), output);
+        return readUntilDone(written(b.scatter(out, ins, src), output), inputs);
     }
 
     /** Sums {@code inputs.get(r)} over the members into rank r's {@code output}. */
@@ -294,7 +295,7 @@ public final class ProcessGroup implements AutoCloseable {
         DeviceBuffer out = TensorBuffers.of(output, "output");
         checkOp(op, out.dtype());
         List<DeviceBuffer> ins = TensorBuffers.list(inputs, size(), out.dtype(), out.numel(), "inputs");
-        return written(b.reduceScatter(out, ins, op), output);
+        return readUntilDone(written(b.reduceScatter(out, ins, op), output), inputs);
     }
 
     /**
@@ -312,7 +313,7 @@ public final class ProcessGroup implements AutoCloseable {
                         + d.dtype());
             }
         }
-        return written(b.allToAll(outs, ins), outputs);
+        return readUntilDone(written(b.allToAll(outs, ins), outputs), inputs);
     }
 
     /** Completes once every member has called it. */
@@ -528,6 +529,15 @@ public final class ProcessGroup implements AutoCloseable {
             }
         });
         return p.future();
+    }
+
+    /**
+     * Keeps {@code inputs} reachable until {@code f} completes. A backend holds only the tensors' buffers, and a
+     * device tensor's memory is released when the tensor becomes unreachable: an input the caller built inline
+     * ({@code allGather(outs, Tensor.full(...))}) could otherwise be freed while the backend still sends it.
+     */
+    private static <T> Future<T> readUntilDone(Future<T> f, Object inputs) {
+        return f.andThen(ar -> Reference.reachabilityFence(inputs));
     }
 
     private static Future<Void> written(Future<Void> f, Tensor t) {

@@ -2,6 +2,7 @@ package io.tensorbus.distributed;
 
 import io.tensorbus.c10d.ReduceOp;
 import io.tensorbus.tensor.Tensor;
+import java.lang.ref.WeakReference;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -9,6 +10,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class ProcessGroupTest {
@@ -48,5 +50,39 @@ class ProcessGroupTest {
             pg.broadcastObjectList(objs, 1).await(10, TimeUnit.SECONDS);
             assertEquals("from one", objs.get(0));
         });
+    }
+
+    @Test
+    void anInputBuiltInlineStaysAliveUntilItsCollectiveCompletes() {
+        // A device tensor's memory goes back when the tensor is unreachable, and backends hold only buffers: the
+        // group must keep an input the caller no longer references until the collective has read it.
+        Distributed.spawn(2, pg -> {
+            List<Tensor> outs = List.of(Tensor.zeros(4), Tensor.zeros(4));
+            if (pg.rank() == 1) {
+                sleep(300); // rank 0's allGather waits for this one meanwhile
+                pg.allGather(outs, Tensor.full(2, io.tensorbus.DType.FLOAT32, 4)).await(10, TimeUnit.SECONDS);
+                return;
+            }
+            Tensor[] holder = {Tensor.full(1, io.tensorbus.DType.FLOAT32, 4)};
+            WeakReference<Tensor> input = new WeakReference<>(holder[0]);
+            var done = pg.allGather(outs, holder[0]);
+            holder[0] = null;
+            while (!done.isComplete()) {
+                System.gc();
+                assertTrue(done.isComplete() || input.get() != null, "the input was collected mid-collective");
+                sleep(20);
+            }
+            done.await(10, TimeUnit.SECONDS);
+            assertEquals(2f, outs.get(1).getDouble(3), 0f);
+        });
+    }
+
+    private static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
     }
 }
