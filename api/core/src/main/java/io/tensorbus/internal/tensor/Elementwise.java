@@ -15,6 +15,7 @@ import jdk.incubator.vector.VectorSpecies;
 public final class Elementwise {
     private static final VectorSpecies<Float> F = FloatVector.SPECIES_PREFERRED;
     private static final ValueLayout.OfFloat FL = ValueLayout.JAVA_FLOAT;
+    private static final ByteOrder BO = ByteOrder.nativeOrder();
     private static final ValueLayout.OfDouble DL = ValueLayout.JAVA_DOUBLE;
 
     private Elementwise() {
@@ -207,38 +208,86 @@ public final class Elementwise {
         }
     }
 
+    /**
+     * One tight loop per operator, chosen before the loop: the Vector API compiles an operation to SIMD only where
+     * it is a constant, and a switch inside the loop made one large method that C2 compiled again for every
+     * operator it met later (its largest compilation in a training rank).
+     */
     private static void vectorF32(Fast fast, MemorySegment as, long ia, boolean aConst, MemorySegment bs, long ib,
             boolean bConst, MemorySegment os, long io, int n) {
-        int lanes = F.length();
-        int i = 0;
-        ByteOrder bo = ByteOrder.nativeOrder();
-        float ca = aConst ? as.getAtIndex(FL, ia) : 0f;
-        float cb = bConst ? bs.getAtIndex(FL, ib) : 0f;
-        FloatVector va = FloatVector.broadcast(F, ca);
-        FloatVector vb = FloatVector.broadcast(F, cb);
-        for (; i <= n - lanes; i += lanes) {
-            FloatVector x = aConst ? va : FloatVector.fromMemorySegment(F, as, (ia + i) * 4, bo);
-            FloatVector y = bConst ? vb : FloatVector.fromMemorySegment(F, bs, (ib + i) * 4, bo);
-            FloatVector r = switch (fast) {
-                case ADD -> x.add(y);
-                case SUB -> x.sub(y);
-                case MUL -> x.mul(y);
-                case RELU_GRAD -> x.blend(0f, y.compare(VectorOperators.LE, 0f));
-                default -> x.div(y);
-            };
-            r.intoMemorySegment(os, (io + i) * 4, bo);
-        }
-        for (; i < n; i++) {
-            float x = aConst ? ca : as.getAtIndex(FL, ia + i);
-            float y = bConst ? cb : bs.getAtIndex(FL, ib + i);
-            float r = switch (fast) {
+        int done = switch (fast) {
+            case ADD -> addF32(as, ia, aConst, bs, ib, bConst, os, io, n);
+            case SUB -> subF32(as, ia, aConst, bs, ib, bConst, os, io, n);
+            case MUL -> mulF32(as, ia, aConst, bs, ib, bConst, os, io, n);
+            case RELU_GRAD -> reluGradF32(as, ia, aConst, bs, ib, bConst, os, io, n);
+            default -> divF32(as, ia, aConst, bs, ib, bConst, os, io, n);
+        };
+        for (int i = done; i < n; i++) {
+            float x = as.getAtIndex(FL, aConst ? ia : ia + i);
+            float y = bs.getAtIndex(FL, bConst ? ib : ib + i);
+            os.setAtIndex(FL, io + i, switch (fast) {
                 case ADD -> x + y;
                 case SUB -> x - y;
                 case MUL -> x * y;
                 case RELU_GRAD -> y <= 0 ? 0f : x;
                 default -> x / y;
-            };
-            os.setAtIndex(FL, io + i, r);
+            });
         }
+    }
+
+    // Each returns how many elements it wrote: the whole vectors; vectorF32 finishes the tail.
+
+    private static int addF32(MemorySegment as, long ia, boolean aConst, MemorySegment bs, long ib, boolean bConst,
+            MemorySegment os, long io, int n) {
+        int i = 0;
+        for (; i <= n - F.length(); i += F.length()) {
+            operand(as, ia, aConst, i).add(operand(bs, ib, bConst, i)).intoMemorySegment(os, (io + i) * 4, BO);
+        }
+        return i;
+    }
+
+    private static int subF32(MemorySegment as, long ia, boolean aConst, MemorySegment bs, long ib, boolean bConst,
+            MemorySegment os, long io, int n) {
+        int i = 0;
+        for (; i <= n - F.length(); i += F.length()) {
+            operand(as, ia, aConst, i).sub(operand(bs, ib, bConst, i)).intoMemorySegment(os, (io + i) * 4, BO);
+        }
+        return i;
+    }
+
+    private static int mulF32(MemorySegment as, long ia, boolean aConst, MemorySegment bs, long ib, boolean bConst,
+            MemorySegment os, long io, int n) {
+        int i = 0;
+        for (; i <= n - F.length(); i += F.length()) {
+            operand(as, ia, aConst, i).mul(operand(bs, ib, bConst, i)).intoMemorySegment(os, (io + i) * 4, BO);
+        }
+        return i;
+    }
+
+    private static int divF32(MemorySegment as, long ia, boolean aConst, MemorySegment bs, long ib, boolean bConst,
+            MemorySegment os, long io, int n) {
+        int i = 0;
+        for (; i <= n - F.length(); i += F.length()) {
+            operand(as, ia, aConst, i).div(operand(bs, ib, bConst, i)).intoMemorySegment(os, (io + i) * 4, BO);
+        }
+        return i;
+    }
+
+    /** {@code (grad, output) -> output <= 0 ? 0 : grad}. */
+    private static int reluGradF32(MemorySegment as, long ia, boolean aConst, MemorySegment bs, long ib,
+            boolean bConst, MemorySegment os, long io, int n) {
+        int i = 0;
+        for (; i <= n - F.length(); i += F.length()) {
+            FloatVector y = operand(bs, ib, bConst, i);
+            FloatVector r = operand(as, ia, aConst, i).blend(0f, y.compare(VectorOperators.LE, 0f));
+            r.intoMemorySegment(os, (io + i) * 4, BO);
+        }
+        return i;
+    }
+
+    /** Lanes {@code i..} of an operand, or its one element in every lane where it is constant along the run. */
+    private static FloatVector operand(MemorySegment s, long off, boolean constant, int i) {
+        return constant ? FloatVector.broadcast(F, s.getAtIndex(FL, off))
+                : FloatVector.fromMemorySegment(F, s, (off + i) * 4, BO);
     }
 }
