@@ -4,7 +4,6 @@ import io.tensorbus.DType;
 import io.tensorbus.autograd.Autograd;
 import io.tensorbus.internal.tensor.Access;
 import io.tensorbus.internal.tensor.Shapes;
-import io.tensorbus.internal.tensor.TensorInternals;
 import io.tensorbus.tensor.Tensor;
 import java.lang.foreign.MemorySegment;
 import java.util.Objects;
@@ -68,8 +67,7 @@ final class LossOps {
         DType dt = logp.dtype();
         int n = logp.size(0);
         int classes = logp.size(1);
-        Tensor x = logp.contiguous();
-        MemorySegment xs = TensorInternals.storage(x).segment();
+        MemorySegment xs = logp.contiguous().dataSegment();
         double[] losses = new double[n];
         double total = 0;
         double totalWeight = 0;
@@ -77,7 +75,7 @@ final class LossOps {
             if (target[i] < 0) {
                 continue; // ignored: no loss, no weight, no gradient
             }
-            losses[i] = -w[i] * Access.getDouble(xs, dt, x.storageOffset() + (long) i * classes + target[i]);
+            losses[i] = -w[i] * Access.getDouble(xs, dt, (long) i * classes + target[i]);
             total += losses[i];
             totalWeight += w[i];
         }
@@ -90,7 +88,7 @@ final class LossOps {
         return Autograd.record("NllLossBackward0", out, g -> {
             double[] scale = g[0].to(DType.FLOAT64).contiguous().toDoubleArray();
             Tensor grad = Tensor.zeros(dt, n, classes);
-            MemorySegment gs = TensorInternals.storage(grad).segment();
+            MemorySegment gs = grad.dataSegment();
             for (int i = 0; i < n; i++) {
                 double gi = reduction == Reduction.NONE ? scale[i]
                         : reduction == Reduction.SUM ? scale[0] : weightSum == 0 ? 0 : scale[0] / weightSum;

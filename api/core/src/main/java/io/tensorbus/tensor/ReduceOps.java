@@ -369,7 +369,8 @@ final class ReduceOps {
         Tensor y = Tensor.uninitialized(ct, t.shape());
         try (var ignored = Autograd.noGrad()) {
             Tensor x = t.to(ct).contiguous();
-            SoftMax.forward(log, x.storage().segment(), y.storage().segment(), slices[0], slices[1], slices[2],
+            // dataSegment(): a contiguous view may start anywhere in its storage.
+            SoftMax.forward(log, x.dataSegment(), y.dataSegment(), slices[0], slices[1], slices[2],
                     ct == DType.FLOAT32);
         }
         DType outType = t.dtype().isFloatingPoint() ? t.dtype() : ct;
@@ -378,10 +379,8 @@ final class ReduceOps {
         return Autograd.record(log ? "LogSoftmaxBackward0" : "SoftmaxBackward0", out, g -> {
             Tensor grad = g[0].to(ct).contiguous();
             Tensor gradIn = Tensor.uninitialized(ct, t.shape());
-            MemorySegment gs = grad.storage().segment();
-            MemorySegment ys = saved.unpack().storage().segment();
-            SoftMax.backward(log, gs, ys, gradIn.storage().segment(), slices[0], slices[1], slices[2],
-                    ct == DType.FLOAT32);
+            SoftMax.backward(log, grad.dataSegment(), saved.unpack().dataSegment(), gradIn.dataSegment(), slices[0],
+                    slices[1], slices[2], ct == DType.FLOAT32);
             return new Tensor[] {gradIn.dtype() == t.dtype() ? gradIn : gradIn.to(t.dtype())};
         }, t);
     }

@@ -228,6 +228,21 @@ class TensorTest {
     }
 
     @Test
+    void softmaxOfAContiguousViewReadsTheViewsOwnElements() {
+        // Rows 1..2 of a [3, 4] tensor: contiguous, but 4 elements into their storage, in forward and backward.
+        Tensor base = Tensor.of(new float[] {9, 9, 9, 9, 1, 2, 3, 4, 0, 1, 0, 1}, 3, 4);
+        Tensor rows = base.narrow(0, 1, 2);
+        assertArrayEquals(rows.clone().logSoftmax(1).toFloatArray(), rows.logSoftmax(1).toFloatArray());
+        assertArrayEquals(rows.clone().softmax(1).toFloatArray(), rows.softmax(1).toFloatArray());
+        Tensor x = Tensor.of(new float[] {1, 2, 3, 4}, 1, 4).requiresGrad(true);
+        Tensor g = Tensor.of(new float[] {5, 5, 5, 5, 1, 0, 0, 2}, 2, 4);
+        x.logSoftmax(1).backward(g.narrow(0, 1, 1));
+        Tensor y = Tensor.of(new float[] {1, 2, 3, 4}, 1, 4).requiresGrad(true);
+        y.logSoftmax(1).backward(g.narrow(0, 1, 1).clone());
+        assertArrayEquals(y.grad().toFloatArray(), x.grad().toFloatArray());
+    }
+
+    @Test
     void softmaxKeepsHalfDtypeAndTurnsIntegersIntoFloat() {
         Tensor h = Tensor.of(new float[] {0, (float) Math.log(3)}).to(DType.FLOAT16).softmax(0);
         assertEquals(DType.FLOAT16, h.dtype());
