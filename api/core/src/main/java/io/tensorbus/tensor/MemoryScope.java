@@ -67,9 +67,8 @@ public final class MemoryScope implements AutoCloseable {
 
     /**
      * Takes {@code tensors} out of whichever scope owns their storage, for state that lives on (a module's
-     * parameters, a gradient, an optimizer's buffers); tensorbus calls it wherever it keeps such a tensor.
-     *
-     * Any thread may call it.
+     * parameters, a gradient, an optimizer's buffers); tensorbus calls it wherever it keeps such a tensor. Any thread
+     * may call it.
      *
      * @throws NullPointerException when a tensor is null
      */
