@@ -22,7 +22,7 @@ record Frame(int kind, int opcode, int dtype, int reduceOp, int root, long seque
              int shapeHash, int groupHash, long payloadBytes, long aux) {
 
     static final int MAGIC = 0x53554254; // "TBUS" read little-endian
-    static final int VERSION = 1;
+    static final int VERSION = 2;
     static final int HEADER_BYTES = 72;
     static final int HELLO = 1;
     static final int DATA = 2;
@@ -37,6 +37,19 @@ record Frame(int kind, int opcode, int dtype, int reduceOp, int root, long seque
     static final int MAX_ABORT_BYTES = 64 * 1024;
     /** A rank leaves the group in order; aux is how many collectives it called (all of them finished). */
     static final int GOODBYE = 6;
+    /**
+     * Right after its HELLO, the accepting rank offers a {@link SharedMemoryChannel} (the connector's HELLO had
+     * {@link #WANTS_SHARED_MEMORY}); the payload names the file and carries its nonce.
+     */
+    static final int SHM_OFFER = 7;
+    /** The connector's answer to a SHM_OFFER: aux 1 when it mapped the channel (frames go there from now on), 0 when not. */
+    static final int SHM_ANSWER = 8;
+    /** Over the socket of a shared-memory connection: the peer wrote or freed room while this side slept. */
+    static final int DOORBELL = 9;
+    /** tag of a HELLO: the sender is on the receiver's host (by {@link SharedMemoryChannel#hostIdentity}) and wants shared memory. */
+    static final long WANTS_SHARED_MEMORY = 1;
+    /** The largest SHM_OFFER payload. */
+    static final int MAX_OFFER_BYTES = 256;
     static final int NO_REDUCE = 255;
     /** Larger payloads are refused as malformed: 1 TiB is beyond any tensor a host sends in one message. */
     static final long MAX_PAYLOAD = 1L << 40;
@@ -85,11 +98,13 @@ record Frame(int kind, int opcode, int dtype, int reduceOp, int root, long seque
     }
 
     private void validate() {
-        if (kind < HELLO || kind > GOODBYE) {
+        if (kind < HELLO || kind > DOORBELL) {
             throw new MalformedFrameException("unknown frame kind " + kind);
         }
-        if (payloadBytes < 0 || payloadBytes > MAX_PAYLOAD || (kind != DATA && kind != ABORT && payloadBytes != 0)
-                || (kind == ABORT && payloadBytes > MAX_ABORT_BYTES)) {
+        if (payloadBytes < 0 || payloadBytes > MAX_PAYLOAD
+                || (kind != DATA && kind != ABORT && kind != SHM_OFFER && payloadBytes != 0)
+                || (kind == ABORT && payloadBytes > MAX_ABORT_BYTES)
+                || (kind == SHM_OFFER && payloadBytes > MAX_OFFER_BYTES)) {
             throw new MalformedFrameException("payload of " + payloadBytes + " bytes in a frame of kind " + kind);
         }
         if ((kind == DATA || kind == STATUS_REPLY) && (dtype >= io.tensorbus.DType.values().length

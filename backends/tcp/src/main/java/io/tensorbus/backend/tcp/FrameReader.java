@@ -58,6 +58,22 @@ final class FrameReader {
         }
     }
 
+    /**
+     * Reads frames from {@code in}, memory its owner keeps (a shared-memory ring), until it is used up or a
+     * payload parks; returns how many bytes were consumed. Unlike {@link #feed} nothing is held: the bytes from
+     * the parked payload on stay with the owner, who offers them again after {@link #resume}.
+     *
+     * @throws Frame.MalformedFrameException when a header breaks the protocol
+     */
+    long consume(MemorySegment in) {
+        if (parked || in.byteSize() == 0) {
+            return 0;
+        }
+        ByteBuf b = Unpooled.wrappedBuffer(in.asByteBuffer());
+        consume(b);
+        return b.readerIndex();
+    }
+
     /** Reads frames from {@code in} until it is empty or a payload parks. */
     private void consume(ByteBuf in) {
         while (in.isReadable() && !parked) {

@@ -50,13 +50,14 @@ final class Mesh {
     private long deadline = -1;
     private final long handshakeMillis;
 
-    private Mesh(BackendOptions options, ContextInternal context, Promise<Backend> result) {
+    private Mesh(BackendOptions options, SharedMemoryOptions sharedMemory, ContextInternal context,
+                 Promise<Backend> result) {
         this.options = options;
         this.context = context;
         this.vertx = (VertxInternal) options.vertx();
         this.store = options.store();
         this.result = result;
-        this.backend = new TcpBackend(options, context, this::closeTransport);
+        this.backend = new TcpBackend(options, sharedMemory, context, this::closeTransport);
         for (int p = 0; p < options.worldSize(); p++) {
             connected.add(Promise.promise());
         }
@@ -66,15 +67,17 @@ final class Mesh {
 
     /** Creates the backend of one group; completes when every connection is up. */
     static Future<Backend> create(BackendOptions options) {
+        SharedMemoryOptions sharedMemory;
         try {
             options.secret().checkBind(options.property("tcp.bindHost", "127.0.0.1"),
                     "the tcp backend of group '" + options.groupName() + "'");
+            sharedMemory = SharedMemoryOptions.of(options);
         } catch (RuntimeException e) {
             return Future.failedFuture(e);
         }
         ContextInternal context = ((VertxInternal) options.vertx()).createEventLoopContext();
         Promise<Backend> result = context.promise();
-        context.runOnContext(v -> new Mesh(options, context, result).start());
+        context.runOnContext(v -> new Mesh(options, sharedMemory, context, result).start());
         return result.future();
     }
 
@@ -89,7 +92,7 @@ final class Mesh {
                 .setReceiveBufferSize(receiveBufferBytes()));
         server.connectHandler(this::accepted);
         server.listen()
-                .compose(s -> publish(advertisedHost(bindHost) + ":" + s.actualPort()))
+                .compose(s -> publish(advertisedHost(bindHost) + ":" + s.actualPort() + hostSuffix()))
                 .compose(v -> Future.all(checkPeers()))
                 .compose(v -> Future.all(new ArrayList<>(connected.stream().map(Promise::future).toList())))
                 .onSuccess(v -> ready())
@@ -109,6 +112,15 @@ final class Mesh {
         } catch (UnknownHostException e) {
             throw new IllegalStateException("cannot tell this host's address; set tcp.advertiseHost", e);
         }
+    }
+
+    /**
+     * What follows the address in the store: " shm=" and this host's shared-memory identity, when this rank
+     * uses shared memory, so that a connecting peer on the same host asks for a channel.
+     */
+    private String hostSuffix() {
+        SharedMemoryOptions shm = backend.sharedMemory();
+        return shm == null ? "" : " shm=" + shm.hostIdentity();
     }
 
     private Future<Void> publish(String address) {
@@ -148,8 +160,11 @@ final class Mesh {
         client = client != null ? client
                 : vertx.createNetClient(new NetClientOptions().setTcpNoDelay(true).setReceiveBufferSize(receiveBufferBytes()).setConnectTimeout(
                         (int) Math.min(Integer.MAX_VALUE, options.timeout().toMillis())));
+        boolean[] sameHost = new boolean[1];
         return here(store.get(key("addr", peer))).compose(bytes -> {
-            String address = new String(bytes, StandardCharsets.UTF_8);
+            String[] published = new String(bytes, StandardCharsets.UTF_8).split(" ", 2);
+            String address = published[0];
+            sameHost[0] = published.length > 1 && published[1].equals(hostSuffix().trim());
             int colon = address.lastIndexOf(':');
             return client.connect(Integer.parseInt(address.substring(colon + 1)), address.substring(0, colon));
         }).compose(socket -> SecretHandshake.connect(socket, options.secret(), CHANNEL,
@@ -157,8 +172,8 @@ final class Mesh {
                 .recover(e -> Future.failedFuture(initError(backend.who(peer) + " of group '" + options.groupName()
                         + "' could not be reached: " + e.getMessage())))
                 .compose(v -> {
-                    handshake((NetSocketInternal) socket, peer, -1);
-                    socket.write(io.vertx.core.internal.buffer.BufferInternal.buffer(hello().encode()));
+                    handshake((NetSocketInternal) socket, peer, -1, sameHost[0]);
+                    socket.write(io.vertx.core.internal.buffer.BufferInternal.buffer(hello(sameHost[0]).encode()));
                     return connected.get(peer).future();
                 }));
     }
@@ -171,9 +186,11 @@ final class Mesh {
         return Integer.parseInt(options.property("tcp.receiveBufferBytes", String.valueOf(8 << 20)));
     }
 
-    private Frame hello() {
+    /** This rank's HELLO; {@code sharedMemory}: it wants (connector) or offers (acceptor) a channel. */
+    private Frame hello(boolean sharedMemory) {
         long aux = ((long) options.rank() << 32) | options.worldSize();
-        return new Frame(Frame.HELLO, 0, 0, Frame.NO_REDUCE, -1, -1, 0, 0, 0, backend.groupHash(), 0, aux);
+        return new Frame(Frame.HELLO, 0, 0, Frame.NO_REDUCE, -1, -1,
+                sharedMemory ? Frame.WANTS_SHARED_MEMORY : 0, 0, 0, backend.groupHash(), 0, aux);
     }
 
     private void accepted(NetSocket socket) {
@@ -184,15 +201,16 @@ final class Mesh {
                 .onFailure(e -> vertx.cancelTimer(timer))
                 .onSuccess(v -> {
                     socket.closeHandler(closed -> vertx.cancelTimer(timer));
-                    handshake((NetSocketInternal) socket, -1, timer);
+                    handshake((NetSocketInternal) socket, -1, timer, false);
                 });
     }
 
     /**
      * Reads the first frame: the peer's HELLO. {@code expected} is -1 on the accepting side, whose handshake
-     * deadline is {@code timer}. Any other first frame, or bytes that are no frame, drop the connection.
+     * deadline is {@code timer}; {@code wantsChannel}: this connecting rank asked for shared memory. Any other
+     * first frame, or bytes that are no frame, drop the connection.
      */
-    private void handshake(NetSocketInternal socket, int expected, long timer) {
+    private void handshake(NetSocketInternal socket, int expected, long timer, boolean wantsChannel) {
         FrameReader reader = new FrameReader(null);
         PeerConnection[] handedOver = new PeerConnection[1];
         reader.listener(new FrameReader.Listener() {
@@ -211,14 +229,24 @@ final class Mesh {
                 if (timer >= 0) {
                     vertx.cancelTimer(timer);
                 }
+                SharedMemoryChannel offered = null;
                 if (expected < 0) {
-                    socket.write(io.vertx.core.internal.buffer.BufferInternal.buffer(hello().encode()));
+                    offered = (f.tag() & Frame.WANTS_SHARED_MEMORY) != 0 ? offerChannel(peer) : null;
+                    socket.write(io.vertx.core.internal.buffer.BufferInternal.buffer(hello(offered != null).encode()));
+                    if (offered != null) {
+                        byte[] offer = offered.offer();
+                        Frame header = new Frame(Frame.SHM_OFFER, 0, 0, Frame.NO_REDUCE, -1, -1, 0, 0, 0,
+                                backend.groupHash(), offer.length, 0);
+                        socket.write(io.vertx.core.internal.buffer.BufferInternal.buffer(io.netty.buffer.Unpooled
+                                .wrappedBuffer(header.encode(), io.netty.buffer.Unpooled.wrappedBuffer(offer))));
+                    }
                 }
-                PeerConnection c = new PeerConnection(backend, peer, socket, reader);
+                boolean offerDue = wantsChannel && (f.tag() & Frame.WANTS_SHARED_MEMORY) != 0;
+                PeerConnection c = new PeerConnection(backend, peer, socket, reader, offered, offerDue);
                 backend.attach(c);
                 c.start();
                 handedOver[0] = c;
-                connected.get(peer).tryComplete();
+                c.ready().onComplete(ar -> connected.get(peer).tryComplete());
             }
         });
         socket.messageHandler(message -> {
@@ -248,6 +276,20 @@ final class Mesh {
         if (expected >= 0) {
             socket.closeHandler(v -> connected.get(expected).tryFail(initError(backend.who(expected)
                     + " closed the connection during the handshake")));
+        }
+    }
+
+    /** A channel to offer {@code peer}, which asked for one; null (said once) when this host cannot make it. */
+    private SharedMemoryChannel offerChannel(int peer) {
+        SharedMemoryOptions shm = backend.sharedMemory();
+        if (shm == null) {
+            return null;
+        }
+        try {
+            return SharedMemoryChannel.create(shm.dir(), shm.ringBytes());
+        } catch (java.io.IOException | RuntimeException e) {
+            backend.sharedMemoryFallback(peer, "no channel could be made in " + shm.dir() + ": " + e.getMessage());
+            return null;
         }
     }
 

@@ -15,6 +15,11 @@ import java.util.concurrent.TimeUnit;
  * The connection to one member of the group, after the handshake: writes frames (the payload straight from
  * the tensor's off-heap memory) and reads them, handing data to the {@link Router} and control frames to
  * the backend. Runs on the group's event loop.
+ *
+ * <p>With a peer on the same host the frames go through a {@link SharedMemoryLink} instead, once the two have
+ * agreed on a channel (the accepting rank offers one right after its HELLO, the other answers): the socket then
+ * carries only doorbells, and its closing still says that the peer is gone. {@link #ready} completes once that
+ * is settled either way.
  */
 final class PeerConnection implements FrameReader.Listener {
     /** How long a parked payload waits for its receive before it is copied aside, in milliseconds. */
@@ -30,14 +35,40 @@ final class PeerConnection implements FrameReader.Listener {
     private final FrameReader reader;
     private Router.Early parked;
     private long parkTimer = -1;
+    private final Promise<Void> ready = Promise.promise();
+    /** The channel this side offered, until the peer answers. */
+    private SharedMemoryChannel offered;
+    /** True while the peer's HELLO announced a SHM_OFFER that has not come yet. */
+    private boolean offerDue;
+    private SharedMemoryLink link;
 
-    /** Takes over {@code socket} and its reader from the handshake (frames may already be behind the hello). */
-    PeerConnection(TcpBackend backend, int peer, NetSocketInternal socket, FrameReader reader) {
+    /**
+     * Takes over {@code socket} and its reader from the handshake (frames may already be behind the hello).
+     * {@code offered} is the channel this side just offered (or null); {@code offerDue} says that the peer
+     * will offer one.
+     */
+    PeerConnection(TcpBackend backend, int peer, NetSocketInternal socket, FrameReader reader,
+                   SharedMemoryChannel offered, boolean offerDue) {
         this.backend = backend;
         this.peer = peer;
         this.socket = socket;
         this.reader = reader;
+        this.offered = offered;
+        this.offerDue = offerDue;
         reader.listener(this);
+        if (offered == null && !offerDue) {
+            ready.complete();
+        }
+    }
+
+    /** Completes once the connection is usable: the shared-memory offer, if any, was answered. */
+    Future<Void> ready() {
+        return ready.future();
+    }
+
+    /** True when frames go through shared memory. */
+    boolean sharedMemory() {
+        return link != null;
     }
 
     /** The group rank at the other end. */
@@ -53,12 +84,24 @@ final class PeerConnection implements FrameReader.Listener {
     /** Starts reading; the handshake already consumed its frames. */
     void start() {
         socket.messageHandler(this::handle);
-        socket.closeHandler(v -> backend.peerLost(peer, "the connection closed", null));
+        socket.closeHandler(v -> {
+            if (link != null) {
+                // What the peer wrote before it closed (a GOODBYE, an ABORT) is read before the loss counts;
+                // then writes fail as they would on the closed socket.
+                link.poll();
+                closeSharedMemory();
+            }
+            backend.peerLost(peer, "the connection closed", null);
+        });
         socket.exceptionHandler(e -> backend.peerLost(peer, "the connection failed: " + e.getMessage(), e));
     }
 
     /** Writes a header and its payload; completes once the bytes are in the kernel. */
     Future<Void> write(Frame header, MemorySegment payload) {
+        return link != null ? link.write(header, payload) : writeToSocket(header, payload);
+    }
+
+    private Future<Void> writeToSocket(Frame header, MemorySegment payload) {
         ByteBuf h = header.encode();
         if (payload == null || payload.byteSize() == 0) {
             return socket.writeMessage(h);
@@ -74,10 +117,22 @@ final class PeerConnection implements FrameReader.Listener {
         return java.nio.ByteBuffer.wrap(payload.toArray(java.lang.foreign.ValueLayout.JAVA_BYTE));
     }
 
-    /** Closes the socket (pending writes are dropped). */
+    /** Closes the socket (pending writes are dropped) and unmaps the shared memory. */
     void close() {
         reader.discard();
+        closeSharedMemory();
         socket.close();
+    }
+
+    private void closeSharedMemory() {
+        if (offered != null) {
+            offered.unlink();
+            offered.close();
+            offered = null;
+        }
+        if (link != null) {
+            link.close(new java.io.IOException("the connection to " + backend.who(peer) + " closed"));
+        }
     }
 
     /** Says goodbye (this rank called {@code collectives} collectives, all finished), then closes. */
@@ -104,6 +159,8 @@ final class PeerConnection implements FrameReader.Listener {
         cancelParkTimer();
         parked = null;
         reader.discard();
+        // What this rank wrote into the ring stays readable through the peer's own mapping.
+        closeSharedMemory();
         socket.messageHandler(ReferenceCountUtil::release);
         socket.closeHandler(v -> closed.tryComplete());
         socket.exceptionHandler(e -> socket.close());
@@ -132,10 +189,13 @@ final class PeerConnection implements FrameReader.Listener {
      * again only if no later payload parked on the way (that one holds the connection in turn).
      */
     private void resumeReading(Sink sink) {
-        if (!guarded(() -> reader.resume(sink))) {
+        FrameReader r = link != null ? link.reader() : reader;
+        if (!guarded(() -> r.resume(sink))) {
             return;
         }
-        if (!reader.isParked()) {
+        if (link != null) {
+            link.wake();
+        } else if (!reader.isParked()) {
             socket.channelHandlerContext().channel().config().setAutoRead(true);
         }
     }
@@ -155,7 +215,7 @@ final class PeerConnection implements FrameReader.Listener {
      * Runs a step of the reader; a malformed frame (or any failure while dispatching frames) loses the peer:
      * the group fails and the connection closes. Returns false when that happened.
      */
-    private boolean guarded(Runnable step) {
+    boolean guarded(Runnable step) {
         try {
             step.run();
             return true;
@@ -184,6 +244,17 @@ final class PeerConnection implements FrameReader.Listener {
                 backend.peerDeparting(peer, frame.aux());
                 yield null;
             }
+            case Frame.DOORBELL -> {
+                if (link != null) {
+                    link.wake();
+                }
+                yield null;
+            }
+            case Frame.SHM_OFFER -> offerArrived(frame);
+            case Frame.SHM_ANSWER -> {
+                answerArrived(frame.aux() == 1);
+                yield null;
+            }
             case Frame.ABORT -> {
                 byte[] text = new byte[(int) frame.payloadBytes()];
                 Sink s = Sink.copyInto(java.lang.foreign.MemorySegment.ofArray(text));
@@ -202,6 +273,56 @@ final class PeerConnection implements FrameReader.Listener {
         // Completion runs through the sink's whenFull; nothing else to do per frame.
     }
 
+    /** The peer offers a channel: map it and say so, or decline (and stay on the socket). */
+    private Sink offerArrived(Frame frame) {
+        if (!offerDue) {
+            throw new Frame.MalformedFrameException("a shared-memory offer that was not announced");
+        }
+        offerDue = false;
+        byte[] offer = new byte[(int) frame.payloadBytes()];
+        Sink s = Sink.copyInto(MemorySegment.ofArray(offer));
+        s.whenFull = () -> {
+            SharedMemoryChannel channel = null;
+            try {
+                channel = SharedMemoryChannel.accept(backend.sharedMemory().dir(), offer);
+            } catch (java.io.IOException e) {
+                backend.sharedMemoryFallback(peer, "its channel could not be mapped: " + e.getMessage());
+            }
+            writeToSocket(new Frame(Frame.SHM_ANSWER, 0, 0, Frame.NO_REDUCE, -1, -1, 0, 0, 0,
+                    backend.groupHash(), 0, channel != null ? 1 : 0), null);
+            if (channel != null) {
+                startLink(channel);
+            }
+            ready.tryComplete();
+        };
+        return s;
+    }
+
+    /** The peer answered this side's offer: the file goes (mapped or not), and the link starts if it mapped it. */
+    private void answerArrived(boolean accepted) {
+        SharedMemoryChannel channel = offered;
+        if (channel == null) {
+            throw new Frame.MalformedFrameException("a shared-memory answer to no offer");
+        }
+        offered = null;
+        channel.unlink();
+        if (accepted) {
+            startLink(channel);
+        } else {
+            channel.close();
+        }
+        ready.tryComplete();
+    }
+
+    private void startLink(SharedMemoryChannel channel) {
+        Frame doorbell = new Frame(Frame.DOORBELL, 0, 0, Frame.NO_REDUCE, -1, -1, 0, 0, 0, backend.groupHash(), 0, 0);
+        link = new SharedMemoryLink(channel, new FrameReader(this), eventLoop(), () -> writeToSocket(doorbell, null),
+                backend.sharedMemory().spinNanos());
+        link.guard(this::guarded);
+        // The peer may have written already (it starts as soon as it has answered).
+        link.poll();
+    }
+
     private Sink data(Frame frame) {
         if (frame.groupHash() != backend.groupHash()) {
             throw new Frame.MalformedFrameException("frame of another group (hash " + frame.groupHash() + ")");
@@ -214,7 +335,9 @@ final class PeerConnection implements FrameReader.Listener {
     }
 
     private void park(Frame frame) {
-        socket.channelHandlerContext().channel().config().setAutoRead(false);
+        if (link == null) {
+            socket.channelHandlerContext().channel().config().setAutoRead(false);
+        }
         parked = backend.router().lastEarly();
         Router.Early e = parked;
         if (frame.payloadBytes() > MAX_EARLY_COPY_BYTES) {

@@ -62,9 +62,12 @@ final class TcpBackend implements Backend {
     private final long[] recentSequence = new long[RECENT];
     private volatile CommunicationException broken;
     private volatile boolean closed;
+    private final SharedMemoryOptions sharedMemory;
+    private boolean fallbackLogged;
 
-    TcpBackend(BackendOptions options, ContextInternal context, Runnable onClose) {
+    TcpBackend(BackendOptions options, SharedMemoryOptions sharedMemory, ContextInternal context, Runnable onClose) {
         this.options = options;
+        this.sharedMemory = sharedMemory;
         this.vertx = (VertxInternal) options.vertx();
         this.context = context;
         this.peers = new PeerConnection[options.worldSize()];
@@ -125,6 +128,24 @@ final class TcpBackend implements Backend {
 
     ContextInternal context() {
         return context;
+    }
+
+    /** How this group uses shared memory with peers on its host, or null when it does not. */
+    SharedMemoryOptions sharedMemory() {
+        return sharedMemory;
+    }
+
+    /**
+     * A channel to {@code peer} could not be set up and the pair stays on TCP: said once per group, since one
+     * cause (a full {@code /dev/shm}) usually hits every pair.
+     */
+    void sharedMemoryFallback(int peer, String why) {
+        if (!fallbackLogged) {
+            fallbackLogged = true;
+            System.getLogger(TcpBackend.class.getName()).log(System.Logger.Level.WARNING, "group '"
+                    + options.groupName() + "' on " + who(rank()) + " uses TCP instead of shared memory with "
+                    + who(peer) + " (and any other peer that fails the same way): " + why);
+        }
     }
 
     PeerConnection connection(int peer) {

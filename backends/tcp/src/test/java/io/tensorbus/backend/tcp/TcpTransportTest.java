@@ -97,7 +97,9 @@ class TcpTransportTest {
 
     /** Connects to where {@code rank} of the group listens (its {@code tcp/addr/<rank>} store entry). */
     private static Socket connect(MemoryStore store, int rank) throws Exception {
-        String address = new String(store.get("tcp/addr/" + rank).await(10, TimeUnit.SECONDS), StandardCharsets.UTF_8);
+        // The entry is "host:port", then " shm=<host identity>" when the rank uses shared memory.
+        String address = new String(store.get("tcp/addr/" + rank).await(10, TimeUnit.SECONDS), StandardCharsets.UTF_8)
+                .split(" ")[0];
         int colon = address.lastIndexOf(':');
         Socket s = new Socket(address.substring(0, colon), Integer.parseInt(address.substring(colon + 1)));
         s.setSoTimeout(3000);

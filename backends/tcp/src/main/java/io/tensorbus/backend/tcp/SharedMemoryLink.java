@@ -1,0 +1,237 @@
+package io.tensorbus.backend.tcp;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.EventLoop;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Predicate;
+
+/**
+ * A connection's frames through a {@link SharedMemoryChannel} instead of its socket: writes copy header and
+ * payload into the outgoing ring, and the incoming ring's bytes go to a {@link FrameReader} in place, so a
+ * reducing receive combines straight out of the peer's ring into its accumulator. The socket stays open as the
+ * doorbell and as the sign of life: its closing still means the peer is gone.
+ *
+ * <p>Polling runs on the group's event loop as tasks that queue themselves again, so the loop keeps serving its
+ * sockets and timers while it spins. After {@link #spinNanos} without progress the link sleeps: it sets the
+ * ring's flag and lets the loop block, and the peer rings (a frame on the socket) when it next writes or frees
+ * room. A burst of small messages thus crosses without a system call, and an idle group takes no core.
+ */
+final class SharedMemoryLink {
+    private final SharedMemoryChannel channel;
+    private final FrameReader reader;
+    private final EventLoop loop;
+    private final Runnable ringDoorbell;
+    private final long spinNanos;
+    private final ArrayDeque<Write> queue = new ArrayDeque<>();
+    private final Runnable pollTask = this::scheduledPoll;
+    private long lastProgress;
+    private boolean scheduled;
+    private boolean polling;
+    private boolean again;
+    private boolean closed;
+    private Predicate<Runnable> guarded = step -> {
+        step.run();
+        return true;
+    };
+
+    /** One frame on its way into the ring. */
+    private static final class Write {
+        final MemorySegment header;
+        final MemorySegment payload;
+        final Promise<Void> done = Promise.promise();
+        long written;
+
+        Write(MemorySegment header, MemorySegment payload) {
+            this.header = header;
+            this.payload = payload;
+        }
+
+        long size() {
+            return header.byteSize() + (payload == null ? 0 : payload.byteSize());
+        }
+    }
+
+    /**
+     * A link over {@code channel} whose incoming frames go to {@code reader}; {@code ringDoorbell} sends the
+     * peer a doorbell frame over the socket.
+     */
+    SharedMemoryLink(SharedMemoryChannel channel, FrameReader reader, EventLoop loop, Runnable ringDoorbell,
+                     long spinNanos) {
+        this.channel = channel;
+        this.reader = reader;
+        this.loop = loop;
+        this.ringDoorbell = ringDoorbell;
+        this.spinNanos = spinNanos;
+    }
+
+    FrameReader reader() {
+        return reader;
+    }
+
+    /** Queues a header and its payload; completes once every byte is in the ring. Event loop only. */
+    Future<Void> write(Frame header, MemorySegment payload) {
+        if (closed) {
+            return Future.failedFuture(new java.io.IOException("the shared-memory channel is closed"));
+        }
+        ByteBuf h = header.encode();
+        MemorySegment bytes = MemorySegment.ofArray(new byte[Frame.HEADER_BYTES]);
+        MemorySegment.copy(MemorySegment.ofBuffer(h.nioBuffer()), 0, bytes, 0, Frame.HEADER_BYTES);
+        h.release();
+        Write w = new Write(bytes, payload == null || payload.byteSize() == 0 ? null : payload);
+        queue.addLast(w);
+        poll();
+        return w.done.future();
+    }
+
+    /** A doorbell arrived, or the reader may go on (its parked payload found a receive): poll now. */
+    void wake() {
+        poll();
+    }
+
+    /**
+     * Moves what it can: incoming frames to the reader (unless a payload is parked), queued frames into the
+     * outgoing ring; then spins or sleeps. Event loop only.
+     */
+    void poll() {
+        if (closed) {
+            return;
+        }
+        if (polling) {
+            // A frame's completion wrote or posted more while this link was reading: go round once more.
+            again = true;
+            return;
+        }
+        polling = true;
+        List<Promise<Void>> written = new ArrayList<>();
+        try {
+            do {
+                again = false;
+                boolean progress = pump(written) | drain();
+                if (progress) {
+                    lastProgress = System.nanoTime();
+                }
+            } while (again && !closed);
+        } finally {
+            polling = false;
+            if (closed) {
+                // Closed by a frame's handler while this poll still read the ring: unmap only now.
+                channel.close();
+            }
+        }
+        written.forEach(Promise::tryComplete);
+        if (!closed) {
+            scheduleOrSleep();
+        }
+    }
+
+    /**
+     * Wraps each step of the reader (the connection's malformed-frame handling): runs it and returns false
+     * when the connection was lost meanwhile.
+     */
+    void guard(Predicate<Runnable> guarded) {
+        this.guarded = guarded;
+    }
+
+    /** Hands readable bytes to the reader until the ring is empty or a payload parks; true on progress. */
+    private boolean drain() {
+        SharedMemoryRing in = channel.incoming();
+        boolean progress = false;
+        while (!closed && !reader.isParked() && in.readable() > 0) {
+            MemorySegment slice = in.readableSlice();
+            long[] used = new long[1];
+            if (!guarded.test(() -> used[0] = reader.consume(slice))) {
+                return true;
+            }
+            if (used[0] == 0) {
+                break;
+            }
+            progress = true;
+            if (!closed && in.release(used[0])) {
+                ringDoorbell.run();
+            }
+        }
+        return progress;
+    }
+
+    /** Copies queued frames into the outgoing ring as room allows; true on progress. */
+    private boolean pump(List<Promise<Void>> written) {
+        SharedMemoryRing out = channel.outgoing();
+        long moved = 0;
+        while (!queue.isEmpty()) {
+            Write w = queue.peekFirst();
+            long n = copy(out, w, moved);
+            moved += n;
+            if (w.written < w.size()) {
+                break;
+            }
+            queue.pollFirst();
+            written.add(w.done);
+        }
+        if (moved > 0 && out.publish(moved)) {
+            ringDoorbell.run();
+        }
+        return moved > 0;
+    }
+
+    private static long copy(SharedMemoryRing out, Write w, long unpublished) {
+        long before = w.written;
+        long h = w.header.byteSize();
+        if (w.written < h) {
+            w.written += out.offer(w.header, w.written, h - w.written, unpublished);
+        }
+        if (w.written >= h && w.payload != null) {
+            long at = w.written - h;
+            w.written += out.offer(w.payload, at, w.payload.byteSize() - at, unpublished + (w.written - before));
+        }
+        return w.written - before;
+    }
+
+    private void scheduledPoll() {
+        scheduled = false;
+        poll();
+    }
+
+    private void scheduleOrSleep() {
+        if (scheduled) {
+            return;
+        }
+        if (System.nanoTime() - lastProgress < spinNanos || !mayRest()) {
+            scheduled = true;
+            channel.incoming().awake();
+            loop.execute(pollTask);
+        }
+    }
+
+    /** Sets the sleep flags the peer checks; false when data or room arrived meanwhile (poll on instead). */
+    private boolean mayRest() {
+        if (!reader.isParked() && !channel.incoming().sleep()) {
+            lastProgress = System.nanoTime();
+            return false;
+        }
+        if (!queue.isEmpty() && !channel.outgoing().waitForRoom()) {
+            lastProgress = System.nanoTime();
+            return false;
+        }
+        return true;
+    }
+
+    /** Fails what is still queued and unmaps the rings. Event loop only. */
+    void close(Throwable cause) {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        Write w;
+        while ((w = queue.pollFirst()) != null) {
+            w.done.tryFail(cause);
+        }
+        if (!polling) {
+            channel.close();
+        }
+    }
+}

@@ -1,0 +1,206 @@
+package io.tensorbus.backend.tcp;
+
+import io.tensorbus.DType;
+import io.tensorbus.c10d.ReduceOp;
+import io.tensorbus.spi.BackendProvider;
+import io.tensorbus.spi.DeviceBuffer;
+import io.tensorbus.spi.contract.Buffers;
+import io.tensorbus.spi.contract.Ranks;
+import io.tensorbus.spi.contract.Reference;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.logging.Handler;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.Timeout;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Ranks of one host talk through {@link SharedMemoryChannel}s: chosen by themselves, gone from {@code /dev/shm}
+ * once mapped, exact with rings far smaller than the messages, off when the setting says so, and replaced by
+ * TCP (said once) when the directory has no room.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class SharedMemoryTest {
+    private final BackendProvider provider = BackendProvider.named("tcp");
+    private Vertx vertx;
+
+    @BeforeAll
+    void startVertx() {
+        vertx = Vertx.vertx();
+    }
+
+    @AfterAll
+    void stopVertx() throws Exception {
+        vertx.close().await(10, TimeUnit.SECONDS);
+    }
+
+    private Ranks ranks(int n, Map<String, String> properties) throws Exception {
+        return Ranks.create(provider, vertx, n, Duration.ofSeconds(20), properties);
+    }
+
+    /** How many of the connections of {@code ranks} go through shared memory. */
+    private static int sharedConnections(Ranks ranks) {
+        int n = 0;
+        for (int r = 0; r < ranks.size(); r++) {
+            for (int p = 0; p < ranks.size(); p++) {
+                if (p != r && ((TcpBackend) ranks.get(r)).connection(p).sharedMemory()) {
+                    n++;
+                }
+            }
+        }
+        return n;
+    }
+
+    /** The channel files this JVM made that still exist. */
+    private static List<Path> ourFiles() throws IOException {
+        try (Stream<Path> files = Files.list(Path.of("/dev/shm"))) {
+            String prefix = SharedMemoryChannel.PREFIX + ProcessHandle.current().pid() + "-";
+            return files.filter(f -> f.getFileName().toString().startsWith(prefix)).toList();
+        }
+    }
+
+    private static void allReduceIsExact(Ranks ranks, DType dtype, long n) throws Exception {
+        List<DeviceBuffer> bufs = new ArrayList<>();
+        for (int r = 0; r < ranks.size(); r++) {
+            bufs.add(Reference.input(dtype, ReduceOp.SUM, r, ranks.size(), n));
+        }
+        DeviceBuffer expected = Reference.reduce(ReduceOp.SUM, bufs);
+        List<Future<Void>> fs = new ArrayList<>();
+        for (int r = 0; r < ranks.size(); r++) {
+            fs.add(ranks.get(r).allReduce(bufs.get(r), ReduceOp.SUM));
+        }
+        for (Future<Void> f : fs) {
+            f.await(30, TimeUnit.SECONDS);
+        }
+        for (int r = 0; r < ranks.size(); r++) {
+            assertEquals(-1, Buffers.mismatch(expected, bufs.get(r)), "allReduce of " + n + " on rank " + r);
+        }
+    }
+
+    @Test
+    void ranksOnOneHostTalkThroughSharedMemoryAndLeaveNoFileBehind() throws Exception {
+        try (Ranks ranks = ranks(3, Map.of())) {
+            assertEquals(6, sharedConnections(ranks), "every connection of three ranks in one JVM");
+            assertEquals(List.of(), ourFiles(), "channel files are deleted once both sides mapped them");
+            allReduceIsExact(ranks, DType.FLOAT32, 5);
+            allReduceIsExact(ranks, DType.FLOAT32, 3_000_001);
+        }
+        assertEquals(List.of(), ourFiles());
+    }
+
+    @Test
+    void ringsMuchSmallerThanTheMessagesStillCarryThemExactly() throws Exception {
+        // 64 KiB rings: every large message wraps around its ring many times and waits for room.
+        try (Ranks ranks = ranks(2, Map.of("tcp.sharedMemoryRingBytes", "65536"))) {
+            assertEquals(2, sharedConnections(ranks));
+            allReduceIsExact(ranks, DType.FLOAT64, 1_000_003);
+            DeviceBuffer[] sent = new DeviceBuffer[3];
+            List<Future<Void>> sends = new ArrayList<>();
+            for (int i = 0; i < sent.length; i++) {
+                sent[i] = Reference.input(DType.INT32, ReduceOp.SUM, i, 3, 500_000 + i);
+                sends.add(ranks.get(0).send(sent[i], 1, 7));
+            }
+            for (int i = 0; i < sent.length; i++) {
+                DeviceBuffer got = Buffers.vector(DType.INT32, 500_000 + i);
+                assertEquals(0, ranks.get(1).recv(got, 0, 7).await(30, TimeUnit.SECONDS));
+                assertEquals(-1, Buffers.mismatch(sent[i], got), "message " + i + " in order");
+            }
+            for (Future<Void> f : sends) {
+                f.await(30, TimeUnit.SECONDS);
+            }
+        }
+    }
+
+    @Test
+    void theSettingTurnsSharedMemoryOff() throws Exception {
+        try (Ranks ranks = ranks(2, Map.of("tcp.sharedMemory", "false"))) {
+            assertEquals(0, sharedConnections(ranks));
+            allReduceIsExact(ranks, DType.FLOAT32, 100_000);
+        }
+    }
+
+    @Test
+    void aDirectoryWithoutRoomFallsBackToTcpAndSaysSoOncePerRank() throws Exception {
+        List<LogRecord> records = new CopyOnWriteArrayList<>();
+        Handler handler = new Handler() {
+            @Override
+            public void publish(LogRecord record) {
+                records.add(record);
+            }
+
+            @Override
+            public void flush() {
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        Logger logger = Logger.getLogger(TcpBackend.class.getName());
+        logger.addHandler(handler);
+        // /proc is on every Linux host and reports no free space: no channel fits.
+        try (Ranks ranks = ranks(3, Map.of("tcp.sharedMemoryDir", "/proc"))) {
+            assertEquals(0, sharedConnections(ranks));
+            allReduceIsExact(ranks, DType.FLOAT32, 100_000);
+        } finally {
+            logger.removeHandler(handler);
+        }
+        // Rank 0 offers channels to ranks 1 and 2, rank 1 to rank 2: one line from each offering rank.
+        List<String> lines = records.stream().map(LogRecord::getMessage).filter(m -> m.contains("shared memory")).toList();
+        assertEquals(2, lines.size(), lines.toString());
+        assertTrue(lines.stream().anyMatch(l -> l.contains("on rank 0")), lines.toString());
+        assertTrue(lines.stream().anyMatch(l -> l.contains("on rank 1")), lines.toString());
+        assertTrue(lines.getFirst().contains("bytes free"), lines.getFirst());
+    }
+
+    @Test
+    void malformedSettingsFailTheGroupNamingTheSetting() {
+        for (var bad : List.of(Map.of("tcp.sharedMemory", "yes"), Map.of("tcp.sharedMemoryRingBytes", "100000"),
+                Map.of("tcp.sharedMemoryRingBytes", "4096"), Map.of("tcp.sharedMemorySpinMicros", "-1"))) {
+            Exception e = assertThrows(Exception.class, () -> ranks(2, bad).close(), bad.toString());
+            String key = bad.keySet().iterator().next();
+            assertTrue(String.valueOf(e.getMessage()).contains(key) || String.valueOf(e.getCause()).contains(key),
+                    bad + ": " + e);
+        }
+    }
+
+    @Test
+    void aChannelFileIsOnlyOpenedWithItsNonce() throws Exception {
+        Path dir = Path.of("/dev/shm");
+        try (SharedMemoryChannel made = SharedMemoryChannel.create(dir, 65536)) {
+            try {
+                byte[] offer = made.offer();
+                byte[] forged = offer.clone();
+                forged[forged.length - 1] ^= 1;
+                assertThrows(IOException.class, () -> SharedMemoryChannel.accept(dir, forged));
+                assertThrows(IOException.class, () -> SharedMemoryChannel.open(dir, "../etc/passwd", new byte[16]));
+                try (SharedMemoryChannel opened = SharedMemoryChannel.accept(dir, offer)) {
+                    assertFalse(opened.name().isEmpty());
+                }
+            } finally {
+                made.unlink();
+            }
+        }
+        assertEquals(List.of(), ourFiles());
+    }
+}
