@@ -63,6 +63,11 @@ final class ChildJvm implements AutoCloseable {
     }
 
     /** Everything it printed so far. */
+    /** The process id of the JVM. */
+    long pid() {
+        return process.pid();
+    }
+
     String output() {
         synchronized (output) {
             return output.toString();

@@ -27,7 +27,8 @@ import static io.tensorbus.it.Vals.real;
  * known exactly, over sizes from 0 elements to a 64 MiB float32 allReduce, and prints {@code CHECK OK <n> ops}
  * and exits 0, or prints {@code CHECK FAILED <step>: <error>} (stack trace on stderr) and exits 1.
  *
- * <p>The group timeout in seconds is the first argument, else {@code TENSORBUS_CHECK_TIMEOUT_S}, else 120.
+ * <p>The group timeout in seconds is the first argument, else {@code TENSORBUS_CHECK_TIMEOUT_S}, else 120; the
+ * arguments after it are backend settings as {@code key=value} ({@code tcp.sharedMemory=false}).
  */
 public final class CollectivesCheck {
     /** Element counts: empty, one, fewer than the ranks, not a multiple of them, and above 64 KiB. */
@@ -56,8 +57,12 @@ public final class CollectivesCheck {
         CollectivesCheck check = null;
         int code;
         try {
-            pg = Vals.await(Distributed.initProcessGroup(InitOptions.builder().timeout(timeout).build()),
-                    timeout.plusSeconds(10), "initProcessGroup");
+            InitOptions.Builder init = InitOptions.builder().timeout(timeout);
+            for (int i = 1; i < args.length; i++) {
+                String[] kv = args[i].split("=", 2);
+                init.property(kv[0], kv[1]);
+            }
+            pg = Vals.await(Distributed.initProcessGroup(init.build()), timeout.plusSeconds(10), "initProcessGroup");
             check = new CollectivesCheck(pg);
             check.runAll();
             System.out.println("CHECK OK " + check.ops + " ops (rank " + pg.rank() + " of " + pg.size() + ")");

@@ -1,6 +1,7 @@
 package io.tensorbus.it;
 
 import io.tensorbus.workloads.cli.Launcher;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -27,12 +28,26 @@ class MultiJvmCollectivesTest {
     @ValueSource(ints = {2, 3})
     @Timeout(value = 130, unit = TimeUnit.SECONDS)
     void everyOperationAgreesAcrossJvmsStartedByTheLauncher(int world) {
+        everyOperationAgrees(world);
+    }
+
+    @Test
+    @Timeout(value = 130, unit = TimeUnit.SECONDS)
+    void everyOperationAgreesAcrossJvmsWithSharedMemoryOff() {
+        // The JVMs share a host, so by default their frames go through shared memory: this runs them on sockets.
+        everyOperationAgrees(3, "tcp.sharedMemory=false");
+    }
+
+    /** Runs {@link CollectivesCheck} on {@code world} JVMs with the backend settings {@code properties}. */
+    private static void everyOperationAgrees(int world, String... properties) {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         ByteArrayOutputStream err = new ByteArrayOutputStream();
         // A 30 s group timeout (every operation here takes well under a second), and --timeout bounds the
         // whole job: the launcher stops every child and returns 124 when it runs out.
-        int code = Launcher.run(List.of("--nproc-per-node", String.valueOf(world), "--timeout", "100",
-                        CollectivesCheck.class.getName(), "30"),
+        List<String> args = new java.util.ArrayList<>(List.of("--nproc-per-node", String.valueOf(world), "--timeout",
+                "100", CollectivesCheck.class.getName(), "30"));
+        args.addAll(List.of(properties));
+        int code = Launcher.run(args,
                 new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8));
         String o = out.toString(StandardCharsets.UTF_8);
         String report = "exit " + code + "\n--- stdout\n" + o + "--- stderr\n" + err.toString(StandardCharsets.UTF_8);

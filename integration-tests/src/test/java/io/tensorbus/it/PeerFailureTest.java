@@ -135,8 +135,66 @@ class PeerFailureTest {
                 String failure = o.lines().filter(l -> l.startsWith("FAILED ")).findFirst().orElseThrow();
                 assertTrue(failure.contains("rank 2"), "the error does not name rank 2: " + failure);
             }
+            assertNoSharedMemoryLeft(jvms);
             System.out.println(mode + ", as the JVMs saw it:\n" + outputs(jvms).lines()
                     .filter(l -> !l.startsWith("\t") && !l.startsWith("WARNING")).collect(Collectors.joining("\n")));
+        } finally {
+            jvms.forEach(ChildJvm::close);
+        }
+    }
+
+    /**
+     * The shared-memory channel files of {@code jvms} (named for the creating JVM's pid) that still exist: the
+     * tcp backend deletes each as soon as both ranks mapped it, so none may outlive set-up, however the JVMs end.
+     */
+    private static void assertNoSharedMemoryLeft(List<ChildJvm> jvms) throws java.io.IOException {
+        java.nio.file.Path shm = java.nio.file.Path.of("/dev/shm");
+        if (!java.nio.file.Files.isDirectory(shm)) {
+            return;
+        }
+        try (var files = java.nio.file.Files.list(shm)) {
+            List<String> left = files.map(f -> f.getFileName().toString())
+                    .filter(n -> jvms.stream().anyMatch(j -> n.startsWith("tensorbus-" + j.pid() + "-"))).toList();
+            assertEquals(List.of(), left, "channel files left in /dev/shm\n" + outputs(jvms));
+        }
+    }
+
+    @Test
+    void killingEveryRankInTheMiddleOfAnAllReduceLeavesNoSharedMemoryBehind() throws Exception {
+        List<ChildJvm> jvms = new ArrayList<>();
+        try {
+            for (int r = 0; r < 3; r++) {
+                // Victim 3 is no rank: all three run their 64 MiB allReduces until killed.
+                jvms.add(ChildJvm.start("rank-" + r, env(r, 3, "kill-all"), FaultCheck.class.getName(), "peer-loss",
+                        "3"));
+            }
+            for (ChildJvm j : jvms) {
+                assertTrue(j.awaitOutput("STARTED allReduce 2", Duration.ofSeconds(60)), outputs(jvms));
+            }
+            for (ChildJvm j : jvms) {
+                j.close(); // kill -9
+            }
+            for (ChildJvm j : jvms) {
+                assertNotNull(j.awaitExit(Duration.ofSeconds(20)), outputs(jvms));
+            }
+            assertNoSharedMemoryLeft(jvms);
+        } finally {
+            jvms.forEach(ChildJvm::close);
+        }
+    }
+
+    @Test
+    void ranksThatExitNormallyLeaveNoSharedMemoryBehind() throws Exception {
+        List<ChildJvm> jvms = new ArrayList<>();
+        try {
+            for (int r = 0; r < 3; r++) {
+                jvms.add(ChildJvm.start("rank-" + r, env(r, 3, "normal-exit"), FaultCheck.class.getName(), "init"));
+            }
+            for (ChildJvm j : jvms) {
+                assertEquals(0, j.awaitExit(GROUP_TIMEOUT.plusSeconds(30)), outputs(jvms));
+                assertTrue(j.output().contains("INIT OK"), outputs(jvms));
+            }
+            assertNoSharedMemoryLeft(jvms);
         } finally {
             jvms.forEach(ChildJvm::close);
         }

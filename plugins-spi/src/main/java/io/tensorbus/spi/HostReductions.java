@@ -25,6 +25,14 @@ public final class HostReductions {
     private static final ValueLayout.OfLong L = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(LE);
     private static final ValueLayout.OfShort S = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(LE);
 
+    /** The staging block for heap operands, in bytes: a multiple of every element size. */
+    private static final long STAGE_BYTES = 64 * 1024;
+    /** Per thread, two native blocks that heap operands are copied through (accumulator, source). */
+    private static final ThreadLocal<MemorySegment[]> STAGE = ThreadLocal.withInitial(() -> {
+        java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofAuto();
+        return new MemorySegment[] {arena.allocate(STAGE_BYTES, 64), arena.allocate(STAGE_BYTES, 64)};
+    });
+
     private HostReductions() {
     }
 
@@ -42,6 +50,32 @@ public final class HostReductions {
             throw new IllegalArgumentException("reduce of " + acc.byteSize() + " bytes with " + src.byteSize());
         }
         op.checkSupports(dtype);
+        if (acc.isNative() && src.isNative()) {
+            reduceNative(op, dtype, acc, src);
+        } else {
+            reduceStaged(op, dtype, acc, src);
+        }
+    }
+
+    /**
+     * Heap operands (small buffers of a transport, Java arrays) go through native staging blocks, so that the
+     * vector loops only ever see native memory: a loop that has seen both kinds was measured to compile to half
+     * the speed for native memory too (5 against 10-15 GB/s for float32 sums), and large reductions are native.
+     */
+    private static void reduceStaged(ReduceOp op, DType dtype, MemorySegment acc, MemorySegment src) {
+        MemorySegment[] stage = STAGE.get();
+        for (long at = 0; at < acc.byteSize(); at += STAGE_BYTES) {
+            long len = Math.min(STAGE_BYTES, acc.byteSize() - at);
+            MemorySegment a = acc.isNative() ? acc.asSlice(at, len) : stage[0].asSlice(0, len).copyFrom(acc.asSlice(at, len));
+            MemorySegment s = src.isNative() ? src.asSlice(at, len) : stage[1].asSlice(0, len).copyFrom(src.asSlice(at, len));
+            reduceNative(op, dtype, a, s);
+            if (!acc.isNative()) {
+                acc.asSlice(at, len).copyFrom(a);
+            }
+        }
+    }
+
+    private static void reduceNative(ReduceOp op, DType dtype, MemorySegment acc, MemorySegment src) {
         long n = acc.byteSize() / dtype.byteSize();
         switch (dtype) {
             case FLOAT32 -> floats(op, acc, src, n);

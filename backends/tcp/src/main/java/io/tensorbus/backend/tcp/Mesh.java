@@ -314,6 +314,7 @@ final class Mesh {
 
     private void ready() {
         vertx.cancelTimer(deadline);
+        backend.connected();
         result.tryComplete(backend);
     }
 

@@ -66,6 +66,13 @@ final class PeerConnection implements FrameReader.Listener {
         return ready.future();
     }
 
+    /** An operation started that waits for data: a shared-memory link polls for it. */
+    void expectData() {
+        if (link != null) {
+            link.expect();
+        }
+    }
+
     /** True when frames go through shared memory. */
     boolean sharedMemory() {
         return link != null;
@@ -83,6 +90,10 @@ final class PeerConnection implements FrameReader.Listener {
 
     /** Starts reading; the handshake already consumed its frames. */
     void start() {
+        // Vert.x reads a socket with a receive buffer size into buffers of that size (8 MiB here), allocated
+        // and zeroed afresh for every read: a doorbell or a 4-byte message cost a millisecond of memset.
+        socket.channelHandlerContext().channel().config().setRecvByteBufAllocator(
+                new io.netty.channel.AdaptiveRecvByteBufAllocator(512, 64 * 1024, 1 << 20));
         socket.messageHandler(this::handle);
         socket.closeHandler(v -> {
             if (link != null) {
@@ -317,7 +328,7 @@ final class PeerConnection implements FrameReader.Listener {
     private void startLink(SharedMemoryChannel channel) {
         Frame doorbell = new Frame(Frame.DOORBELL, 0, 0, Frame.NO_REDUCE, -1, -1, 0, 0, 0, backend.groupHash(), 0, 0);
         link = new SharedMemoryLink(channel, new FrameReader(this), eventLoop(), () -> writeToSocket(doorbell, null),
-                backend.sharedMemory().spinNanos());
+                backend.sharedMemory(), backend::awaitsData);
         link.guard(this::guarded);
         // The peer may have written already (it starts as soon as it has answered).
         link.poll();

@@ -99,6 +99,11 @@ final class Router {
         return p;
     }
 
+    /** True while any receive waits for its message. */
+    boolean waiting() {
+        return !posted.isEmpty() || !postedP2p.isEmpty();
+    }
+
     /** True while {@code p} waits for a message that has not arrived (none matched it yet). */
     boolean unmatched(Pending p) {
         return postedP2p.contains(p) || posted.containsValue(p);

@@ -17,16 +17,24 @@ import java.util.function.Predicate;
  * doorbell and as the sign of life: its closing still means the peer is gone.
  *
  * <p>Polling runs on the group's event loop as tasks that queue themselves again, so the loop keeps serving its
- * sockets and timers while it spins. After {@link #spinNanos} without progress the link sleeps: it sets the
+ * sockets and timers while it spins. After a while without progress ({@link SharedMemoryOptions}: longer while an
+ * operation waits for data) the link sleeps: it sets the
  * ring's flag and lets the loop block, and the peer rings (a frame on the socket) when it next writes or frees
  * room. A burst of small messages thus crosses without a system call, and an idle group takes no core.
  */
 final class SharedMemoryLink {
+    /**
+     * The most bytes read from the ring before freeing them: the producer refills behind the reader while it
+     * reduces, and the reductions run as many short calls (compiled as such) rather than a few long loops.
+     */
+    static final long DRAIN_PIECE_BYTES = 256 * 1024;
     private final SharedMemoryChannel channel;
     private final FrameReader reader;
     private final EventLoop loop;
     private final Runnable ringDoorbell;
     private final long spinNanos;
+    private final long waitSpinNanos;
+    private final java.util.function.BooleanSupplier waiting;
     private final ArrayDeque<Write> queue = new ArrayDeque<>();
     private final Runnable pollTask = this::scheduledPoll;
     private long lastProgress;
@@ -58,15 +66,18 @@ final class SharedMemoryLink {
 
     /**
      * A link over {@code channel} whose incoming frames go to {@code reader}; {@code ringDoorbell} sends the
-     * peer a doorbell frame over the socket.
+     * peer a doorbell frame over the socket; {@code waiting} says whether an operation of the group waits for
+     * data (the link then polls for longer before it sleeps).
      */
     SharedMemoryLink(SharedMemoryChannel channel, FrameReader reader, EventLoop loop, Runnable ringDoorbell,
-                     long spinNanos) {
+                     SharedMemoryOptions options, java.util.function.BooleanSupplier waiting) {
         this.channel = channel;
         this.reader = reader;
         this.loop = loop;
         this.ringDoorbell = ringDoorbell;
-        this.spinNanos = spinNanos;
+        this.spinNanos = options.spinNanos();
+        this.waitSpinNanos = options.waitSpinNanos();
+        this.waiting = waiting;
     }
 
     FrameReader reader() {
@@ -90,6 +101,12 @@ final class SharedMemoryLink {
 
     /** A doorbell arrived, or the reader may go on (its parked payload found a receive): poll now. */
     void wake() {
+        poll();
+    }
+
+    /** An operation started waiting for data: poll from now on, whenever the last progress was. */
+    void expect() {
+        lastProgress = System.nanoTime();
         poll();
     }
 
@@ -143,8 +160,12 @@ final class SharedMemoryLink {
         boolean progress = false;
         while (!closed && !reader.isParked() && in.readable() > 0) {
             MemorySegment slice = in.readableSlice();
+            if (slice.byteSize() > DRAIN_PIECE_BYTES) {
+                slice = slice.asSlice(0, DRAIN_PIECE_BYTES);
+            }
+            MemorySegment piece = slice;
             long[] used = new long[1];
-            if (!guarded.test(() -> used[0] = reader.consume(slice))) {
+            if (!guarded.test(() -> used[0] = reader.consume(piece))) {
                 return true;
             }
             if (used[0] == 0) {
@@ -200,7 +221,8 @@ final class SharedMemoryLink {
         if (scheduled) {
             return;
         }
-        if (System.nanoTime() - lastProgress < spinNanos || !mayRest()) {
+        long budget = waiting.getAsBoolean() ? waitSpinNanos : spinNanos;
+        if (System.nanoTime() - lastProgress < budget || !mayRest()) {
             scheduled = true;
             channel.incoming().awake();
             loop.execute(pollTask);

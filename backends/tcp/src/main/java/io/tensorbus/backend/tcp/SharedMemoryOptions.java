@@ -4,18 +4,22 @@ import io.tensorbus.spi.BackendOptions;
 import java.nio.file.Path;
 
 /**
- * How a group uses shared memory between its ranks on one host, from the backend's settings:
- * {@code tcp.sharedMemory} ({@code true} by default, or the system property {@code tensorbus.tcp.sharedMemory}),
+ * How a group uses shared memory between its ranks on one host, from the backend's settings (each defaults to
+ * the system property of the same name with a {@code tensorbus.} prefix, then to the value given here):
+ * {@code tcp.sharedMemory} ({@code true} by default),
  * {@code tcp.sharedMemoryDir} (a tmpfs, {@code /dev/shm} by default), {@code tcp.sharedMemoryRingBytes} (each
  * direction's ring, a power of two from 64 KiB to 1 GiB, 4 MiB by default) and
- * {@code tcp.sharedMemorySpinMicros} (how long an idle link polls before it sleeps, 50 by default).
+ * {@code tcp.sharedMemorySpinMicros} (how long a link polls after its last progress before it sleeps, 50 by
+ * default) and {@code tcp.sharedMemoryWaitSpinMicros} (the same while an operation of the group waits for data,
+ * 1000 by default: a peer's answer then arrives without a doorbell's system calls and wake-up).
  *
  * @param dir where channel files are made
  * @param ringBytes the capacity of each ring, in bytes
  * @param spinNanos how long a link polls without progress before it sleeps, in nanoseconds
+ * @param waitSpinNanos the same while an operation waits for data, in nanoseconds
  * @param hostIdentity this host's {@link SharedMemoryChannel#hostIdentity}
  */
-record SharedMemoryOptions(Path dir, long ringBytes, long spinNanos, String hostIdentity) {
+record SharedMemoryOptions(Path dir, long ringBytes, long spinNanos, long waitSpinNanos, String hostIdentity) {
     static final long MIN_RING_BYTES = 64 * 1024;
     static final long MAX_RING_BYTES = 1L << 30;
 
@@ -25,8 +29,7 @@ record SharedMemoryOptions(Path dir, long ringBytes, long spinNanos, String host
      * @throws IllegalArgumentException when a setting is malformed or out of range
      */
     static SharedMemoryOptions of(BackendOptions options) {
-        String enabled = options.property("tcp.sharedMemory",
-                System.getProperty("tensorbus.tcp.sharedMemory", "true"));
+        String enabled = setting(options, "tcp.sharedMemory", "true");
         if (!enabled.equals("true") && !enabled.equals("false")) {
             throw new IllegalArgumentException("tcp.sharedMemory=" + enabled + ": expected true or false");
         }
@@ -35,21 +38,31 @@ record SharedMemoryOptions(Path dir, long ringBytes, long spinNanos, String host
             throw new IllegalArgumentException("tcp.sharedMemoryRingBytes=" + ringBytes
                     + ": expected a power of two from " + MIN_RING_BYTES + " to " + MAX_RING_BYTES);
         }
-        long spinMicros = number(options, "tcp.sharedMemorySpinMicros", 50);
-        if (spinMicros < 0 || spinMicros > 1_000_000) {
-            throw new IllegalArgumentException("tcp.sharedMemorySpinMicros=" + spinMicros
-                    + ": expected 0 to 1000000");
-        }
+        long spinMicros = micros(options, "tcp.sharedMemorySpinMicros", 50);
+        long waitSpinMicros = micros(options, "tcp.sharedMemoryWaitSpinMicros", 1000);
         if (enabled.equals("false")) {
             return null;
         }
-        Path dir = Path.of(options.property("tcp.sharedMemoryDir", "/dev/shm"));
+        Path dir = Path.of(setting(options, "tcp.sharedMemoryDir", "/dev/shm"));
         String host = SharedMemoryChannel.hostIdentity(dir);
-        return host == null ? null : new SharedMemoryOptions(dir, ringBytes, spinMicros * 1000, host);
+        return host == null ? null : new SharedMemoryOptions(dir, ringBytes, spinMicros * 1000, waitSpinMicros * 1000,
+                host);
+    }
+
+    private static long micros(BackendOptions options, String key, long defaultValue) {
+        long micros = number(options, key, defaultValue);
+        if (micros < 0 || micros > 1_000_000) {
+            throw new IllegalArgumentException(key + "=" + micros + ": expected 0 to 1000000");
+        }
+        return micros;
+    }
+
+    private static String setting(BackendOptions options, String key, String defaultValue) {
+        return options.property(key, System.getProperty("tensorbus." + key, defaultValue));
     }
 
     private static long number(BackendOptions options, String key, long defaultValue) {
-        String text = options.property(key, String.valueOf(defaultValue));
+        String text = setting(options, key, String.valueOf(defaultValue));
         try {
             return Long.parseLong(text.trim());
         } catch (NumberFormatException e) {

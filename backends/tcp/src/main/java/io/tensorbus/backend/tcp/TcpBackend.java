@@ -34,6 +34,8 @@ import java.util.function.Function;
 final class TcpBackend implements Backend {
     /** Reductions up to this size use the latency-optimal algorithms. */
     static final long SMALL_BYTES = 64 * 1024;
+    /** The chunk size of pipelined algorithms over TCP, in bytes. */
+    static final long DEFAULT_CHUNK_BYTES = 16 << 20;
     /** How long a stall report waits for the peers' answers, at most, in milliseconds. */
     static final long STATUS_WAIT_MILLIS = 500;
     /** How many finished collectives' calls are remembered (frames of older ones are not checked). */
@@ -48,7 +50,10 @@ final class TcpBackend implements Backend {
     private final AtomicLong calls = new AtomicLong();
     private final Map<Long, CollectiveOp> active = new HashMap<>();
     private final Map<Long, StallReport> reports = new HashMap<>();
+    /** The chunk size set by {@code tcp.chunkBytes}, or -1 for the default of the group's links. */
     private final long chunkBytes;
+    /** The default chunk size once every peer is known to be on shared memory, else -1. */
+    private long sharedMemoryChunkBytes = -1;
     private final int groupHash;
     private final Runnable onClose;
     /** Per peer: the number of collectives it called before it left in order, or -1 while it is here. */
@@ -71,7 +76,8 @@ final class TcpBackend implements Backend {
         this.vertx = (VertxInternal) options.vertx();
         this.context = context;
         this.peers = new PeerConnection[options.worldSize()];
-        this.chunkBytes = Long.parseLong(options.property("tcp.chunkBytes", String.valueOf(Long.getLong("tensorbus.tcp.chunkBytes", 16 << 20))));
+        String chunk = options.property("tcp.chunkBytes", System.getProperty("tensorbus.tcp.chunkBytes"));
+        this.chunkBytes = chunk == null ? -1 : Long.parseLong(chunk);
         this.groupHash = options.groupName().hashCode();
         this.onClose = onClose;
         this.departed = new long[options.worldSize()];
@@ -101,8 +107,29 @@ final class TcpBackend implements Backend {
         return groupHash;
     }
 
+    /**
+     * The chunk size that pipelined algorithms cut large buffers into: {@code tcp.chunkBytes} when set; else an
+     * eighth of a ring when every peer is on shared memory (chunks then stream through the ring while the next
+     * are written and reduced: a 64 MiB broadcast took 12 ms against 20 with 16 MiB chunks, an allReduce 22
+     * against 27 with 1 MiB ones, in one JVM), else 16 MiB.
+     */
     long chunkBytes() {
-        return chunkBytes;
+        if (chunkBytes > 0) {
+            return chunkBytes;
+        }
+        return sharedMemoryChunkBytes > 0 ? sharedMemoryChunkBytes : DEFAULT_CHUNK_BYTES;
+    }
+
+    /** Called once the mesh is up: chooses the default chunk size for the links it has. */
+    void connected() {
+        for (int p = 0; p < peers.length; p++) {
+            if (p != rank() && !peers[p].sharedMemory()) {
+                return;
+            }
+        }
+        if (sharedMemory != null && size() > 1) {
+            sharedMemoryChunkBytes = sharedMemory.ringBytes() / 8;
+        }
     }
 
     Router router() {
@@ -145,6 +172,20 @@ final class TcpBackend implements Backend {
             System.getLogger(TcpBackend.class.getName()).log(System.Logger.Level.WARNING, "group '"
                     + options.groupName() + "' on " + who(rank()) + " uses TCP instead of shared memory with "
                     + who(peer) + " (and any other peer that fails the same way): " + why);
+        }
+    }
+
+    /** True while a collective runs or a receive waits: the shared-memory links poll longer then. */
+    boolean awaitsData() {
+        return !active.isEmpty() || router.waiting();
+    }
+
+    /** An operation began: links to peers on shared memory poll for its data. */
+    private void expectData() {
+        for (PeerConnection c : peers) {
+            if (c != null) {
+                c.expectData();
+            }
         }
     }
 
@@ -201,6 +242,7 @@ final class TcpBackend implements Backend {
             }
             MemorySegment landing = buffer.isHost() ? buffer.segment() : staging.take(buffer.byteSize());
             Router.Pending p = router.expectP2p(src, tag, Sink.copyInto(landing), buffer.dtype());
+            expectData();
             if (src >= 0 && gone[src] && router.unmatched(p)) {
                 // Nothing more can come from a rank that left (what it sent before is matched above).
                 router.withdraw(p);
@@ -418,6 +460,7 @@ final class TcpBackend implements Backend {
             }
         }
         op.timer = vertx.setTimer(options.timeout().toMillis(), id -> timedOut(op));
+        expectData();
         Future<Void> done;
         try {
             // A group of one runs the algorithm as well: it exchanges nothing but copies inputs to outputs.

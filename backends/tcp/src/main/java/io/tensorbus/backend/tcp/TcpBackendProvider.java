@@ -10,9 +10,13 @@ import io.vertx.core.Future;
  * Vert.x TCP connections, one per pair of ranks. Always available. Settings read from
  * {@link BackendOptions#properties()}: {@code tcp.bindHost} (default {@code 127.0.0.1}),
  * {@code tcp.advertiseHost} (the address peers dial; default the bind host, or this host's address when
- * binding {@code 0.0.0.0}), {@code tcp.receiveBufferBytes} (SO_RCVBUF, default 8 MiB), {@code tcp.chunkBytes} (pipeline chunk size; default 16 MiB, or the system property {@code tensorbus.tcp.chunkBytes}) and
- * {@code tcp.handshakeMillis} (how long an accepted connection may take to send its HELLO before it is
- * dropped, default 10000).
+ * binding {@code 0.0.0.0}), {@code tcp.receiveBufferBytes} (SO_RCVBUF, default 8 MiB), {@code tcp.chunkBytes}
+ * (pipeline chunk size; default 16 MiB over TCP and an eighth of a ring over shared memory, or the system property
+ * {@code tensorbus.tcp.chunkBytes}) and {@code tcp.handshakeMillis} (how long an accepted connection may take to
+ * send its HELLO before it is dropped, default 10000).
+ *
+ * <p>Ranks on one host exchange their frames through shared memory instead of their sockets, unless
+ * {@code tcp.sharedMemory=false}; see {@link SharedMemoryOptions} for its settings.
  */
 public final class TcpBackendProvider implements BackendProvider {
     /** The name users select this backend by. */
