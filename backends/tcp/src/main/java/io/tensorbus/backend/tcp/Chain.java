@@ -23,9 +23,11 @@ final class Chain {
         int prev = BinomialTree.absolute(vr - 1, root, n);
         int next = vr + 1 < n ? BinomialTree.absolute(vr + 1, root, n) : -1;
         int chunks = Chunks.count(buf.byteSize(), op.chunkBytes());
+        // Element-aligned chunks: a device buffer's range is staged as whole elements.
+        int e = op.call.dtype().byteSize();
         List<Future<Void>> all = new ArrayList<>();
         for (int j = 0; j < chunks; j++) {
-            Region chunk = Chunks.part(buf, 1, chunks, j);
+            Region chunk = Chunks.part(buf, e, chunks, j);
             long tag = tag(0, 0, j);
             Future<Void> have = vr == 0 ? Future.succeededFuture() : op.recvInto(prev, tag, chunk);
             all.add(next < 0 ? have : have.compose(v -> op.send(next, tag, chunk)));

@@ -28,12 +28,14 @@ final class RingAllGather {
         int right = (r + 1) % n;
         int left = (r - 1 + n) % n;
         int chunks = Chunks.count(input.byteSize(), op.chunkBytes());
+        // Element-aligned chunks: a device buffer's range is staged as whole elements.
+        int e = op.call.dtype().byteSize();
         List<Future<Void>> all = new ArrayList<>();
         for (int j = 0; j < chunks; j++) {
             Future<Void> previous = Future.succeededFuture();
             for (int s = 0; s < n - 1; s++) {
-                Region out = Chunks.part(s == 0 ? input : outputs.get(RingAllReduce.mod(r - s, n)), 1, chunks, j);
-                Region in = Chunks.part(outputs.get(RingAllReduce.mod(r - s - 1, n)), 1, chunks, j);
+                Region out = Chunks.part(s == 0 ? input : outputs.get(RingAllReduce.mod(r - s, n)), e, chunks, j);
+                Region in = Chunks.part(outputs.get(RingAllReduce.mod(r - s - 1, n)), e, chunks, j);
                 long tag = tag(0, s, j);
                 Future<Void> received = op.recvInto(left, tag, in);
                 all.add(previous.compose(v -> op.send(right, tag, out)));
