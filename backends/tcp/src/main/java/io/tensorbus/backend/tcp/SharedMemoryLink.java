@@ -28,6 +28,10 @@ final class SharedMemoryLink {
      * reduces, and the reductions run as many short calls (compiled as such) rather than a few long loops.
      */
     static final long DRAIN_PIECE_BYTES = 256 * 1024;
+    /** After this long without progress a spinning link yields its core between polls, in nanoseconds. */
+    static final long YIELD_AFTER_NANOS = 20_000;
+    /** How often a sleeping link looks at its rings while an operation of its group waits, in milliseconds. */
+    static final long CHECK_MILLIS = 10;
     private final SharedMemoryChannel channel;
     private final FrameReader reader;
     private final EventLoop loop;
@@ -37,6 +41,11 @@ final class SharedMemoryLink {
     private final java.util.function.BooleanSupplier waiting;
     private final ArrayDeque<Write> queue = new ArrayDeque<>();
     private final Runnable pollTask = this::scheduledPoll;
+    private final Runnable checkTask = () -> {
+        checkPending = false;
+        poll();
+    };
+    private boolean checkPending;
     private long lastProgress;
     private boolean scheduled;
     private boolean polling;
@@ -86,6 +95,7 @@ final class SharedMemoryLink {
 
     /** Queues a header and its payload; completes once every byte is in the ring. Event loop only. */
     Future<Void> write(Frame header, MemorySegment payload) {
+        assert loop.inEventLoop() : "a shared-memory link written on " + Thread.currentThread().getName();
         if (closed) {
             return Future.failedFuture(new java.io.IOException("the shared-memory channel is closed"));
         }
@@ -115,6 +125,7 @@ final class SharedMemoryLink {
      * outgoing ring; then spins or sleeps. Event loop only.
      */
     void poll() {
+        assert loop.inEventLoop() : "a shared-memory link polled on " + Thread.currentThread().getName();
         if (closed) {
             return;
         }
@@ -214,6 +225,12 @@ final class SharedMemoryLink {
 
     private void scheduledPoll() {
         scheduled = false;
+        if (System.nanoTime() - lastProgress > YIELD_AFTER_NANOS) {
+            // Spinning without progress: let the threads that would make some (the caller about to issue the
+            // next operation, the peer on a shared core) run first; without this, two spinning links on two
+            // cores starved their own callers for a scheduler slice (3 ms round trips).
+            Thread.yield();
+        }
         poll();
     }
 
@@ -226,6 +243,11 @@ final class SharedMemoryLink {
             scheduled = true;
             channel.incoming().awake();
             loop.execute(pollTask);
+        } else if (waiting.getAsBoolean() && !checkPending) {
+            // Asleep while an operation waits: look again now and then, so that a doorbell lost on its way (a
+            // peer that died between writing and ringing is reported by its socket) costs a delay, not a hang.
+            checkPending = true;
+            loop.schedule(checkTask, CHECK_MILLIS, java.util.concurrent.TimeUnit.MILLISECONDS);
         }
     }
 
