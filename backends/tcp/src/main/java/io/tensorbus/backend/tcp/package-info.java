@@ -1,7 +1,8 @@
 /**
  * The default CPU backend {@code tcp}: a full mesh of authenticated Vert.x connections per process group,
  * fingerprinted frames written from off-heap memory, and the collective algorithms (rings, chains, binomial
- * trees, recursive doubling).
+ * trees, recursive doubling). Ranks of one host exchange the same frames through shared-memory rings
+ * ({@code SharedMemoryChannel}), the socket kept as doorbell and sign of life.
  *
  * <p>Threads: each group runs on one Vert.x event loop. Its matching state (active collectives, the router of
  * arrived frames, departures) is touched on that loop only, which the entry points assert as Netty's
