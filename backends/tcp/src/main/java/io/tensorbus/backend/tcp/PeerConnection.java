@@ -40,7 +40,8 @@ final class PeerConnection implements FrameReader.Listener {
     private SharedMemoryChannel offered;
     /** True while the peer's HELLO announced a SHM_OFFER that has not come yet. */
     private boolean offerDue;
-    private SharedMemoryLink link;
+    /** Set once on the event loop, read by callers' threads for {@link #tryWriteNow}. */
+    private volatile SharedMemoryLink link;
 
     /**
      * Takes over {@code socket} and its reader from the handshake (frames may already be behind the hello).
@@ -71,6 +72,15 @@ final class PeerConnection implements FrameReader.Listener {
         if (link != null) {
             link.expect();
         }
+    }
+
+    /**
+     * Writes a whole frame into shared memory on the calling thread when the link can take it at once; false
+     * when it cannot (no link, frames queued before it, no room), and nothing was written. Any thread.
+     */
+    boolean tryWriteNow(Frame header, MemorySegment payload) {
+        SharedMemoryLink l = link;
+        return l != null && l.tryWriteNow(header, payload);
     }
 
     /** True when frames go through shared memory. */

@@ -8,6 +8,7 @@ import java.lang.foreign.MemorySegment;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Predicate;
 
 /**
@@ -50,7 +51,12 @@ final class SharedMemoryLink {
     private boolean scheduled;
     private boolean polling;
     private boolean again;
-    private boolean closed;
+    private volatile boolean closed;
+    /**
+     * Guards the producer side (the queue, the outgoing ring's writes, closing): the event loop pumps, and a
+     * caller's thread may write a whole frame itself ({@link #tryWriteNow}).
+     */
+    private final ReentrantLock producer = new ReentrantLock();
     private Predicate<Runnable> guarded = step -> {
         step.run();
         return true;
@@ -99,14 +105,52 @@ final class SharedMemoryLink {
         if (closed) {
             return Future.failedFuture(new java.io.IOException("the shared-memory channel is closed"));
         }
+        Write w = new Write(headerBytes(header), payload == null || payload.byteSize() == 0 ? null : payload);
+        producer.lock();
+        try {
+            queue.addLast(w);
+        } finally {
+            producer.unlock();
+        }
+        poll();
+        return w.done.future();
+    }
+
+    private static MemorySegment headerBytes(Frame header) {
         ByteBuf h = header.encode();
         MemorySegment bytes = MemorySegment.ofArray(new byte[Frame.HEADER_BYTES]);
         MemorySegment.copy(MemorySegment.ofBuffer(h.nioBuffer()), 0, bytes, 0, Frame.HEADER_BYTES);
         h.release();
-        Write w = new Write(bytes, payload == null || payload.byteSize() == 0 ? null : payload);
-        queue.addLast(w);
-        poll();
-        return w.done.future();
+        return bytes;
+    }
+
+    /**
+     * Writes a whole frame into the ring now, on the calling thread, when nothing is queued before it and it
+     * fits: a small message then leaves without a hand-off to the event loop. Returns false (nothing written)
+     * otherwise; the caller then goes the queued way. Any thread.
+     */
+    boolean tryWriteNow(Frame header, MemorySegment payload) {
+        long size = Frame.HEADER_BYTES + (payload == null ? 0 : payload.byteSize());
+        SharedMemoryRing out = channel.outgoing();
+        boolean ring;
+        producer.lock();
+        try {
+            if (closed || !queue.isEmpty() || out.writable() < size) {
+                return false;
+            }
+            MemorySegment h = headerBytes(header);
+            out.offer(h, 0, h.byteSize(), 0);
+            if (payload != null && payload.byteSize() > 0) {
+                out.offer(payload, 0, payload.byteSize(), h.byteSize());
+            }
+            ring = out.publish(size);
+        } finally {
+            producer.unlock();
+        }
+        if (ring) {
+            ringDoorbell.run();
+        }
+        return true;
     }
 
     /** A doorbell arrived, or the reader may go on (its parked payload found a receive): poll now. */
@@ -194,17 +238,24 @@ final class SharedMemoryLink {
     private boolean pump(List<Promise<Void>> written) {
         SharedMemoryRing out = channel.outgoing();
         long moved = 0;
-        while (!queue.isEmpty()) {
-            Write w = queue.peekFirst();
-            long n = copy(out, w, moved);
-            moved += n;
-            if (w.written < w.size()) {
-                break;
+        boolean ring = false;
+        producer.lock();
+        try {
+            while (!queue.isEmpty()) {
+                Write w = queue.peekFirst();
+                long n = copy(out, w, moved);
+                moved += n;
+                if (w.written < w.size()) {
+                    break;
+                }
+                queue.pollFirst();
+                written.add(w.done);
             }
-            queue.pollFirst();
-            written.add(w.done);
+            ring = moved > 0 && out.publish(moved);
+        } finally {
+            producer.unlock();
         }
-        if (moved > 0 && out.publish(moved)) {
+        if (ring) {
             ringDoorbell.run();
         }
         return moved > 0;
@@ -257,23 +308,38 @@ final class SharedMemoryLink {
             lastProgress = System.nanoTime();
             return false;
         }
-        if (!queue.isEmpty() && !channel.outgoing().waitForRoom()) {
+        if (hasQueued() && !channel.outgoing().waitForRoom()) {
             lastProgress = System.nanoTime();
             return false;
         }
         return true;
     }
 
+    private boolean hasQueued() {
+        producer.lock();
+        try {
+            return !queue.isEmpty();
+        } finally {
+            producer.unlock();
+        }
+    }
+
     /** Fails what is still queued and unmaps the rings. Event loop only. */
     void close(Throwable cause) {
-        if (closed) {
-            return;
+        List<Write> failed = new ArrayList<>();
+        producer.lock();
+        try {
+            if (closed) {
+                return;
+            }
+            // Under the lock: a caller's tryWriteNow either finished or sees the link closed.
+            closed = true;
+            failed.addAll(queue);
+            queue.clear();
+        } finally {
+            producer.unlock();
         }
-        closed = true;
-        Write w;
-        while ((w = queue.pollFirst()) != null) {
-            w.done.tryFail(cause);
-        }
+        failed.forEach(w -> w.done.tryFail(cause));
         if (!polling) {
             channel.close();
         }

@@ -62,6 +62,8 @@ final class TcpBackend implements Backend {
     private final boolean[] gone;
     /** Per peer: completes once the last point-to-point message to it was handed to its connection. */
     private final Future<?>[] lastSend;
+    /** Per peer: sends on their way through the event loop, which a send written on the caller's thread must not pass. */
+    private final java.util.concurrent.atomic.AtomicInteger[] queuedSends;
     /** The calls of the last {@link #RECENT} finished collectives, to check frames that arrive after them. */
     private final Call[] recent = new Call[RECENT];
     private final long[] recentSequence = new long[RECENT];
@@ -84,6 +86,8 @@ final class TcpBackend implements Backend {
         java.util.Arrays.fill(departed, -1);
         this.gone = new boolean[options.worldSize()];
         this.lastSend = new Future<?>[options.worldSize()];
+        this.queuedSends = new java.util.concurrent.atomic.AtomicInteger[options.worldSize()];
+        java.util.Arrays.setAll(queuedSends, i -> new java.util.concurrent.atomic.AtomicInteger());
         java.util.Arrays.fill(lastSend, Future.succeededFuture());
         java.util.Arrays.fill(recentSequence, -1);
     }
@@ -208,13 +212,21 @@ final class TcpBackend implements Backend {
 
     @Override
     public Future<Void> send(DeviceBuffer buffer, int dst, int tag) {
+        Frame header = new Frame(Frame.DATA, Opcode.SEND.code, buffer.dtype().ordinal(), Frame.NO_REDUCE, -1, -1,
+                tag, buffer.numel(), 0, groupHash, buffer.byteSize(), 0);
+        if (buffer.isHost() && broken == null && !closed && queuedSends[dst].get() == 0
+                && peers[dst] != null && peers[dst].tryWriteNow(header, buffer.segment())) {
+            // Written into shared memory on this thread: no hand-off to the event loop and back.
+            return Future.succeededFuture();
+        }
+        // While a send waits for the event loop, later ones to the same rank queue behind it (same-tag order).
+        queuedSends[dst].incrementAndGet();
         Promise<Void> promise = context.promise();
+        promise.future().onComplete(ar -> queuedSends[dst].decrementAndGet());
         context.runOnContext(v -> {
             if (failIfBroken(promise, "send to " + who(dst))) {
                 return;
             }
-            Frame header = new Frame(Frame.DATA, Opcode.SEND.code, buffer.dtype().ordinal(), Frame.NO_REDUCE, -1, -1,
-                    tag, buffer.numel(), 0, groupHash, buffer.byteSize(), 0);
             long timer = vertx.setTimer(options.timeout().toMillis(), id -> promise.tryFail(p2pTimeout("send to", dst, tag)));
             Region region = Region.of(buffer);
             Future<MemorySegment> bytes = hostBytes(region);

@@ -132,6 +132,30 @@ class SharedMemoryTest {
     }
 
     @Test
+    void smallSendsWrittenOnTheCallersThreadNeverPassLargerOnesQueuedBeforeThem() throws Exception {
+        // With 64 KiB rings a 100,000-int message waits in the queue of the event loop, while a 4-int one fits
+        // and could be written straight away: it must still arrive after the large one sent before it.
+        try (Ranks ranks = ranks(2, Map.of("tcp.sharedMemoryRingBytes", "65536"))) {
+            List<DeviceBuffer> sent = new ArrayList<>();
+            List<Future<Void>> sends = new ArrayList<>();
+            for (int i = 0; i < 40; i++) {
+                long n = i % 3 == 0 ? 100_000 : 4;
+                DeviceBuffer b = Reference.input(DType.INT32, ReduceOp.SUM, i, 40, n);
+                sent.add(b);
+                sends.add(ranks.get(0).send(b, 1, 3));
+            }
+            for (int i = 0; i < sent.size(); i++) {
+                DeviceBuffer got = Buffers.vector(DType.INT32, sent.get(i).numel());
+                assertEquals(0, ranks.get(1).recv(got, 0, 3).await(30, TimeUnit.SECONDS), "message " + i);
+                assertEquals(-1, Buffers.mismatch(sent.get(i), got), "message " + i + " in order");
+            }
+            for (Future<Void> f : sends) {
+                f.await(30, TimeUnit.SECONDS);
+            }
+        }
+    }
+
+    @Test
     void theSettingTurnsSharedMemoryOff() throws Exception {
         try (Ranks ranks = ranks(2, Map.of("tcp.sharedMemory", "false"))) {
             assertEquals(0, sharedConnections(ranks));
