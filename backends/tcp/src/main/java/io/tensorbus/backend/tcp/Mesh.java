@@ -48,6 +48,10 @@ final class Mesh {
     private NetServer server;
     private NetClient client;
     private long deadline = -1;
+    /** Per peer: its HELLO was accepted. */
+    private final boolean[] helloFrom;
+    /** The smallest chunk size of the members seen so far (this rank's own to begin with). */
+    private long chunkBytes;
     private final long handshakeMillis;
 
     private Mesh(BackendOptions options, SharedMemoryOptions sharedMemory, ContextInternal context,
@@ -58,6 +62,8 @@ final class Mesh {
         this.store = options.store();
         this.result = result;
         this.backend = new TcpBackend(options, sharedMemory, context, this::closeTransport);
+        this.chunkBytes = backend.preferredChunkBytes();
+        this.helloFrom = new boolean[options.worldSize()];
         for (int p = 0; p < options.worldSize(); p++) {
             connected.add(Promise.promise());
         }
@@ -130,7 +136,9 @@ final class Mesh {
                 return Future.failedFuture(initError(backend.who(rank) + " of group '" + options.groupName()
                         + "' was claimed by another process too: two processes were started with the same rank"));
             }
-            return here(Future.all(store.set(key("world", rank), utf8(String.valueOf(options.worldSize()))),
+            // The world size, then this rank's chunk size: the group cuts collectives at the smallest.
+            String world = options.worldSize() + " " + backend.preferredChunkBytes();
+            return here(Future.all(store.set(key("world", rank), utf8(world)),
                     store.set(key("addr", rank), utf8(address))).mapEmpty());
         });
     }
@@ -143,7 +151,11 @@ final class Mesh {
             }
             int peer = p;
             Future<Void> agreed = here(store.get(key("world", peer))).compose(bytes -> {
-                int theirs = Integer.parseInt(new String(bytes, StandardCharsets.UTF_8).trim());
+                String[] fields = new String(bytes, StandardCharsets.UTF_8).trim().split(" ");
+                int theirs = Integer.parseInt(fields[0]);
+                if (fields.length > 1) {
+                    chunkBytes = Math.min(chunkBytes, Long.parseLong(fields[1]));
+                }
                 if (theirs != options.worldSize()) {
                     return Future.failedFuture(initError("world size mismatch in group '" + options.groupName()
                             + "': " + backend.who(options.rank()) + " has worldSize=" + options.worldSize() + " but "
@@ -246,7 +258,14 @@ final class Mesh {
                 backend.attach(c);
                 c.start();
                 handedOver[0] = c;
-                c.ready().onComplete(ar -> connected.get(peer).tryComplete());
+                c.ready().onComplete(ar -> {
+                    if (ar.succeeded()) {
+                        connected.get(peer).tryComplete();
+                    } else {
+                        connected.get(peer).tryFail(initError(backend.who(peer) + " of group '" + options.groupName()
+                                + "' was lost during set-up: " + ar.cause().getMessage()));
+                    }
+                });
             }
         });
         socket.messageHandler(message -> {
@@ -305,16 +324,18 @@ final class Mesh {
                     + options.worldSize());
         }
         boolean valid = expected >= 0 ? peer == expected
-                : peer > options.rank() && peer < options.worldSize() && !connected.get(peer).future().isComplete();
+                : peer > options.rank() && peer < options.worldSize() && !helloFrom[peer];
         if (!valid) {
             throw new Frame.MalformedFrameException("HELLO from rank " + peer + " is not expected here");
         }
+        // Once per peer, also while its shared-memory set-up is still under way.
+        helloFrom[peer] = true;
         return peer;
     }
 
     private void ready() {
         vertx.cancelTimer(deadline);
-        backend.connected();
+        backend.agreeChunkBytes(chunkBytes);
         result.tryComplete(backend);
     }
 

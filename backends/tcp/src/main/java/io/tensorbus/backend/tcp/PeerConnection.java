@@ -106,15 +106,35 @@ final class PeerConnection implements FrameReader.Listener {
                 new io.netty.channel.AdaptiveRecvByteBufAllocator(512, 64 * 1024, 1 << 20));
         socket.messageHandler(this::handle);
         socket.closeHandler(v -> {
-            if (link != null) {
-                // What the peer wrote before it closed (a GOODBYE, an ABORT) is read before the loss counts;
-                // then writes fail as they would on the closed socket.
-                link.poll();
-                closeSharedMemory();
-            }
+            readWhatIsLeft();
+            ready.tryFail(new java.io.IOException("the connection closed while setting up shared memory"));
             backend.peerLost(peer, "the connection closed", null);
         });
-        socket.exceptionHandler(e -> backend.peerLost(peer, "the connection failed: " + e.getMessage(), e));
+        socket.exceptionHandler(e -> {
+            readWhatIsLeft();
+            backend.peerLost(peer, "the connection failed: " + e.getMessage(), e);
+        });
+    }
+
+    /**
+     * The socket ended: reads everything the peer wrote into shared memory before it closed (a GOODBYE, an
+     * ABORT, data of sends it completed), copying aside payloads that wait for their receives, as TCP's own
+     * bytes would still be read; then writes fail as they would on the closed socket.
+     */
+    private void readWhatIsLeft() {
+        SharedMemoryLink l = link;
+        if (l == null) {
+            return;
+        }
+        // Each round consumes at least the parked frame, so the ring's finite contents bound the loop.
+        l.poll();
+        while (parked != null && link != null) {
+            Router.Early e = parked;
+            cancelParkTimer();
+            parked = null;
+            resumeReading(backend.router().unpark(e));
+        }
+        closeSharedMemory();
     }
 
     /** Writes a header and its payload; completes once the bytes are in the kernel. */

@@ -126,7 +126,11 @@ final class SharedMemoryChannel implements AutoCloseable {
                     || capacity <= 0 || fileBytes(capacity) != size || !java.security.MessageDigest.isEqual(theirs, nonce)) {
                 throw new IOException(file + " is not the channel that was offered");
             }
-            return new SharedMemoryChannel(file, arena, memory, false, nonce);
+            SharedMemoryChannel channel = new SharedMemoryChannel(file, arena, memory, false, nonce);
+            // Mapped by both now: the opener deletes it too, so that a creator killed before it hears the answer
+            // leaves nothing behind.
+            channel.unlink();
+            return channel;
         } catch (IOException | RuntimeException e) {
             arena.close();
             throw e instanceof IOException io ? io : new IOException(e.toString(), e);

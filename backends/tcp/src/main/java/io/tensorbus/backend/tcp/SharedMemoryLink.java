@@ -8,6 +8,7 @@ import java.lang.foreign.MemorySegment;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Predicate;
 
@@ -104,6 +105,10 @@ final class SharedMemoryLink {
         assert loop.inEventLoop() : "a shared-memory link written on " + Thread.currentThread().getName();
         if (closed) {
             return Future.failedFuture(new java.io.IOException("the shared-memory channel is closed"));
+        }
+        if (payload != null && !payload.isAccessibleBy(Thread.currentThread())) {
+            return Future.failedFuture(new IllegalArgumentException("a payload confined to another thread cannot be"
+                    + " sent from the group's event loop: allocate it from a shared or automatic arena"));
         }
         Write w = new Write(headerBytes(header), payload == null || payload.byteSize() == 0 ? null : payload);
         producer.lock();
@@ -234,17 +239,33 @@ final class SharedMemoryLink {
         return progress;
     }
 
-    /** Copies queued frames into the outgoing ring as room allows; true on progress. */
+    /**
+     * Copies queued frames into the outgoing ring as room allows; true on progress. A payload that cannot be
+     * read here (its arena closed, or confined to another thread) fails its own write when none of its bytes
+     * were published yet, and loses the peer when some were (the stream would be cut mid-frame).
+     */
     private boolean pump(List<Promise<Void>> written) {
         SharedMemoryRing out = channel.outgoing();
         long moved = 0;
         boolean ring = false;
+        List<Map.Entry<Write, RuntimeException>> failed = new ArrayList<>();
+        RuntimeException cut = null;
         producer.lock();
         try {
             while (!queue.isEmpty()) {
                 Write w = queue.peekFirst();
-                long n = copy(out, w, moved);
-                moved += n;
+                long before = w.written;
+                try {
+                    moved += copy(out, w, moved);
+                } catch (RuntimeException e) {
+                    queue.pollFirst();
+                    failed.add(Map.entry(w, e));
+                    if (before > 0) {
+                        cut = e;
+                        break;
+                    }
+                    continue; // what was copied of it is not published and will be overwritten
+                }
                 if (w.written < w.size()) {
                     break;
                 }
@@ -257,6 +278,13 @@ final class SharedMemoryLink {
         }
         if (ring) {
             ringDoorbell.run();
+        }
+        failed.forEach(f -> f.getKey().done.tryFail(f.getValue()));
+        if (cut != null) {
+            RuntimeException e = cut;
+            guarded.test(() -> {
+                throw new IllegalStateException("a payload became unreadable in the middle of its frame: " + e, e);
+            });
         }
         return moved > 0;
     }

@@ -52,8 +52,8 @@ final class TcpBackend implements Backend {
     private final Map<Long, StallReport> reports = new HashMap<>();
     /** The chunk size set by {@code tcp.chunkBytes}, or -1 for the default of the group's links. */
     private final long chunkBytes;
-    /** The default chunk size once every peer is known to be on shared memory, else -1. */
-    private long sharedMemoryChunkBytes = -1;
+    /** The chunk size every member uses, agreed while the mesh is built (the smallest member's preference). */
+    private long agreedChunkBytes = -1;
     private final int groupHash;
     private final Runnable onClose;
     /** Per peer: the number of collectives it called before it left in order, or -1 while it is here. */
@@ -112,28 +112,29 @@ final class TcpBackend implements Backend {
     }
 
     /**
-     * The chunk size that pipelined algorithms cut large buffers into: {@code tcp.chunkBytes} when set; else an
-     * eighth of a ring when every peer is on shared memory (chunks then stream through the ring while the next
-     * are written and reduced: a 64 MiB broadcast took 12 ms against 20 with 16 MiB chunks, an allReduce 22
-     * against 27 with 1 MiB ones, in one JVM), else 16 MiB.
+     * The chunk size this rank would cut large buffers into: {@code tcp.chunkBytes} when set; else an eighth of
+     * a ring when it uses shared memory (chunks then stream through a ring while the next are written and
+     * reduced: a 64 MiB broadcast took 12 ms against 20 with 16 MiB chunks, an allReduce 22 against 27 with
+     * 1 MiB ones, in one JVM), else 16 MiB.
      */
-    long chunkBytes() {
+    long preferredChunkBytes() {
         if (chunkBytes > 0) {
             return chunkBytes;
         }
-        return sharedMemoryChunkBytes > 0 ? sharedMemoryChunkBytes : DEFAULT_CHUNK_BYTES;
+        return sharedMemory != null ? sharedMemory.ringBytes() / 8 : DEFAULT_CHUNK_BYTES;
     }
 
-    /** Called once the mesh is up: chooses the default chunk size for the links it has. */
-    void connected() {
-        for (int p = 0; p < peers.length; p++) {
-            if (p != rank() && !peers[p].sharedMemory()) {
-                return;
-            }
-        }
-        if (sharedMemory != null && size() > 1) {
-            sharedMemoryChunkBytes = sharedMemory.ringBytes() / 8;
-        }
+    /**
+     * The chunk size pipelined algorithms cut large buffers into: the same on every member (the receiver of a
+     * chunk expects its size), so the smallest preference of the group, agreed while the mesh is built.
+     */
+    long chunkBytes() {
+        return agreedChunkBytes > 0 ? agreedChunkBytes : preferredChunkBytes();
+    }
+
+    /** Sets the group's chunk size (the mesh agreed on it); called once, before the backend is handed out. */
+    void agreeChunkBytes(long bytes) {
+        agreedChunkBytes = bytes;
     }
 
     Router router() {
@@ -214,8 +215,8 @@ final class TcpBackend implements Backend {
     public Future<Void> send(DeviceBuffer buffer, int dst, int tag) {
         Frame header = new Frame(Frame.DATA, Opcode.SEND.code, buffer.dtype().ordinal(), Frame.NO_REDUCE, -1, -1,
                 tag, buffer.numel(), 0, groupHash, buffer.byteSize(), 0);
-        if (buffer.isHost() && broken == null && !closed && queuedSends[dst].get() == 0
-                && peers[dst] != null && peers[dst].tryWriteNow(header, buffer.segment())) {
+        if (buffer.isHost() && dst >= 0 && dst < peers.length && broken == null && !closed
+                && queuedSends[dst].get() == 0 && peers[dst] != null && peers[dst].tryWriteNow(header, buffer.segment())) {
             // Written into shared memory on this thread: no hand-off to the event loop and back.
             return Future.succeededFuture();
         }
@@ -472,13 +473,16 @@ final class TcpBackend implements Backend {
             }
         }
         op.timer = vertx.setTimer(options.timeout().toMillis(), id -> timedOut(op));
-        expectData();
         Future<Void> done;
         try {
             // A group of one runs the algorithm as well: it exchanges nothing but copies inputs to outputs.
             done = algorithm.apply(op);
         } catch (RuntimeException e) {
             done = Future.failedFuture(e);
+        }
+        if (!done.isComplete()) {
+            // After the algorithm posted its receives: frames already in a ring go straight to them.
+            expectData();
         }
         done.onComplete(ar -> {
             op.releaseScratch();

@@ -2,9 +2,13 @@ package io.tensorbus.backend.tcp;
 
 import io.tensorbus.DType;
 import io.tensorbus.c10d.ReduceOp;
+import io.tensorbus.c10d.PeerLostException;
+import io.tensorbus.spi.Backend;
+import io.tensorbus.spi.BackendOptions;
 import io.tensorbus.spi.BackendProvider;
 import io.tensorbus.spi.DeviceBuffer;
 import io.tensorbus.spi.contract.Buffers;
+import io.tensorbus.spi.contract.MemoryStore;
 import io.tensorbus.spi.contract.Ranks;
 import io.tensorbus.spi.contract.Reference;
 import io.vertx.core.Future;
@@ -30,6 +34,7 @@ import org.junit.jupiter.api.Timeout;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -151,6 +156,68 @@ class SharedMemoryTest {
             }
             for (Future<Void> f : sends) {
                 f.await(30, TimeUnit.SECONDS);
+            }
+        }
+    }
+
+    @Test
+    void aLargeMessageSentBeforeItsSenderLeftIsStillReceivedAndTheLeavingIsNoFailure() throws Exception {
+        // The payload waits in the ring for its receive (a parked frame) when the sender's socket closes: it
+        // and the GOODBYE behind it are read before the loss counts, as TCP's bytes would be.
+        try (Ranks ranks = ranks(2, Map.of())) {
+            DeviceBuffer sent = Reference.input(DType.INT32, ReduceOp.SUM, 1, 2, 300_000);
+            ranks.get(1).send(sent, 0, 5).await(10, TimeUnit.SECONDS);
+            ranks.get(1).close().await(10, TimeUnit.SECONDS);
+            Thread.sleep(100);
+            DeviceBuffer got = Buffers.vector(DType.INT32, 300_000);
+            assertEquals(1, ranks.get(0).recv(got, 1, 5).await(10, TimeUnit.SECONDS));
+            assertEquals(-1, Buffers.mismatch(sent, got));
+            Throwable t = assertThrows(Exception.class,
+                    () -> ranks.get(0).recv(Buffers.vector(DType.INT32, 4), 1, 6).await(10, TimeUnit.SECONDS));
+            PeerLostException e = assertInstanceOf(PeerLostException.class, t.getCause() != null ? t.getCause() : t);
+            assertTrue(e.getMessage().contains("left the group"), "an orderly departure, not a lost connection: "
+                    + e.getMessage());
+        }
+    }
+
+    @Test
+    void ranksThatPreferDifferentChunksAgreeOnTheSmallest() throws Exception {
+        // Rank 2 has smaller rings (and so prefers 8 KiB chunks), ranks 0 and 1 prefer 512 KiB: a chunk cut on
+        // one rank must be the chunk its receiver expects.
+        Duration timeout = Duration.ofSeconds(20);
+        MemoryStore store = new MemoryStore(timeout);
+        List<Future<Backend>> made = new ArrayList<>();
+        for (int r = 0; r < 3; r++) {
+            Map<String, String> properties = r == 2 ? Map.of("tcp.sharedMemoryRingBytes", "65536") : Map.of();
+            made.add(provider.create(new BackendOptions(r, 3, store, timeout, "chunks", null, vertx, properties)));
+        }
+        List<TcpBackend> ranks = new ArrayList<>();
+        try {
+            for (Future<Backend> f : made) {
+                ranks.add((TcpBackend) f.await(30, TimeUnit.SECONDS));
+            }
+            assertTrue(ranks.get(0).connection(2).sharedMemory());
+            for (TcpBackend b : ranks) {
+                assertEquals(65536 / 8, b.chunkBytes(), "rank " + b.rank());
+            }
+            for (int root = 0; root < 3; root++) {
+                List<DeviceBuffer> bufs = new ArrayList<>();
+                List<Future<Void>> fs = new ArrayList<>();
+                for (int r = 0; r < 3; r++) {
+                    bufs.add(r == root ? Reference.input(DType.INT64, ReduceOp.SUM, r, 3, 300_001)
+                            : Buffers.vector(DType.INT64, 300_001));
+                    fs.add(ranks.get(r).broadcast(bufs.get(r), root));
+                }
+                for (Future<Void> f : fs) {
+                    f.await(30, TimeUnit.SECONDS);
+                }
+                for (int r = 0; r < 3; r++) {
+                    assertEquals(-1, Buffers.mismatch(bufs.get(root), bufs.get(r)), "root " + root + ", rank " + r);
+                }
+            }
+        } finally {
+            for (TcpBackend b : ranks) {
+                b.close().await(10, TimeUnit.SECONDS);
             }
         }
     }
