@@ -83,6 +83,13 @@ final class PeerConnection implements FrameReader.Listener {
         return l != null && l.tryWriteNow(header, payload);
     }
 
+    /** What the shared-memory link to this peer holds (for a stall report), or null when nothing or no link. */
+    String sharedMemoryState() {
+        SharedMemoryLink l = link;
+        String state = l == null ? null : l.state();
+        return state == null ? null : "shared memory with " + backend.who(peer) + ": " + state;
+    }
+
     /** True when frames go through shared memory. */
     boolean sharedMemory() {
         return link != null;

@@ -343,6 +343,31 @@ final class SharedMemoryLink {
         return true;
     }
 
+    /**
+     * What this link holds, for a stall report: bytes the peer wrote that this side has not read, bytes this
+     * side wrote that the peer has not read, frames waiting for room, and whether a payload waits for its
+     * receive; null when it holds nothing.
+     */
+    String state() {
+        if (closed) {
+            return null;
+        }
+        long unread = channel.incoming().readable();
+        long unreadByPeer = channel.outgoing().readable();
+        int queued;
+        producer.lock();
+        try {
+            queued = queue.size();
+        } finally {
+            producer.unlock();
+        }
+        if (unread == 0 && unreadByPeer == 0 && queued == 0 && !reader.isParked()) {
+            return null;
+        }
+        return unread + " bytes from it unread here" + (reader.isParked() ? " (a payload waits for its receive)" : "")
+                + ", " + unreadByPeer + " bytes to it unread there, " + queued + " frames waiting for room";
+    }
+
     private boolean hasQueued() {
         producer.lock();
         try {

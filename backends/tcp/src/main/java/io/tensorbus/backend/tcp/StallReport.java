@@ -69,6 +69,13 @@ final class StallReport {
                         .append(" did not answer the status request");
             }
         }
+        for (int p = 0; p < called.length; p++) {
+            PeerConnection c = p == backend.rank() ? null : backend.connection(p);
+            String state = c == null ? null : c.sharedMemoryState();
+            if (state != null) {
+                m.append("; ").append(state);
+            }
+        }
         int[] ranks = missing.stream().mapToInt(Integer::intValue).toArray();
         return new CommunicationTimeoutException(options.groupName(), op.sequence, m.toString(), ranks);
     }

@@ -14,6 +14,7 @@ import io.tensorbus.spi.contract.Reference;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import java.io.IOException;
+import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -220,6 +221,24 @@ class SharedMemoryTest {
                 b.close().await(10, TimeUnit.SECONDS);
             }
         }
+    }
+
+    @Test
+    void aLinkSaysWhatItsRingsHoldForStallReports() throws Exception {
+        Path dir = Path.of("/dev/shm");
+        SharedMemoryOptions options = new SharedMemoryOptions(dir, 65536, 0, 0, "test");
+        try (SharedMemoryChannel made = SharedMemoryChannel.create(dir, 65536);
+             SharedMemoryChannel opened = SharedMemoryChannel.accept(dir, made.offer())) {
+            // No event loop: state() only reads the rings.
+            SharedMemoryLink link = new SharedMemoryLink(made, new FrameReader(null), null, () -> { }, options,
+                    () -> false);
+            assertEquals(null, link.state(), "an empty link holds nothing worth a report");
+            opened.outgoing().offer(MemorySegment.ofArray(new byte[100]), 0, 100, 0);
+            opened.outgoing().publish(100);
+            String state = link.state();
+            assertTrue(state.startsWith("100 bytes from it unread here, 0 bytes to it unread there"), state);
+        }
+        assertEquals(List.of(), ourFiles());
     }
 
     @Test
