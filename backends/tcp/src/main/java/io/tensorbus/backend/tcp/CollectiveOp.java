@@ -51,8 +51,32 @@ final class CollectiveOp {
         return backend.chunkBytes();
     }
 
+    /** The peer and tag of the message that already left on the caller's thread, or -1. */
+    private int sentPeer = -1;
+    private long sentTag;
+
+    /**
+     * Writes this collective's first message, {@code region} to {@code peer} as {@code tag}, into shared memory
+     * on the calling thread, before the collective starts on the event loop; the algorithm's own send of it then
+     * completes at once. Returns false (nothing sent) when the link cannot take it now. Caller's thread.
+     */
+    boolean sendFirstNow(int peer, long tag, Region region) {
+        PeerConnection c = backend.connection(peer);
+        if (c != null && region.isHost()
+                && c.tryWriteNow(call.frame(sequence, tag, region.byteSize(), backend.groupHash()), region.segment())) {
+            sentPeer = peer;
+            sentTag = tag;
+            return true;
+        }
+        return false;
+    }
+
     /** Sends {@code region} to {@code peer} as the message {@code tag} of this collective. */
     Future<Void> send(int peer, long tag, Region region) {
+        if (peer == sentPeer && tag == sentTag) {
+            sentPeer = -1;
+            return Future.succeededFuture();
+        }
         return backend.hostBytes(region).compose(bytes -> backend.connection(peer)
                 .write(call.frame(sequence, tag, bytes.byteSize(), backend.groupHash()), bytes)
                 .andThen(ar -> backend.doneWith(region, bytes))

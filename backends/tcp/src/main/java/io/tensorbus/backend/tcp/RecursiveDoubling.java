@@ -45,6 +45,29 @@ final class RecursiveDoubling {
         return f;
     }
 
+    /**
+     * The peer this rank sends its unchanged buffer to first, or -1 when its first message depends on another
+     * one (a rank that folds a partner in): that first message can leave before the collective starts.
+     */
+    static int firstPeer(int rank, int n) {
+        int extra = n - Integer.highestOneBit(n);
+        if (rank < 2 * extra) {
+            return rank % 2 == 0 ? rank + 1 : -1;
+        }
+        if (n == 1) {
+            return -1;
+        }
+        int virtual = rank - extra;
+        int partnerVirtual = virtual ^ 1;
+        return partnerVirtual < extra ? partnerVirtual * 2 + 1 : partnerVirtual + extra;
+    }
+
+    /** The tag of the message to {@link #firstPeer}. */
+    static long firstTag(int rank, int n) {
+        int extra = n - Integer.highestOneBit(n);
+        return rank < 2 * extra ? tag(FOLD, 0, 0) : tag(ROUND, 0, 0);
+    }
+
     private static Future<Void> exchange(CollectiveOp op, int partner, long tag, Region buf,
                                          ReduceOp reduceOp, DType dtype) {
         // Device memory reduces from native memory without a further copy; host memory from a cheap heap array.

@@ -357,9 +357,20 @@ final class TcpBackend implements Backend {
     public Future<Void> allReduce(DeviceBuffer buffer, ReduceOp reduceOp) {
         Call call = new Call(Opcode.ALL_REDUCE, buffer.dtype(), reduceOp, -1, buffer.numel(), buffer.shape());
         boolean small = buffer.byteSize() <= SMALL_BYTES;
-        return collective(call, op -> (small ? RecursiveDoubling.allReduce(op, Region.of(buffer), reduceOp, buffer.dtype())
+        Function<CollectiveOp, Future<Void>> algorithm = op -> (small
+                ? RecursiveDoubling.allReduce(op, Region.of(buffer), reduceOp, buffer.dtype())
                 : RingAllReduce.run(op, Region.of(buffer), reduceOp, buffer.dtype()))
-                .compose(v -> average(op, buffer, reduceOp)));
+                .compose(v -> average(op, buffer, reduceOp));
+        CollectiveOp op = new CollectiveOp(this, calls.getAndIncrement(), call);
+        int first = RecursiveDoubling.firstPeer(rank(), size());
+        if (small && buffer.isHost() && first >= 0 && buffer.byteSize() < Router.PARK_BYTES && broken == null
+                && !closed) {
+            // A small allReduce's first message is the unchanged buffer: it leaves now, on this thread, and a
+            // peer that started first can answer before this rank's event loop has even woken up.
+            op.sendFirstNow(first, RecursiveDoubling.firstTag(rank(), size()), Region.of(buffer));
+        }
+        context.runOnContext(v -> start(op, algorithm));
+        return op.promise.future();
     }
 
     @Override
