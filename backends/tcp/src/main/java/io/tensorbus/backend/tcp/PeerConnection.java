@@ -135,7 +135,7 @@ final class PeerConnection implements FrameReader.Listener {
         }
         // Each round consumes at least the parked frame, so the ring's finite contents bound the loop.
         l.poll();
-        while (parked != null && link != null) {
+        while (parked != null) {
             Router.Early e = parked;
             cancelParkTimer();
             parked = null;
@@ -365,8 +365,7 @@ final class PeerConnection implements FrameReader.Listener {
     private void startLink(SharedMemoryChannel channel) {
         Frame doorbell = new Frame(Frame.DOORBELL, 0, 0, Frame.NO_REDUCE, -1, -1, 0, 0, 0, backend.groupHash(), 0, 0);
         link = new SharedMemoryLink(channel, new FrameReader(this), eventLoop(), () -> writeToSocket(doorbell, null),
-                backend.sharedMemory(), backend::awaitsData);
-        link.guard(this::guarded);
+                backend.sharedMemory(), backend::awaitsData, this::guarded);
         // The peer may have written already (it starts as soon as it has answered).
         link.poll();
     }

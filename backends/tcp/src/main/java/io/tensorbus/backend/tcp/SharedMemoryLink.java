@@ -58,10 +58,7 @@ final class SharedMemoryLink {
      * caller's thread may write a whole frame itself ({@link #tryWriteNow}).
      */
     private final ReentrantLock producer = new ReentrantLock();
-    private Predicate<Runnable> guarded = step -> {
-        step.run();
-        return true;
-    };
+    private final Predicate<Runnable> guarded;
 
     /** One frame on its way into the ring. */
     private static final class Write {
@@ -83,10 +80,12 @@ final class SharedMemoryLink {
     /**
      * A link over {@code channel} whose incoming frames go to {@code reader}; {@code ringDoorbell} sends the
      * peer a doorbell frame over the socket; {@code waiting} says whether an operation of the group waits for
-     * data (the link then polls for longer before it sleeps).
+     * data (the link then polls for longer before it sleeps); {@code guarded} runs each step of the reader with
+     * the connection's malformed-frame handling and returns false when the connection was lost meanwhile.
      */
     SharedMemoryLink(SharedMemoryChannel channel, FrameReader reader, EventLoop loop, Runnable ringDoorbell,
-                     SharedMemoryOptions options, java.util.function.BooleanSupplier waiting) {
+                     SharedMemoryOptions options, java.util.function.BooleanSupplier waiting,
+                     Predicate<Runnable> guarded) {
         this.channel = channel;
         this.reader = reader;
         this.loop = loop;
@@ -94,6 +93,7 @@ final class SharedMemoryLink {
         this.spinNanos = options.spinNanos();
         this.waitSpinNanos = options.waitSpinNanos();
         this.waiting = waiting;
+        this.guarded = guarded;
     }
 
     FrameReader reader() {
@@ -206,13 +206,6 @@ final class SharedMemoryLink {
         }
     }
 
-    /**
-     * Wraps each step of the reader (the connection's malformed-frame handling): runs it and returns false
-     * when the connection was lost meanwhile.
-     */
-    void guard(Predicate<Runnable> guarded) {
-        this.guarded = guarded;
-    }
 
     /** Hands readable bytes to the reader until the ring is empty or a payload parks; true on progress. */
     private boolean drain() {

@@ -361,7 +361,7 @@ final class TcpBackend implements Backend {
                 ? RecursiveDoubling.allReduce(op, Region.of(buffer), reduceOp, buffer.dtype())
                 : RingAllReduce.run(op, Region.of(buffer), reduceOp, buffer.dtype()))
                 .compose(v -> average(op, buffer, reduceOp));
-        CollectiveOp op = new CollectiveOp(this, calls.getAndIncrement(), call);
+        CollectiveOp op = newOp(call);
         int first = RecursiveDoubling.firstPeer(rank(), size());
         if (small && buffer.isHost() && first >= 0 && buffer.byteSize() < Router.PARK_BYTES && broken == null
                 && !closed) {
@@ -369,8 +369,7 @@ final class TcpBackend implements Backend {
             // peer that started first can answer before this rank's event loop has even woken up.
             op.sendFirstNow(first, RecursiveDoubling.firstTag(rank(), size()), Region.of(buffer));
         }
-        context.runOnContext(v -> start(op, algorithm));
-        return op.promise.future();
+        return collective(op, algorithm);
     }
 
     @Override
@@ -463,7 +462,15 @@ final class TcpBackend implements Backend {
     }
 
     private Future<Void> collective(Call call, Function<CollectiveOp, Future<Void>> algorithm) {
-        CollectiveOp op = new CollectiveOp(this, calls.getAndIncrement(), call);
+        return collective(newOp(call), algorithm);
+    }
+
+    /** The next collective, numbered in call order. */
+    private CollectiveOp newOp(Call call) {
+        return new CollectiveOp(this, calls.getAndIncrement(), call);
+    }
+
+    private Future<Void> collective(CollectiveOp op, Function<CollectiveOp, Future<Void>> algorithm) {
         context.runOnContext(v -> start(op, algorithm));
         return op.promise.future();
     }

@@ -231,7 +231,10 @@ class SharedMemoryTest {
              SharedMemoryChannel opened = SharedMemoryChannel.accept(dir, made.offer())) {
             // No event loop: state() only reads the rings.
             SharedMemoryLink link = new SharedMemoryLink(made, new FrameReader(null), null, () -> { }, options,
-                    () -> false);
+                    () -> false, step -> {
+                        step.run();
+                        return true;
+                    });
             assertEquals(null, link.state(), "an empty link holds nothing worth a report");
             opened.outgoing().offer(MemorySegment.ofArray(new byte[100]), 0, 100, 0);
             opened.outgoing().publish(100);
