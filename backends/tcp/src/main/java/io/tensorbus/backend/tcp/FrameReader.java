@@ -2,6 +2,7 @@ package io.tensorbus.backend.tcp;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
+import io.tensorbus.spi.shm.SharedMemoryLink;
 
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
@@ -11,7 +12,7 @@ import java.util.ArrayDeque;
  * Cuts the byte stream of one connection into frames: gathers the 72 header bytes, asks the listener where
  * the payload goes, and streams the payload there as it arrives, without an intermediate copy.
  */
-final class FrameReader {
+final class FrameReader implements SharedMemoryLink.Reader {
 
     /** What the reader reports: a header (answered with the payload's sink) and a finished payload. */
     interface Listener {
@@ -65,7 +66,8 @@ final class FrameReader {
      *
      * @throws Frame.MalformedFrameException when a header breaks the protocol
      */
-    long consume(MemorySegment in) {
+    @Override
+    public long consume(MemorySegment in) {
         if (parked || in.byteSize() == 0) {
             return 0;
         }
@@ -108,7 +110,8 @@ final class FrameReader {
     }
 
     /** True while a payload waits for its sink. */
-    boolean isParked() {
+    @Override
+    public boolean isParked() {
         return parked;
     }
 

@@ -6,6 +6,7 @@ import io.tensorbus.c10d.Store;
 import io.tensorbus.spi.Backend;
 import io.tensorbus.spi.BackendOptions;
 import io.tensorbus.spi.SecretHandshake;
+import io.tensorbus.spi.shm.SharedMemoryChannel;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.internal.ContextInternal;

@@ -4,6 +4,8 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.socket.DuplexChannel;
 import io.netty.util.ReferenceCountUtil;
+import io.tensorbus.spi.shm.SharedMemoryChannel;
+import io.tensorbus.spi.shm.SharedMemoryLink;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.internal.net.NetSocketInternal;
@@ -42,6 +44,8 @@ final class PeerConnection implements FrameReader.Listener {
     private boolean offerDue;
     /** Set once on the event loop, read by callers' threads for {@link #tryWriteNow}. */
     private volatile SharedMemoryLink link;
+    /** The reader of the link's incoming ring, set with {@link #link}. */
+    private FrameReader linkReader;
 
     /**
      * Takes over {@code socket} and its reader from the handshake (frames may already be behind the hello).
@@ -80,7 +84,7 @@ final class PeerConnection implements FrameReader.Listener {
      */
     boolean tryWriteNow(Frame header, MemorySegment payload) {
         SharedMemoryLink l = link;
-        return l != null && l.tryWriteNow(header, payload);
+        return l != null && l.tryWriteNow(parts(header, payload));
     }
 
     /** What the shared-memory link to this peer holds (for a stall report), or null when nothing or no link. */
@@ -146,7 +150,17 @@ final class PeerConnection implements FrameReader.Listener {
 
     /** Writes a header and its payload; completes once the bytes are in the kernel. */
     Future<Void> write(Frame header, MemorySegment payload) {
-        return link != null ? link.write(header, payload) : writeToSocket(header, payload);
+        return link != null ? link.write(parts(header, payload)) : writeToSocket(header, payload);
+    }
+
+    /** A frame as the link writes it: the encoded header, then the payload if there is one. */
+    private static MemorySegment[] parts(Frame header, MemorySegment payload) {
+        ByteBuf h = header.encode();
+        MemorySegment bytes = MemorySegment.ofArray(new byte[Frame.HEADER_BYTES]);
+        MemorySegment.copy(MemorySegment.ofBuffer(h.nioBuffer()), 0, bytes, 0, Frame.HEADER_BYTES);
+        h.release();
+        return payload == null || payload.byteSize() == 0 ? new MemorySegment[] {bytes}
+                : new MemorySegment[] {bytes, payload};
     }
 
     private Future<Void> writeToSocket(Frame header, MemorySegment payload) {
@@ -237,7 +251,7 @@ final class PeerConnection implements FrameReader.Listener {
      * again only if no later payload parked on the way (that one holds the connection in turn).
      */
     private void resumeReading(Sink sink) {
-        FrameReader r = link != null ? link.reader() : reader;
+        FrameReader r = link != null ? linkReader : reader;
         if (!guarded(() -> r.resume(sink))) {
             return;
         }
@@ -364,8 +378,9 @@ final class PeerConnection implements FrameReader.Listener {
 
     private void startLink(SharedMemoryChannel channel) {
         Frame doorbell = new Frame(Frame.DOORBELL, 0, 0, Frame.NO_REDUCE, -1, -1, 0, 0, 0, backend.groupHash(), 0, 0);
-        link = new SharedMemoryLink(channel, new FrameReader(this), eventLoop(), () -> writeToSocket(doorbell, null),
-                backend.sharedMemory(), backend::awaitsData, this::guarded);
+        linkReader = new FrameReader(this);
+        link = new SharedMemoryLink(channel, linkReader, eventLoop(), () -> writeToSocket(doorbell, null),
+                backend.sharedMemory().polling(), backend::awaitsData, this::guarded);
         // The peer may have written already (it starts as soon as it has answered).
         link.poll();
     }

@@ -1,6 +1,8 @@
 package io.tensorbus.backend.tcp;
 
 import io.tensorbus.spi.BackendOptions;
+import io.tensorbus.spi.shm.SharedMemoryChannel;
+import io.tensorbus.spi.shm.SharedMemoryLink;
 import java.nio.file.Path;
 
 /**
@@ -22,6 +24,11 @@ import java.nio.file.Path;
 record SharedMemoryOptions(Path dir, long ringBytes, long spinNanos, long waitSpinNanos, String hostIdentity) {
     static final long MIN_RING_BYTES = 64 * 1024;
     static final long MAX_RING_BYTES = 1L << 30;
+
+    /** How the group's links poll before they sleep. */
+    SharedMemoryLink.Polling polling() {
+        return new SharedMemoryLink.Polling(spinNanos, waitSpinNanos);
+    }
 
     /**
      * The group's settings, or null when shared memory is off or this host has none usable.

@@ -11,10 +11,10 @@ import io.tensorbus.spi.contract.Buffers;
 import io.tensorbus.spi.contract.MemoryStore;
 import io.tensorbus.spi.contract.Ranks;
 import io.tensorbus.spi.contract.Reference;
+import io.tensorbus.spi.shm.SharedMemoryChannel;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import java.io.IOException;
-import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -224,27 +224,6 @@ class SharedMemoryTest {
     }
 
     @Test
-    void aLinkSaysWhatItsRingsHoldForStallReports() throws Exception {
-        Path dir = Path.of("/dev/shm");
-        SharedMemoryOptions options = new SharedMemoryOptions(dir, 65536, 0, 0, "test");
-        try (SharedMemoryChannel made = SharedMemoryChannel.create(dir, 65536);
-             SharedMemoryChannel opened = SharedMemoryChannel.accept(dir, made.offer())) {
-            // No event loop: state() only reads the rings.
-            SharedMemoryLink link = new SharedMemoryLink(made, new FrameReader(null), null, () -> { }, options,
-                    () -> false, step -> {
-                        step.run();
-                        return true;
-                    });
-            assertEquals(null, link.state(), "an empty link holds nothing worth a report");
-            opened.outgoing().offer(MemorySegment.ofArray(new byte[100]), 0, 100, 0);
-            opened.outgoing().publish(100);
-            String state = link.state();
-            assertTrue(state.startsWith("100 bytes from it unread here, 0 bytes to it unread there"), state);
-        }
-        assertEquals(List.of(), ourFiles());
-    }
-
-    @Test
     void theSettingTurnsSharedMemoryOff() throws Exception {
         try (Ranks ranks = ranks(2, Map.of("tcp.sharedMemory", "false"))) {
             assertEquals(0, sharedConnections(ranks));
@@ -295,25 +274,5 @@ class SharedMemoryTest {
             assertTrue(String.valueOf(e.getMessage()).contains(key) || String.valueOf(e.getCause()).contains(key),
                     bad + ": " + e);
         }
-    }
-
-    @Test
-    void aChannelFileIsOnlyOpenedWithItsNonce() throws Exception {
-        Path dir = Path.of("/dev/shm");
-        try (SharedMemoryChannel made = SharedMemoryChannel.create(dir, 65536)) {
-            try {
-                byte[] offer = made.offer();
-                byte[] forged = offer.clone();
-                forged[forged.length - 1] ^= 1;
-                assertThrows(IOException.class, () -> SharedMemoryChannel.accept(dir, forged));
-                assertThrows(IOException.class, () -> SharedMemoryChannel.open(dir, "../etc/passwd", new byte[16]));
-                try (SharedMemoryChannel opened = SharedMemoryChannel.accept(dir, offer)) {
-                    assertFalse(opened.name().isEmpty());
-                }
-            } finally {
-                made.unlink();
-            }
-        }
-        assertEquals(List.of(), ourFiles());
     }
 }

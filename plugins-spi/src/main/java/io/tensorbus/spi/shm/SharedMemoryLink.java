@@ -1,7 +1,8 @@
-package io.tensorbus.backend.tcp;
+package io.tensorbus.spi.shm;
 
 import io.netty.buffer.ByteBuf;
-import io.netty.channel.EventLoop;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.util.concurrent.EventExecutor;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import java.lang.foreign.MemorySegment;
@@ -9,38 +10,70 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.BooleanSupplier;
 import java.util.function.Predicate;
 
 /**
- * A connection's frames through a {@link SharedMemoryChannel} instead of its socket: writes copy header and
- * payload into the outgoing ring, and the incoming ring's bytes go to a {@link FrameReader} in place, so a
- * reducing receive combines straight out of the peer's ring into its accumulator. The socket stays open as the
- * doorbell and as the sign of life: its closing still means the peer is gone.
+ * A connection's frames through a {@link SharedMemoryChannel} instead of its socket: writes copy a frame's parts
+ * (header, body, payload) into the outgoing ring, and the incoming ring's bytes go to a {@link Reader} in place,
+ * so that a reducing receive combines straight out of the peer's ring into its accumulator. The socket stays
+ * open as the doorbell and as the sign of life: its closing still means the peer is gone.
  *
- * <p>Polling runs on the group's event loop as tasks that queue themselves again, so the loop keeps serving its
- * sockets and timers while it spins. After a while without progress ({@link SharedMemoryOptions}: longer while an
- * operation waits for data) the link sleeps: it sets the
- * ring's flag and lets the loop block, and the peer rings (a frame on the socket) when it next writes or frees
- * room. A burst of small messages thus crosses without a system call, and an idle group takes no core.
+ * <p>Polling runs on the connection's event loop as tasks that queue themselves again, so the loop keeps serving
+ * its sockets and timers while it spins. After a while without progress ({@link Polling}: longer while an
+ * operation waits for data) the link sleeps: it sets the ring's flag and lets the loop block, and the peer rings
+ * (a frame on the socket) when it next writes or frees room. A burst of small messages thus crosses without a
+ * system call, and an idle connection takes no core.
  */
-final class SharedMemoryLink {
+public final class SharedMemoryLink {
     /**
      * The most bytes read from the ring before freeing them: the producer refills behind the reader while it
      * reduces, and the reductions run as many short calls (compiled as such) rather than a few long loops.
      */
-    static final long DRAIN_PIECE_BYTES = 256 * 1024;
+    public static final long DRAIN_PIECE_BYTES = 256 * 1024;
     /** After this long without progress a spinning link yields its core between polls, in nanoseconds. */
     static final long YIELD_AFTER_NANOS = 20_000;
-    /** How often a sleeping link looks at its rings while an operation of its group waits, in milliseconds. */
+    /** How often a sleeping link looks at its rings while an operation waits, in milliseconds. */
     static final long CHECK_MILLIS = 10;
+
+    /** Where the incoming bytes go: a connection's frame parser. Called on the link's event loop only. */
+    public interface Reader {
+        /**
+         * Takes what it can of {@code bytes} (read in place: they are freed once this returns) and returns how
+         * many it took; fewer than offered only when a payload parks.
+         */
+        long consume(MemorySegment bytes);
+
+        /** True while a payload waits for a receive: the link then reads nothing more. */
+        boolean isParked();
+    }
+
+    /**
+     * How long a link polls after its last progress before it sleeps, in nanoseconds: {@code spinNanos} when
+     * idle, {@code waitSpinNanos} while an operation waits for data (a peer's answer then arrives without a
+     * doorbell's system calls and wake-up).
+     */
+    public record Polling(long spinNanos, long waitSpinNanos) {
+        /**
+         * @throws IllegalArgumentException when either is negative
+         */
+        public Polling {
+            if (spinNanos < 0 || waitSpinNanos < 0) {
+                throw new IllegalArgumentException("spin times must not be negative: " + spinNanos + ", "
+                        + waitSpinNanos);
+            }
+        }
+    }
+
     private final SharedMemoryChannel channel;
-    private final FrameReader reader;
-    private final EventLoop loop;
+    private final Reader reader;
+    private final EventExecutor loop;
     private final Runnable ringDoorbell;
     private final long spinNanos;
     private final long waitSpinNanos;
-    private final java.util.function.BooleanSupplier waiting;
+    private final BooleanSupplier waiting;
     private final ArrayDeque<Write> queue = new ArrayDeque<>();
     private final Runnable pollTask = this::scheduledPoll;
     private final Runnable checkTask = () -> {
@@ -55,62 +88,77 @@ final class SharedMemoryLink {
     private volatile boolean closed;
     /**
      * Guards the producer side (the queue, the outgoing ring's writes, closing): the event loop pumps, and a
-     * caller's thread may write a whole frame itself ({@link #tryWriteNow}).
+     * caller's thread may write a whole frame itself ({@link #tryWriteNow}, {@link #writeOrCopy}).
      */
     private final ReentrantLock producer = new ReentrantLock();
     private final Predicate<Runnable> guarded;
 
-    /** One frame on its way into the ring. */
+    /** One frame on its way into the ring; {@code owned} (a copy of the frame's rest) is released once written. */
     private static final class Write {
-        final MemorySegment header;
-        final MemorySegment payload;
+        final MemorySegment[] parts;
+        final long size;
+        final ByteBuf owned;
         final Promise<Void> done = Promise.promise();
         long written;
 
-        Write(MemorySegment header, MemorySegment payload) {
-            this.header = header;
-            this.payload = payload;
+        Write(MemorySegment[] parts, ByteBuf owned) {
+            this.parts = parts;
+            this.owned = owned;
+            long n = 0;
+            for (MemorySegment p : parts) {
+                n += p.byteSize();
+            }
+            this.size = n;
         }
 
-        long size() {
-            return header.byteSize() + (payload == null ? 0 : payload.byteSize());
+        void finish(Throwable failure) {
+            if (owned != null) {
+                owned.release();
+            }
+            if (failure == null) {
+                done.tryComplete();
+            } else {
+                done.tryFail(failure);
+            }
         }
     }
 
     /**
-     * A link over {@code channel} whose incoming frames go to {@code reader}; {@code ringDoorbell} sends the
-     * peer a doorbell frame over the socket; {@code waiting} says whether an operation of the group waits for
-     * data (the link then polls for longer before it sleeps); {@code guarded} runs each step of the reader with
-     * the connection's malformed-frame handling and returns false when the connection was lost meanwhile.
+     * A link over {@code channel} whose incoming bytes go to {@code reader}, polled on {@code loop} (the
+     * connection's event loop); {@code ringDoorbell} sends the peer a doorbell frame over the socket;
+     * {@code waiting} says whether an operation waits for data (the link then polls for longer before it
+     * sleeps); {@code guarded} runs each step of the reader with the connection's malformed-frame handling and
+     * returns false when the connection was lost meanwhile.
      */
-    SharedMemoryLink(SharedMemoryChannel channel, FrameReader reader, EventLoop loop, Runnable ringDoorbell,
-                     SharedMemoryOptions options, java.util.function.BooleanSupplier waiting,
-                     Predicate<Runnable> guarded) {
+    public SharedMemoryLink(SharedMemoryChannel channel, Reader reader, EventExecutor loop, Runnable ringDoorbell,
+                            Polling polling, BooleanSupplier waiting, Predicate<Runnable> guarded) {
         this.channel = channel;
         this.reader = reader;
         this.loop = loop;
         this.ringDoorbell = ringDoorbell;
-        this.spinNanos = options.spinNanos();
-        this.waitSpinNanos = options.waitSpinNanos();
+        this.spinNanos = polling.spinNanos();
+        this.waitSpinNanos = polling.waitSpinNanos();
         this.waiting = waiting;
         this.guarded = guarded;
     }
 
-    FrameReader reader() {
-        return reader;
-    }
-
-    /** Queues a header and its payload; completes once every byte is in the ring. Event loop only. */
-    Future<Void> write(Frame header, MemorySegment payload) {
+    /**
+     * Queues a frame of {@code parts}, read when room appears: they must stay unchanged and readable from the
+     * event loop until the future completes, once every byte is in the ring. Event loop only.
+     */
+    public Future<Void> write(MemorySegment... parts) {
         assert loop.inEventLoop() : "a shared-memory link written on " + Thread.currentThread().getName();
         if (closed) {
             return Future.failedFuture(new java.io.IOException("the shared-memory channel is closed"));
         }
-        if (payload != null && !payload.isAccessibleBy(Thread.currentThread())) {
-            return Future.failedFuture(new IllegalArgumentException("a payload confined to another thread cannot be"
-                    + " sent from the group's event loop: allocate it from a shared or automatic arena"));
+        for (MemorySegment p : parts) {
+            if (!p.isAccessibleBy(Thread.currentThread())) {
+                return Future.failedFuture(new IllegalArgumentException("a payload confined to another thread "
+                        + "cannot be sent from the connection's event loop: allocate it from a shared or automatic"
+                        + " arena"));
+            }
         }
-        Write w = new Write(headerBytes(header), payload == null || payload.byteSize() == 0 ? null : payload);
+        Write w = new Write(parts, null);
         producer.lock();
         try {
             queue.addLast(w);
@@ -121,21 +169,16 @@ final class SharedMemoryLink {
         return w.done.future();
     }
 
-    private static MemorySegment headerBytes(Frame header) {
-        ByteBuf h = header.encode();
-        MemorySegment bytes = MemorySegment.ofArray(new byte[Frame.HEADER_BYTES]);
-        MemorySegment.copy(MemorySegment.ofBuffer(h.nioBuffer()), 0, bytes, 0, Frame.HEADER_BYTES);
-        h.release();
-        return bytes;
-    }
-
     /**
-     * Writes a whole frame into the ring now, on the calling thread, when nothing is queued before it and it
-     * fits: a small message then leaves without a hand-off to the event loop. Returns false (nothing written)
-     * otherwise; the caller then goes the queued way. Any thread.
+     * Writes a whole frame of {@code parts} into the ring now, on the calling thread, when nothing is queued
+     * before it and it fits: a small message then leaves without a hand-off to the event loop. Returns false
+     * (nothing written) otherwise; the caller then goes the queued way. Any thread.
      */
-    boolean tryWriteNow(Frame header, MemorySegment payload) {
-        long size = Frame.HEADER_BYTES + (payload == null ? 0 : payload.byteSize());
+    public boolean tryWriteNow(MemorySegment... parts) {
+        long size = 0;
+        for (MemorySegment p : parts) {
+            size += p.byteSize();
+        }
         SharedMemoryRing out = channel.outgoing();
         boolean ring;
         producer.lock();
@@ -143,10 +186,9 @@ final class SharedMemoryLink {
             if (closed || !queue.isEmpty() || out.writable() < size) {
                 return false;
             }
-            MemorySegment h = headerBytes(header);
-            out.offer(h, 0, h.byteSize(), 0);
-            if (payload != null && payload.byteSize() > 0) {
-                out.offer(payload, 0, payload.byteSize(), h.byteSize());
+            long at = 0;
+            for (MemorySegment p : parts) {
+                at += out.offer(p, 0, p.byteSize(), at);
             }
             ring = out.publish(size);
         } finally {
@@ -158,13 +200,80 @@ final class SharedMemoryLink {
         return true;
     }
 
+    /**
+     * Sends a frame of {@code parts} as if it were copied now: what fits goes into the ring on the calling
+     * thread, the rest is copied into memory of the link's own and written from the event loop as room
+     * appears. The caller may change the parts' memory as soon as this returns. Any thread.
+     *
+     * @return completes once every byte is in the ring; fails when the link closed first
+     */
+    public Future<Void> writeOrCopy(MemorySegment... parts) {
+        SharedMemoryRing out = channel.outgoing();
+        boolean ring = false;
+        Write rest = null;
+        producer.lock();
+        try {
+            if (closed) {
+                return Future.failedFuture(new java.io.IOException("the shared-memory channel is closed"));
+            }
+            long at = 0;
+            int part = 0;
+            long offset = 0;
+            if (queue.isEmpty()) {
+                for (; part < parts.length; part++, offset = 0) {
+                    long n = out.offer(parts[part], 0, parts[part].byteSize(), at);
+                    at += n;
+                    if (n < parts[part].byteSize()) {
+                        offset = n;
+                        break;
+                    }
+                }
+                ring = at > 0 && out.publish(at);
+            }
+            if (part < parts.length) {
+                rest = copyOf(parts, part, offset);
+                queue.addLast(rest);
+            }
+        } finally {
+            producer.unlock();
+        }
+        if (ring) {
+            ringDoorbell.run();
+        }
+        if (rest == null) {
+            return Future.succeededFuture();
+        }
+        loop.execute(this::poll);
+        return rest.done.future();
+    }
+
+    /** A write of the bytes of {@code parts} from part {@code first}, byte {@code offset} on, copied now. */
+    private static Write copyOf(MemorySegment[] parts, int first, long offset) {
+        long size = -offset;
+        for (int i = first; i < parts.length; i++) {
+            size += parts[i].byteSize();
+        }
+        if (size > Integer.MAX_VALUE - 8) {
+            throw new IllegalArgumentException("a frame of " + size + " bytes is larger than 2 GiB");
+        }
+        ByteBuf owned = ByteBufAllocator.DEFAULT.directBuffer((int) size);
+        MemorySegment copy = MemorySegment.ofBuffer(owned.nioBuffer(0, (int) size));
+        long at = 0;
+        for (int i = first; i < parts.length; i++, offset = 0) {
+            long n = parts[i].byteSize() - offset;
+            MemorySegment.copy(parts[i], offset, copy, at, n);
+            at += n;
+        }
+        return new Write(new MemorySegment[] {copy}, owned);
+    }
+
     /** A doorbell arrived, or the reader may go on (its parked payload found a receive): poll now. */
-    void wake() {
+    public void wake() {
         poll();
     }
 
     /** An operation started waiting for data: poll from now on, whenever the last progress was. */
-    void expect() {
+    public void expect() {
         lastProgress = System.nanoTime();
         poll();
     }
@@ -173,7 +282,7 @@ final class SharedMemoryLink {
      * Moves what it can: incoming frames to the reader (unless a payload is parked), queued frames into the
      * outgoing ring; then spins or sleeps. Event loop only.
      */
-    void poll() {
+    public void poll() {
         assert loop.inEventLoop() : "a shared-memory link polled on " + Thread.currentThread().getName();
         if (closed) {
             return;
@@ -184,7 +293,7 @@ final class SharedMemoryLink {
             return;
         }
         polling = true;
-        List<Promise<Void>> written = new ArrayList<>();
+        List<Write> written = new ArrayList<>();
         try {
             do {
                 again = false;
@@ -200,7 +309,7 @@ final class SharedMemoryLink {
                 channel.close();
             }
         }
-        written.forEach(Promise::tryComplete);
+        written.forEach(w -> w.finish(null));
         if (!closed) {
             scheduleOrSleep();
         }
@@ -237,7 +346,7 @@ final class SharedMemoryLink {
      * read here (its arena closed, or confined to another thread) fails its own write when none of its bytes
      * were published yet, and loses the peer when some were (the stream would be cut mid-frame).
      */
-    private boolean pump(List<Promise<Void>> written) {
+    private boolean pump(List<Write> written) {
         SharedMemoryRing out = channel.outgoing();
         long moved = 0;
         boolean ring = false;
@@ -259,11 +368,11 @@ final class SharedMemoryLink {
                     }
                     continue; // what was copied of it is not published and will be overwritten
                 }
-                if (w.written < w.size()) {
+                if (w.written < w.size) {
                     break;
                 }
                 queue.pollFirst();
-                written.add(w.done);
+                written.add(w);
             }
             ring = moved > 0 && out.publish(moved);
         } finally {
@@ -272,7 +381,7 @@ final class SharedMemoryLink {
         if (ring) {
             ringDoorbell.run();
         }
-        failed.forEach(f -> f.getKey().done.tryFail(f.getValue()));
+        failed.forEach(f -> f.getKey().finish(f.getValue()));
         if (cut != null) {
             RuntimeException e = cut;
             guarded.test(() -> {
@@ -284,13 +393,17 @@ final class SharedMemoryLink {
 
     private static long copy(SharedMemoryRing out, Write w, long unpublished) {
         long before = w.written;
-        long h = w.header.byteSize();
-        if (w.written < h) {
-            w.written += out.offer(w.header, w.written, h - w.written, unpublished);
-        }
-        if (w.written >= h && w.payload != null) {
-            long at = w.written - h;
-            w.written += out.offer(w.payload, at, w.payload.byteSize() - at, unpublished + (w.written - before));
+        long start = 0;
+        for (MemorySegment p : w.parts) {
+            long end = start + p.byteSize();
+            if (w.written < end) {
+                long n = out.offer(p, w.written - start, end - w.written, unpublished + (w.written - before));
+                w.written += n;
+                if (w.written < end) {
+                    break;
+                }
+            }
+            start = end;
         }
         return w.written - before;
     }
@@ -319,7 +432,7 @@ final class SharedMemoryLink {
             // Asleep while an operation waits: look again now and then, so that a doorbell lost on its way (a
             // peer that died between writing and ringing is reported by its socket) costs a delay, not a hang.
             checkPending = true;
-            loop.schedule(checkTask, CHECK_MILLIS, java.util.concurrent.TimeUnit.MILLISECONDS);
+            loop.schedule(checkTask, CHECK_MILLIS, TimeUnit.MILLISECONDS);
         }
     }
 
@@ -341,7 +454,7 @@ final class SharedMemoryLink {
      * side wrote that the peer has not read, frames waiting for room, and whether a payload waits for its
      * receive; null when it holds nothing.
      */
-    String state() {
+    public String state() {
         if (closed) {
             return null;
         }
@@ -371,7 +484,7 @@ final class SharedMemoryLink {
     }
 
     /** Fails what is still queued and unmaps the rings. Event loop only. */
-    void close(Throwable cause) {
+    public void close(Throwable cause) {
         List<Write> failed = new ArrayList<>();
         producer.lock();
         try {
@@ -385,7 +498,7 @@ final class SharedMemoryLink {
         } finally {
             producer.unlock();
         }
-        failed.forEach(w -> w.done.tryFail(cause));
+        failed.forEach(w -> w.finish(cause));
         if (!polling) {
             channel.close();
         }

@@ -1,4 +1,4 @@
-package io.tensorbus.backend.tcp;
+package io.tensorbus.spi.shm;
 
 import java.io.IOException;
 import java.lang.foreign.Arena;
@@ -15,10 +15,10 @@ import java.security.SecureRandom;
 import java.util.HexFormat;
 
 /**
- * The shared memory of two ranks on one host: a file under {@code /dev/shm} holding one {@link SharedMemoryRing}
- * each way, which both processes map. The rank that accepted the TCP connection creates the file (readable by
- * its user only, every page written so that a full {@code /dev/shm} fails here and not later with a bus error),
- * names it to its peer over the authenticated socket together with a random nonce, and deletes it as soon as the
+ * The shared memory of two processes on one host: a file under {@code /dev/shm} holding one
+ * {@link SharedMemoryRing} each way, which both map. One side creates the file (the tcp backend: the rank that
+ * accepted the connection; RPC: the caller), readable by its user only, every page written so that a full
+ * {@code /dev/shm} fails here and not later with a bus error; it names the file to its peer over the authenticated socket together with a random nonce, and deletes it as soon as the
  * peer has it mapped: from then on only the two mappings hold the memory, and it goes away with the processes
  * however they end.
  *
@@ -28,10 +28,10 @@ import java.util.HexFormat;
  * 4096 ring 0 data, then ring 1 data
  * </pre>
  */
-final class SharedMemoryChannel implements AutoCloseable {
-    /** The prefix of every file this backend creates, followed by the creator's pid. */
-    static final String PREFIX = "tensorbus-";
-    static final int NONCE_BYTES = 16;
+public final class SharedMemoryChannel implements AutoCloseable {
+    /** The prefix of every channel file, followed by the creator's pid. */
+    public static final String PREFIX = "tensorbus-";
+    public static final int NONCE_BYTES = 16;
     private static final long MAGIC = 0x313030_4d48_5342_54L; // "TBSHM001" read little-endian
     private static final long HEADER_BYTES = 4096;
     private static final long CONTROL_0 = 64;
@@ -59,7 +59,7 @@ final class SharedMemoryChannel implements AutoCloseable {
     }
 
     /** The bytes a channel with rings of {@code ringBytes} each takes in {@code /dev/shm}. */
-    static long fileBytes(long ringBytes) {
+    public static long fileBytes(long ringBytes) {
         return HEADER_BYTES + 2 * ringBytes;
     }
 
@@ -69,7 +69,7 @@ final class SharedMemoryChannel implements AutoCloseable {
      * @throws IOException when the directory lacks the room or the file cannot be written or mapped (the file
      *         is deleted again)
      */
-    static SharedMemoryChannel create(Path dir, long ringBytes) throws IOException {
+    public static SharedMemoryChannel create(Path dir, long ringBytes) throws IOException {
         long size = fileBytes(ringBytes);
         long free = Files.getFileStore(dir).getUsableSpace();
         if (free < size) {
@@ -107,12 +107,12 @@ final class SharedMemoryChannel implements AutoCloseable {
      * Maps the channel file {@code name} in {@code dir} that a peer created and named together with
      * {@code nonce}.
      *
-     * @throws IOException when the name is not one this backend makes, or the file is missing, of another size,
+     * @throws IOException when the name is not one this class makes, or the file is missing, of another size,
      *         or does not carry the nonce
      */
-    static SharedMemoryChannel open(Path dir, String name, byte[] nonce) throws IOException {
+    public static SharedMemoryChannel open(Path dir, String name, byte[] nonce) throws IOException {
         if (!name.matches(PREFIX + "[0-9]+-[0-9a-f]{16}") || nonce.length != NONCE_BYTES) {
-            throw new IOException("'" + name + "' is not a shared-memory channel of this backend");
+            throw new IOException("'" + name + "' is not a tensorbus shared-memory channel");
         }
         Path file = dir.resolve(name);
         Arena arena = Arena.ofShared();
@@ -138,12 +138,12 @@ final class SharedMemoryChannel implements AutoCloseable {
     }
 
     /** The file's name (what the creator sends its peer). */
-    String name() {
+    public String name() {
         return file.getFileName().toString();
     }
 
     /** What the creator sends its peer: the file's name, a zero byte, the nonce. */
-    byte[] offer() {
+    public byte[] offer() {
         byte[] n = name().getBytes(StandardCharsets.US_ASCII);
         byte[] out = new byte[n.length + 1 + NONCE_BYTES];
         System.arraycopy(n, 0, out, 0, n.length);
@@ -152,7 +152,7 @@ final class SharedMemoryChannel implements AutoCloseable {
     }
 
     /** Maps the channel an {@link #offer} names. */
-    static SharedMemoryChannel accept(Path dir, byte[] offer) throws IOException {
+    public static SharedMemoryChannel accept(Path dir, byte[] offer) throws IOException {
         int zero = 0;
         while (zero < offer.length && offer[zero] != 0) {
             zero++;
@@ -165,17 +165,17 @@ final class SharedMemoryChannel implements AutoCloseable {
     }
 
     /** The ring this side writes. */
-    SharedMemoryRing outgoing() {
+    public SharedMemoryRing outgoing() {
         return outgoing;
     }
 
     /** The ring this side reads. */
-    SharedMemoryRing incoming() {
+    public SharedMemoryRing incoming() {
         return incoming;
     }
 
     /** Deletes the file (once both sides mapped it, or the offer failed); the mappings stay valid. */
-    void unlink() {
+    public void unlink() {
         if (!unlinked) {
             unlinked = true;
             try {
@@ -195,9 +195,9 @@ final class SharedMemoryChannel implements AutoCloseable {
 
     /**
      * What identifies the host's shared memory, as NCCL checks it: the kernel's boot id and the device of
-     * {@code dir}. Two ranks with the same identity can map each other's files; null when it cannot be read.
+     * {@code dir}. Two processes with the same identity can map each other's files; null when it cannot be read.
      */
-    static String hostIdentity(Path dir) {
+    public static String hostIdentity(Path dir) {
         try {
             String boot = Files.readString(Path.of("/proc/sys/kernel/random/boot_id")).trim();
             Object dev = Files.getAttribute(dir, "unix:dev");

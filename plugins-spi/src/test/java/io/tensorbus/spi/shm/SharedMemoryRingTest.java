@@ -1,4 +1,4 @@
-package io.tensorbus.backend.tcp;
+package io.tensorbus.spi.shm;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;

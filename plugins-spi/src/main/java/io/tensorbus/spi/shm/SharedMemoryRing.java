@@ -1,4 +1,4 @@
-package io.tensorbus.backend.tcp;
+package io.tensorbus.spi.shm;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -16,9 +16,9 @@ import java.lang.invoke.VarHandle;
  * that found the ring full. Volatile accesses order each flag against the counter on the other side, so one of
  * the two always sees the other (Dekker's pattern).
  */
-final class SharedMemoryRing {
+public final class SharedMemoryRing {
     /** Bytes of a ring's control block: four cache lines (head, tail, sleeping, waiting). */
-    static final long CONTROL_BYTES = 4 * 64;
+    public static final long CONTROL_BYTES = 4 * 64;
     private static final long HEAD = 0;
     private static final long TAIL = 64;
     private static final long SLEEPING = 128;
@@ -31,7 +31,7 @@ final class SharedMemoryRing {
     private final long mask;
 
     /** A ring whose counters live in {@code control} ({@link #CONTROL_BYTES}) and bytes in {@code data}. */
-    SharedMemoryRing(MemorySegment control, MemorySegment data) {
+    public SharedMemoryRing(MemorySegment control, MemorySegment data) {
         if (Long.bitCount(data.byteSize()) != 1) {
             throw new IllegalArgumentException("ring capacity " + data.byteSize() + " is not a power of two");
         }
@@ -41,7 +41,7 @@ final class SharedMemoryRing {
         this.mask = capacity - 1;
     }
 
-    long capacity() {
+    public long capacity() {
         return capacity;
     }
 
@@ -56,7 +56,7 @@ final class SharedMemoryRing {
     // ---- producer side --------------------------------------------------------------------------------
 
     /** How many bytes the producer may write now. */
-    long writable() {
+    public long writable() {
         return capacity - (head() - tail());
     }
 
@@ -64,7 +64,7 @@ final class SharedMemoryRing {
      * Copies up to {@code length} bytes of {@code src} from {@code offset} in, without publishing them; returns
      * how many fit. {@link #publish} makes them (and earlier unpublished ones) visible.
      */
-    long offer(MemorySegment src, long offset, long length, long unpublished) {
+    public long offer(MemorySegment src, long offset, long length, long unpublished) {
         long head = head() + unpublished;
         long n = Math.min(length, capacity - (head - tail()));
         long at = head & mask;
@@ -77,13 +77,13 @@ final class SharedMemoryRing {
     }
 
     /** Publishes {@code bytes} written by {@link #offer}; returns true when the consumer was asleep and must be woken. */
-    boolean publish(long bytes) {
+    public boolean publish(long bytes) {
         LONG.setVolatile(control, HEAD, head() + bytes);
         return wake(SLEEPING);
     }
 
     /** The producer stops polling for room; returns false (and stays awake) when room appeared meanwhile. */
-    boolean waitForRoom() {
+    public boolean waitForRoom() {
         LONG.setVolatile(control, WAITING, 1L);
         if (writable() > 0) {
             LONG.setVolatile(control, WAITING, 0L);
@@ -95,7 +95,7 @@ final class SharedMemoryRing {
     // ---- consumer side --------------------------------------------------------------------------------
 
     /** How many published bytes the consumer has not read. */
-    long readable() {
+    public long readable() {
         return head() - tail();
     }
 
@@ -103,7 +103,7 @@ final class SharedMemoryRing {
      * The readable bytes from the consumer's position to the end of the ring's memory or of the data: the
      * first part of what {@link #readable} counts (call again after {@link #release} for the wrapped rest).
      */
-    MemorySegment readableSlice() {
+    public MemorySegment readableSlice() {
         long tail = tail();
         long n = head() - tail;
         long at = tail & mask;
@@ -111,13 +111,13 @@ final class SharedMemoryRing {
     }
 
     /** Frees {@code bytes} read bytes; returns true when the producer waits for room and must be woken. */
-    boolean release(long bytes) {
+    public boolean release(long bytes) {
         LONG.setVolatile(control, TAIL, tail() + bytes);
         return wake(WAITING);
     }
 
     /** The consumer stops polling; returns false (and stays awake) when data arrived meanwhile. */
-    boolean sleep() {
+    public boolean sleep() {
         LONG.setVolatile(control, SLEEPING, 1L);
         if (readable() > 0) {
             LONG.setVolatile(control, SLEEPING, 0L);
@@ -127,7 +127,7 @@ final class SharedMemoryRing {
     }
 
     /** The consumer polls again: the producer need not ring. */
-    void awake() {
+    public void awake() {
         if ((long) LONG.getVolatile(control, SLEEPING) != 0) {
             LONG.setVolatile(control, SLEEPING, 0L);
         }

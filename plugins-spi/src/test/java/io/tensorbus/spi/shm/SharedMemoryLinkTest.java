@@ -1,0 +1,144 @@
+package io.tensorbus.spi.shm;
+
+import io.netty.channel.DefaultEventLoop;
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Channel files and the links over them: nonces, what a link reports, and frames larger than a ring. */
+@Timeout(60)
+class SharedMemoryLinkTest {
+    private static final Path DIR = Path.of("/dev/shm");
+    private static final SharedMemoryLink.Polling POLLING = new SharedMemoryLink.Polling(50_000, 1_000_000);
+
+    /** The channel files this JVM made that still exist. */
+    private static List<Path> ourFiles() throws IOException {
+        try (Stream<Path> files = Files.list(DIR)) {
+            String prefix = SharedMemoryChannel.PREFIX + ProcessHandle.current().pid() + "-";
+            return files.filter(f -> f.getFileName().toString().startsWith(prefix)).toList();
+        }
+    }
+
+    /** Collects every byte it is offered into {@code into}; counts down {@code done} when it is full. */
+    private static final class Collect implements SharedMemoryLink.Reader {
+        final byte[] into;
+        final CountDownLatch done = new CountDownLatch(1);
+        int filled;
+
+        Collect(int bytes) {
+            into = new byte[bytes];
+        }
+
+        @Override
+        public long consume(MemorySegment bytes) {
+            int n = (int) Math.min(bytes.byteSize(), into.length - filled);
+            MemorySegment.copy(bytes, ValueLayout.JAVA_BYTE, 0, into, filled, n);
+            filled += n;
+            if (filled == into.length) {
+                done.countDown();
+            }
+            return n;
+        }
+
+        @Override
+        public boolean isParked() {
+            return false;
+        }
+    }
+
+    private static boolean run(Runnable step) {
+        step.run();
+        return true;
+    }
+
+    @Test
+    void aChannelFileIsOnlyOpenedWithItsNonce() throws Exception {
+        try (SharedMemoryChannel made = SharedMemoryChannel.create(DIR, 65536)) {
+            try {
+                byte[] offer = made.offer();
+                byte[] forged = offer.clone();
+                forged[forged.length - 1] ^= 1;
+                assertThrows(IOException.class, () -> SharedMemoryChannel.accept(DIR, forged));
+                assertThrows(IOException.class, () -> SharedMemoryChannel.open(DIR, "../etc/passwd", new byte[16]));
+                try (SharedMemoryChannel opened = SharedMemoryChannel.accept(DIR, offer)) {
+                    assertFalse(opened.name().isEmpty());
+                }
+            } finally {
+                made.unlink();
+            }
+        }
+        assertEquals(List.of(), ourFiles());
+    }
+
+    @Test
+    void aLinkSaysWhatItsRingsHoldForStallReports() throws Exception {
+        try (SharedMemoryChannel made = SharedMemoryChannel.create(DIR, 65536);
+             SharedMemoryChannel opened = SharedMemoryChannel.accept(DIR, made.offer())) {
+            // No event loop: state() only reads the rings.
+            SharedMemoryLink link = new SharedMemoryLink(made, new Collect(0), null, () -> { }, POLLING,
+                    () -> false, SharedMemoryLinkTest::run);
+            assertEquals(null, link.state(), "an empty link holds nothing worth a report");
+            opened.outgoing().offer(MemorySegment.ofArray(new byte[100]), 0, 100, 0);
+            opened.outgoing().publish(100);
+            String state = link.state();
+            assertTrue(state.startsWith("100 bytes from it unread here, 0 bytes to it unread there"), state);
+        }
+        assertEquals(List.of(), ourFiles());
+    }
+
+    /**
+     * A frame four times the ring's size, sent while the reader is not yet polling: what did not fit was copied
+     * when {@code writeOrCopy} returned, so changing the source afterwards changes nothing that arrives.
+     */
+    @Test
+    void writeOrCopySnapshotsWhatDoesNotFitInTheRing() throws Exception {
+        DefaultEventLoop writerLoop = new DefaultEventLoop();
+        DefaultEventLoop readerLoop = new DefaultEventLoop();
+        byte[] header = {1, 2, 3, 4, 5, 6, 7};
+        byte[] payload = new byte[4 * 65536 + 13];
+        for (int i = 0; i < payload.length; i++) {
+            payload[i] = (byte) (i * 31 + 7);
+        }
+        byte[] expected = new byte[header.length + payload.length];
+        System.arraycopy(header, 0, expected, 0, header.length);
+        System.arraycopy(payload, 0, expected, header.length, payload.length);
+        Collect collect = new Collect(expected.length);
+        SharedMemoryChannel made = SharedMemoryChannel.create(DIR, 65536);
+        SharedMemoryChannel opened = SharedMemoryChannel.accept(DIR, made.offer());
+        try {
+            // Each link unmaps its channel when it closes.
+            SharedMemoryLink[] reader = new SharedMemoryLink[1];
+            SharedMemoryLink writer = new SharedMemoryLink(made, new Collect(0), writerLoop,
+                    () -> readerLoop.execute(() -> reader[0].wake()), POLLING, () -> true, SharedMemoryLinkTest::run);
+            reader[0] = new SharedMemoryLink(opened, collect, readerLoop,
+                    () -> writerLoop.execute(writer::wake), POLLING, () -> true, SharedMemoryLinkTest::run);
+            var written = writer.writeOrCopy(MemorySegment.ofArray(header), MemorySegment.ofArray(payload));
+            java.util.Arrays.fill(payload, (byte) 0);
+            java.util.Arrays.fill(header, (byte) 0);
+            readerLoop.execute(reader[0]::poll);
+            assertTrue(collect.done.await(30, TimeUnit.SECONDS), "received " + collect.filled + " bytes");
+            written.await(30, TimeUnit.SECONDS);
+            assertArrayEquals(expected, collect.into);
+            readerLoop.submit(() -> reader[0].close(new IOException("done"))).get();
+            writerLoop.submit(() -> writer.close(new IOException("done"))).get();
+        } finally {
+            writerLoop.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+            readerLoop.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+        }
+        assertEquals(List.of(), ourFiles());
+    }
+}
