@@ -21,8 +21,8 @@ import java.util.function.Predicate;
  * so that a reducing receive combines straight out of the peer's ring into its accumulator. The socket stays
  * open as the doorbell and as the sign of life: its closing still means the peer is gone.
  *
- * <p>Polling runs on the connection's event loop as tasks that queue themselves again, so the loop keeps serving
- * its sockets and timers while it spins. After a while without progress ({@link Polling}: longer while an
+ * <p>Polling runs on the connection's event loop as tasks that schedule themselves again, so the loop keeps
+ * serving its sockets and timers between polls while it spins. After a while without progress ({@link Polling}: longer while an
  * operation waits for data) the link sleeps: it sets the ring's flag and lets the loop block, and the peer rings
  * (a frame on the socket) when it next writes or frees room. A burst of small messages thus crosses without a
  * system call, and an idle connection takes no core.
@@ -427,7 +427,11 @@ public final class SharedMemoryLink {
         if (System.nanoTime() - lastProgress < budget || !mayRest()) {
             scheduled = true;
             channel.incoming().awake();
-            loop.execute(pollTask);
+            // Scheduled, not executed: Netty runs the tasks a task queues in the same batch (for up to a second),
+            // so a link polling through its task queue kept the loop from its sockets while it spun: a doorbell
+            // of another connection on the same loop waited the whole spin. A due scheduled task runs in the next
+            // batch, after the loop has looked at its sockets (epoll without waiting).
+            loop.schedule(pollTask, 0, TimeUnit.NANOSECONDS);
         } else if (waiting.getAsBoolean() && !checkPending) {
             // Asleep while an operation waits: look again now and then, so that a doorbell lost on its way (a
             // peer that died between writing and ringing is reported by its socket) costs a delay, not a hang.

@@ -101,6 +101,38 @@ class SharedMemoryLinkTest {
     }
 
     /**
+     * While a link polls for data (here for up to a minute) its event loop still runs its other work: a timer due
+     * in a millisecond fires within a fraction of a second. Polling through the task queue held the loop for
+     * Netty's whole task quantum (a second), and a doorbell of another connection on that loop waited as long.
+     */
+    @Test
+    void aSpinningLinkLeavesItsEventLoopToOtherWork() throws Exception {
+        io.netty.channel.MultiThreadIoEventLoopGroup group = new io.netty.channel.MultiThreadIoEventLoopGroup(1,
+                io.netty.channel.nio.NioIoHandler.newFactory());
+        io.netty.util.concurrent.EventExecutor loop = group.next();
+        SharedMemoryChannel made = SharedMemoryChannel.create(DIR, 65536);
+        SharedMemoryChannel opened = SharedMemoryChannel.accept(DIR, made.offer());
+        try {
+            SharedMemoryLink link = new SharedMemoryLink(made, new Collect(0), loop, () -> { },
+                    new SharedMemoryLink.Polling(60_000_000_000L, 60_000_000_000L), () -> true,
+                    SharedMemoryLinkTest::run);
+            loop.submit(link::expect).get();
+            Thread.sleep(50); // spinning now
+            long t0 = System.nanoTime();
+            CountDownLatch fired = new CountDownLatch(1);
+            loop.schedule(fired::countDown, 1, TimeUnit.MILLISECONDS);
+            assertTrue(fired.await(10, TimeUnit.SECONDS));
+            long millis = (System.nanoTime() - t0) / 1_000_000;
+            assertTrue(millis < 300, "the timer fired after " + millis + " ms");
+            loop.submit(() -> link.close(new IOException("done"))).get();
+            opened.close();
+        } finally {
+            group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+        }
+        assertEquals(List.of(), ourFiles());
+    }
+
+    /**
      * A frame four times the ring's size, sent while the reader is not yet polling: what did not fit was copied
      * when {@code writeOrCopy} returned, so changing the source afterwards changes nothing that arrives.
      */
