@@ -8,6 +8,7 @@ import io.tensorbus.distributed.PrefixStore;
 import io.tensorbus.distributed.ProcessExit;
 import io.tensorbus.distributed.impl.Rendezvous;
 import io.tensorbus.spi.SecretHandshake;
+import io.tensorbus.spi.shm.SharedMemoryChannel;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
@@ -119,7 +120,8 @@ public final class Rpc {
         return fresh.compose(v -> server.listen().recover(e -> Future.failedFuture(new RpcException(name + " cannot"
                         + " accept calls on " + rv.bindHost() + ": " + e.getMessage(), e))))
                 .compose(s -> store.set("worker/" + rv.rank(), (name + "\n" + advertised(rv.bindHost()) + "\n"
-                        + s.actualPort() + "\n" + RpcMembership.node(vertx)).getBytes(StandardCharsets.UTF_8)))
+                        + s.actualPort() + "\n" + RpcMembership.node(vertx) + "\n" + sharedMemoryHost(options))
+                        .getBytes(StandardCharsets.UTF_8)))
                 .compose(v -> table(store, rv.rank(), rv.worldSize(), options))
                 .map(t -> {
                     RpcAgent a = new RpcAgent(t, options, vertx, releaseVertx, store, releaseStore, server);
@@ -170,11 +172,20 @@ public final class Rpc {
                     String[] parts = new String(values.get(r).result(), StandardCharsets.UTF_8).split("\n");
                     workers.add(new WorkerInfo(parts[0], r));
                     addresses.add(new RpcWorkerTable.Address(parts[1], Integer.parseInt(parts[2]),
-                            parts.length > 3 ? parts[3] : ""));
+                            parts.length > 3 ? parts[3] : "", parts.length > 4 ? parts[4] : ""));
                 }
                 return new RpcWorkerTable(rank, workers, addresses);
             });
         });
+    }
+
+    /**
+     * This worker's shared-memory host identity as its callers compare it with their own (boot id and the
+     * device of the channel directory), or empty when it takes no shared-memory connections.
+     */
+    private static String sharedMemoryHost(RpcOptions options) {
+        String host = options.sharedMemory() ? SharedMemoryChannel.hostIdentity(options.sharedMemoryDir()) : null;
+        return host == null ? "" : host;
     }
 
     private static String advertised(String bindHost) {

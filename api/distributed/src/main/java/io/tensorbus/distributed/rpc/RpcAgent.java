@@ -219,7 +219,9 @@ public final class RpcAgent {
      * here), {@code num_user_rrefs} (references to other workers' values not yet released),
      * {@code num_pending_rref_messages} (RRef control messages not yet acknowledged),
      * {@code num_pending_calls}, {@code num_rref_messages_applied}, {@code num_rref_messages_repeated}
-     * (arrived again, or too late, and changed nothing) and {@code num_rref_message_retries}.
+     * (arrived again, or too late, and changed nothing), {@code num_rref_message_retries}, and
+     * {@code num_shared_memory_connections} (connections to and from this worker whose frames go through shared
+     * memory, {@link RpcOptions#sharedMemory()}).
      */
     public Map<String, Long> debugInfo() {
         long[] counts = rrefs.owned().counts();
@@ -231,6 +233,8 @@ public final class RpcAgent {
         info.put("num_rref_messages_applied", counts[0]);
         info.put("num_rref_messages_repeated", counts[1]);
         info.put("num_rref_message_retries", rrefs.control().retries());
+        info.put("num_shared_memory_connections", calls.sharedMemoryConnections()
+                + incoming.stream().filter(RpcIncoming::isSharedMemory).count());
         return info;
     }
 

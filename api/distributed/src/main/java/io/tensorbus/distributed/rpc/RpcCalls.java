@@ -88,13 +88,19 @@ final class RpcCalls implements RpcCaller {
                 callSelf(id, function, body);
                 rrefs.commit(body.forks());
             } else {
-                // Framed now: the tensors are copied before the caller can change them.
-                ByteBuf frame = RpcFrame.frame(RpcFrame.CALL, id, body.body(), body.segments());
-                connection(target).onSuccess(c -> sent(body, c.call(id, function, frame))).onFailure(e -> {
-                    frame.release();
-                    sent(body, false);
-                    fail(id, e);
-                });
+                Future<RpcOutgoing> connection = connection(target);
+                if (connection.succeeded()) {
+                    // Written (or copied) now: the caller may change the tensors once this returns.
+                    sent(body, connection.result().call(id, function, body));
+                } else {
+                    // Framed now, for the same reason.
+                    ByteBuf frame = RpcFrame.frame(RpcFrame.CALL, id, body.body(), body.segments());
+                    connection.onSuccess(c -> sent(body, c.call(id, function, frame))).onFailure(e -> {
+                        frame.release();
+                        sent(body, false);
+                        fail(id, e);
+                    });
+                }
             }
         } catch (RuntimeException e) {
             rrefs.abort(body.forks());
@@ -211,6 +217,11 @@ final class RpcCalls implements RpcCaller {
     /** Drops {@code connection} to {@code worker} (it broke) unless a newer one has replaced it. */
     void forget(WorkerInfo worker, RpcOutgoing connection) {
         outgoing.computeIfPresent(worker.id(), (id, f) -> f.succeeded() && f.result() == connection ? null : f);
+    }
+
+    /** How many connections to callees run through shared memory. */
+    long sharedMemoryConnections() {
+        return outgoing.values().stream().filter(f -> f.succeeded() && f.result().isSharedMemory()).count();
     }
 
     private Future<RpcOutgoing> connection(WorkerInfo target) {

@@ -1,9 +1,8 @@
 package io.tensorbus.distributed.rpc;
 
-import io.netty.buffer.ByteBuf;
 import io.tensorbus.distributed.rpc.impl.RpcFrame;
 import io.tensorbus.distributed.rpc.impl.RpcFrameParser;
-import io.vertx.core.internal.net.NetSocketInternal;
+import io.tensorbus.spi.shm.SharedMemoryChannel;
 import io.vertx.core.net.NetSocket;
 import java.lang.foreign.MemorySegment;
 import java.util.List;
@@ -26,6 +25,7 @@ final class RpcIncoming implements RpcFrameParser.FrameHandler {
     private RpcPayload.Decoded attached;
     private RpcFrameParser parser;
     private long deadline;
+    private final RpcWire wire;
 
     RpcIncoming(LocalWorker worker, RRefContext rrefs, RpcServe serve, RpcConnections connections, NetSocket socket) {
         this.worker = worker;
@@ -33,6 +33,7 @@ final class RpcIncoming implements RpcFrameParser.FrameHandler {
         this.serve = serve;
         this.connections = connections;
         this.socket = socket;
+        this.wire = new RpcWire(socket);
     }
 
     /** Installs the handlers; runs on the connection's event loop. */
@@ -51,7 +52,10 @@ final class RpcIncoming implements RpcFrameParser.FrameHandler {
             // The caller gave this connection up (and failed what it sent here): bytes still queued behind a
             // paused or slow read are dropped, not run after the caller's later messages on a new connection.
             parser.stop();
+            wire.stop();
             closed = true;
+            wire.closed(new RpcException("the connection from " + (caller == null ? socket.remoteAddress() : caller)
+                    + " closed"));
             worker.vertx().cancelTimer(deadline);
             connections.closed(this);
             if (caller != null) {
@@ -80,13 +84,13 @@ final class RpcIncoming implements RpcFrameParser.FrameHandler {
         if (closed) {
             return false;
         }
-        write(RpcFrame.frame(kind, id, payload.body(), payload.segments()));
+        wire.send(kind, id, payload);
         return true;
     }
 
-    /** Writes a frame; the socket takes it over and releases it once written (or refused). */
-    private void write(ByteBuf frame) {
-        ((NetSocketInternal) socket).writeMessage(frame);
+    /** True once this connection's frames go through shared memory. */
+    boolean isSharedMemory() {
+        return wire.isSharedMemory();
     }
 
     void close() {
@@ -98,7 +102,9 @@ final class RpcIncoming implements RpcFrameParser.FrameHandler {
     public void frame(RpcFrame.Header h, byte[] body) {
         assert RpcTransport.onEventLoop(socket) : "a frame of " + socket.remoteAddress() + " parsed off its event loop";
         try {
-            if (h.kind() == RpcFrame.OPEN && caller == null) {
+            if (h.kind() == RpcFrame.DOORBELL) {
+                wire.doorbell();
+            } else if (h.kind() == RpcFrame.OPEN && caller == null) {
                 open(decode(body));
             } else if (h.kind() == RpcFrame.CALL && caller != null) {
                 RpcPayload.Decoded call = h.hasAttachments() ? attached
@@ -140,10 +146,15 @@ final class RpcIncoming implements RpcFrameParser.FrameHandler {
             return;
         }
         callerMaxMessage = Math.max(RpcFrame.MAX_HANDSHAKE_BODY, ((Number) m.get(2)).intValue());
+        SharedMemoryChannel channel = RpcWire.accept(worker.options(), m.size() > 3 ? m.get(3) : null);
         caller = claimed;
         worker.vertx().cancelTimer(deadline);
         send(RpcFrame.WELCOME, 0, worker.options().codec().encode(List.of(worker.self().name(),
-                worker.options().maxMessageBytes())));
+                worker.options().maxMessageBytes(), channel != null ? 1 : 0)));
+        if (channel != null) {
+            // The caller sends nothing before WELCOME, so every call comes through the channel.
+            wire.useSharedMemory(channel, this, worker.options().maxMessageBytes(), this::refuse, () -> false);
+        }
         connections.welcomed(this);
     }
 
@@ -154,11 +165,13 @@ final class RpcIncoming implements RpcFrameParser.FrameHandler {
      */
     void supersede() {
         parser.stop();
+        wire.stop();
         close();
     }
 
     private void refuse(String why) {
         parser.stop();
+        wire.stop();
         if (!closed) {
             send(RpcFrame.REFUSED, 0, worker.options().codec().encode(List.of(why)));
             close();

@@ -6,6 +6,7 @@ import io.tensorbus.io.ObjectCodec;
 import io.vertx.core.Vertx;
 import io.vertx.core.net.KeyCertOptions;
 import io.vertx.core.net.TrustOptions;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Objects;
@@ -13,10 +14,14 @@ import java.util.Objects;
 /**
  * The settings of an RPC agent (PyTorch's {@code RpcBackendOptions}): how workers meet (an init method or
  * a store, as {@code init_process_group}), the default call timeout, the callee's worker threads, the
- * shared secret every connection must prove, optional mutual TLS, and limits on what a peer may send.
+ * shared secret every connection must prove, optional mutual TLS, limits on what a peer may send, and shared
+ * memory between workers of one host.
  * Build with {@link #builder()}.
  */
 public final class RpcOptions {
+    private static final long DEFAULT_RING_BYTES = 4 << 20;
+    private static final long MIN_RING_BYTES = 64 << 10;
+    private static final long MAX_RING_BYTES = 1L << 30;
     private final String initMethod;
     private final Store store;
     private final Map<String, String> environment;
@@ -31,6 +36,9 @@ public final class RpcOptions {
     private final ObjectCodec codec;
     private final KeyCertOptions tlsIdentity;
     private final TrustOptions tlsTrust;
+    private final boolean sharedMemory;
+    private final Path sharedMemoryDir;
+    private final long sharedMemoryRingBytes;
 
     private RpcOptions(Builder b) {
         this.initMethod = b.initMethod;
@@ -47,6 +55,9 @@ public final class RpcOptions {
         this.codec = b.codec;
         this.tlsIdentity = b.tlsIdentity;
         this.tlsTrust = b.tlsTrust;
+        this.sharedMemory = b.sharedMemory;
+        this.sharedMemoryDir = b.sharedMemoryDir;
+        this.sharedMemoryRingBytes = b.sharedMemoryRingBytes;
     }
 
     /** A builder with PyTorch's defaults (env:// rendezvous, 60 s timeout, 16 worker threads). */
@@ -144,6 +155,24 @@ public final class RpcOptions {
         return tlsTrust == null ? null : tlsTrust.copy();
     }
 
+    /**
+     * Whether calls between workers of one host go through shared memory ({@link Builder#sharedMemory}); true
+     * by default.
+     */
+    public boolean sharedMemory() {
+        return sharedMemory;
+    }
+
+    /** Where shared-memory channel files are made (a tmpfs; {@code /dev/shm} by default). */
+    public Path sharedMemoryDir() {
+        return sharedMemoryDir;
+    }
+
+    /** The capacity of each direction's ring of a shared-memory connection, in bytes (4 MiB by default). */
+    public long sharedMemoryRingBytes() {
+        return sharedMemoryRingBytes;
+    }
+
     /** The settings of {@link RpcOptions}. */
     public static final class Builder {
         private String initMethod = "env://";
@@ -160,6 +189,9 @@ public final class RpcOptions {
         private ObjectCodec codec = ObjectCodec.standard();
         private KeyCertOptions tlsIdentity;
         private TrustOptions tlsTrust;
+        private boolean sharedMemory = !"false".equals(System.getProperty("tensorbus.rpc.sharedMemory"));
+        private Path sharedMemoryDir = Path.of(System.getProperty("tensorbus.rpc.sharedMemoryDir", "/dev/shm"));
+        private long sharedMemoryRingBytes = DEFAULT_RING_BYTES;
 
         private Builder() {
         }
@@ -302,6 +334,44 @@ public final class RpcOptions {
          */
         public RpcOptions build() {
             return new RpcOptions(this);
+        }
+
+        /**
+         * Whether a connection to a worker on this host goes through shared memory (TensorPipe's {@code shm}
+         * transport): a pair of rings in a {@code /dev/shm} file both map, deleted as soon as both have it,
+         * with the socket kept as doorbell and sign of life. On by default (the system property
+         * {@code tensorbus.rpc.sharedMemory=false} turns the default off); a worker that cannot make or map the
+         * file stays on TCP and logs why once.
+         */
+        public Builder sharedMemory(boolean enabled) {
+            this.sharedMemory = enabled;
+            return this;
+        }
+
+        /**
+         * Where channel files are made: a tmpfs ({@code /dev/shm} by default, or the system property
+         * {@code tensorbus.rpc.sharedMemoryDir}).
+         *
+         * @throws NullPointerException when {@code dir} is null
+         */
+        public Builder sharedMemoryDir(Path dir) {
+            this.sharedMemoryDir = Objects.requireNonNull(dir, "sharedMemoryDir");
+            return this;
+        }
+
+        /**
+         * The capacity of each direction's ring, in bytes: a power of two from 64 KiB to 1 GiB (4 MiB by
+         * default). A message larger than the free room is copied aside and follows as room appears.
+         *
+         * @throws IllegalArgumentException for any other value
+         */
+        public Builder sharedMemoryRingBytes(long bytes) {
+            if (Long.bitCount(bytes) != 1 || bytes < MIN_RING_BYTES || bytes > MAX_RING_BYTES) {
+                throw new IllegalArgumentException("sharedMemoryRingBytes must be a power of two from "
+                        + MIN_RING_BYTES + " to " + MAX_RING_BYTES + ", got " + bytes);
+            }
+            this.sharedMemoryRingBytes = bytes;
+            return this;
         }
 
         private static Duration positive(Duration d, String what) {

@@ -4,6 +4,7 @@ import io.netty.buffer.ByteBuf;
 import io.tensorbus.distributed.rpc.impl.RpcFrame;
 import io.tensorbus.distributed.rpc.impl.RpcFrameParser;
 import io.tensorbus.spi.SecretHandshake;
+import io.tensorbus.spi.shm.SharedMemoryChannel;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.internal.net.NetSocketInternal;
@@ -34,6 +35,10 @@ final class RpcOutgoing implements RpcFrameParser.FrameHandler {
     private volatile int peerMaxMessage = RpcFrame.MAX_HANDSHAKE_BODY;
     private RpcPayload.Decoded attached;
     private RpcFrameParser parser;
+    private final RpcWire wire;
+    /** The shared-memory channel offered in OPEN, until WELCOME answers (or the handshake fails). */
+    private final java.util.concurrent.atomic.AtomicReference<SharedMemoryChannel> offered =
+            new java.util.concurrent.atomic.AtomicReference<>();
 
     private RpcOutgoing(LocalWorker worker, RpcCalls calls, RRefContext rrefs, NetSocket socket, WorkerInfo target) {
         this.worker = worker;
@@ -41,6 +46,7 @@ final class RpcOutgoing implements RpcFrameParser.FrameHandler {
         this.rrefs = rrefs;
         this.socket = socket;
         this.target = target;
+        this.wire = new RpcWire(socket);
     }
 
     /** Connects to {@code target} and completes once both sides have proven the secret and it welcomed us. */
@@ -66,21 +72,47 @@ final class RpcOutgoing implements RpcFrameParser.FrameHandler {
         socket.exceptionHandler(e -> peerGone("failed: " + e.getMessage()));
         long deadline = worker.vertx().setTimer(worker.options().timeout().toMillis(),
                 t -> broken("did not complete the handshake within " + worker.options().timeout()));
-        write(RpcFrame.frame(RpcFrame.OPEN, 0, worker.options().codec().encode(List.of(worker.self().name(),
-                worker.self().id(), worker.options().maxMessageBytes())), List.of()));
+        offered.set(RpcWire.offerTo(worker.options(), worker.table().address(target)));
+        write(RpcFrame.frame(RpcFrame.OPEN, 0, worker.options().codec().encode(java.util.Arrays.asList(
+                worker.self().name(), worker.self().id(), worker.options().maxMessageBytes(),
+                RpcWire.offerText(offered.get()))), List.of()));
         return ready.future().onComplete(r -> worker.vertx().cancelTimer(deadline));
     }
 
     /**
-     * Sends call {@code id} (its {@code frame}, which this connection takes over); fails the call alone when
-     * the frame is larger than the callee accepts.
+     * Sends call {@code id}, its tensors copied before this returns; fails the call alone when it is larger than
+     * the callee accepts.
+     *
+     * @return false when the call was not sent (it has failed)
+     */
+    boolean call(long id, String function, RpcPayload.Encoded body) {
+        if (!admit(id, function, body.bytes())) {
+            return false;
+        }
+        wire.send(RpcFrame.CALL, id, body);
+        wire.expectAnswer();
+        return true;
+    }
+
+    /**
+     * Sends call {@code id} framed earlier (its {@code frame}, which this connection takes over); fails the call
+     * alone when the frame is larger than the callee accepts.
      *
      * @return false when the call was not sent (it has failed)
      */
     boolean call(long id, String function, ByteBuf frame) {
-        long bytes = frame.readableBytes() - RpcFrame.HEADER;
-        if (bytes > peerMaxMessage || broken.get()) {
+        if (!admit(id, function, frame.readableBytes() - RpcFrame.HEADER)) {
             frame.release();
+            return false;
+        }
+        wire.send(frame);
+        wire.expectAnswer();
+        return true;
+    }
+
+    /** Counts call {@code id} in flight, or fails it when the connection broke or it is too large. */
+    private boolean admit(long id, String function, long bytes) {
+        if (bytes > peerMaxMessage || broken.get()) {
             calls.fail(id, new RpcException(broken.get() ? "worker " + target + " was lost before '" + function
                     + "' was sent" : "the arguments of '" + function + "' are " + bytes + " bytes, more than the "
                     + peerMaxMessage + " worker " + target + " accepts (its maxMessageBytes)"));
@@ -89,17 +121,20 @@ final class RpcOutgoing implements RpcFrameParser.FrameHandler {
         inFlight.add(id);
         if (broken.get() && inFlight.remove(id)) {
             // Broke between the check and the add: broken() may have missed this call.
-            frame.release();
             calls.fail(id, new RpcException("worker " + target + " was lost before '" + function + "' was sent"));
             return false;
         }
-        write(frame);
         return true;
     }
 
     /** Writes a frame; the socket takes it over and releases it once written (or refused). */
     private void write(ByteBuf frame) {
         ((NetSocketInternal) socket).writeMessage(frame);
+    }
+
+    /** True once this connection's frames go through shared memory. */
+    boolean isSharedMemory() {
+        return wire.isSharedMemory();
     }
 
     void close() {
@@ -120,6 +155,7 @@ final class RpcOutgoing implements RpcFrameParser.FrameHandler {
                 case RpcFrame.REFUSED -> refused(body);
                 case RpcFrame.RETURN -> returned(h.id(), result(h, body));
                 case RpcFrame.RAISE -> answered(h.id(), null, decode(body));
+                case RpcFrame.DOORBELL -> wire.doorbell();
                 default -> broken("sent a frame of kind " + h.kind() + ", which a callee never sends");
             }
         } catch (RuntimeException e) {
@@ -173,6 +209,21 @@ final class RpcOutgoing implements RpcFrameParser.FrameHandler {
             return;
         }
         peerMaxMessage = Math.max(RpcFrame.MAX_HANDSHAKE_BODY, ((Number) m.get(1)).intValue());
+        boolean mapped = m.size() > 2 && m.get(2) instanceof Number n && n.intValue() == 1;
+        SharedMemoryChannel channel = offered.getAndSet(null);
+        if (channel != null) {
+            // Mapped by both, or refused: either way the file has served its purpose.
+            channel.unlink();
+            if (mapped) {
+                wire.useSharedMemory(channel, this, worker.options().maxMessageBytes(),
+                        why -> broken("sent a malformed frame: " + why), () -> !inFlight.isEmpty());
+            } else {
+                channel.close();
+            }
+        } else if (mapped) {
+            broken("answered a shared-memory offer it was not made");
+            return;
+        }
         welcomed = true;
         ready.tryComplete(this);
     }
@@ -201,6 +252,8 @@ final class RpcOutgoing implements RpcFrameParser.FrameHandler {
      * part of are released here (their backward passes could not finish).
      */
     private void peerGone(String why) {
+        // Answers the callee wrote into shared memory before it closed are read first, as TCP's bytes would be.
+        wire.closed(new RpcException("worker " + target + " " + why));
         boolean wasUp = welcomed && !broken.get();
         broken(why);
         if (wasUp) {
@@ -214,6 +267,12 @@ final class RpcOutgoing implements RpcFrameParser.FrameHandler {
             return;
         }
         parser.stop();
+        wire.stop();
+        SharedMemoryChannel channel = offered.getAndSet(null);
+        if (channel != null) {
+            channel.unlink();
+            channel.close();
+        }
         RpcException e = new RpcException("worker " + target + " " + why);
         ready.tryFail(e);
         calls.forget(target, this);

@@ -7,10 +7,10 @@ import java.util.Map;
 /** The workers of a job as the rendezvous found them: names, ranks and where each one listens. */
 final class RpcWorkerTable {
     /**
-     * Where a worker accepts connections, and the id of its node in the Vert.x cluster (empty when its
-     * Vert.x is not clustered).
+     * Where a worker accepts connections, the id of its node in the Vert.x cluster (empty when its Vert.x is not
+     * clustered), and its shared-memory host identity (empty when it takes no shared-memory connections).
      */
-    record Address(String host, int port, String node) {
+    record Address(String host, int port, String node, String sharedMemoryHost) {
     }
 
     private final WorkerInfo self;

@@ -17,14 +17,15 @@ import java.util.List;
 public final class RpcFrame {
     /** "TBRP" read as a little-endian int. */
     public static final int MAGIC = 0x50524254;
-    /** The only version so far. */
-    public static final int VERSION = 1;
+    /** Version 2 added shared memory: an offer in OPEN, an answer in WELCOME, and {@link #DOORBELL}. */
+    public static final int VERSION = 2;
     /** Header bytes. */
     public static final int HEADER = 20;
 
     /**
-     * Acceptor to caller, answering OPEN: [acceptor name, the largest message the acceptor accepts]; the
-     * connection may carry calls. (Kinds 1 and 2 carried the old in-band secret proof; the secret is now
+     * Acceptor to caller, answering OPEN: [acceptor name, the largest message the acceptor accepts, 1 when it
+     * mapped the offered shared-memory channel (every later frame but DOORBELL and REFUSED then goes through it)
+     * or 0]; the connection may carry calls. (Kinds 1 and 2 carried the old in-band secret proof; the secret is now
      * proven before the first frame.)
      */
     public static final int WELCOME = 3;
@@ -32,10 +33,16 @@ public final class RpcFrame {
     public static final int REFUSED = 4;
     /**
      * Caller to acceptor, the first frame after the secret handshake: [caller name, caller rank, the largest
-     * message the caller accepts]. The acceptor speaks only when asked, so nothing it sends can reach the
+     * message the caller accepts, a shared-memory channel's offer (file name, a zero, the nonce; in hex) or
+     * null]. The acceptor speaks only when asked, so nothing it sends can reach the
      * caller before the caller reads.
      */
     public static final int OPEN = 5;
+    /**
+     * Either side, on the socket of a connection whose frames go through shared memory: the sender wrote into the
+     * ring while the receiver slept (or freed room the sender waits for). No body.
+     */
+    public static final int DOORBELL = 6;
     /** The largest frame body before the handshake completes: names and limits only. */
     public static final int MAX_HANDSHAKE_BODY = 1024;
     /** Caller to callee: [function, arguments]. */
@@ -97,6 +104,17 @@ public final class RpcFrame {
         }
     }
 
+    /**
+     * The header of a frame of {@code kind} for call {@code id} whose body is {@code bodyLength} bytes, followed by
+     * attachments when {@code attachments} is true: what goes before the body when the frame's parts are written
+     * separately (into shared memory).
+     */
+    public static byte[] header(int kind, long id, int bodyLength, boolean attachments) {
+        byte[] h = new byte[HEADER];
+        header(Unpooled.wrappedBuffer(h).writerIndex(0), kind, attachments ? ATTACHMENTS : 0, id, bodyLength);
+        return h;
+    }
+
     private static ByteBuf header(ByteBuf b, int kind, int flags, long id, int length) {
         return b.writeIntLE(MAGIC).writeByte(VERSION).writeByte(kind).writeShortLE(flags).writeLongLE(id)
                 .writeIntLE(length);
@@ -134,6 +152,6 @@ public final class RpcFrame {
     }
 
     private static boolean isKnown(int kind) {
-        return (kind >= WELCOME && kind <= OPEN) || (kind >= CALL && kind <= RAISE);
+        return (kind >= WELCOME && kind <= DOORBELL) || (kind >= CALL && kind <= RAISE);
     }
 }

@@ -1,6 +1,7 @@
 package io.tensorbus.distributed.rpc.impl;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import io.netty.util.ReferenceCountUtil;
 import io.vertx.core.Handler;
 import io.vertx.core.buffer.Buffer;
@@ -85,6 +86,11 @@ public final class RpcFrameParser implements Handler<Buffer> {
     @Override
     public void handle(Buffer data) {
         read(((BufferInternal) data).getByteBuf());
+    }
+
+    /** Parses {@code bytes} (a shared-memory ring's, read in place: nothing of them is kept). */
+    public void read(MemorySegment bytes) {
+        read(Unpooled.wrappedBuffer(bytes.asByteBuffer()));
     }
 
     /** Parses the readable bytes of {@code data}; neither moves its indices nor releases it. */
