@@ -202,49 +202,72 @@ public final class SharedMemoryLink {
 
     /**
      * Sends a frame of {@code parts} as if it were copied now: what fits goes into the ring on the calling
-     * thread, the rest is copied into memory of the link's own and written from the event loop as room
+     * thread, published as it goes so that the peer reads while this thread writes; when the ring is full this
+     * thread waits for room for up to {@code patienceNanos} without progress (0 on an event loop, which must not
+     * wait), and the rest is then copied into memory of the link's own and written from the event loop as room
      * appears. The caller may change the parts' memory as soon as this returns. Any thread.
      *
      * @return completes once every byte is in the ring; fails when the link closed first
      */
-    public Future<Void> writeOrCopy(MemorySegment... parts) {
-        SharedMemoryRing out = channel.outgoing();
-        boolean ring = false;
+    public Future<Void> writeOrCopy(long patienceNanos, MemorySegment... parts) {
         Write rest = null;
         producer.lock();
         try {
             if (closed) {
                 return Future.failedFuture(new java.io.IOException("the shared-memory channel is closed"));
             }
-            long at = 0;
-            int part = 0;
-            long offset = 0;
+            long[] cursor = {0, 0}; // part, offset within it
             if (queue.isEmpty()) {
-                for (; part < parts.length; part++, offset = 0) {
-                    long n = out.offer(parts[part], 0, parts[part].byteSize(), at);
-                    at += n;
-                    if (n < parts[part].byteSize()) {
-                        offset = n;
-                        break;
-                    }
-                }
-                ring = at > 0 && out.publish(at);
+                writeWhileRoom(parts, cursor, patienceNanos);
             }
-            if (part < parts.length) {
-                rest = copyOf(parts, part, offset);
+            if (cursor[0] < parts.length) {
+                rest = copyOf(parts, (int) cursor[0], cursor[1]);
                 queue.addLast(rest);
             }
         } finally {
             producer.unlock();
-        }
-        if (ring) {
-            ringDoorbell.run();
         }
         if (rest == null) {
             return Future.succeededFuture();
         }
         loop.execute(this::poll);
         return rest.done.future();
+    }
+
+    /**
+     * Writes and publishes {@code parts} from {@code cursor} on as room appears, until all are in or no room
+     * appeared for {@code patienceNanos}; moves the cursor. Holds the producer lock.
+     */
+    private void writeWhileRoom(MemorySegment[] parts, long[] cursor, long patienceNanos) {
+        SharedMemoryRing out = channel.outgoing();
+        long lastProgress = System.nanoTime();
+        while (cursor[0] < parts.length) {
+            long n = 0;
+            while (cursor[0] < parts.length) {
+                MemorySegment p = parts[(int) cursor[0]];
+                long m = out.offer(p, cursor[1], p.byteSize() - cursor[1], n);
+                n += m;
+                cursor[1] += m;
+                if (cursor[1] < p.byteSize()) {
+                    break;
+                }
+                cursor[0]++;
+                cursor[1] = 0;
+            }
+            long now = System.nanoTime();
+            if (n > 0) {
+                lastProgress = now;
+                if (out.publish(n)) {
+                    ringDoorbell.run();
+                }
+            } else if (now - lastProgress >= patienceNanos) {
+                return;
+            } else if (now - lastProgress > YIELD_AFTER_NANOS) {
+                Thread.yield();
+            } else {
+                Thread.onSpinWait();
+            }
+        }
     }
 
     /** A write of the bytes of {@code parts} from part {@code first}, byte {@code offset} on, copied now. */
@@ -352,7 +375,11 @@ public final class SharedMemoryLink {
         boolean ring = false;
         List<Map.Entry<Write, RuntimeException>> failed = new ArrayList<>();
         RuntimeException cut = null;
-        producer.lock();
+        if (!producer.tryLock()) {
+            // A caller's thread is writing into the ring itself (writeOrCopy): this loop reads on instead of
+            // waiting for it, and that thread posts a poll if it leaves anything queued.
+            return false;
+        }
         try {
             while (!queue.isEmpty()) {
                 Write w = queue.peekFirst();
@@ -478,8 +505,11 @@ public final class SharedMemoryLink {
                 + ", " + unreadByPeer + " bytes to it unread there, " + queued + " frames waiting for room";
     }
 
+    /** True when frames wait for room, or may: a caller's thread is writing into the ring right now. */
     private boolean hasQueued() {
-        producer.lock();
+        if (!producer.tryLock()) {
+            return true;
+        }
         try {
             return !queue.isEmpty();
         } finally {

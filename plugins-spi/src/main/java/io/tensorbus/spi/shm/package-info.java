@@ -5,5 +5,9 @@
  * {@link io.tensorbus.spi.shm.SharedMemoryLink} that moves a connection's frames through it on the connection's
  * event loop, the socket kept as doorbell and sign of life. The tcp backend's peer connections and the RPC
  * agent's connections use them. User code never imports this package.
+ *
+ * <p>Threads: a link reads, pumps its queue and closes on its connection's event loop; any thread may write a
+ * whole frame into it ({@code tryWriteNow}, {@code writeOrCopy}), one at a time under the link's producer lock.
+ * A ring has one producer and one consumer, each possibly in another process.
  */
 package io.tensorbus.spi.shm;

@@ -158,13 +158,46 @@ class SharedMemoryLinkTest {
                     () -> readerLoop.execute(() -> reader[0].wake()), POLLING, () -> true, SharedMemoryLinkTest::run);
             reader[0] = new SharedMemoryLink(opened, collect, readerLoop,
                     () -> writerLoop.execute(writer::wake), POLLING, () -> true, SharedMemoryLinkTest::run);
-            var written = writer.writeOrCopy(MemorySegment.ofArray(header), MemorySegment.ofArray(payload));
+            var written = writer.writeOrCopy(0, MemorySegment.ofArray(header), MemorySegment.ofArray(payload));
             java.util.Arrays.fill(payload, (byte) 0);
             java.util.Arrays.fill(header, (byte) 0);
             readerLoop.execute(reader[0]::poll);
             assertTrue(collect.done.await(30, TimeUnit.SECONDS), "received " + collect.filled + " bytes");
             written.await(30, TimeUnit.SECONDS);
             assertArrayEquals(expected, collect.into);
+            readerLoop.submit(() -> reader[0].close(new IOException("done"))).get();
+            writerLoop.submit(() -> writer.close(new IOException("done"))).get();
+        } finally {
+            writerLoop.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+            readerLoop.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+        }
+        assertEquals(List.of(), ourFiles());
+    }
+
+    /**
+     * With patience, the calling thread writes a frame sixteen times the ring's size itself while the peer reads:
+     * nothing is left to copy, so the write is complete when the call returns.
+     */
+    @Test
+    void aPatientWriterPutsAFrameLargerThanTheRingInItselfWhileThePeerReads() throws Exception {
+        DefaultEventLoop writerLoop = new DefaultEventLoop();
+        DefaultEventLoop readerLoop = new DefaultEventLoop();
+        byte[] payload = new byte[16 * 65536];
+        new java.util.Random(5).nextBytes(payload);
+        Collect collect = new Collect(payload.length);
+        SharedMemoryChannel made = SharedMemoryChannel.create(DIR, 65536);
+        SharedMemoryChannel opened = SharedMemoryChannel.accept(DIR, made.offer());
+        try {
+            SharedMemoryLink[] reader = new SharedMemoryLink[1];
+            SharedMemoryLink writer = new SharedMemoryLink(made, new Collect(0), writerLoop,
+                    () -> readerLoop.execute(() -> reader[0].wake()), POLLING, () -> true, SharedMemoryLinkTest::run);
+            reader[0] = new SharedMemoryLink(opened, collect, readerLoop,
+                    () -> writerLoop.execute(writer::wake), POLLING, () -> true, SharedMemoryLinkTest::run);
+            readerLoop.submit(reader[0]::expect).get();
+            var written = writer.writeOrCopy(TimeUnit.SECONDS.toNanos(20), MemorySegment.ofArray(payload));
+            assertTrue(written.succeeded(), "nothing was left to copy and queue");
+            assertTrue(collect.done.await(30, TimeUnit.SECONDS), "received " + collect.filled + " bytes");
+            assertArrayEquals(payload, collect.into);
             readerLoop.submit(() -> reader[0].close(new IOException("done"))).get();
             writerLoop.submit(() -> writer.close(new IOException("done"))).get();
         } finally {

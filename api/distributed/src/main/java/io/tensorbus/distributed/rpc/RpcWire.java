@@ -28,6 +28,12 @@ final class RpcWire {
     private static final SharedMemoryLink.Polling POLLING = new SharedMemoryLink.Polling(
             Long.getLong("tensorbus.rpc.sharedMemorySpinMicros", 50) * 1000,
             Long.getLong("tensorbus.rpc.sharedMemoryWaitSpinMicros", 1000) * 1000);
+    /**
+     * How long a sending thread waits for room in the ring without progress before it copies the rest of a large
+     * message aside, in nanoseconds: while it waits the peer reads what it wrote, so a message larger than the
+     * ring is copied once instead of twice. Event-loop threads never wait.
+     */
+    private static final long WRITE_PATIENCE_NANOS = 2_000_000;
     /** A fallback to TCP is logged once per process: every connection of a host would say the same. */
     private static final AtomicBoolean FALLBACK_LOGGED = new AtomicBoolean();
     private static final byte[] NO_BODY = new byte[0];
@@ -139,7 +145,11 @@ final class RpcWire {
         for (int i = 0; i < segments.size(); i++) {
             parts[2 + i] = segments.get(i);
         }
-        l.writeOrCopy(parts);
+        l.writeOrCopy(patience(), parts);
+    }
+
+    private long patience() {
+        return loop.inEventLoop() || io.vertx.core.Context.isOnEventLoopThread() ? 0 : WRITE_PATIENCE_NANOS;
     }
 
     /** Sends a frame framed earlier and releases it. Any thread. */
@@ -150,7 +160,7 @@ final class RpcWire {
             return;
         }
         try {
-            l.writeOrCopy(MemorySegment.ofBuffer(frame.nioBuffer()));
+            l.writeOrCopy(patience(), MemorySegment.ofBuffer(frame.nioBuffer()));
         } finally {
             frame.release();
         }
