@@ -53,6 +53,11 @@ public final class Tensor {
             public io.tensorbus.spi.DeviceBuffer deviceBuffer(Tensor t, String what) {
                 return DeviceOps.buffer(t, what);
             }
+
+            @Override
+            public void adoptIntoScope(Tensor t) {
+                MemoryScope.track(t.storage());
+            }
         });
     }
 

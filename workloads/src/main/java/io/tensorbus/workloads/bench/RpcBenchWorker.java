@@ -5,6 +5,7 @@ import io.tensorbus.distributed.rpc.Rpc;
 import io.tensorbus.distributed.rpc.RpcAgent;
 import io.tensorbus.distributed.rpc.RpcOptions;
 import io.tensorbus.distributed.rpc.RpcRegistry;
+import io.tensorbus.tensor.MemoryScope;
 import io.tensorbus.tensor.Tensor;
 import io.tensorbus.tensor.Threads;
 import io.vertx.core.Future;
@@ -59,8 +60,14 @@ public final class RpcBenchWorker {
                 // The anchor's 3 warm-ups, and with the JIT warm-up on, 20 more: a fresh JVM compiles the
                 // large-copy paths during the first echoes of each size.
                 int warmups = 3 + (options.jitWarmup() > 0 ? 20 : 0);
+                // Each echo in a memory scope: its result is given back when the call returns, as the anchor's
+                // result is freed when nothing refers to it, instead of when a collection finds it.
                 double echo = MultiProcessBench.medianSeconds(warmups, nbytes <= (1 << 20) ? 20 : 5, () -> { },
-                        () -> agent.rpcSync("worker1", "builtin.echo", t));
+                        () -> {
+                            try (MemoryScope scope = MemoryScope.open()) {
+                                agent.rpcSync("worker1", "builtin.echo", t);
+                            }
+                        });
                 MultiProcessBench.report(new Measurement("rpc", "echo").with("bytes", nbytes)
                         .with("rtt_us", echo * 1e6, 1).with("GBps", 2.0 * nbytes / echo / 1e9, 3));
             }

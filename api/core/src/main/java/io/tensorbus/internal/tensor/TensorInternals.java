@@ -31,6 +31,9 @@ public final class TensorInternals {
 
         /** See {@link TensorInternals#deviceBuffer}. */
         DeviceBuffer deviceBuffer(Tensor t, String what);
+
+        /** See {@link TensorInternals#adoptIntoScope}. */
+        void adoptIntoScope(Tensor t);
     }
 
     private static volatile Access access;
@@ -70,6 +73,15 @@ public final class TensorInternals {
      */
     public static Tensor uninitialized(DType dtype, int... shape) {
         return access().uninitialized(dtype, shape);
+    }
+
+    /**
+     * Hands {@code t}'s storage, allocated on another thread and in no scope, to this thread's innermost open
+     * {@code MemoryScope} (if any): a result received for this thread (an RPC's) is then given back when the
+     * scope closes, as the tensors this thread allocates are.
+     */
+    public static void adoptIntoScope(Tensor t) {
+        access().adoptIntoScope(t);
     }
 
     /** The storage {@code t} is a view of, shared with its other views; kernels address it from its offset. */

@@ -2,9 +2,11 @@ package io.tensorbus.distributed.rpc;
 
 import io.tensorbus.c10d.Store;
 import io.tensorbus.distributed.autograd.DistAutograd;
+import io.tensorbus.internal.distributed.Blocking;
 import io.tensorbus.internal.distributed.autograd.AutogradTransport;
 import io.tensorbus.internal.distributed.autograd.DistAutogradRuntime;
-import io.tensorbus.internal.distributed.Blocking;
+import io.tensorbus.internal.tensor.TensorInternals;
+import io.tensorbus.tensor.Tensor;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -153,7 +155,10 @@ public final class RpcAgent {
     }
 
     /**
-     * {@code rpc_sync}: {@link #rpcAsync(WorkerInfo, Duration, String, Object...)} and waits for the result.
+     * {@code rpc_sync}: {@link #rpcAsync(WorkerInfo, Duration, String, Object...)} and waits for the result. The
+     * result's tensors (at the top or in lists and map values) belong to this thread's open {@code MemoryScope},
+     * if any, as tensors allocated here would: they go back to the host cache when it closes, as PyTorch frees a
+     * result nothing refers to any more.
      *
      * @throws RemoteException, RpcTimeoutException, RpcException as the future would fail
      * @throws IllegalStateException on a Vert.x event-loop thread, which must never block
@@ -165,7 +170,20 @@ public final class RpcAgent {
         }
         RpcChecks.timeout(timeout);
         Future<T> f = rpcAsync(to, timeout, function, args);
-        return Blocking.await(f, timeout.plusSeconds(5), "rpcSync '" + function + "' on " + to);
+        T result = Blocking.await(f, timeout.plusSeconds(5), "rpcSync '" + function + "' on " + to);
+        adoptIntoScope(result, 0);
+        return result;
+    }
+
+    /** Hands the tensors of a received {@code value} to this thread's open memory scope (none: nothing happens). */
+    private static void adoptIntoScope(Object value, int depth) {
+        if (value instanceof Tensor t) {
+            TensorInternals.adoptIntoScope(t);
+        } else if (depth < 64 && value instanceof java.util.Collection<?> c) {
+            c.forEach(v -> adoptIntoScope(v, depth + 1));
+        } else if (depth < 64 && value instanceof Map<?, ?> m) {
+            m.values().forEach(v -> adoptIntoScope(v, depth + 1));
+        }
     }
 
     /** {@link #rpcSync(WorkerInfo, Duration, String, Object...)} to the worker called {@code to}. */

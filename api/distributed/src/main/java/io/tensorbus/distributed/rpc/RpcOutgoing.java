@@ -31,6 +31,8 @@ final class RpcOutgoing implements RpcFrameParser.FrameHandler {
     private final Promise<RpcOutgoing> ready = Promise.promise();
     private final Set<Long> inFlight = ConcurrentHashMap.newKeySet();
     private final AtomicBoolean broken = new AtomicBoolean();
+    /** Threads writing a call into this connection right now. */
+    private final java.util.concurrent.atomic.AtomicInteger sending = new java.util.concurrent.atomic.AtomicInteger();
     private volatile boolean welcomed;
     private volatile int peerMaxMessage = RpcFrame.MAX_HANDSHAKE_BODY;
     private RpcPayload.Decoded attached;
@@ -89,7 +91,12 @@ final class RpcOutgoing implements RpcFrameParser.FrameHandler {
         if (!admit(id, function, body.bytes())) {
             return false;
         }
-        wire.send(RpcFrame.CALL, id, body);
+        sending.incrementAndGet();
+        try {
+            wire.send(RpcFrame.CALL, id, body);
+        } finally {
+            sending.decrementAndGet();
+        }
         wire.expectAnswer();
         return true;
     }
@@ -105,9 +112,23 @@ final class RpcOutgoing implements RpcFrameParser.FrameHandler {
             frame.release();
             return false;
         }
-        wire.send(frame);
+        sending.incrementAndGet();
+        try {
+            wire.send(frame);
+        } finally {
+            sending.decrementAndGet();
+        }
         wire.expectAnswer();
         return true;
+    }
+
+    /**
+     * True while calls wait for answers and none is being written: a thread writing a large call into shared
+     * memory needs the cores for itself and the reading callee, not for this side's link polling for an answer
+     * that cannot come yet.
+     */
+    private boolean awaitsAnswer() {
+        return !inFlight.isEmpty() && sending.get() == 0;
     }
 
     /** Counts call {@code id} in flight, or fails it when the connection broke or it is too large. */
@@ -216,7 +237,7 @@ final class RpcOutgoing implements RpcFrameParser.FrameHandler {
             channel.unlink();
             if (mapped) {
                 wire.useSharedMemory(channel, this, worker.options().maxMessageBytes(),
-                        why -> broken("sent a malformed frame: " + why), () -> !inFlight.isEmpty());
+                        why -> broken("sent a malformed frame: " + why), this::awaitsAnswer);
             } else {
                 channel.close();
             }

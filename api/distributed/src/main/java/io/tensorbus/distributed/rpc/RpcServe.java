@@ -3,6 +3,7 @@ package io.tensorbus.distributed.rpc;
 import io.tensorbus.distributed.rpc.impl.RpcFrame;
 import io.tensorbus.internal.distributed.autograd.DistAutogradContext;
 import io.tensorbus.internal.distributed.autograd.DistAutogradRuntime;
+import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import java.io.PrintWriter;
@@ -21,6 +22,8 @@ import java.util.concurrent.Semaphore;
  * virtual thread of the worker's pool (at most {@code numWorkerThreads} at once), answer on the connection.
  */
 final class RpcServe implements RpcServing {
+    /** Answers from this size up are not written from an event-loop thread, in bytes. */
+    private static final long OFF_LOOP_ANSWER_BYTES = 1 << 20;
     /** Longest stack trace sent back, in characters. */
     private static final int MAX_STACK = 8192;
     /** Longest exception message sent back, in characters. */
@@ -68,13 +71,35 @@ final class RpcServe implements RpcServing {
                 raise(connection, id, r.cause());
                 return;
             }
+            RpcPayload.Encoded value;
             try {
-                answer(connection, id, RpcPayload.encode(rrefs, Collections.singletonList(r.result()),
-                        RpcPayload.recorder(worker.autograd(), context, connection.caller())));
+                value = RpcPayload.encode(rrefs, Collections.singletonList(r.result()),
+                        RpcPayload.recorder(worker.autograd(), context, connection.caller()));
             } catch (RuntimeException e) {
                 raise(connection, id, e);
+                return;
             }
+            if (value.bytes() >= OFF_LOOP_ANSWER_BYTES && Context.isOnEventLoopThread()) {
+                // A function that returned at once has its result here, on the event loop: a large answer is
+                // written from a pool thread instead, which may wait for room in a shared-memory ring while the
+                // caller reads, where the event loop would copy it aside.
+                try {
+                    executor.execute(() -> answerOrRaise(connection, id, value));
+                    return;
+                } catch (RejectedExecutionException e) {
+                    // Shutting down: answer from here.
+                }
+            }
+            answerOrRaise(connection, id, value);
         });
+    }
+
+    private void answerOrRaise(RpcIncoming connection, long id, RpcPayload.Encoded value) {
+        try {
+            answer(connection, id, value);
+        } catch (RuntimeException e) {
+            raise(connection, id, e);
+        }
     }
 
     /** Sends the RETURN of call {@code id}; the RRef forks in it are dropped again if it cannot be sent. */

@@ -50,6 +50,26 @@ class RpcTest {
     }
 
     @Test
+    void rpcSyncResultsBelongToTheCallersOpenMemoryScope() throws Exception {
+        List<RpcAgent> w = start(2, new RpcRegistry());
+        Tensor kept;
+        List<Object> inScope;
+        try (io.tensorbus.tensor.MemoryScope scope = io.tensorbus.tensor.MemoryScope.open()) {
+            inScope = w.get(0).rpcSync("worker1", "builtin.echo", List.of(Tensor.ones(4), Tensor.ones(2)));
+            kept = w.get(0).rpcSync("worker1", "builtin.echo", Tensor.ones(3));
+            scope.keep(kept);
+            assertEquals(4.0, ((Tensor) inScope.get(0)).sum().item(), 0.0);
+        }
+        assertThrows(IllegalStateException.class, () -> ((Tensor) inScope.get(0)).sum(),
+                "a result's storage went back to the cache with its scope");
+        assertThrows(IllegalStateException.class, () -> ((Tensor) inScope.get(1)).sum());
+        assertEquals(3.0, kept.sum().item(), 0.0, "a kept result outlives the scope");
+        Tensor outside = w.get(0).rpcSync("worker1", "builtin.echo", Tensor.ones(5));
+        System.gc();
+        assertEquals(5.0, outside.sum().item(), 0.0, "without a scope, the collector decides");
+    }
+
+    @Test
     void syncAndAsyncCallsReachRegisteredFunctionsAndBuiltinsByNameRankAndWorkerInfo() throws Exception {
         RpcRegistry registry = new RpcRegistry().register("test.square", args -> {
             long x = ((Number) args.get(0)).longValue();
