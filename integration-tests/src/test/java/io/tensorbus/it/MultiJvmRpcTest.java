@@ -19,9 +19,11 @@ class MultiJvmRpcTest {
     private final ByteArrayOutputStream out = new ByteArrayOutputStream();
     private final ByteArrayOutputStream err = new ByteArrayOutputStream();
 
-    private int launch(int world, String mode, int timeoutSeconds) {
-        return Launcher.run(List.of("--nproc-per-node", String.valueOf(world), "--timeout",
-                        String.valueOf(timeoutSeconds), RpcCheck.class.getName(), mode),
+    private int launch(int world, String mode, int timeoutSeconds, String... more) {
+        List<String> args = new java.util.ArrayList<>(List.of("--nproc-per-node", String.valueOf(world), "--timeout",
+                String.valueOf(timeoutSeconds), RpcCheck.class.getName(), mode));
+        args.addAll(List.of(more));
+        return Launcher.run(args,
                 new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8));
     }
 
@@ -44,6 +46,15 @@ class MultiJvmRpcTest {
 
     @Test
     @Timeout(120)
+    void everyCallFormWorksAcrossJvmsOverTcpWithSharedMemoryOff() {
+        int code = launch(2, "calls", 100, "sharedMemory=false");
+        String o = out.toString(StandardCharsets.UTF_8);
+        assertEquals(0, code, report(code));
+        assertTrue(o.contains("[rank 0] RPC OK worker0") && o.contains("[rank 1] RPC OK worker1"), report(code));
+    }
+
+    @Test
+    @Timeout(120)
     void aWorkerWhoseJvmDiesFailsItsPendingCallNamingItAndTheOthersGoOn() throws Exception {
         // Not through the launcher: it stops every rank when one dies, and the survivors must go on here.
         try (ChildJob job = ChildJob.start(3, RpcCheck.class.getName(), "lost")) {
@@ -53,6 +64,14 @@ class MultiJvmRpcTest {
             assertTrue(job.get(2).output().contains("HALTING"), job.get(2).output());
             assertTrue(o.contains("LOST worker worker2 (rank 2) was lost while 'it.halt' ran"), o);
             assertTrue(o.contains("STILL OK"), o);
+            for (int r = 0; r < 3; r++) {
+                long pid = job.get(r).pid();
+                try (java.util.stream.Stream<java.nio.file.Path> files = java.nio.file.Files.list(
+                        java.nio.file.Path.of("/dev/shm"))) {
+                    assertEquals(List.of(), files.filter(f -> f.getFileName().toString()
+                            .startsWith("tensorbus-" + pid + "-")).toList(), "no channel file of worker" + r + " left");
+                }
+            }
         }
     }
 }

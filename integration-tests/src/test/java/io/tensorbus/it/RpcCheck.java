@@ -62,8 +62,9 @@ public final class RpcCheck {
                     Runtime.getRuntime().halt(9);
                     return null;
                 });
+        boolean sharedMemory = !List.of(args).contains("sharedMemory=false");
         RpcAgent agent = Rpc.init("worker" + rank, rank, world, RpcOptions.builder().registry(registry)
-                .timeout(Duration.ofSeconds(30)).initTimeout(Duration.ofSeconds(60)).build())
+                .sharedMemory(sharedMemory).timeout(Duration.ofSeconds(30)).initTimeout(Duration.ofSeconds(60)).build())
                 .await(60, TimeUnit.SECONDS);
         self.set(agent);
         if (args[0].equals("lost")) {
@@ -71,6 +72,11 @@ public final class RpcCheck {
         } else {
             if (rank == 0) {
                 calls(agent, world, last);
+                // Rank 0's connections (one to each callee at least) run through shared memory unless it is off.
+                long shared = agent.debugInfo().get("num_shared_memory_connections");
+                if (sharedMemory ? shared < world - 1 : shared != 0) {
+                    throw new AssertionError(shared + " shared-memory connections with sharedMemory=" + sharedMemory);
+                }
             }
             agent.shutdown();
             if (!agent.rrefLeaks().isEmpty()) {
@@ -92,6 +98,12 @@ public final class RpcCheck {
         }
         Tensor sum = agent.rpcSync("worker1", "builtin.add", Tensor.ones(1000), Tensor.ones(1000));
         expect(2000.0, sum.sum().item());
+        // Four times a ring each way: written while the callee reads, answered from a pool thread.
+        Tensor big = Tensor.arange(0, 4 << 20, 1, io.tensorbus.DType.FLOAT32);
+        Tensor back = agent.rpcSync("worker1", "builtin.echo", big);
+        for (int i : new int[] {0, 12345, 1 << 20, (3 << 20) + 7, (4 << 20) - 1}) {
+            expect(big.getDouble(i), back.getDouble(i));
+        }
         expect(105L, agent.rpcSync("worker1", "it.relay", 5));
         expect(last, agent.rpcSync("worker1", "it.later"));
         try {
