@@ -48,6 +48,17 @@ public interface Backend {
      */
     Future<Integer> recv(DeviceBuffer buffer, int src, int tag);
 
+    /**
+     * Receives as {@link #recv} does, but on the calling thread, and only when the message from {@code src}
+     * arrives within {@code patienceNanos} and the backend can take it without its event loop: a blocking
+     * receive then spares a hand-off to the event loop and one back (each a thread wake-up). Returns the
+     * sender's rank, or -1 when nothing was received (the caller then posts {@link #recv}). Called only where
+     * blocking is allowed, never with {@link #ANY_SOURCE}. The default receives nothing this way.
+     */
+    default int tryRecvOnCallerThread(DeviceBuffer buffer, int src, int tag, long patienceNanos) {
+        return -1;
+    }
+
     /** Copies {@code root}'s buffer into every other rank's buffer. */
     Future<Void> broadcast(DeviceBuffer buffer, int root);
 

@@ -43,6 +43,11 @@ import java.util.concurrent.atomic.AtomicInteger;
 public final class ProcessGroup implements AutoCloseable {
     /** {@code src} of {@link #irecv(Tensor, int)}: receive from whichever rank sends first. */
     public static final int ANY_SOURCE = Backend.ANY_SOURCE;
+    /**
+     * How long a blocking receive polls on its own thread before it hands the receive to the backend's event
+     * loop, in nanoseconds ({@code -Dtensorbus.recvPollMicros}, 0 turns it off).
+     */
+    private static final long RECV_POLL_NANOS = Math.max(0, Long.getLong("tensorbus.recvPollMicros", 1000)) * 1000;
     /** Tags below 0 are reserved for the group's own messages (monitored barrier). */
     private static final int BARRIER_TAG = -2;
     private static final int BARRIER_ACK_TAG = -3;
@@ -186,9 +191,25 @@ public final class ProcessGroup implements AutoCloseable {
         send(tensor, dst, 0);
     }
 
-    /** The tutorial's blocking {@code recv}: returns the sender's rank (never on an event loop). */
+    /**
+     * The tutorial's blocking {@code recv}: returns the sender's rank (never on an event loop). A message from a
+     * named {@code src} that arrives within {@code tensorbus.recvPollMicros} (1000 µs by default) is taken on this
+     * thread where the backend can (shared memory), sparing two thread hand-offs.
+     */
     public int recv(Tensor tensor, int src, int tag) {
-        return Blocking.await(irecv(tensor, src, tag), deadline(), "recv from " + (src < 0 ? "any rank" : "rank " + src));
+        String what = "recv from " + (src < 0 ? "any rank" : "rank " + src);
+        Blocking.checkMayBlock(what);
+        if (src != ANY_SOURCE && RECV_POLL_NANOS > 0) {
+            Backend b = member();
+            checkPeer(src, "src");
+            checkTag(tag);
+            int from = b.tryRecvOnCallerThread(TensorBuffers.of(tensor, "tensor"), src, tag, RECV_POLL_NANOS);
+            if (from >= 0) {
+                TensorBuffers.written(tensor);
+                return from;
+            }
+        }
+        return Blocking.await(irecv(tensor, src, tag), deadline(), what);
     }
 
     /** Blocking receive with tag 0 from {@code src} (or {@link #ANY_SOURCE}). */

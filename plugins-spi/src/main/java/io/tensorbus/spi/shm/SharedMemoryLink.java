@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BooleanSupplier;
 import java.util.function.Predicate;
@@ -37,6 +38,12 @@ public final class SharedMemoryLink {
     static final long YIELD_AFTER_NANOS = 20_000;
     /** How often a sleeping link looks at its rings while an operation waits, in milliseconds. */
     static final long CHECK_MILLIS = 10;
+    /**
+     * How long a caller's thread polls for its frame before it yields its core between polls, in nanoseconds:
+     * long enough for a round trip between two spinning threads (10-20 µs here), short enough that a peer
+     * sharing its core soon gets to answer.
+     */
+    static final long CALLER_YIELD_AFTER_NANOS = 50_000;
 
     /** Where the incoming bytes go: a connection's frame parser. Called on the link's event loop only. */
     public interface Reader {
@@ -48,6 +55,24 @@ public final class SharedMemoryLink {
 
         /** True while a payload waits for a receive: the link then reads nothing more. */
         boolean isParked();
+
+        /**
+         * True when the next byte starts a frame (no frame half read, none parked): only then may a caller's
+         * thread take a frame itself ({@link #pollOnCallerThread}). A reader that cannot tell says false.
+         */
+        default boolean betweenFrames() {
+            return false;
+        }
+    }
+
+    /**
+     * What a caller's thread makes of the next incoming frame ({@link #pollOnCallerThread}): given the frame's
+     * first bytes, the memory its remaining bytes go to (exactly as many as the frame has left), or null to
+     * leave the frame to the event loop. It must not change anything: the frame may not be whole yet, and is
+     * then offered again.
+     */
+    public interface Taker {
+        MemorySegment target(MemorySegment header);
     }
 
     /**
@@ -91,6 +116,13 @@ public final class SharedMemoryLink {
      * caller's thread may write a whole frame itself ({@link #tryWriteNow}, {@link #writeOrCopy}).
      */
     private final ReentrantLock producer = new ReentrantLock();
+    /**
+     * Guards the consumer side (the incoming ring, the reader's state between frames, unmapping): the event loop
+     * drains, and a caller's thread may take a frame itself ({@link #pollOnCallerThread}).
+     */
+    private final ReentrantLock consumer = new ReentrantLock();
+    /** Callers' threads polling the incoming ring now: the event loop may sleep without the peer ringing. */
+    private final AtomicInteger callersPolling = new AtomicInteger();
     private final Predicate<Runnable> guarded;
 
     /** One frame on its way into the ring; {@code owned} (a copy of the frame's rest) is released once written. */
@@ -290,6 +322,106 @@ public final class SharedMemoryLink {
         return new Write(new MemorySegment[] {copy}, owned);
     }
 
+    /**
+     * Polls the incoming ring on the calling thread for up to {@code patienceNanos} and takes the next frame
+     * itself when {@code taker} wants it and it is whole: a blocking receive then gets its message without a
+     * hand-off to the event loop and back. Stops early, taking nothing, when {@code mayTake} turns false, the
+     * next frame is not the taker's, or the link closes; what it leaves goes to the event loop. While it polls the
+     * peer writes without ringing. Any thread but the link's event loop.
+     *
+     * @param headerBytes how many of a frame's first bytes the taker needs to decide
+     * @return true when a frame was taken (its bytes are in the taker's memory and freed from the ring)
+     */
+    public boolean pollOnCallerThread(long patienceNanos, int headerBytes, Taker taker, BooleanSupplier mayTake) {
+        if (!startCallerPolling()) {
+            return false;
+        }
+        MemorySegment header = MemorySegment.ofArray(new byte[headerBytes]);
+        long start = System.nanoTime();
+        try {
+            while (mayTake.getAsBoolean()) {
+                int taken = tryTake(header, taker);
+                if (taken != 0) {
+                    return taken > 0;
+                }
+                long waited = System.nanoTime() - start;
+                if (waited >= patienceNanos) {
+                    return false;
+                }
+                if (waited > CALLER_YIELD_AFTER_NANOS) {
+                    Thread.yield();
+                } else {
+                    Thread.onSpinWait();
+                }
+            }
+            return false;
+        } finally {
+            stopCallerPolling();
+        }
+    }
+
+    /** Tells the peer not to ring while this thread polls; false when the link is closed. */
+    private boolean startCallerPolling() {
+        consumer.lock();
+        try {
+            if (closed) {
+                return false;
+            }
+            callersPolling.incrementAndGet();
+            channel.incoming().awake();
+            return true;
+        } finally {
+            consumer.unlock();
+        }
+    }
+
+    /** The last caller's thread stops polling: the event loop takes over what is there, or the peer rings again. */
+    private void stopCallerPolling() {
+        consumer.lock();
+        try {
+            SharedMemoryRing in = channel.incoming();
+            if (callersPolling.decrementAndGet() == 0 && !closed && !in.sleep()) {
+                in.awake();
+                loop.execute(this::poll);
+            }
+        } finally {
+            consumer.unlock();
+        }
+    }
+
+    /**
+     * Takes the next frame when it is the taker's and whole: 1 when taken, 0 when it may still come (nothing or
+     * only part of it is here), -1 when it is not the taker's or the link closed.
+     */
+    private int tryTake(MemorySegment header, Taker taker) {
+        consumer.lock();
+        try {
+            SharedMemoryRing in = channel.incoming();
+            if (closed || !reader.betweenFrames()) {
+                return -1;
+            }
+            if (in.readable() < header.byteSize()) {
+                return 0;
+            }
+            in.copyOut(0, header);
+            MemorySegment target = taker.target(header);
+            long size = target == null ? Long.MAX_VALUE : header.byteSize() + target.byteSize();
+            if (size > in.capacity()) {
+                return -1;
+            }
+            if (in.readable() < size) {
+                return 0;
+            }
+            in.copyOut(header.byteSize(), target);
+            if (in.release(size)) {
+                ringDoorbell.run();
+            }
+            return 1;
+        } finally {
+            consumer.unlock();
+        }
+    }
+
     /** A doorbell arrived, or the reader may go on (its parked payload found a receive): poll now. */
     public void wake() {
         poll();
@@ -329,7 +461,7 @@ public final class SharedMemoryLink {
             polling = false;
             if (closed) {
                 // Closed by a frame's handler while this poll still read the ring: unmap only now.
-                channel.close();
+                unmap();
             }
         }
         written.forEach(w -> w.finish(null));
@@ -341,6 +473,19 @@ public final class SharedMemoryLink {
 
     /** Hands readable bytes to the reader until the ring is empty or a payload parks; true on progress. */
     private boolean drain() {
+        if (callersPolling.get() > 0 || !consumer.tryLock()) {
+            // A caller's thread polls for its frame: it hands what it leaves back to this loop when it stops.
+            // Taking the frame here instead would make it an early message, and the caller's next receive slow.
+            return false;
+        }
+        try {
+            return drainLocked();
+        } finally {
+            consumer.unlock();
+        }
+    }
+
+    private boolean drainLocked() {
         SharedMemoryRing in = channel.incoming();
         boolean progress = false;
         while (!closed && !reader.isParked() && in.readable() > 0) {
@@ -469,7 +614,9 @@ public final class SharedMemoryLink {
 
     /** Sets the sleep flags the peer checks; false when data or room arrived meanwhile (poll on instead). */
     private boolean mayRest() {
-        if (!reader.isParked() && !channel.incoming().sleep()) {
+        // While a caller's thread polls the incoming ring, it hands over (or sets the flag) when it stops.
+        boolean callerReads = callersPolling.get() > 0;
+        if (!callerReads && !reader.isParked() && !channel.incoming().sleep()) {
             lastProgress = System.nanoTime();
             return false;
         }
@@ -534,7 +681,17 @@ public final class SharedMemoryLink {
         }
         failed.forEach(w -> w.finish(cause));
         if (!polling) {
+            unmap();
+        }
+    }
+
+    /** Unmaps the rings once no caller's thread reads them. */
+    private void unmap() {
+        consumer.lock();
+        try {
             channel.close();
+        } finally {
+            consumer.unlock();
         }
     }
 }

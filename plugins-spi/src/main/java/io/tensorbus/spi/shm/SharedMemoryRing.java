@@ -110,6 +110,26 @@ public final class SharedMemoryRing {
         return data.asSlice(at, Math.min(n, capacity - at));
     }
 
+    /**
+     * Copies readable bytes, from {@code skip} bytes past the consumer's position on, into the whole of
+     * {@code dst} (across the ring's end where they wrap), without freeing them.
+     *
+     * @throws IndexOutOfBoundsException when fewer than {@code skip + dst.byteSize()} bytes are readable
+     */
+    public void copyOut(long skip, MemorySegment dst) {
+        long n = dst.byteSize();
+        if (skip < 0 || skip + n > readable()) {
+            throw new IndexOutOfBoundsException("bytes " + skip + " to " + (skip + n) + " of " + readable()
+                    + " readable");
+        }
+        long at = (tail() + skip) & mask;
+        long first = Math.min(n, capacity - at);
+        MemorySegment.copy(data, at, dst, 0, first);
+        if (n > first) {
+            MemorySegment.copy(data, 0, dst, first, n - first);
+        }
+    }
+
     /** Frees {@code bytes} read bytes; returns true when the producer waits for room and must be woken. */
     public boolean release(long bytes) {
         LONG.setVolatile(control, TAIL, tail() + bytes);

@@ -34,7 +34,7 @@ class SharedMemoryLinkTest {
     }
 
     /** Collects every byte it is offered into {@code into}; counts down {@code done} when it is full. */
-    private static final class Collect implements SharedMemoryLink.Reader {
+    private static class Collect implements SharedMemoryLink.Reader {
         final byte[] into;
         final CountDownLatch done = new CountDownLatch(1);
         int filled;
@@ -198,6 +198,56 @@ class SharedMemoryLinkTest {
             assertTrue(written.succeeded(), "nothing was left to copy and queue");
             assertTrue(collect.done.await(30, TimeUnit.SECONDS), "received " + collect.filled + " bytes");
             assertArrayEquals(payload, collect.into);
+            readerLoop.submit(() -> reader[0].close(new IOException("done"))).get();
+            writerLoop.submit(() -> writer.close(new IOException("done"))).get();
+        } finally {
+            writerLoop.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+            readerLoop.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+        }
+        assertEquals(List.of(), ourFiles());
+    }
+
+    /**
+     * A caller's thread takes the frame it wants straight from the ring, leaves a frame that is not its own to
+     * the event loop (which reads it once the caller stops), and gives up after its patience when nothing comes.
+     */
+    @Test
+    void aCallersThreadTakesItsFrameAndLeavesTheNextOneToTheEventLoop() throws Exception {
+        DefaultEventLoop writerLoop = new DefaultEventLoop();
+        DefaultEventLoop readerLoop = new DefaultEventLoop();
+        Collect collect = new Collect(4) {
+            @Override
+            public boolean betweenFrames() {
+                return filled == 0;
+            }
+        };
+        SharedMemoryChannel made = SharedMemoryChannel.create(DIR, 65536);
+        SharedMemoryChannel opened = SharedMemoryChannel.accept(DIR, made.offer());
+        // Frames of a one-byte header naming the frame, then three bytes of payload.
+        MemorySegment got = MemorySegment.ofArray(new byte[3]);
+        SharedMemoryLink.Taker frameA = h -> h.get(ValueLayout.JAVA_BYTE, 0) == 'A' ? got : null;
+        try {
+            SharedMemoryLink[] reader = new SharedMemoryLink[1];
+            SharedMemoryLink writer = new SharedMemoryLink(made, new Collect(0), writerLoop,
+                    () -> readerLoop.execute(() -> reader[0].wake()), POLLING, () -> true, SharedMemoryLinkTest::run);
+            reader[0] = new SharedMemoryLink(opened, collect, readerLoop,
+                    () -> writerLoop.execute(writer::wake), POLLING, () -> false, SharedMemoryLinkTest::run);
+
+            long start = System.nanoTime();
+            assertFalse(reader[0].pollOnCallerThread(TimeUnit.MILLISECONDS.toNanos(20), 1, frameA, () -> true));
+            assertTrue(System.nanoTime() - start >= TimeUnit.MILLISECONDS.toNanos(20), "gave up before its patience");
+
+            assertTrue(writer.tryWriteNow(MemorySegment.ofArray(new byte[] {'A', 7, 8, 9})));
+            assertTrue(writer.tryWriteNow(MemorySegment.ofArray(new byte[] {'B', 4, 5, 6})));
+            assertTrue(reader[0].pollOnCallerThread(TimeUnit.SECONDS.toNanos(20), 1, frameA, () -> true));
+            assertArrayEquals(new byte[] {7, 8, 9}, got.toArray(ValueLayout.JAVA_BYTE));
+            assertEquals(0, collect.filled, "the event loop read the caller's frame");
+
+            start = System.nanoTime();
+            assertFalse(reader[0].pollOnCallerThread(TimeUnit.SECONDS.toNanos(20), 1, frameA, () -> true));
+            assertTrue(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(10), "waited for a frame it does not take");
+            assertTrue(collect.done.await(30, TimeUnit.SECONDS), "the loop read " + collect.filled + " bytes of B");
+            assertArrayEquals(new byte[] {'B', 4, 5, 6}, collect.into);
             readerLoop.submit(() -> reader[0].close(new IOException("done"))).get();
             writerLoop.submit(() -> writer.close(new IOException("done"))).get();
         } finally {

@@ -109,6 +109,12 @@ final class FrameReader implements SharedMemoryLink.Reader {
         parked = sink == null;
     }
 
+    /** True when no frame is half read or parked: the next byte starts a frame. */
+    @Override
+    public boolean betweenFrames() {
+        return !parked && frame == null && header.writerIndex() == 0;
+    }
+
     /** True while a payload waits for its sink. */
     @Override
     public boolean isParked() {

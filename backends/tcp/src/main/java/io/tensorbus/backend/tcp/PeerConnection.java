@@ -4,6 +4,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.socket.DuplexChannel;
 import io.netty.util.ReferenceCountUtil;
+import io.tensorbus.spi.DeviceBuffer;
 import io.tensorbus.spi.shm.SharedMemoryChannel;
 import io.tensorbus.spi.shm.SharedMemoryLink;
 import io.vertx.core.Future;
@@ -85,6 +86,30 @@ final class PeerConnection implements FrameReader.Listener {
     boolean tryWriteNow(Frame header, MemorySegment payload) {
         SharedMemoryLink l = link;
         return l != null && l.tryWriteNow(parts(header, payload));
+    }
+
+    /**
+     * Polls the shared-memory link on the calling thread for up to {@code patienceNanos} and takes the peer's
+     * next frame into {@code buffer} when it is a point-to-point message with {@code tag} that fits it, while
+     * {@code mayTake} holds; false when nothing was taken (no link, another frame first, or no message in time).
+     */
+    boolean tryReceiveNow(DeviceBuffer buffer, int tag, long patienceNanos, java.util.function.BooleanSupplier mayTake) {
+        SharedMemoryLink l = link;
+        MemorySegment into = buffer.segment();
+        return l != null && l.pollOnCallerThread(patienceNanos, Frame.HEADER_BYTES,
+                header -> isMessageFor(header, buffer, tag) ? into : null, mayTake);
+    }
+
+    /** True when {@code header} starts a point-to-point message of this group that a receive of {@code buffer} takes. */
+    private boolean isMessageFor(MemorySegment header, DeviceBuffer buffer, int tag) {
+        Frame f;
+        try {
+            f = Frame.decode(Unpooled.wrappedBuffer(header.asByteBuffer()));
+        } catch (Frame.MalformedFrameException e) {
+            return false; // the event loop reads it and loses the peer, naming why
+        }
+        return f.kind() == Frame.DATA && f.isPointToPoint() && f.groupHash() == backend.groupHash()
+                && f.tag() == tag && f.dtype() == buffer.dtype().ordinal() && f.payloadBytes() == buffer.byteSize();
     }
 
     /** What the shared-memory link to this peer holds (for a stall report), or null when nothing or no link. */

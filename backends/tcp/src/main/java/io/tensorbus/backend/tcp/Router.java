@@ -66,6 +66,11 @@ final class Router {
     private final List<Pending> postedP2p = new ArrayList<>();
     private final ArrayDeque<Early> earlyP2p = new ArrayDeque<>();
     private Early lastParked;
+    /**
+     * Point-to-point receives posted plus messages that came before theirs, as last counted on the event loop:
+     * while it is 0 a caller's thread may take the next message itself without overtaking either.
+     */
+    private volatile int p2pBacklog;
 
     /** The message {@link #arrived} just parked. */
     Early lastEarly() {
@@ -91,12 +96,23 @@ final class Router {
             Early e = it.next();
             if ((src < 0 || e.peer == src) && e.frame.tag() == tag) {
                 it.remove();
+                recount();
                 deliver(e, p);
                 return p;
             }
         }
         postedP2p.add(p);
+        recount();
         return p;
+    }
+
+    /** True when no point-to-point receive waits and no message waits for one. Any thread. */
+    boolean p2pQuiet() {
+        return p2pBacklog == 0;
+    }
+
+    private void recount() {
+        p2pBacklog = postedP2p.size() + earlyP2p.size();
     }
 
     /** True while any receive waits for its message. */
@@ -112,6 +128,7 @@ final class Router {
     /** Forgets a receive that timed out (no-op when its message already matched it). */
     void withdraw(Pending p) {
         postedP2p.remove(p);
+        recount();
         posted.values().remove(p);
         p.sink.cancel();
     }
@@ -128,6 +145,7 @@ final class Router {
         Early e = new Early(conn.peer(), f);
         if (f.isPointToPoint()) {
             earlyP2p.add(e);
+            recount();
         } else {
             early.put(new Key(conn.peer(), f.sequence(), f.tag()), e);
         }
@@ -166,6 +184,7 @@ final class Router {
                 p.promise.tryFail(cause);
             }
         }
+        recount();
     }
 
     /** Fails and cancels every waiting receive (the group broke or closed). */
@@ -174,6 +193,7 @@ final class Router {
         all.addAll(postedP2p);
         posted.clear();
         postedP2p.clear();
+        recount();
         for (Pending p : all) {
             p.sink.cancel();
             p.promise.tryFail(cause);
@@ -185,6 +205,7 @@ final class Router {
             Pending p = it.next();
             if ((p.src < 0 || p.src == peer) && p.tag == tag) {
                 it.remove();
+                recount();
                 return p;
             }
         }

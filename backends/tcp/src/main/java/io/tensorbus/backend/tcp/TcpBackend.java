@@ -64,6 +64,8 @@ final class TcpBackend implements Backend {
     private final Future<?>[] lastSend;
     /** Per peer: sends on their way through the event loop, which a send written on the caller's thread must not pass. */
     private final java.util.concurrent.atomic.AtomicInteger[] queuedSends;
+    /** Receives handed to the event loop and not yet registered with the router: none may be overtaken. */
+    private final java.util.concurrent.atomic.AtomicInteger receivesPosting = new java.util.concurrent.atomic.AtomicInteger();
     /** The calls of the last {@link #RECENT} finished collectives, to check frames that arrive after them. */
     private final Call[] recent = new Call[RECENT];
     private final long[] recentSequence = new long[RECENT];
@@ -247,38 +249,60 @@ final class TcpBackend implements Backend {
     }
 
     @Override
+    public int tryRecvOnCallerThread(DeviceBuffer buffer, int src, int tag, long patienceNanos) {
+        if (!buffer.isHost() || src < 0 || src >= peers.length || patienceNanos <= 0) {
+            return -1;
+        }
+        PeerConnection peer = peers[src];
+        // Only while nothing could come first: no receive posted or on its way, no early message held.
+        java.util.function.BooleanSupplier quiet = () -> broken == null && !closed && receivesPosting.get() == 0
+                && router.p2pQuiet();
+        return peer != null && peer.tryReceiveNow(buffer, tag, patienceNanos, quiet) ? src : -1;
+    }
+
+    @Override
     public Future<Integer> recv(DeviceBuffer buffer, int src, int tag) {
         Promise<Integer> promise = context.promise();
+        receivesPosting.incrementAndGet();
         context.runOnContext(v -> {
-            if (failIfBroken(promise, "recv from " + (src < 0 ? "any rank" : who(src)))) {
-                return;
+            try {
+                post(promise, buffer, src, tag);
+            } finally {
+                receivesPosting.decrementAndGet();
             }
-            MemorySegment landing = buffer.isHost() ? buffer.segment() : staging.take(buffer.byteSize());
-            Router.Pending p = router.expectP2p(src, tag, Sink.copyInto(landing), buffer.dtype());
-            expectData();
-            if (src >= 0 && gone[src] && router.unmatched(p)) {
-                // Nothing more can come from a rank that left (what it sent before is matched above).
-                router.withdraw(p);
-                promise.tryFail(lost(src, -1, "recv from " + who(src) + " (tag " + tag + ")", null, leftMessage(src)));
-                return;
-            }
-            long timer = vertx.setTimer(options.timeout().toMillis(), id -> {
-                router.withdraw(p);
-                p.promise.tryFail(p2pTimeout("recv from", src, tag));
-            });
-            p.promise.future().onComplete(ar -> {
-                vertx.cancelTimer(timer);
-                if (ar.failed() || buffer.isHost()) {
-                    promise.handle(ar);
-                } else {
-                    upload(landing, Region.of(buffer)).onComplete(up -> {
-                        staging.give(landing);
-                        promise.handle(up.map(ar.result()));
-                    });
-                }
-            });
         });
         return promise.future();
+    }
+
+    /** Registers a receive with the router, on the event loop, with its timeout. */
+    private void post(Promise<Integer> promise, DeviceBuffer buffer, int src, int tag) {
+        if (failIfBroken(promise, "recv from " + (src < 0 ? "any rank" : who(src)))) {
+            return;
+        }
+        MemorySegment landing = buffer.isHost() ? buffer.segment() : staging.take(buffer.byteSize());
+        Router.Pending p = router.expectP2p(src, tag, Sink.copyInto(landing), buffer.dtype());
+        expectData();
+        if (src >= 0 && gone[src] && router.unmatched(p)) {
+            // Nothing more can come from a rank that left (what it sent before is matched above).
+            router.withdraw(p);
+            promise.tryFail(lost(src, -1, "recv from " + who(src) + " (tag " + tag + ")", null, leftMessage(src)));
+            return;
+        }
+        long timer = vertx.setTimer(options.timeout().toMillis(), id -> {
+            router.withdraw(p);
+            p.promise.tryFail(p2pTimeout("recv from", src, tag));
+        });
+        p.promise.future().onComplete(ar -> {
+            vertx.cancelTimer(timer);
+            if (ar.failed() || buffer.isHost()) {
+                promise.handle(ar);
+            } else {
+                upload(landing, Region.of(buffer)).onComplete(up -> {
+                    staging.give(landing);
+                    promise.handle(up.map(ar.result()));
+                });
+            }
+        });
     }
 
     /**

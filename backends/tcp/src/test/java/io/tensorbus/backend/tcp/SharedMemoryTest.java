@@ -162,6 +162,49 @@ class SharedMemoryTest {
     }
 
     @Test
+    void aBlockingReceiveTakesItsMessageOnTheCallersThread() throws Exception {
+        try (Ranks ranks = ranks(2, Map.of())) {
+            DeviceBuffer sent = Reference.input(DType.FLOAT32, ReduceOp.SUM, 0, 2, 5);
+            DeviceBuffer got = Buffers.vector(DType.FLOAT32, 5);
+            var received = java.util.concurrent.CompletableFuture.supplyAsync(
+                    () -> ranks.get(1).tryRecvOnCallerThread(got, 0, 4, TimeUnit.SECONDS.toNanos(20)));
+            // The receiver polls before the message is written: the event loop leaves it to that thread.
+            Thread.sleep(200);
+            ranks.get(0).send(sent, 1, 4).await(30, TimeUnit.SECONDS);
+            assertEquals(0, received.get(30, TimeUnit.SECONDS), "taken on the caller's thread");
+            assertEquals(-1, Buffers.mismatch(sent, got));
+            DeviceBuffer wrongSize = Buffers.vector(DType.FLOAT32, 6);
+            ranks.get(0).send(sent, 1, 4).await(30, TimeUnit.SECONDS);
+            assertEquals(-1, ranks.get(1).tryRecvOnCallerThread(wrongSize, 0, 4, TimeUnit.SECONDS.toNanos(1)),
+                    "a message that does not fit is left to the event loop");
+            var failure = assertThrows(Exception.class,
+                    () -> ranks.get(1).recv(wrongSize, 0, 4).await(30, TimeUnit.SECONDS));
+            assertTrue(failure.getMessage().contains("does not fit"), failure.getMessage());
+        }
+    }
+
+    @Test
+    void aReceiveOnTheCallersThreadNeverOvertakesOnePostedBeforeIt() throws Exception {
+        try (Ranks ranks = ranks(2, Map.of())) {
+            for (int round = 0; round < 50; round++) {
+                DeviceBuffer first = Reference.input(DType.INT32, ReduceOp.SUM, 1, 2, 3);
+                DeviceBuffer second = Reference.input(DType.INT32, ReduceOp.SUM, 2, 2, 3);
+                DeviceBuffer a = Buffers.vector(DType.INT32, 3);
+                DeviceBuffer b = Buffers.vector(DType.INT32, 3);
+                Future<Integer> posted = ranks.get(1).recv(a, 0, 9);
+                ranks.get(0).send(first, 1, 9);
+                ranks.get(0).send(second, 1, 9);
+                if (ranks.get(1).tryRecvOnCallerThread(b, 0, 9, TimeUnit.MILLISECONDS.toNanos(50)) < 0) {
+                    ranks.get(1).recv(b, 0, 9).await(30, TimeUnit.SECONDS);
+                }
+                posted.await(30, TimeUnit.SECONDS);
+                assertEquals(-1, Buffers.mismatch(first, a), "the receive posted first gets the first message");
+                assertEquals(-1, Buffers.mismatch(second, b), "round " + round);
+            }
+        }
+    }
+
+    @Test
     void aLargeMessageSentBeforeItsSenderLeftIsStillReceivedAndTheLeavingIsNoFailure() throws Exception {
         // The payload waits in the ring for its receive (a parked frame) when the sender's socket closes: it
         // and the GOODBYE behind it are read before the loss counts, as TCP's bytes would be.
