@@ -38,12 +38,6 @@ public final class SharedMemoryLink {
     static final long YIELD_AFTER_NANOS = 20_000;
     /** How often a sleeping link looks at its rings while an operation waits, in milliseconds. */
     static final long CHECK_MILLIS = 10;
-    /**
-     * How long a caller's thread polls for its frame before it yields its core between polls, in nanoseconds:
-     * long enough for a round trip between two spinning threads (10-20 µs here), short enough that a peer
-     * sharing its core soon gets to answer.
-     */
-    static final long CALLER_YIELD_AFTER_NANOS = 50_000;
 
     /** Where the incoming bytes go: a connection's frame parser. Called on the link's event loop only. */
     public interface Reader {
@@ -327,7 +321,8 @@ public final class SharedMemoryLink {
      * itself when {@code taker} wants it and it is whole: a blocking receive then gets its message without a
      * hand-off to the event loop and back. Stops early, taking nothing, when {@code mayTake} turns false, the
      * next frame is not the taker's, or the link closes; what it leaves goes to the event loop. While it polls the
-     * peer writes without ringing. Any thread but the link's event loop.
+     * peer writes without ringing. It spins without yielding (keep the patience short: it holds a core for that
+     * long). Any thread but the link's event loop.
      *
      * @param headerBytes how many of a frame's first bytes the taker needs to decide
      * @return true when a frame was taken (its bytes are in the taker's memory and freed from the ring)
@@ -344,15 +339,12 @@ public final class SharedMemoryLink {
                 if (taken != 0) {
                     return taken > 0;
                 }
-                long waited = System.nanoTime() - start;
-                if (waited >= patienceNanos) {
+                if (System.nanoTime() - start >= patienceNanos) {
                     return false;
                 }
-                if (waited > CALLER_YIELD_AFTER_NANOS) {
-                    Thread.yield();
-                } else {
-                    Thread.onSpinWait();
-                }
+                // No yield: a yielding poller was seen to share its core with the peer it waits for (the
+                // scheduler left them together), each round trip then costing two yields' worth.
+                Thread.onSpinWait();
             }
             return false;
         } finally {
