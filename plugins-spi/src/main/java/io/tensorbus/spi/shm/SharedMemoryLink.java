@@ -588,7 +588,9 @@ public final class SharedMemoryLink {
             return;
         }
         long budget = waiting.getAsBoolean() ? waitSpinNanos : spinNanos;
-        if (System.nanoTime() - lastProgress < budget || !mayRest()) {
+        // While a caller's thread polls, the loop's own polling would only take a core from it and its peer.
+        boolean spin = callersPolling.get() == 0 && System.nanoTime() - lastProgress < budget;
+        if (spin || !mayRest()) {
             scheduled = true;
             channel.incoming().awake();
             // Scheduled, not executed: Netty runs the tasks a task queues in the same batch (for up to a second),
