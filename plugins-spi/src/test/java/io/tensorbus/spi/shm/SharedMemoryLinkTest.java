@@ -65,6 +65,41 @@ class SharedMemoryLinkTest {
         return true;
     }
 
+    /**
+     * Two links over one channel of 64 KiB rings, each polled on an event loop of its own: the writer's reader
+     * takes nothing, the reader's is {@code reader}. Closing closes both links (which unmaps their channels) and
+     * the loops.
+     */
+    private static final class LinkPair implements AutoCloseable {
+        final DefaultEventLoop writerLoop = new DefaultEventLoop();
+        final DefaultEventLoop readerLoop = new DefaultEventLoop();
+        final SharedMemoryLink writer;
+        final SharedMemoryLink reader;
+
+        LinkPair(SharedMemoryLink.Reader reader) throws IOException {
+            SharedMemoryChannel made = SharedMemoryChannel.create(DIR, 65536);
+            SharedMemoryChannel opened = SharedMemoryChannel.accept(DIR, made.offer());
+            SharedMemoryLink[] links = new SharedMemoryLink[2];
+            links[0] = new SharedMemoryLink(made, new Collect(0), writerLoop,
+                    () -> readerLoop.execute(() -> links[1].wake()), POLLING, () -> true, SharedMemoryLinkTest::run);
+            links[1] = new SharedMemoryLink(opened, reader, readerLoop,
+                    () -> writerLoop.execute(links[0]::wake), POLLING, () -> false, SharedMemoryLinkTest::run);
+            this.writer = links[0];
+            this.reader = links[1];
+        }
+
+        @Override
+        public void close() throws Exception {
+            try {
+                readerLoop.submit(() -> reader.close(new IOException("done"))).get();
+                writerLoop.submit(() -> writer.close(new IOException("done"))).get();
+            } finally {
+                writerLoop.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+                readerLoop.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+            }
+        }
+    }
+
     @Test
     void aChannelFileIsOnlyOpenedWithItsNonce() throws Exception {
         try (SharedMemoryChannel made = SharedMemoryChannel.create(DIR, 65536)) {
@@ -138,8 +173,6 @@ class SharedMemoryLinkTest {
      */
     @Test
     void writeOrCopySnapshotsWhatDoesNotFitInTheRing() throws Exception {
-        DefaultEventLoop writerLoop = new DefaultEventLoop();
-        DefaultEventLoop readerLoop = new DefaultEventLoop();
         byte[] header = {1, 2, 3, 4, 5, 6, 7};
         byte[] payload = new byte[4 * 65536 + 13];
         for (int i = 0; i < payload.length; i++) {
@@ -149,27 +182,14 @@ class SharedMemoryLinkTest {
         System.arraycopy(header, 0, expected, 0, header.length);
         System.arraycopy(payload, 0, expected, header.length, payload.length);
         Collect collect = new Collect(expected.length);
-        SharedMemoryChannel made = SharedMemoryChannel.create(DIR, 65536);
-        SharedMemoryChannel opened = SharedMemoryChannel.accept(DIR, made.offer());
-        try {
-            // Each link unmaps its channel when it closes.
-            SharedMemoryLink[] reader = new SharedMemoryLink[1];
-            SharedMemoryLink writer = new SharedMemoryLink(made, new Collect(0), writerLoop,
-                    () -> readerLoop.execute(() -> reader[0].wake()), POLLING, () -> true, SharedMemoryLinkTest::run);
-            reader[0] = new SharedMemoryLink(opened, collect, readerLoop,
-                    () -> writerLoop.execute(writer::wake), POLLING, () -> true, SharedMemoryLinkTest::run);
-            var written = writer.writeOrCopy(0, MemorySegment.ofArray(header), MemorySegment.ofArray(payload));
+        try (LinkPair links = new LinkPair(collect)) {
+            var written = links.writer.writeOrCopy(0, MemorySegment.ofArray(header), MemorySegment.ofArray(payload));
             java.util.Arrays.fill(payload, (byte) 0);
             java.util.Arrays.fill(header, (byte) 0);
-            readerLoop.execute(reader[0]::poll);
+            links.readerLoop.execute(links.reader::poll);
             assertTrue(collect.done.await(30, TimeUnit.SECONDS), "received " + collect.filled + " bytes");
             written.await(30, TimeUnit.SECONDS);
             assertArrayEquals(expected, collect.into);
-            readerLoop.submit(() -> reader[0].close(new IOException("done"))).get();
-            writerLoop.submit(() -> writer.close(new IOException("done"))).get();
-        } finally {
-            writerLoop.shutdownGracefully(0, 1, TimeUnit.SECONDS);
-            readerLoop.shutdownGracefully(0, 1, TimeUnit.SECONDS);
         }
         assertEquals(List.of(), ourFiles());
     }
@@ -180,29 +200,15 @@ class SharedMemoryLinkTest {
      */
     @Test
     void aPatientWriterPutsAFrameLargerThanTheRingInItselfWhileThePeerReads() throws Exception {
-        DefaultEventLoop writerLoop = new DefaultEventLoop();
-        DefaultEventLoop readerLoop = new DefaultEventLoop();
         byte[] payload = new byte[16 * 65536];
         new java.util.Random(5).nextBytes(payload);
         Collect collect = new Collect(payload.length);
-        SharedMemoryChannel made = SharedMemoryChannel.create(DIR, 65536);
-        SharedMemoryChannel opened = SharedMemoryChannel.accept(DIR, made.offer());
-        try {
-            SharedMemoryLink[] reader = new SharedMemoryLink[1];
-            SharedMemoryLink writer = new SharedMemoryLink(made, new Collect(0), writerLoop,
-                    () -> readerLoop.execute(() -> reader[0].wake()), POLLING, () -> true, SharedMemoryLinkTest::run);
-            reader[0] = new SharedMemoryLink(opened, collect, readerLoop,
-                    () -> writerLoop.execute(writer::wake), POLLING, () -> true, SharedMemoryLinkTest::run);
-            readerLoop.submit(reader[0]::expect).get();
-            var written = writer.writeOrCopy(TimeUnit.SECONDS.toNanos(20), MemorySegment.ofArray(payload));
+        try (LinkPair links = new LinkPair(collect)) {
+            links.readerLoop.submit(links.reader::expect).get();
+            var written = links.writer.writeOrCopy(TimeUnit.SECONDS.toNanos(20), MemorySegment.ofArray(payload));
             assertTrue(written.succeeded(), "nothing was left to copy and queue");
             assertTrue(collect.done.await(30, TimeUnit.SECONDS), "received " + collect.filled + " bytes");
             assertArrayEquals(payload, collect.into);
-            readerLoop.submit(() -> reader[0].close(new IOException("done"))).get();
-            writerLoop.submit(() -> writer.close(new IOException("done"))).get();
-        } finally {
-            writerLoop.shutdownGracefully(0, 1, TimeUnit.SECONDS);
-            readerLoop.shutdownGracefully(0, 1, TimeUnit.SECONDS);
         }
         assertEquals(List.of(), ourFiles());
     }
@@ -213,46 +219,31 @@ class SharedMemoryLinkTest {
      */
     @Test
     void aCallersThreadTakesItsFrameAndLeavesTheNextOneToTheEventLoop() throws Exception {
-        DefaultEventLoop writerLoop = new DefaultEventLoop();
-        DefaultEventLoop readerLoop = new DefaultEventLoop();
         Collect collect = new Collect(4) {
             @Override
             public boolean betweenFrames() {
                 return filled == 0;
             }
         };
-        SharedMemoryChannel made = SharedMemoryChannel.create(DIR, 65536);
-        SharedMemoryChannel opened = SharedMemoryChannel.accept(DIR, made.offer());
         // Frames of a one-byte header naming the frame, then three bytes of payload.
         MemorySegment got = MemorySegment.ofArray(new byte[3]);
         SharedMemoryLink.Taker frameA = h -> h.get(ValueLayout.JAVA_BYTE, 0) == 'A' ? got : null;
-        try {
-            SharedMemoryLink[] reader = new SharedMemoryLink[1];
-            SharedMemoryLink writer = new SharedMemoryLink(made, new Collect(0), writerLoop,
-                    () -> readerLoop.execute(() -> reader[0].wake()), POLLING, () -> true, SharedMemoryLinkTest::run);
-            reader[0] = new SharedMemoryLink(opened, collect, readerLoop,
-                    () -> writerLoop.execute(writer::wake), POLLING, () -> false, SharedMemoryLinkTest::run);
-
+        try (LinkPair links = new LinkPair(collect)) {
             long start = System.nanoTime();
-            assertFalse(reader[0].pollOnCallerThread(TimeUnit.MILLISECONDS.toNanos(20), 1, frameA, () -> true));
+            assertFalse(links.reader.pollOnCallerThread(TimeUnit.MILLISECONDS.toNanos(20), 1, frameA, () -> true));
             assertTrue(System.nanoTime() - start >= TimeUnit.MILLISECONDS.toNanos(20), "gave up before its patience");
 
-            assertTrue(writer.tryWriteNow(MemorySegment.ofArray(new byte[] {'A', 7, 8, 9})));
-            assertTrue(writer.tryWriteNow(MemorySegment.ofArray(new byte[] {'B', 4, 5, 6})));
-            assertTrue(reader[0].pollOnCallerThread(TimeUnit.SECONDS.toNanos(20), 1, frameA, () -> true));
+            assertTrue(links.writer.tryWriteNow(MemorySegment.ofArray(new byte[] {'A', 7, 8, 9})));
+            assertTrue(links.writer.tryWriteNow(MemorySegment.ofArray(new byte[] {'B', 4, 5, 6})));
+            assertTrue(links.reader.pollOnCallerThread(TimeUnit.SECONDS.toNanos(20), 1, frameA, () -> true));
             assertArrayEquals(new byte[] {7, 8, 9}, got.toArray(ValueLayout.JAVA_BYTE));
             assertEquals(0, collect.filled, "the event loop read the caller's frame");
 
             start = System.nanoTime();
-            assertFalse(reader[0].pollOnCallerThread(TimeUnit.SECONDS.toNanos(20), 1, frameA, () -> true));
+            assertFalse(links.reader.pollOnCallerThread(TimeUnit.SECONDS.toNanos(20), 1, frameA, () -> true));
             assertTrue(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(10), "waited for a frame it does not take");
             assertTrue(collect.done.await(30, TimeUnit.SECONDS), "the loop read " + collect.filled + " bytes of B");
             assertArrayEquals(new byte[] {'B', 4, 5, 6}, collect.into);
-            readerLoop.submit(() -> reader[0].close(new IOException("done"))).get();
-            writerLoop.submit(() -> writer.close(new IOException("done"))).get();
-        } finally {
-            writerLoop.shutdownGracefully(0, 1, TimeUnit.SECONDS);
-            readerLoop.shutdownGracefully(0, 1, TimeUnit.SECONDS);
         }
         assertEquals(List.of(), ourFiles());
     }
