@@ -50,6 +50,8 @@ public final class ProcessGroup implements AutoCloseable {
     private static final long RECV_POLL_NANOS = Math.max(0, Long.getLong("tensorbus.recvPollMicros", 1000)) * 1000;
     /** Tags below 0 are reserved for the group's own messages (monitored barrier). */
     private static final int BARRIER_TAG = -2;
+    /** The tag of {@link #sendObjectList} messages, apart from tensors' (tags below 0 are the group's). */
+    private static final int OBJECT_LIST_TAG = -4;
     private static final int BARRIER_ACK_TAG = -3;
 
     private final Backend backend;
@@ -319,6 +321,105 @@ public final class ProcessGroup implements AutoCloseable {
         return readUntilDone(written(b.reduceScatter(out, ins, op), output), inputs);
     }
 
+    /** {@link #reduceScatterTensor(Tensor, Tensor, ReduceOp)} with {@link ReduceOp#SUM}. */
+    public Future<Void> reduceScatterTensor(Tensor output, Tensor input) {
+        return reduceScatterTensor(output, input, ReduceOp.SUM);
+    }
+
+    /**
+     * {@code reduce_scatter_tensor}: {@code input} holds {@code size()} blocks of {@code output.numel()} elements
+     * (concatenated, or stacked along a first dimension of {@code size()}); the r-th blocks of every member are
+     * reduced with {@code op} into rank r's {@code output}.
+     *
+     * @throws IllegalArgumentException when the dtypes differ or {@code input} does not hold
+     *                                  {@code size() * output.numel()} elements
+     */
+    public Future<Void> reduceScatterTensor(Tensor output, Tensor input, ReduceOp op) {
+        Backend b = member();
+        DeviceBuffer out = TensorBuffers.of(output, "output");
+        DeviceBuffer in = TensorBuffers.of(input, "input");
+        checkOp(op, out.dtype());
+        if (in.dtype() != out.dtype() || in.numel() != out.numel() * size()) {
+            throw new IllegalArgumentException("input is " + in + " but must be " + out.dtype() + " with "
+                    + out.numel() * size() + " elements (size() x output.numel())");
+        }
+        List<DeviceBuffer> blocks = new ArrayList<>();
+        for (int r = 0; r < size(); r++) {
+            blocks.add(TensorBuffers.block(in, r * out.byteSize(), out.dtype(), out.shape()));
+        }
+        return readUntilDone(written(b.reduceScatter(out, blocks, op), output), input);
+    }
+
+    /** {@link #allToAllSingle(Tensor, Tensor, int[], int[])} with equal splits. */
+    public Future<Void> allToAllSingle(Tensor output, Tensor input) {
+        return allToAllSingle(output, input, null, null);
+    }
+
+    /**
+     * {@code all_to_all_single}: splits {@code input} along its first dimension into {@code size()} blocks of
+     * {@code inputSplitSizes[r]} rows, sends block r to rank r, and receives rank r's block for this rank into
+     * the r-th block of {@code output}, {@code outputSplitSizes[r]} rows. A null split divides the first dimension
+     * equally. Each output block must be as large as what its sender sends, or the operation fails.
+     *
+     * @throws IllegalArgumentException when the dtypes or the rows' shapes differ, a split has a negative entry,
+     *                                  not one per rank, or does not add up to the first dimension
+     */
+    public Future<Void> allToAllSingle(Tensor output, Tensor input, int[] outputSplitSizes, int[] inputSplitSizes) {
+        Backend b = member();
+        DeviceBuffer out = TensorBuffers.of(output, "output");
+        DeviceBuffer in = TensorBuffers.of(input, "input");
+        if (in.dtype() != out.dtype()) {
+            throw new IllegalArgumentException("allToAllSingle needs one dtype: input is " + in.dtype()
+                    + ", output " + out.dtype());
+        }
+        long[] rowShape = rowShape(in, "input");
+        if (!Arrays.equals(rowShape, rowShape(out, "output"))) {
+            throw new IllegalArgumentException("input " + in + " and output " + out + " must have rows of one shape"
+                    + " (all dimensions but the first)");
+        }
+        List<DeviceBuffer> ins = rows(in, inputSplitSizes, "inputSplitSizes", rowShape);
+        List<DeviceBuffer> outs = rows(out, outputSplitSizes, "outputSplitSizes", rowShape);
+        return readUntilDone(written(b.allToAll(outs, ins), output), input);
+    }
+
+    /** The shape of one row (all dimensions but the first) of {@code buf}, which must have a first dimension. */
+    private static long[] rowShape(DeviceBuffer buf, String what) {
+        if (buf.shape().length == 0) {
+            throw new IllegalArgumentException(what + " is a scalar; it needs a first dimension to split");
+        }
+        return Arrays.copyOfRange(buf.shape(), 1, buf.shape().length);
+    }
+
+    /** {@code buf} cut along its first dimension into blocks of {@code splits} rows (null: equal blocks). */
+    private List<DeviceBuffer> rows(DeviceBuffer buf, int[] splits, String what, long[] rowShape) {
+        long rows = buf.shape()[0];
+        long rowBytes = rows == 0 ? 0 : buf.byteSize() / rows;
+        int[] counts = splits;
+        if (counts == null) {
+            if (rows % size() != 0) {
+                throw new IllegalArgumentException("the first dimension of " + buf + " (" + rows + ") does not divide"
+                        + " into " + size() + " equal blocks: give " + what);
+            }
+            counts = new int[size()];
+            Arrays.fill(counts, (int) (rows / size()));
+        }
+        if (counts.length != size() || Arrays.stream(counts).anyMatch(c -> c < 0)
+                || Arrays.stream(counts).asLongStream().sum() != rows) {
+            throw new IllegalArgumentException(what + " " + Arrays.toString(counts) + " must hold " + size()
+                    + " counts of at least 0 that add up to the first dimension, " + rows);
+        }
+        List<DeviceBuffer> blocks = new ArrayList<>(size());
+        long at = 0;
+        for (int c : counts) {
+            long[] shape = new long[rowShape.length + 1];
+            shape[0] = c;
+            System.arraycopy(rowShape, 0, shape, 1, rowShape.length);
+            blocks.add(TensorBuffers.block(buf, at, buf.dtype(), shape));
+            at += c * rowBytes;
+        }
+        return blocks;
+    }
+
     /**
      * Sends {@code inputs.get(r)} to rank r and receives rank r's tensor for this rank into {@code outputs.get(r)}
      * ({@code all_to_all}); sizes may differ per pair but each output must match what its sender sends.
@@ -404,6 +505,69 @@ public final class ProcessGroup implements AutoCloseable {
             throw new NullPointerException("objects must not be null");
         }
         return ObjectCollectives.broadcastList(b, objects, src);
+    }
+
+    /**
+     * {@code gather_object}: every member's {@code object}, in rank order, on rank {@code dst}; the other members'
+     * futures complete with an empty list.
+     */
+    public Future<List<Object>> gatherObject(Object object, int dst) {
+        Backend b = member();
+        checkRank(dst, "dst");
+        return ObjectCollectives.gather(b, object, dst);
+    }
+
+    /**
+     * {@code scatter_object_list}: rank {@code src}'s {@code inputs.get(r)} becomes the first element of rank r's
+     * {@code output} (a mutable list of at least one element); the others pass null or an empty list as
+     * {@code inputs}. Completes with {@code output}.
+     *
+     * @throws IllegalArgumentException when {@code output} is empty, or on {@code src}, {@code inputs} does not
+     *                                  hold one object per rank
+     */
+    public Future<List<Object>> scatterObjectList(List<Object> output, List<Object> inputs, int src) {
+        Backend b = member();
+        checkRank(src, "src");
+        if (output == null || output.isEmpty()) {
+            throw new IllegalArgumentException("output must be a list of at least one element (the first receives"
+                    + " the object)");
+        }
+        if (rank() == src && (inputs == null || inputs.size() != size())) {
+            throw new IllegalArgumentException("inputs holds " + (inputs == null ? "nothing" : inputs.size()
+                    + " objects") + "; rank " + src + " must pass one per rank (" + size() + ")");
+        }
+        return ObjectCollectives.scatter(b, inputs, src).map(o -> {
+            output.set(0, o);
+            return output;
+        });
+    }
+
+    /**
+     * {@code send_object_list}: sends {@code objects} to rank {@code dst}, who receives them with
+     * {@link #recvObjectList}. Object lists travel with a tag of their own, apart from tensor messages.
+     */
+    public Future<Void> sendObjectList(List<Object> objects, int dst) {
+        Backend b = member();
+        checkPeer(dst, "dst");
+        if (objects == null) {
+            throw new NullPointerException("objects must not be null");
+        }
+        return ObjectCollectives.sendList(b, objects, dst, OBJECT_LIST_TAG);
+    }
+
+    /**
+     * {@code recv_object_list}: replaces the elements of {@code objects} (mutable, as long as the sent list) with
+     * those {@code src} (or {@link #ANY_SOURCE}) sent with {@link #sendObjectList}; completes with the sender.
+     */
+    public Future<Integer> recvObjectList(List<Object> objects, int src) {
+        Backend b = member();
+        if (src != ANY_SOURCE) {
+            checkPeer(src, "src");
+        }
+        if (objects == null) {
+            throw new NullPointerException("objects must not be null");
+        }
+        return ObjectCollectives.recvList(b, objects, src, OBJECT_LIST_TAG);
     }
 
     // ---- groups -----------------------------------------------------------------------------------------------
