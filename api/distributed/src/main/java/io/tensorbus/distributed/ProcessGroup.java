@@ -23,6 +23,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -319,6 +320,65 @@ public final class ProcessGroup implements AutoCloseable {
         checkOp(op, out.dtype());
         List<DeviceBuffer> ins = TensorBuffers.list(inputs, size(), out.dtype(), out.numel(), "inputs");
         return readUntilDone(written(b.reduceScatter(out, ins, op), output), inputs);
+    }
+
+    /**
+     * {@code batch_isend_irecv}: starts every send and receive of {@code ops}, in order, and returns their futures
+     * in the same order (a send's completes with null, a receive's with the sender's rank). Every op is checked
+     * before any starts.
+     *
+     * @throws IllegalArgumentException when {@code ops} is empty or an op's peer is outside the group or this rank
+     */
+    public List<Future<?>> batchIsendIrecv(List<P2POp> ops) {
+        member();
+        if (ops == null || ops.isEmpty()) {
+            throw new IllegalArgumentException("batchIsendIrecv needs at least one P2POp");
+        }
+        for (int i = 0; i < ops.size(); i++) {
+            P2POp op = Objects.requireNonNull(ops.get(i), "ops[" + i + "] must not be null");
+            checkPeer(op.peer(), "ops[" + i + "].peer");
+        }
+        List<Future<?>> started = new ArrayList<>(ops.size());
+        for (P2POp op : ops) {
+            started.add(op.op() == P2POp.Kind.ISEND ? isend(op.tensor(), op.peer(), op.tag())
+                    : irecv(op.tensor(), op.peer(), op.tag()));
+        }
+        return started;
+    }
+
+    /**
+     * {@code all_reduce_coalesced}: reduces every tensor of {@code tensors} in place with one collective over
+     * their concatenation (fewer, larger messages than one {@link #allReduce} each).
+     *
+     * @throws IllegalArgumentException when {@code tensors} is empty or mixes dtypes or devices
+     */
+    public Future<Void> allReduceCoalesced(List<Tensor> tensors, ReduceOp op) {
+        member();
+        Tensor flat = Coalesced.flatten(tensors, "tensors");
+        return allReduce(flat, op).map(v -> {
+            Coalesced.unflatten(flat, tensors, 0);
+            return null;
+        });
+    }
+
+    /**
+     * {@code all_gather_coalesced}: rank r's {@code inputs.get(i)} lands in {@code outputs.get(r).get(i)} on every
+     * member, through one all-gather of the inputs' concatenation.
+     *
+     * @throws IllegalArgumentException when the inputs are empty or mix dtypes or devices, or {@code outputs} does
+     *                                  not hold one list per rank whose tensors match the inputs' element counts
+     */
+    public Future<Void> allGatherCoalesced(List<List<Tensor>> outputs, List<Tensor> inputs) {
+        member();
+        Tensor flat = Coalesced.flatten(inputs, "inputs");
+        Coalesced.checkOutputs(outputs, inputs, size());
+        Tensor all = Tensor.empty(flat.device(), flat.dtype(), flat.numel() * size());
+        return allGatherIntoTensor(all, flat).map(v -> {
+            for (int r = 0; r < size(); r++) {
+                Coalesced.unflatten(all, outputs.get(r), r * flat.numel());
+            }
+            return null;
+        });
     }
 
     /** {@link #reduceScatterTensor(Tensor, Tensor, ReduceOp)} with {@link ReduceOp#SUM}. */
