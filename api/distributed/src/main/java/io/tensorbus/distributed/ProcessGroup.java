@@ -634,12 +634,29 @@ public final class ProcessGroup implements AutoCloseable {
 
     /**
      * {@code new_group}: a group of the given global ranks (members of this group), with its own
-     * connections. Every member of this group must call it, in the same order as its other
-     * {@code newGroup} calls; processes outside {@code ranks} get a handle whose {@link #isMember()} is false.
+     * connections, this group's timeout and backend. Every member of this group must call it, in the same order
+     * as its other {@code newGroup} calls; processes outside {@code ranks} get a handle whose {@link #isMember()}
+     * is false.
      */
     public Future<ProcessGroup> newGroup(int... ranks) {
+        return newGroup(ranks, null, null);
+    }
+
+    /**
+     * {@code new_group(ranks, timeout, backend)}: as {@link #newGroup(int...)}, with the subgroup's own
+     * {@code timeout} for its operations and the {@code backend} it runs on (null for this group's).
+     *
+     * @throws IllegalArgumentException when a rank is not a member or appears twice, the timeout is not positive,
+     *                                  or no backend plugin has that name
+     */
+    public Future<ProcessGroup> newGroup(int[] ranks, Duration timeout, String backend) {
         member();
         int[] members = checkSubgroup(ranks);
+        if (timeout != null && (timeout.isNegative() || timeout.isZero())) {
+            throw new IllegalArgumentException("timeout=" + timeout + " must be positive");
+        }
+        Duration limit = timeout == null ? this.timeout : timeout;
+        BackendProvider provider = BackendProvider.named(backend == null ? this.backend.name() : backend);
         String subName = name + ".sub" + subgroups.getAndIncrement();
         int mine = -1;
         for (int i = 0; i < members.length; i++) {
@@ -648,14 +665,97 @@ public final class ProcessGroup implements AutoCloseable {
             }
         }
         if (mine < 0) {
-            return Future.succeededFuture(new ProcessGroup(null, subName, members, globalRank, store, vertx, timeout,
+            return Future.succeededFuture(new ProcessGroup(null, subName, members, globalRank, store, vertx, limit,
                     properties, secret, () -> { }));
         }
         Store sub = new PrefixStore(subName, store);
-        BackendOptions options = new BackendOptions(mine, members.length, sub, timeout, subName, members, vertx,
+        BackendOptions options = new BackendOptions(mine, members.length, sub, limit, subName, members, vertx,
                 properties, secret);
-        return BackendProvider.named(backend.name()).create(options).map(b -> new ProcessGroup(b, subName, members,
-                globalRank, sub, vertx, timeout, properties, secret, () -> { }));
+        return provider.create(options).map(b -> new ProcessGroup(b, subName, members, globalRank, sub, vertx, limit,
+                properties, secret, () -> { }));
+    }
+
+    /**
+     * {@code new_subgroups(group_size)}: splits this group into subgroups of {@code groupSize} consecutive ranks
+     * (a node's ranks, say); every member must call it. Completes with every subgroup and this process's own.
+     *
+     * @throws IllegalArgumentException when {@code groupSize} is below 1 or does not divide the group's size
+     */
+    public Future<Subgroups> newSubgroups(int groupSize) {
+        member();
+        if (groupSize < 1 || size() % groupSize != 0) {
+            throw new IllegalArgumentException("groupSize=" + groupSize + " must be at least 1 and divide the group's"
+                    + " size, " + size());
+        }
+        List<int[]> lists = new ArrayList<>();
+        for (int start = 0; start < size(); start += groupSize) {
+            int[] ranks = new int[groupSize];
+            for (int i = 0; i < groupSize; i++) {
+                ranks[i] = globalRanks[start + i];
+            }
+            lists.add(ranks);
+        }
+        return newSubgroupsByEnumeration(lists);
+    }
+
+    /**
+     * {@code new_subgroups_by_enumeration}: one subgroup per list of global ranks, created in list order; every
+     * member must call it with the same lists. A rank may be in at most one list; a process in none has no
+     * current subgroup.
+     *
+     * @throws IllegalArgumentException when a list is empty, names a rank that is not a member or appears twice,
+     *                                  or a rank is in two lists
+     */
+    public Future<Subgroups> newSubgroupsByEnumeration(List<int[]> ranksPerSubgroup) {
+        member();
+        if (ranksPerSubgroup == null || ranksPerSubgroup.isEmpty()) {
+            throw new IllegalArgumentException("ranksPerSubgroup must hold at least one list of ranks");
+        }
+        Map<Integer, Integer> seenIn = new java.util.HashMap<>();
+        for (int i = 0; i < ranksPerSubgroup.size(); i++) {
+            for (int r : checkSubgroup(ranksPerSubgroup.get(i))) {
+                Integer before = seenIn.put(r, i);
+                if (before != null) {
+                    throw new IllegalArgumentException("rank " + r + " is in subgroup " + before + " and in subgroup "
+                            + i + "; a rank may be in one subgroup only");
+                }
+            }
+        }
+        List<Future<ProcessGroup>> created = new ArrayList<>();
+        for (int[] ranks : ranksPerSubgroup) {
+            created.add(newGroup(ranks));
+        }
+        return Future.all(created).map(all -> {
+            List<ProcessGroup> groups = created.stream().map(Future::result).toList();
+            return new Subgroups(groups.stream().filter(ProcessGroup::isMember).findFirst(), groups);
+        });
+    }
+
+    /**
+     * {@code split_group}: splits this group into disjoint subgroups, each a list of this group's ranks (group
+     * ranks, as PyTorch's {@code split_ranks}); every member must call it. Completes with the subgroup this
+     * process is in, or empty.
+     *
+     * @throws IllegalArgumentException as {@link #newSubgroupsByEnumeration} does, or for a rank outside the group
+     */
+    public Future<java.util.Optional<ProcessGroup>> splitGroup(List<int[]> splitRanks) {
+        member();
+        if (splitRanks == null) {
+            throw new NullPointerException("splitRanks must not be null");
+        }
+        List<int[]> global = new ArrayList<>();
+        for (int[] ranks : splitRanks) {
+            if (ranks == null) {
+                throw new NullPointerException("splitRanks must not hold null");
+            }
+            int[] g = new int[ranks.length];
+            for (int i = 0; i < ranks.length; i++) {
+                checkRank(ranks[i], "splitRanks rank");
+                g[i] = globalRanks[ranks[i]];
+            }
+            global.add(g);
+        }
+        return newSubgroupsByEnumeration(global).map(Subgroups::current);
     }
 
     /** Closes the connections (and, for the default group, the store and Vert.x it created); idempotent. */
