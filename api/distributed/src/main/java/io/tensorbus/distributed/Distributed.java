@@ -35,6 +35,11 @@ public final class Distributed {
      * taken twice).
      */
     public static Future<ProcessGroup> initProcessGroup(InitOptions options) {
+        return initProcessGroup(options, true);
+    }
+
+    /** Initialises a group; {@code processDefault}: it may become the process's default group. */
+    private static Future<ProcessGroup> initProcessGroup(InitOptions options, boolean processDefault) {
         if (options == null) {
             throw new NullPointerException("options");
         }
@@ -65,6 +70,9 @@ public final class Distributed {
                         ProcessGroup pg = new ProcessGroup(b, options.groupName(), ranks, rv.rank(), scoped, vertx,
                                 options.timeout(), Map.copyOf(props), options.secret(), release);
                         pg.closeAtExit();
+                        if (processDefault) {
+                            DefaultGroups.initialised(pg);
+                        }
                         return pg;
                     })
                     .onFailure(e -> release.run());
@@ -73,6 +81,66 @@ public final class Distributed {
                 vertx.close();
             }
         });
+    }
+
+    /**
+     * {@code is_initialized}: true when {@link #defaultGroup()} has a group to return (on a {@link #spawn} rank's
+     * thread, or after {@link #initProcessGroup} in this process and before that group is destroyed).
+     */
+    public static boolean isInitialized() {
+        return DefaultGroups.current() != null;
+    }
+
+    /**
+     * The default group ({@code group=None} in torch.distributed): on a {@link #spawn} rank's thread, that rank's
+     * group; elsewhere the first group {@link #initProcessGroup} made in this process, until it is destroyed.
+     *
+     * @throws IllegalStateException when there is none
+     */
+    public static ProcessGroup defaultGroup() {
+        ProcessGroup g = DefaultGroups.current();
+        if (g == null) {
+            throw new IllegalStateException("no default process group: call Distributed.initProcessGroup first");
+        }
+        return g;
+    }
+
+    /**
+     * {@code get_node_local_rank}: this process's rank among the processes of its machine, as the launcher sets
+     * it in {@code LOCAL_RANK}.
+     *
+     * @throws IllegalStateException when {@code LOCAL_RANK} is not set
+     * @throws IllegalArgumentException when it is not a non-negative integer
+     */
+    public static int getNodeLocalRank() {
+        int rank = nodeLocalRank(System.getenv("LOCAL_RANK"));
+        if (rank < 0) {
+            throw new IllegalStateException("LOCAL_RANK is not set: start the process with `tensorbus launch`, or "
+                    + "use getNodeLocalRank(fallbackRank)");
+        }
+        return rank;
+    }
+
+    /** {@link #getNodeLocalRank()}, or {@code fallbackRank} when {@code LOCAL_RANK} is not set. */
+    public static int getNodeLocalRank(int fallbackRank) {
+        int rank = nodeLocalRank(System.getenv("LOCAL_RANK"));
+        return rank < 0 ? fallbackRank : rank;
+    }
+
+    /** The rank in a {@code LOCAL_RANK} value, or -1 when there is none. */
+    static int nodeLocalRank(String value) {
+        if (value == null || value.isBlank()) {
+            return -1;
+        }
+        try {
+            int rank = Integer.parseInt(value.trim());
+            if (rank >= 0) {
+                return rank;
+            }
+        } catch (NumberFormatException e) {
+            // reported below
+        }
+        throw new IllegalArgumentException("LOCAL_RANK='" + value + "' is not a non-negative integer");
     }
 
     /** The names of the backends on the class path (available or not). */
@@ -133,11 +201,12 @@ public final class Distributed {
                     Thread.currentThread().setName("rank-" + rank);
                     InitOptions o = InitOptions.builder().rank(rank).worldSize(worldSize).store(store).vertx(vertx)
                             .timeout(deadline).secret(secret).build();
-                    ProcessGroup pg = initProcessGroup(o).toCompletionStage().toCompletableFuture()
+                    // A rank's group is its thread's default, not the process's: the ranks stand for processes.
+                    ProcessGroup pg = initProcessGroup(o, false).toCompletionStage().toCompletableFuture()
                             .get(deadline.toMillis(), TimeUnit.MILLISECONDS);
                     groups.add(pg);
                     try {
-                        body.run(pg);
+                        DefaultGroups.runAs(pg, body);
                     } finally {
                         pg.destroy();
                     }

@@ -767,6 +767,7 @@ public final class ProcessGroup implements AutoCloseable {
         if (atExit != null) {
             atExit.done();
         }
+        DefaultGroups.destroyed(this);
         Future<Void> done = backend == null ? Future.succeededFuture() : backend.close();
         return done.eventually(() -> {
             release.run();
