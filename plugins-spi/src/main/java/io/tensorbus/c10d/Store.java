@@ -118,6 +118,15 @@ public interface Store extends AutoCloseable {
     /** How long {@link #get}, {@link #multiGet} and {@link #wait(List)} wait before failing. */
     Duration timeout();
 
+    /**
+     * {@code set_timeout}: how long the calls issued from now on wait before failing (calls already waiting keep
+     * their deadline). A store that scopes another ({@code PrefixStore}) sets the other's.
+     *
+     * @throws NullPointerException when {@code timeout} is null
+     * @throws IllegalArgumentException when {@code timeout} is zero or negative
+     */
+    void setTimeout(Duration timeout);
+
     /** Releases the connection or file; the server side of a TCP store stops serving. */
     @Override
     void close();

@@ -52,7 +52,7 @@ public final class ClusterStore implements Store {
     private final Vertx vertx;
     private final String name;
     private final AsyncMap<String, Buffer> map;
-    private final Duration timeout;
+    private volatile Duration timeout;
     private final Set<Promise<?>> pending = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
 
@@ -224,6 +224,12 @@ public final class ClusterStore implements Store {
     @Override
     public Duration timeout() {
         return timeout;
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public void setTimeout(Duration timeout) {
+        this.timeout = StoreChecks.timeout(timeout);
     }
 
     /**

@@ -278,6 +278,12 @@ public final class FileStore implements Store {
         return waits.timeout();
     }
 
+    /** {@inheritDoc} */
+    @Override
+    public void setTimeout(Duration timeout) {
+        waits.setTimeout(timeout);
+    }
+
     /**
      * Fails the waiting calls, runs the calls already made, counts this user out of the file and deletes the
      * file when it was the last of {@code worldSize} users. Waits for that up to the timeout; a failure is logged

@@ -30,7 +30,7 @@ public sealed class HashStore implements Store permits TcpStoreHost {
     public static final Duration DEFAULT_TIMEOUT = Duration.ofMinutes(30);
 
     private final StoreState state;
-    private final Duration timeout;
+    private volatile Duration timeout;
     private final String name;
     private final Map<StoreWaiter, Promise<?>> pending = new ConcurrentHashMap<>();
     private volatile boolean closed;
@@ -196,6 +196,12 @@ public sealed class HashStore implements Store permits TcpStoreHost {
     @Override
     public Duration timeout() {
         return timeout;
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public void setTimeout(Duration timeout) {
+        this.timeout = StoreChecks.timeout(timeout);
     }
 
     /** The number of calls waiting for keys now; {@code FileStore} polls its file only while there are some. */

@@ -161,6 +161,12 @@ public final class PrefixStore implements Store {
         return base.timeout();
     }
 
+    /** Sets the base store's timeout, as PyTorch's {@code PrefixStore} does. */
+    @Override
+    public void setTimeout(Duration timeout) {
+        base.setTimeout(timeout);
+    }
+
     /** Does nothing: the base store is shared and stays open (as PyTorch). Close the base through its owner. */
     @Override
     public void close() {

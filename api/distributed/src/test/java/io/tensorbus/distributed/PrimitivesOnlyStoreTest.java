@@ -66,6 +66,11 @@ class PrimitivesOnlyStoreTest extends StoreContractTest {
         }
 
         @Override
+        public void setTimeout(Duration timeout) {
+            memory.setTimeout(timeout);
+        }
+
+        @Override
         public void close() {
             memory.close();
         }

@@ -153,6 +153,21 @@ abstract class StoreContractTest {
     }
 
     @Test
+    void setTimeoutShortensTheWaitOfLaterCalls() throws Exception {
+        // Opened with the long timeout: a get of a missing key would wait 20 s before the change.
+        other.setTimeout(SHORT);
+        assertEquals(SHORT, other.timeout());
+        long start = System.nanoTime();
+        Throwable error = failure(other.get("never-set-either"));
+        assertInstanceOf(TimeoutException.class, error);
+        assertTrue(error.getMessage().contains("300 ms"), error.getMessage());
+        assertTrue(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(10), "it waited for the old timeout");
+        assertThrows(IllegalArgumentException.class, () -> other.setTimeout(Duration.ZERO));
+        assertThrows(RuntimeException.class, () -> other.setTimeout(null));
+        assertEquals(SHORT, other.timeout(), "a refused timeout changes nothing");
+    }
+
+    @Test
     void addCreatesACounterThatGetReadsAsDecimalText() throws Exception {
         assertEquals(5L, await(store.add("counter", 5)));
         assertEquals(3L, await(other.add("counter", -2)));

@@ -25,7 +25,7 @@ public final class MemoryStore implements Store {
     });
     private final Map<String, byte[]> data = new HashMap<>();
     private final Map<String, List<Runnable>> waiters = new HashMap<>();
-    private final Duration timeout;
+    private volatile Duration timeout;
 
     /** A store whose waits fail after {@code timeout}. */
     public MemoryStore(Duration timeout) {
@@ -125,6 +125,14 @@ public final class MemoryStore implements Store {
     @Override
     public Duration timeout() {
         return timeout;
+    }
+
+    @Override
+    public void setTimeout(Duration timeout) {
+        if (timeout == null || timeout.isNegative() || timeout.isZero()) {
+            throw new IllegalArgumentException("timeout=" + timeout + " must be positive");
+        }
+        this.timeout = timeout;
     }
 
     @Override

@@ -40,7 +40,7 @@ public final class TcpStoreClient implements TcpStore {
     private final Vertx vertx;
     private final String host;
     private final int port;
-    private final Duration timeout;
+    private volatile Duration timeout;
     /** Kept in a field: Vert.x 5 closes a NetClient that nothing references, and its connection with it. */
     private final NetClient netClient;
     private final AtomicLong ids = new AtomicLong();
@@ -239,6 +239,12 @@ public final class TcpStoreClient implements TcpStore {
     @Override
     public Duration timeout() {
         return timeout;
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public void setTimeout(Duration timeout) {
+        this.timeout = StoreChecks.timeout(timeout);
     }
 
     /** Closes the connection; pending and later calls fail with {@link IllegalStateException}. Idempotent. */
