@@ -115,6 +115,83 @@ public interface Store extends AutoCloseable {
         return all;
     }
 
+    /**
+     * {@code queue_push}: adds {@code value} at the tail of the queue kept in {@code key} (a key used for queue
+     * operations only). The default keeps the queue in the key's value and changes it with {@link #compareSet},
+     * retrying while other ranks change it in between.
+     *
+     * @throws NullPointerException when {@code key} or {@code value} is null
+     */
+    default Future<Void> queuePush(String key, byte[] value) {
+        Objects.requireNonNull(key, "key must not be null");
+        byte[] item = Objects.requireNonNull(value, "value must not be null").clone();
+        return queueChange(key, new byte[0], items -> {
+            items.add(item);
+            return item;
+        }).mapEmpty();
+    }
+
+    /**
+     * {@code queue_pop}: removes and returns the value at the head of the queue in {@code key}, waiting up to
+     * {@link #timeout()} for one to be pushed; fails with {@link java.util.concurrent.TimeoutException} naming
+     * the key when none comes.
+     *
+     * @throws NullPointerException when {@code key} is null
+     */
+    default Future<byte[]> queuePop(String key) {
+        Objects.requireNonNull(key, "key must not be null");
+        Duration limit = timeout();
+        return queuePopBefore(key, System.nanoTime() + limit.toNanos(), limit);
+    }
+
+    /** The number of values in the queue in {@code key} (0 when the key is absent). */
+    default Future<Long> queueLen(String key) {
+        Objects.requireNonNull(key, "key must not be null");
+        return check(List.of(key)).compose(present -> present
+                ? get(key).map(v -> (long) StoreQueue.items(key, v).size()) : Future.succeededFuture(0L));
+    }
+
+    private Future<byte[]> queuePopBefore(String key, long deadline, Duration limit) {
+        return queueChange(key, new byte[0], items -> items.isEmpty() ? null : items.removeFirst()).compose(item -> {
+            if (item != null) {
+                return Future.succeededFuture(item);
+            }
+            if (System.nanoTime() >= deadline) {
+                return Future.failedFuture(new java.util.concurrent.TimeoutException("queuePop of key '" + key
+                        + "': the queue stayed empty for " + limit));
+            }
+            // No store offers a wait for "not empty": look again shortly.
+            java.util.concurrent.Executor later = java.util.concurrent.CompletableFuture.delayedExecutor(2,
+                    java.util.concurrent.TimeUnit.MILLISECONDS);
+            return Future.fromCompletionStage(java.util.concurrent.CompletableFuture.runAsync(() -> { }, later))
+                    .compose(v -> queuePopBefore(key, deadline, limit));
+        });
+    }
+
+    /**
+     * Applies {@code change} to the queue's items (read from {@code current}, the value last seen) and swaps the
+     * result in; retries from the value the swap found when another rank changed it first. Completes with what
+     * {@code change} returned, or null when it returned null (nothing to change, nothing written).
+     */
+    private Future<byte[]> queueChange(String key, byte[] current,
+                                       java.util.function.Function<List<byte[]>, byte[]> change) {
+        List<byte[]> items = StoreQueue.items(key, current);
+        byte[] result = change.apply(items);
+        if (result == null && current.length > 0) {
+            return Future.succeededFuture(null);
+        }
+        byte[] desired = StoreQueue.value(items);
+        // An absent key matches an empty expected value; the fresh nonce in desired makes an answer equal to it
+        // proof that this swap, not another rank's, wrote it.
+        return compareSet(key, current, desired).compose(now -> {
+            if (Arrays.equals(now, desired)) {
+                return Future.succeededFuture(result);
+            }
+            boolean gone = current.length > 0 && Arrays.equals(now, current);
+            return queueChange(key, gone ? new byte[0] : now, change);
+        });
+    }
+
     /** How long {@link #get}, {@link #multiGet} and {@link #wait(List)} wait before failing. */
     Duration timeout();
 

@@ -153,6 +153,66 @@ abstract class StoreContractTest {
     }
 
     @Test
+    void queuePushThenPopKeepsOrderAcrossViews() throws Exception {
+        assertEquals(0L, await(store.queueLen("q")));
+        await(store.queuePush("q", new byte[] {1}));
+        await(other.queuePush("q", new byte[0]));
+        await(store.queuePush("q", new byte[] {3, 3}));
+        assertEquals(3L, await(other.queueLen("q")));
+        assertArrayEquals(new byte[] {1}, await(other.queuePop("q")));
+        assertArrayEquals(new byte[0], await(store.queuePop("q")));
+        assertArrayEquals(new byte[] {3, 3}, await(other.queuePop("q")));
+        assertEquals(0L, await(store.queueLen("q")));
+    }
+
+    @Test
+    void queuePopWaitsForALaterPush() throws Exception {
+        Future<byte[]> popped = other.queuePop("later");
+        Thread.sleep(100);
+        assertFalse(popped.isComplete(), "popped from an empty queue");
+        await(store.queuePush("later", new byte[] {9}));
+        assertArrayEquals(new byte[] {9}, await(popped));
+    }
+
+    @Test
+    void concurrentPushesAndPopsLoseAndRepeatNothing() throws Exception {
+        List<Future<Void>> pushes = new java.util.ArrayList<>();
+        for (int i = 0; i < 40; i++) {
+            // Equal values pushed at once from two views: a lost race must not pass for a won one.
+            pushes.add((i % 2 == 0 ? store : other).queuePush("same", new byte[] {7}));
+            pushes.add((i % 2 == 0 ? other : store).queuePush("distinct", new byte[] {(byte) i}));
+        }
+        await(Future.all(pushes));
+        assertEquals(40L, await(store.queueLen("same")));
+        List<Future<byte[]>> pops = new java.util.ArrayList<>();
+        for (int i = 0; i < 40; i++) {
+            pops.add((i % 2 == 0 ? store : other).queuePop("distinct"));
+        }
+        await(Future.all(pops));
+        java.util.Set<Byte> got = new java.util.HashSet<>();
+        for (Future<byte[]> f : pops) {
+            got.add(f.result()[0]);
+        }
+        assertEquals(40, got.size(), "every value popped exactly once");
+        assertEquals(0L, await(other.queueLen("distinct")));
+    }
+
+    @Test
+    void queuePopTimesOutNamingTheKeyAndRefusesAKeyThatIsNoQueue() throws Exception {
+        Views quick = open(SHORT);
+        try {
+            Throwable error = failure(quick.other().queuePop("empty-queue"));
+            assertInstanceOf(TimeoutException.class, error);
+            assertTrue(error.getMessage().contains("empty-queue"), error.getMessage());
+        } finally {
+            close(quick);
+        }
+        await(store.set("plain", new byte[] {1, 2, 3}));
+        Throwable error = failure(other.queuePop("plain"));
+        assertTrue(error.getMessage().contains("key 'plain' does not hold a queue"), error.getMessage());
+    }
+
+    @Test
     void setTimeoutShortensTheWaitOfLaterCalls() throws Exception {
         // Opened with the long timeout: a get of a missing key would wait 20 s before the change.
         other.setTimeout(SHORT);
