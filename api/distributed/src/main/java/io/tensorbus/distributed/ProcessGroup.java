@@ -277,14 +277,7 @@ public final class ProcessGroup implements AutoCloseable {
         Backend b = member();
         DeviceBuffer in = TensorBuffers.of(input, "input");
         DeviceBuffer out = TensorBuffers.of(output, "output");
-        if (out.dtype() != in.dtype() || out.numel() != in.numel() * size()) {
-            throw new IllegalArgumentException("output is " + out + " but must be " + in.dtype() + " with "
-                    + in.numel() * size() + " elements (size() x input.numel())");
-        }
-        List<DeviceBuffer> blocks = new ArrayList<>();
-        for (int r = 0; r < size(); r++) {
-            blocks.add(TensorBuffers.block(out, r * in.byteSize(), in.dtype(), in.shape()));
-        }
+        List<DeviceBuffer> blocks = rankBlocks(out, "output", in, "input");
         return readUntilDone(written(b.allGather(blocks, in), output), input);
     }
 
@@ -399,14 +392,7 @@ public final class ProcessGroup implements AutoCloseable {
         DeviceBuffer out = TensorBuffers.of(output, "output");
         DeviceBuffer in = TensorBuffers.of(input, "input");
         checkOp(op, out.dtype());
-        if (in.dtype() != out.dtype() || in.numel() != out.numel() * size()) {
-            throw new IllegalArgumentException("input is " + in + " but must be " + out.dtype() + " with "
-                    + out.numel() * size() + " elements (size() x output.numel())");
-        }
-        List<DeviceBuffer> blocks = new ArrayList<>();
-        for (int r = 0; r < size(); r++) {
-            blocks.add(TensorBuffers.block(in, r * out.byteSize(), out.dtype(), out.shape()));
-        }
+        List<DeviceBuffer> blocks = rankBlocks(in, "input", out, "output");
         return readUntilDone(written(b.reduceScatter(out, blocks, op), output), input);
     }
 
@@ -440,6 +426,23 @@ public final class ProcessGroup implements AutoCloseable {
         List<DeviceBuffer> ins = rows(in, inputSplitSizes, "inputSplitSizes", rowShape);
         List<DeviceBuffer> outs = rows(out, outputSplitSizes, "outputSplitSizes", rowShape);
         return readUntilDone(written(b.allToAll(outs, ins), output), input);
+    }
+
+    /**
+     * {@code whole} cut into {@code size()} blocks shaped as {@code block}, one per rank in rank order.
+     *
+     * @throws IllegalArgumentException when {@code whole} is not {@code size()} times {@code block} of its dtype
+     */
+    private List<DeviceBuffer> rankBlocks(DeviceBuffer whole, String wholeName, DeviceBuffer block, String blockName) {
+        if (whole.dtype() != block.dtype() || whole.numel() != block.numel() * size()) {
+            throw new IllegalArgumentException(wholeName + " is " + whole + " but must be " + block.dtype() + " with "
+                    + block.numel() * size() + " elements (size() x " + blockName + ".numel())");
+        }
+        List<DeviceBuffer> blocks = new ArrayList<>(size());
+        for (int r = 0; r < size(); r++) {
+            blocks.add(TensorBuffers.block(whole, r * block.byteSize(), block.dtype(), block.shape()));
+        }
+        return blocks;
     }
 
     /** The shape of one row (all dimensions but the first) of {@code buf}, which must have a first dimension. */
