@@ -4,7 +4,7 @@ import io.tensorbus.DType;
 /**
  * How a reducing collective combines the tensors of the ranks, as {@code torch.distributed.ReduceOp}.
  * {@link #AVG} divides the sum by the group size and needs a floating-point dtype; the bitwise ops need an
- * integer or boolean dtype.
+ * integer or boolean dtype. {@link #PREMUL_SUM} travels with its factor as {@link PremulSum}.
  */
 public enum ReduceOp {
     /** Element-wise sum. */
@@ -22,7 +22,21 @@ public enum ReduceOp {
     /** Bitwise or (integer and bool dtypes only). */
     BOR,
     /** Bitwise exclusive or (integer and bool dtypes only). */
-    BXOR;
+    BXOR,
+    /**
+     * The sum of every rank's tensor multiplied by a factor (floating-point dtypes only). It needs its factor, so
+     * collectives take it as {@link #premulSum(double)}; passed alone it is refused.
+     */
+    PREMUL_SUM;
+
+    /**
+     * {@link #PREMUL_SUM} with {@code factor}, as PyTorch's {@code _make_nccl_premul_sum(factor)}.
+     *
+     * @throws IllegalArgumentException when {@code factor} is NaN or infinite
+     */
+    public static PremulSum premulSum(double factor) {
+        return new PremulSum(factor);
+    }
 
     /** True for the ops that only integer and boolean dtypes admit. */
     public boolean isBitwise() {
@@ -35,6 +49,9 @@ public enum ReduceOp {
      * @throws IllegalArgumentException naming the op, the dtype and what is allowed
      */
     public void checkSupports(DType dtype) {
+        if (this == PREMUL_SUM) {
+            throw new IllegalArgumentException("ReduceOp.PREMUL_SUM needs its factor: pass ReduceOp.premulSum(factor)");
+        }
         if (isBitwise() && dtype.isFloatingPoint()) {
             throw new IllegalArgumentException("ReduceOp." + this + " is not defined for " + dtype
                     + ": bitwise reductions need an integer or bool dtype");

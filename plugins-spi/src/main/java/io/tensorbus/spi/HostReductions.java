@@ -231,7 +231,7 @@ public final class HostReductions {
             case BAND -> a & b;
             case BOR -> a | b;
             case BXOR -> a ^ b;
-            case AVG -> throw new IllegalArgumentException("AVG on an integer dtype");
+            case AVG, PREMUL_SUM -> throw new IllegalArgumentException(op + " on an integer dtype");
         };
     }
 
@@ -256,7 +256,7 @@ public final class HostReductions {
                 case SUM, MAX, BOR -> a | b;
                 case PRODUCT, MIN, BAND -> a & b;
                 case BXOR -> a ^ b;
-                case AVG -> throw new IllegalArgumentException("AVG on bool");
+                case AVG, PREMUL_SUM -> throw new IllegalArgumentException(op + " on bool");
             };
             acc.set(ValueLayout.JAVA_BYTE, i, (byte) r);
         }

@@ -3,6 +3,7 @@ package io.tensorbus.distributed;
 import io.tensorbus.DType;
 import io.tensorbus.c10d.CommunicationTimeoutException;
 import io.tensorbus.c10d.JobSecret;
+import io.tensorbus.c10d.PremulSum;
 import io.tensorbus.c10d.ReduceOp;
 import io.tensorbus.c10d.Store;
 import io.tensorbus.distributed.impl.ObjectCollectives;
@@ -394,6 +395,64 @@ public final class ProcessGroup implements AutoCloseable {
         checkOp(op, out.dtype());
         List<DeviceBuffer> blocks = rankBlocks(in, "input", out, "output");
         return readUntilDone(written(b.reduceScatter(out, blocks, op), output), input);
+    }
+
+    /**
+     * All-reduce with {@link ReduceOp#PREMUL_SUM}: every member's {@code tensor} times {@code op.factor()}, summed in
+     * place on every member (PyTorch has it on NCCL only; here every backend runs it).
+     *
+     * @throws IllegalArgumentException for a non-floating-point dtype
+     */
+    public Future<Void> allReduce(Tensor tensor, PremulSum op) {
+        member();
+        checkPremul(op, tensor, "tensor");
+        tensor.muli(op.factor());
+        return allReduce(tensor, ReduceOp.SUM);
+    }
+
+    /**
+     * Reduce with {@link ReduceOp#PREMUL_SUM} into rank {@code dst}'s {@code tensor}; the others keep theirs.
+     *
+     * @throws IllegalArgumentException for a non-floating-point dtype or {@code dst} outside the group
+     */
+    public Future<Void> reduce(Tensor tensor, int dst, PremulSum op) {
+        member();
+        checkRank(dst, "dst");
+        checkPremul(op, tensor, "tensor");
+        Tensor scaled = tensor.mul(op.factor());
+        return reduce(scaled, dst, ReduceOp.SUM).map(v -> {
+            if (rank() == dst) {
+                tensor.copyi(scaled);
+            }
+            return null;
+        });
+    }
+
+    /**
+     * Reduce-scatter with {@link ReduceOp#PREMUL_SUM}: rank r's {@code output} is the sum over the members of their
+     * {@code inputs.get(r)} times {@code op.factor()}; the inputs are left as they are.
+     *
+     * @throws IllegalArgumentException for a non-floating-point dtype or inputs that do not match the output
+     */
+    public Future<Void> reduceScatter(Tensor output, List<Tensor> inputs, PremulSum op) {
+        member();
+        checkPremul(op, output, "output");
+        TensorBuffers.list(inputs, size(), output.dtype(), output.numel(), "inputs");
+        List<Tensor> scaled = inputs.stream().map(t -> t.mul(op.factor())).toList();
+        return reduceScatter(output, scaled, ReduceOp.SUM);
+    }
+
+    /**
+     * {@link #reduceScatterTensor(Tensor, Tensor, ReduceOp)} with {@link ReduceOp#PREMUL_SUM}; {@code input} is left
+     * as it is.
+     *
+     * @throws IllegalArgumentException for a non-floating-point dtype or an input that does not match the output
+     */
+    public Future<Void> reduceScatterTensor(Tensor output, Tensor input, PremulSum op) {
+        member();
+        checkPremul(op, output, "output");
+        Objects.requireNonNull(input, "input must not be null");
+        return reduceScatterTensor(output, input.mul(op.factor()), ReduceOp.SUM);
     }
 
     /** {@link #allToAllSingle(Tensor, Tensor, int[], int[])} with equal splits. */
@@ -826,6 +885,12 @@ public final class ProcessGroup implements AutoCloseable {
         if (tag < 0) {
             throw new IllegalArgumentException("tag=" + tag + " must be >= 0 (negative tags are reserved)");
         }
+    }
+
+    private static void checkPremul(PremulSum op, Tensor tensor, String what) {
+        Objects.requireNonNull(op, "op must not be null");
+        Objects.requireNonNull(tensor, what + " must not be null");
+        op.checkSupports(tensor.dtype());
     }
 
     private static void checkOp(ReduceOp op, DType dtype) {

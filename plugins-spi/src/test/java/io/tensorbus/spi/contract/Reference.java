@@ -23,15 +23,19 @@ public final class Reference {
     private Reference() {
     }
 
-    /** The reduce ops defined for {@code dtype} (AVG needs a float dtype, the bitwise ops an integer or bool). */
+    /**
+     * The reduce ops a backend is handed for {@code dtype} (AVG needs a float dtype, the bitwise ops an integer or
+     * bool; PREMUL_SUM reaches backends as SUM of pre-multiplied tensors).
+     */
     public static List<ReduceOp> opsFor(DType dtype) {
         List<ReduceOp> ops = new ArrayList<>();
         for (ReduceOp op : ReduceOp.values()) {
-            boolean bitwise = op.isBitwise();
-            if ((bitwise && dtype.isFloatingPoint()) || (op == ReduceOp.AVG && !dtype.isFloatingPoint())) {
-                continue;
+            try {
+                op.checkSupports(dtype);
+                ops.add(op);
+            } catch (IllegalArgumentException notForThisDtype) {
+                // skipped: the group refuses it before a backend sees it
             }
-            ops.add(op);
         }
         return ops;
     }
@@ -113,7 +117,7 @@ public final class Reference {
                         case SUM, MAX, BOR -> acc | v;
                         case PRODUCT, MIN, BAND -> acc & v;
                         case BXOR -> acc ^ v;
-                        case AVG -> throw new IllegalArgumentException("AVG on bool");
+                        case AVG, PREMUL_SUM -> throw new IllegalArgumentException(op + " on bool");
                     };
                 }
                 putLong(out, i, acc ? 1 : 0);
@@ -147,7 +151,7 @@ public final class Reference {
             case BAND -> a & b;
             case BOR -> a | b;
             case BXOR -> a ^ b;
-            case AVG -> throw new IllegalArgumentException("AVG on an integer dtype");
+            case AVG, PREMUL_SUM -> throw new IllegalArgumentException(op + " on an integer dtype");
         };
     }
 }
