@@ -5,11 +5,12 @@ import java.util.Objects;
 
 /**
  * One send or receive of {@link ProcessGroup#batchIsendIrecv} ({@code torch.distributed.P2POp}): the tensor, the
- * peer's rank in the group, and the tag.
+ * peer's global rank, and the tag.
  *
  * @param op     a send or a receive
  * @param tensor what is sent, or where the message is received
- * @param peer   the group rank sent to or received from
+ * @param peer   the global rank sent to or received from (a member of the group; {@code group.globalRank(r)} turns
+ *               group rank r into it)
  * @param tag    the message's tag, at least 0
  */
 public record P2POp(Kind op, Tensor tensor, int peer, int tag) {

@@ -31,9 +31,10 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A group of processes that communicate, as c10d's {@code ProcessGroup}: point-to-point messages and
- * collectives over tensors, run by a backend found by name. Ranks in arguments ({@code src}, {@code dst},
- * {@code root}) are ranks of this group, from 0 to {@link #size()}-1; in the default group they are the
- * global ranks.
+ * collectives over tensors, run by a backend found by name. Ranks in arguments ({@code src}, {@code dst}) are
+ * global ranks, as in {@code torch.distributed}'s functions, and must be members of this group; the overloads
+ * taking a {@link GroupRank} name a rank of this group instead (PyTorch's {@code group_src}/{@code group_dst}).
+ * Ranks answered (a receive's sender) are global ranks. In the default group both numberings agree.
  *
  * <p>Every operation returns at once with a {@link Future} (the tutorial's {@code isend}/{@code irecv} and
  * {@code async_op=True}); the tensors handed to it must not be touched until it completes. Collectives must
@@ -140,22 +141,28 @@ public final class ProcessGroup implements AutoCloseable {
 
     // ---- point-to-point -------------------------------------------------------------------------------------
 
-    /** Sends {@code tensor} to {@code dst} with tag 0; see {@link #isend(Tensor, int, int)}. */
+    /** Sends {@code tensor} to global rank {@code dst} with tag 0; see {@link #isend(Tensor, int, int)}. */
     public Future<Void> isend(Tensor tensor, int dst) {
         return isend(tensor, dst, 0);
     }
 
     /**
-     * Sends {@code tensor} to rank {@code dst}; completes when its bytes have left this process.
+     * Sends {@code tensor} to global rank {@code dst}; completes when its bytes have left this process.
      *
      * @param tag a non-negative tag that the receiver matches
      * @throws IllegalArgumentException for a rank outside the group, this rank itself, or a negative tag
      */
     public Future<Void> isend(Tensor tensor, int dst, int tag) {
+        member();
+        return isend(tensor, toGroup(dst, "dst"), tag);
+    }
+
+    /** {@link #isend(Tensor, int, int)} to rank {@code dst} of this group ({@code group_dst}). */
+    public Future<Void> isend(Tensor tensor, GroupRank dst, int tag) {
         Backend b = member();
         checkPeer(dst, "dst");
         checkTag(tag);
-        return readUntilDone(b.send(TensorBuffers.of(tensor, "tensor"), dst, tag), tensor);
+        return readUntilDone(b.send(TensorBuffers.of(tensor, "tensor"), dst.rank(), tag), tensor);
     }
 
     /** Receives into {@code tensor} from whichever rank sends first with tag 0; completes with the sender. */
@@ -163,31 +170,47 @@ public final class ProcessGroup implements AutoCloseable {
         return irecv(tensor, ANY_SOURCE, 0);
     }
 
-    /** Receives into {@code tensor} from {@code src} (or {@link #ANY_SOURCE}) with tag 0. */
+    /** Receives into {@code tensor} from global rank {@code src} (or {@link #ANY_SOURCE}) with tag 0. */
     public Future<Integer> irecv(Tensor tensor, int src) {
         return irecv(tensor, src, 0);
     }
 
     /**
-     * Receives a message with {@code tag} from {@code src} (or {@link #ANY_SOURCE}) into {@code tensor}, which
-     * must have the sent message's dtype and element count; completes with the sender's rank.
+     * Receives a message with {@code tag} from global rank {@code src} (or {@link #ANY_SOURCE}) into
+     * {@code tensor}, which must have the sent message's dtype and element count; completes with the sender's
+     * global rank.
      */
     public Future<Integer> irecv(Tensor tensor, int src, int tag) {
+        member();
+        return irecvFrom(tensor, src == ANY_SOURCE ? ANY_SOURCE : toGroup(src, "src").rank(), tag);
+    }
+
+    /** {@link #irecv(Tensor, int, int)} from rank {@code src} of this group ({@code group_src}). */
+    public Future<Integer> irecv(Tensor tensor, GroupRank src, int tag) {
+        member();
+        checkPeer(src, "src");
+        return irecvFrom(tensor, src.rank(), tag);
+    }
+
+    /** Receives from group rank {@code src} (or any) and answers the sender's global rank. */
+    private Future<Integer> irecvFrom(Tensor tensor, int src, int tag) {
         Backend b = member();
-        if (src != ANY_SOURCE) {
-            checkPeer(src, "src");
-        }
         checkTag(tag);
         DeviceBuffer buf = TensorBuffers.of(tensor, "tensor");
         return b.recv(buf, src, tag).map(from -> {
             TensorBuffers.written(tensor);
-            return from;
+            return globalRanks[from];
         });
     }
 
     /** The tutorial's blocking {@code send}: {@link #isend(Tensor, int, int)} and wait (never on an event loop). */
     public void send(Tensor tensor, int dst, int tag) {
         Blocking.await(isend(tensor, dst, tag), deadline(), "send to rank " + dst);
+    }
+
+    /** Blocking {@link #isend(Tensor, GroupRank, int)}. */
+    public void send(Tensor tensor, GroupRank dst, int tag) {
+        Blocking.await(isend(tensor, dst, tag), deadline(), "send to group rank " + (dst == null ? null : dst.rank()));
     }
 
     /** Blocking send with tag 0. */
@@ -201,19 +224,29 @@ public final class ProcessGroup implements AutoCloseable {
      * thread where the backend can (shared memory), sparing two thread hand-offs.
      */
     public int recv(Tensor tensor, int src, int tag) {
-        String what = "recv from " + (src < 0 ? "any rank" : "rank " + src);
+        if (src == ANY_SOURCE) {
+            Blocking.checkMayBlock("recv from any rank");
+            return Blocking.await(irecv(tensor, src, tag), deadline(), "recv from any rank");
+        }
+        member();
+        return recv(tensor, toGroup(src, "src"), tag);
+    }
+
+    /** Blocking {@link #irecv(Tensor, GroupRank, int)}; returns the sender's global rank. */
+    public int recv(Tensor tensor, GroupRank src, int tag) {
+        Backend b = member();
+        checkPeer(src, "src");
+        String what = "recv from rank " + globalRanks[src.rank()];
         Blocking.checkMayBlock(what);
-        if (src != ANY_SOURCE && RECV_POLL_NANOS > 0) {
-            Backend b = member();
-            checkPeer(src, "src");
-            checkTag(tag);
-            int from = b.tryRecvOnCallerThread(TensorBuffers.of(tensor, "tensor"), src, tag, RECV_POLL_NANOS);
+        checkTag(tag);
+        if (RECV_POLL_NANOS > 0) {
+            int from = b.tryRecvOnCallerThread(TensorBuffers.of(tensor, "tensor"), src.rank(), tag, RECV_POLL_NANOS);
             if (from >= 0) {
                 TensorBuffers.written(tensor);
-                return from;
+                return globalRanks[from];
             }
         }
-        return Blocking.await(irecv(tensor, src, tag), deadline(), what);
+        return Blocking.await(irecvFrom(tensor, src.rank(), tag), deadline(), what);
     }
 
     /** Blocking receive with tag 0 from {@code src} (or {@link #ANY_SOURCE}). */
@@ -228,11 +261,17 @@ public final class ProcessGroup implements AutoCloseable {
 
     // ---- collectives ------------------------------------------------------------------------------------------
 
-    /** Copies rank {@code src}'s {@code tensor} into every member's {@code tensor}. */
+    /** Copies global rank {@code src}'s {@code tensor} into every member's {@code tensor}. */
     public Future<Void> broadcast(Tensor tensor, int src) {
+        member();
+        return broadcast(tensor, toGroup(src, "src"));
+    }
+
+    /** {@link #broadcast(Tensor, int)} from rank {@code src} of this group ({@code group_src}). */
+    public Future<Void> broadcast(Tensor tensor, GroupRank src) {
         Backend b = member();
         checkRank(src, "src");
-        return written(b.broadcast(TensorBuffers.of(tensor, "tensor"), src), tensor);
+        return written(b.broadcast(TensorBuffers.of(tensor, "tensor"), src.rank()), tensor);
     }
 
     /** Sums {@code tensor} over the members, in place on every member. */
@@ -248,18 +287,24 @@ public final class ProcessGroup implements AutoCloseable {
         return written(b.allReduce(buf, op), tensor);
     }
 
-    /** Sums {@code tensor} over the members into rank {@code dst}'s {@code tensor}. */
+    /** Sums {@code tensor} over the members into global rank {@code dst}'s {@code tensor}. */
     public Future<Void> reduce(Tensor tensor, int dst) {
         return reduce(tensor, dst, ReduceOp.SUM);
     }
 
-    /** Reduces {@code tensor} over the members with {@code op} into rank {@code dst}'s; others keep theirs. */
+    /** Reduces {@code tensor} over the members with {@code op} into global rank {@code dst}'s; others keep theirs. */
     public Future<Void> reduce(Tensor tensor, int dst, ReduceOp op) {
+        member();
+        return reduce(tensor, toGroup(dst, "dst"), op);
+    }
+
+    /** {@link #reduce(Tensor, int, ReduceOp)} into rank {@code dst} of this group ({@code group_dst}). */
+    public Future<Void> reduce(Tensor tensor, GroupRank dst, ReduceOp op) {
         Backend b = member();
         checkRank(dst, "dst");
         DeviceBuffer buf = TensorBuffers.of(tensor, "tensor");
         checkOp(op, buf.dtype());
-        return written(b.reduce(buf, dst, op), tensor);
+        return written(b.reduce(buf, dst.rank(), op), tensor);
     }
 
     /** Fills {@code outputs.get(r)} with rank r's {@code input} on every member ({@code all_gather}). */
@@ -282,24 +327,44 @@ public final class ProcessGroup implements AutoCloseable {
         return readUntilDone(written(b.allGather(blocks, in), output), input);
     }
 
-    /** Collects every member's {@code input} into {@code outputs} on rank {@code dst} (others pass an empty list). */
+    /**
+     * Collects every member's {@code input} into {@code outputs}, in group-rank order, on global rank {@code dst}
+     * (others pass an empty list).
+     */
     public Future<Void> gather(Tensor input, List<Tensor> outputs, int dst) {
+        member();
+        return gather(input, outputs, toGroup(dst, "dst"));
+    }
+
+    /** {@link #gather(Tensor, List, int)} on rank {@code dst} of this group ({@code group_dst}). */
+    public Future<Void> gather(Tensor input, List<Tensor> outputs, GroupRank dst) {
         Backend b = member();
         checkRank(dst, "dst");
         DeviceBuffer in = TensorBuffers.of(input, "input");
-        List<DeviceBuffer> outs = rank() == dst ? TensorBuffers.list(outputs, size(), in.dtype(), in.numel(), "outputs")
+        List<DeviceBuffer> outs = rank() == dst.rank()
+                ? TensorBuffers.list(outputs, size(), in.dtype(), in.numel(), "outputs")
                 : requireEmpty(outputs, "outputs", "dst");
-        return readUntilDone(written(b.gather(outs, in, dst), outputs == null ? List.of() : outputs), input);
+        return readUntilDone(written(b.gather(outs, in, dst.rank()), outputs == null ? List.of() : outputs), input);
     }
 
-    /** Sends {@code inputs.get(r)} of rank {@code src} to rank r's {@code output} (others pass an empty list). */
+    /**
+     * Sends {@code inputs.get(r)} of global rank {@code src} to group rank r's {@code output} (others pass an empty
+     * list).
+     */
     public Future<Void> scatter(Tensor output, List<Tensor> inputs, int src) {
+        member();
+        return scatter(output, inputs, toGroup(src, "src"));
+    }
+
+    /** {@link #scatter(Tensor, List, int)} from rank {@code src} of this group ({@code group_src}). */
+    public Future<Void> scatter(Tensor output, List<Tensor> inputs, GroupRank src) {
         Backend b = member();
         checkRank(src, "src");
         DeviceBuffer out = TensorBuffers.of(output, "output");
-        List<DeviceBuffer> ins = rank() == src ? TensorBuffers.list(inputs, size(), out.dtype(), out.numel(), "inputs")
+        List<DeviceBuffer> ins = rank() == src.rank()
+                ? TensorBuffers.list(inputs, size(), out.dtype(), out.numel(), "inputs")
                 : requireEmpty(inputs, "inputs", "src");
-        return readUntilDone(written(b.scatter(out, ins, src), output), inputs);
+        return readUntilDone(written(b.scatter(out, ins, src.rank()), output), inputs);
     }
 
     /** Sums {@code inputs.get(r)} over the members into rank r's {@code output}. */
@@ -330,7 +395,7 @@ public final class ProcessGroup implements AutoCloseable {
         }
         for (int i = 0; i < ops.size(); i++) {
             P2POp op = Objects.requireNonNull(ops.get(i), "ops[" + i + "] must not be null");
-            checkPeer(op.peer(), "ops[" + i + "].peer");
+            checkPeer(toGroup(op.peer(), "ops[" + i + "].peer"), "ops[" + i + "].peer");
         }
         List<Future<?>> started = new ArrayList<>(ops.size());
         for (P2POp op : ops) {
@@ -411,17 +476,17 @@ public final class ProcessGroup implements AutoCloseable {
     }
 
     /**
-     * Reduce with {@link ReduceOp#PREMUL_SUM} into rank {@code dst}'s {@code tensor}; the others keep theirs.
+     * Reduce with {@link ReduceOp#PREMUL_SUM} into global rank {@code dst}'s {@code tensor}; the others keep theirs.
      *
      * @throws IllegalArgumentException for a non-floating-point dtype or {@code dst} outside the group
      */
     public Future<Void> reduce(Tensor tensor, int dst, PremulSum op) {
         member();
-        checkRank(dst, "dst");
+        GroupRank to = toGroup(dst, "dst");
         checkPremul(op, tensor, "tensor");
         Tensor scaled = tensor.mul(op.factor());
-        return reduce(scaled, dst, ReduceOp.SUM).map(v -> {
-            if (rank() == dst) {
+        return reduce(scaled, to, ReduceOp.SUM).map(v -> {
+            if (rank() == to.rank()) {
                 tensor.copyi(scaled);
             }
             return null;
@@ -617,79 +682,113 @@ public final class ProcessGroup implements AutoCloseable {
     }
 
     /**
-     * {@code broadcast_object_list}: replaces the elements of {@code objects} on every member with rank
+     * {@code broadcast_object_list}: replaces the elements of {@code objects} on every member with global rank
      * {@code src}'s (the lists must have the same size everywhere and be mutable); completes with the list.
      */
     public Future<List<Object>> broadcastObjectList(List<Object> objects, int src) {
+        member();
+        return broadcastObjectList(objects, toGroup(src, "src"));
+    }
+
+    /** {@link #broadcastObjectList(List, int)} from rank {@code src} of this group ({@code group_src}). */
+    public Future<List<Object>> broadcastObjectList(List<Object> objects, GroupRank src) {
         Backend b = member();
         checkRank(src, "src");
         if (objects == null) {
             throw new NullPointerException("objects must not be null");
         }
-        return ObjectCollectives.broadcastList(b, objects, src);
+        return ObjectCollectives.broadcastList(b, objects, src.rank());
     }
 
     /**
-     * {@code gather_object}: every member's {@code object}, in rank order, on rank {@code dst}; the other members'
-     * futures complete with an empty list.
+     * {@code gather_object}: every member's {@code object}, in group-rank order, on global rank {@code dst}; the
+     * other members' futures complete with an empty list.
      */
     public Future<List<Object>> gatherObject(Object object, int dst) {
+        member();
+        return gatherObject(object, toGroup(dst, "dst"));
+    }
+
+    /** {@link #gatherObject(Object, int)} on rank {@code dst} of this group ({@code group_dst}). */
+    public Future<List<Object>> gatherObject(Object object, GroupRank dst) {
         Backend b = member();
         checkRank(dst, "dst");
-        return ObjectCollectives.gather(b, object, dst);
+        return ObjectCollectives.gather(b, object, dst.rank());
     }
 
     /**
-     * {@code scatter_object_list}: rank {@code src}'s {@code inputs.get(r)} becomes the first element of rank r's
-     * {@code output} (a mutable list of at least one element); the others pass null or an empty list as
+     * {@code scatter_object_list}: global rank {@code src}'s {@code inputs.get(r)} becomes the first element of group
+     * rank r's {@code output} (a mutable list of at least one element); the others pass null or an empty list as
      * {@code inputs}. Completes with {@code output}.
      *
      * @throws IllegalArgumentException when {@code output} is empty, or on {@code src}, {@code inputs} does not
      *                                  hold one object per rank
      */
     public Future<List<Object>> scatterObjectList(List<Object> output, List<Object> inputs, int src) {
+        member();
+        return scatterObjectList(output, inputs, toGroup(src, "src"));
+    }
+
+    /** {@link #scatterObjectList(List, List, int)} from rank {@code src} of this group ({@code group_src}). */
+    public Future<List<Object>> scatterObjectList(List<Object> output, List<Object> inputs, GroupRank src) {
         Backend b = member();
         checkRank(src, "src");
         if (output == null || output.isEmpty()) {
             throw new IllegalArgumentException("output must be a list of at least one element (the first receives"
                     + " the object)");
         }
-        if (rank() == src && (inputs == null || inputs.size() != size())) {
+        if (rank() == src.rank() && (inputs == null || inputs.size() != size())) {
             throw new IllegalArgumentException("inputs holds " + (inputs == null ? "nothing" : inputs.size()
-                    + " objects") + "; rank " + src + " must pass one per rank (" + size() + ")");
+                    + " objects") + "; rank " + globalRanks[src.rank()] + " must pass one per rank (" + size() + ")");
         }
-        return ObjectCollectives.scatter(b, inputs, src).map(o -> {
+        return ObjectCollectives.scatter(b, inputs, src.rank()).map(o -> {
             output.set(0, o);
             return output;
         });
     }
 
     /**
-     * {@code send_object_list}: sends {@code objects} to rank {@code dst}, who receives them with
+     * {@code send_object_list}: sends {@code objects} to global rank {@code dst}, who receives them with
      * {@link #recvObjectList}. Object lists travel with a tag of their own, apart from tensor messages.
      */
     public Future<Void> sendObjectList(List<Object> objects, int dst) {
+        member();
+        return sendObjectList(objects, toGroup(dst, "dst"));
+    }
+
+    /** {@link #sendObjectList(List, int)} to rank {@code dst} of this group ({@code group_dst}). */
+    public Future<Void> sendObjectList(List<Object> objects, GroupRank dst) {
         Backend b = member();
         checkPeer(dst, "dst");
         if (objects == null) {
             throw new NullPointerException("objects must not be null");
         }
-        return ObjectCollectives.sendList(b, objects, dst, OBJECT_LIST_TAG);
+        return ObjectCollectives.sendList(b, objects, dst.rank(), OBJECT_LIST_TAG);
     }
 
     /**
      * {@code recv_object_list}: replaces the elements of {@code objects} (mutable, as long as the sent list) with
-     * those {@code src} (or {@link #ANY_SOURCE}) sent with {@link #sendObjectList}; completes with the sender.
+     * those global rank {@code src} (or {@link #ANY_SOURCE}) sent with {@link #sendObjectList}; completes with the
+     * sender's global rank.
      */
     public Future<Integer> recvObjectList(List<Object> objects, int src) {
+        member();
+        return recvObjectListFrom(objects, src == ANY_SOURCE ? ANY_SOURCE : toGroup(src, "src").rank());
+    }
+
+    /** {@link #recvObjectList(List, int)} from rank {@code src} of this group ({@code group_src}). */
+    public Future<Integer> recvObjectList(List<Object> objects, GroupRank src) {
+        member();
+        checkPeer(src, "src");
+        return recvObjectListFrom(objects, src.rank());
+    }
+
+    private Future<Integer> recvObjectListFrom(List<Object> objects, int groupSrc) {
         Backend b = member();
-        if (src != ANY_SOURCE) {
-            checkPeer(src, "src");
-        }
         if (objects == null) {
             throw new NullPointerException("objects must not be null");
         }
-        return ObjectCollectives.recvList(b, objects, src, OBJECT_LIST_TAG);
+        return ObjectCollectives.recvList(b, objects, groupSrc, OBJECT_LIST_TAG).map(from -> globalRanks[from]);
     }
 
     // ---- groups -----------------------------------------------------------------------------------------------
@@ -873,12 +972,35 @@ public final class ProcessGroup implements AutoCloseable {
         }
     }
 
-    private void checkPeer(int r, String what) {
-        checkRank(r, what);
-        if (r == rank()) {
-            throw new IllegalArgumentException(what + "=" + r + " is this process's own rank; point-to-point needs "
-                    + "another rank");
+    private void checkRank(GroupRank r, String what) {
+        Objects.requireNonNull(r, what + " must not be null");
+        if (r.rank() >= size()) {
+            throw new IllegalArgumentException("group " + what + "=" + r.rank() + " is not a rank of this group (size "
+                    + size() + ")");
         }
+    }
+
+    private void checkPeer(GroupRank r, String what) {
+        checkRank(r, what);
+        if (r.rank() == rank()) {
+            throw new IllegalArgumentException(what + "=" + globalRanks[r.rank()] + " is this process's own rank;"
+                    + " point-to-point needs another rank");
+        }
+    }
+
+    /**
+     * The group rank of global rank {@code global}.
+     *
+     * @throws IllegalArgumentException when that process is not a member, naming the members
+     */
+    private GroupRank toGroup(int global, String what) {
+        int r = groupRank(global);
+        if (r < 0) {
+            throw new IllegalArgumentException(what + "=" + global + " is not a member of this group (global ranks "
+                    + Arrays.toString(globalRanks) + "); " + what + " is a global rank, GroupRank.of(r) names a rank"
+                    + " of the group");
+        }
+        return GroupRank.of(r);
     }
 
     private static void checkTag(int tag) {

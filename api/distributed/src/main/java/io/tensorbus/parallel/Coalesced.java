@@ -2,6 +2,7 @@ package io.tensorbus.parallel;
 
 import io.tensorbus.DType;
 import io.tensorbus.autograd.Autograd;
+import io.tensorbus.distributed.GroupRank;
 import io.tensorbus.distributed.ProcessGroup;
 import io.tensorbus.tensor.Tensor;
 import io.vertx.core.Future;
@@ -20,7 +21,7 @@ final class Coalesced {
     }
 
     /**
-     * Overwrites {@code tensors} on every rank with rank {@code src}'s values; completes when this rank's
+     * Overwrites {@code tensors} on every rank with group rank {@code src}'s values; completes when this rank's
      * tensors hold them.
      */
     static Future<Void> broadcast(ProcessGroup group, List<Tensor> tensors, int src) {
@@ -31,7 +32,7 @@ final class Coalesced {
         List<Future<Void>> works = new ArrayList<>();
         for (List<Tensor> same : byType.values()) {
             Tensor flat = pack(same);
-            works.add(group.broadcast(flat, src).map(v -> {
+            works.add(group.broadcast(flat, GroupRank.of(src)).map(v -> {
                 unpack(flat, same);
                 return null;
             }));

@@ -25,9 +25,13 @@ class ProcessGroupArgumentsTest {
     void ranksOutsideTheGroupAreRefusedNamingTheSize() {
         Distributed.spawn(2, pg -> {
             Tensor t = Tensor.zeros(2);
-            assertEquals("dst=5 is not a rank of this group (size 2)", message(() -> pg.isend(t, 5)));
+            assertEquals("dst=5 is not a member of this group (global ranks [0, 1]); dst is a global rank,"
+                    + " GroupRank.of(r) names a rank of the group", message(() -> pg.isend(t, 5)));
             assertTrue(message(() -> pg.irecv(t, -3)).contains("src=-3"));
-            assertTrue(message(() -> pg.broadcast(t, 2)).contains("src=2 is not a rank"));
+            assertTrue(message(() -> pg.broadcast(t, 2)).contains("src=2 is not a member"));
+            assertEquals("group src=2 is not a rank of this group (size 2)",
+                    message(() -> pg.broadcast(t, GroupRank.of(2))));
+            assertTrue(message(() -> GroupRank.of(-1)).contains("must be >= 0"));
             assertTrue(message(() -> pg.reduce(t, -1)).contains("dst=-1"));
             assertTrue(message(() -> pg.isend(t, pg.rank())).contains("own rank"));
             assertTrue(message(() -> pg.isend(t, 1 - pg.rank(), -1)).contains("tag=-1"));

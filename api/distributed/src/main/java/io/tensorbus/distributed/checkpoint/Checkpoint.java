@@ -1,6 +1,7 @@
 package io.tensorbus.distributed.checkpoint;
 
 import io.tensorbus.c10d.CommunicationException;
+import io.tensorbus.distributed.GroupRank;
 import io.tensorbus.distributed.ProcessGroup;
 import io.tensorbus.internal.distributed.Blocking;
 import io.tensorbus.nn.Module;
@@ -164,7 +165,7 @@ public final class Checkpoint {
             return mine == null ? Future.succeededFuture() : Future.failedFuture(mine);
         }
         List<Object> outcome = new ArrayList<>(List.of(mine == null ? "" : describe(mine)));
-        return group.broadcastObjectList(outcome, 0).transform(ar -> {
+        return group.broadcastObjectList(outcome, GroupRank.of(0)).transform(ar -> {
             if (mine != null || ar.failed()) {
                 // Rank 0's own write error matters more than a synchronization error after it.
                 return Future.failedFuture(mine != null ? mine : ar.cause());
