@@ -5,6 +5,7 @@ import io.tensorbus.autograd.Autograd;
 import io.tensorbus.c10d.ReduceOp;
 import io.tensorbus.distributed.ProcessGroup;
 import io.tensorbus.internal.distributed.Blocking;
+import io.tensorbus.internal.distributed.CoalescedBroadcast;
 import io.tensorbus.internal.tensor.Shapes;
 import io.tensorbus.nn.Module;
 import io.tensorbus.tensor.Tensor;
@@ -54,7 +55,7 @@ public final class DistributedDataParallel extends Module implements AutoCloseab
         Map<String, Tensor> named = trainable(b.module);
         this.parameters = List.copyOf(named.values());
         verifyShapesAcrossRanks(b.module);
-        await(Coalesced.broadcast(group, stateTensors(), 0), "the broadcast of rank 0's parameters and buffers");
+        await(CoalescedBroadcast.broadcast(group, stateTensors(), 0), "the broadcast of rank 0's parameters and buffers");
         long cap = (long) (b.bucketCapMb * 1024 * 1024);
         this.reducer = new Reducer(group, parameters, List.copyOf(named.keySet()), Math.min(FIRST_BUCKET_BYTES, cap),
                 cap, b.gradientAsBucketView, b.findUnusedParameters, b.staticGraph);
@@ -201,12 +202,12 @@ public final class DistributedDataParallel extends Module implements AutoCloseab
     /** Broadcasts the buffers from rank 0, or, inside a join context, from the highest rank still training. */
     void syncBuffers(boolean joinAware) {
         int src = joinAware ? commonRank(join == null || !join.isClosing()) : 0;
-        await(Coalesced.broadcast(group, module.buffers(), src), "the broadcast of buffers from rank " + src);
+        await(CoalescedBroadcast.broadcast(group, module.buffers(), src), "the broadcast of buffers from rank " + src);
     }
 
     /** Broadcasts parameters and buffers from {@code src}. */
     void syncState(int src) {
-        await(Coalesced.broadcast(group, stateTensors(), src), "the broadcast of the model from rank " + src);
+        await(CoalescedBroadcast.broadcast(group, stateTensors(), src), "the broadcast of the model from rank " + src);
     }
 
     /** The highest rank for which {@code candidate} holds (c10d's {@code _find_common_rank}), or -1 when none. */

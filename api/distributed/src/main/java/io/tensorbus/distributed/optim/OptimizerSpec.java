@@ -70,9 +70,23 @@ public record OptimizerSpec(String optimizer, Map<String, Object> options) {
      * @throws IllegalArgumentException for an unknown or out-of-range option, or no parameters
      */
     Optimizer build(List<Tensor> params) {
-        ParamGroup group = ParamGroup.of(params);
-        options.forEach(group::set);
-        List<ParamGroup> groups = List.of(group);
+        return buildGroups(List.of(ParamGroup.of(params)));
+    }
+
+    /**
+     * The local optimizer over {@code groups}, this spec's options filling in what a group does not set (they are
+     * the optimizer's defaults, as PyTorch's {@code **kwargs}).
+     *
+     * @throws IllegalArgumentException for an unknown or out-of-range option
+     */
+    Optimizer buildGroups(List<ParamGroup> groups) {
+        for (ParamGroup group : groups) {
+            options.forEach((key, value) -> {
+                if (!group.options().containsKey(key)) {
+                    group.set(key, value);
+                }
+            });
+        }
         return switch (optimizer) {
             case "SGD" -> SGD.builder().buildGroups(groups);
             case "Adam" -> Adam.builder().buildGroups(groups);

@@ -1,4 +1,4 @@
-package io.tensorbus.parallel;
+package io.tensorbus.internal.distributed;
 
 import io.tensorbus.DType;
 import io.tensorbus.autograd.Autograd;
@@ -16,15 +16,15 @@ import java.util.Map;
  * of each dtype are packed into one flat buffer, the buffers are broadcast, and the receivers unpack them.
  * One message per dtype instead of one per tensor saves a round of latency per parameter.
  */
-final class Coalesced {
-    private Coalesced() {
+public final class CoalescedBroadcast {
+    private CoalescedBroadcast() {
     }
 
     /**
      * Overwrites {@code tensors} on every rank with group rank {@code src}'s values; completes when this rank's
      * tensors hold them.
      */
-    static Future<Void> broadcast(ProcessGroup group, List<Tensor> tensors, int src) {
+    public static Future<Void> broadcast(ProcessGroup group, List<Tensor> tensors, int src) {
         Map<DType, List<Tensor>> byType = new LinkedHashMap<>();
         for (Tensor t : tensors) {
             byType.computeIfAbsent(t.dtype(), d -> new ArrayList<>()).add(t);
