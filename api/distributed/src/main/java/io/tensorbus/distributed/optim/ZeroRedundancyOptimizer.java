@@ -10,16 +10,21 @@ import io.tensorbus.internal.distributed.CoalescedBroadcast;
 import io.tensorbus.optim.Optimizer;
 import io.tensorbus.optim.OptimizerState;
 import io.tensorbus.optim.ParamGroup;
+import io.tensorbus.parallel.CommHook;
+import io.tensorbus.parallel.GradBucket;
 import io.tensorbus.tensor.Tensor;
 import io.vertx.core.Future;
+import io.vertx.core.Promise;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Comparator;
+import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 
 /**
  * {@code torch.distributed.optim.ZeroRedundancyOptimizer} (ZeRO stage 1): the optimizer state is sharded across the
@@ -55,12 +60,19 @@ public final class ZeroRedundancyOptimizer {
     private final List<ParamGroup> localGroups = new ArrayList<>();
     private final Optimizer local;
     private final boolean bucketView;
+    private final boolean overlap;
+    /** This rank's parameters, for the overlapped step's lookups. */
+    private final Set<Tensor> owned = Collections.newSetFromMap(new IdentityHashMap<>());
+    /** The overlapped steps of the current backward pass, one after another, in bucket order. */
+    private Future<Void> overlappedSteps = Future.succeededFuture();
+    private boolean steppedInBackward;
     private OptimizerState consolidated;
 
     private ZeroRedundancyOptimizer(ProcessGroup group, OptimizerSpec spec, List<ParamGroup> groups,
-                                    boolean bucketView) {
+                                    boolean bucketView, boolean overlap) {
         this.group = group;
         this.bucketView = bucketView;
+        this.overlap = overlap;
         this.paramGroups = List.copyOf(groups);
         this.all = groups.stream().flatMap(g -> g.params().stream()).toList();
         if (all.isEmpty()) {
@@ -96,6 +108,7 @@ public final class ZeroRedundancyOptimizer {
         }
         copyOptions();
         this.local = spec.buildGroups(localGroups);
+        owned.addAll(byRank.get(group.rank()));
     }
 
     /**
@@ -188,9 +201,84 @@ public final class ZeroRedundancyOptimizer {
      */
     public void step() {
         Blocking.checkMayBlock("ZeroRedundancyOptimizer.step");
+        if (overlap) {
+            await(overlappedSteps, "the optimizer steps overlapped with DistributedDataParallel's backward pass");
+            if (!steppedInBackward) {
+                return;
+            }
+            steppedInBackward = false;
+            copyOptions();
+            syncParameters();
+            return;
+        }
         copyOptions();
         local.step();
         syncParameters();
+    }
+
+    /**
+     * A DistributedDataParallel communication hook that runs {@code inner} (the all-reduce, say) and then, as each
+     * bucket's averaged gradients arrive, steps the parameters of the bucket this rank owns, while later buckets are
+     * still being reduced ({@code hook_with_zero_step} of PyTorch's {@code ddp_zero_hook}). The steps run on a
+     * virtual thread, one bucket after another; {@link #step()} waits for them and broadcasts the parameters, on the
+     * training thread, so the broadcasts can never interleave with DDP's own collectives. Register it with
+     * {@code ddp.registerCommHook(zero.hookWithZeroStep(CommHooks.allReduce()))} on a DDP over the same parameters
+     * and group. As in PyTorch, the step sees the gradients before anything the training loop does to {@code .grad}
+     * after the backward pass (clipping, say), and a learning rate set on {@link #paramGroups()} reaches the step of
+     * the backward pass after the next {@link #step()}.
+     *
+     * @throws IllegalStateException when this optimizer was not built with {@code overlapWithDdp(true)}
+     * @throws NullPointerException when {@code inner} is null
+     */
+    public CommHook hookWithZeroStep(CommHook inner) {
+        Objects.requireNonNull(inner, "inner");
+        if (!overlap) {
+            throw new IllegalStateException("hookWithZeroStep needs a ZeroRedundancyOptimizer built with"
+                    + " overlapWithDdp(true)");
+        }
+        return (ddpGroup, bucket) -> {
+            if (ddpGroup != group) {
+                throw new IllegalArgumentException("the DistributedDataParallel's group " + ddpGroup
+                        + " is not this optimizer's, " + group);
+            }
+            Future<Tensor> reduced = inner.apply(ddpGroup, bucket);
+            steppedInBackward = true;
+            Future<Void> previous = overlappedSteps;
+            overlappedSteps = previous.compose(v -> reduced).compose(result -> onStepThread(() -> stepOwned(bucket,
+                    result)));
+            return reduced;
+        };
+    }
+
+    /** Steps the parameters of {@code bucket} this rank owns, with their averaged gradients out of {@code result}. */
+    private void stepOwned(GradBucket bucket, Tensor result) {
+        Map<Tensor, Tensor> gradients = new IdentityHashMap<>();
+        Tensor flat = result.reshape(-1);
+        int at = 0;
+        for (Tensor p : bucket.parameters()) {
+            int n = p.numel();
+            if (owned.contains(p)) {
+                Tensor g = flat.narrow(0, at, n).reshape(p.shape());
+                gradients.put(p, g.dtype() == p.dtype() ? g : g.to(p.dtype()));
+            }
+            at += n;
+        }
+        if (!gradients.isEmpty()) {
+            local.step(gradients);
+        }
+    }
+
+    private static Future<Void> onStepThread(Runnable work) {
+        Promise<Void> done = Promise.promise();
+        Thread.ofVirtual().name("tensorbus-zero-step").start(() -> {
+            try {
+                work.run();
+                done.complete();
+            } catch (RuntimeException | Error e) {
+                done.fail(e);
+            }
+        });
+        return done.future();
     }
 
     /** Zeroes every parameter's gradient in place, owned or not ({@code zero_grad()}). */
@@ -380,6 +468,7 @@ public final class ZeroRedundancyOptimizer {
         private final OptimizerSpec spec;
         private ProcessGroup group;
         private boolean bucketView;
+        private boolean overlap;
 
         private Builder(OptimizerSpec spec) {
             this.spec = spec;
@@ -398,6 +487,16 @@ public final class ZeroRedundancyOptimizer {
          */
         public Builder parametersAsBucketView(boolean bucketView) {
             this.bucketView = bucketView;
+            return this;
+        }
+
+        /**
+         * Steps inside DistributedDataParallel's backward pass, bucket by bucket, through the hook of
+         * {@link ZeroRedundancyOptimizer#hookWithZeroStep} ({@code overlap_with_ddp}); {@link #step()} then only
+         * waits for those steps and broadcasts the parameters.
+         */
+        public Builder overlapWithDdp(boolean overlap) {
+            this.overlap = overlap;
             return this;
         }
 
@@ -424,7 +523,7 @@ public final class ZeroRedundancyOptimizer {
             if (!g.isMember()) {
                 throw new IllegalArgumentException("this process is not a member of " + g);
             }
-            return new ZeroRedundancyOptimizer(g, spec, groups, bucketView);
+            return new ZeroRedundancyOptimizer(g, spec, groups, bucketView, overlap);
         }
     }
 }

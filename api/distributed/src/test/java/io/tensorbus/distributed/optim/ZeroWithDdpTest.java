@@ -1,0 +1,101 @@
+package io.tensorbus.distributed.optim;
+
+import io.tensorbus.DType;
+import io.tensorbus.distributed.Distributed;
+import io.tensorbus.distributed.ProcessGroup;
+import io.tensorbus.nn.Functional;
+import io.tensorbus.nn.Linear;
+import io.tensorbus.nn.Module;
+import io.tensorbus.nn.ReLU;
+import io.tensorbus.nn.Reduction;
+import io.tensorbus.nn.Sequential;
+import io.tensorbus.optim.Optimizer;
+import io.tensorbus.parallel.CommHooks;
+import io.tensorbus.parallel.DistributedDataParallel;
+import io.tensorbus.tensor.Generator;
+import io.tensorbus.tensor.Tensor;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * ZeroRedundancyOptimizer under DistributedDataParallel, stepping after the backward pass and overlapped with it
+ * ({@code overlapWithDdp}): the same model after every step as DDP with a plain optimizer.
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class ZeroWithDdpTest {
+    private static final int STEPS = 4;
+
+    private static Module model() {
+        Generator g = new Generator(11);
+        return new Sequential(new Linear(8, 16, true, g), new ReLU(), new Linear(16, 12, true, g), new ReLU(),
+                new Linear(12, 4, true, g));
+    }
+
+    private static DistributedDataParallel ddp(ProcessGroup pg) {
+        // Small buckets: several per pass, so steps overlap later buckets' all-reduces.
+        return DistributedDataParallel.builder(model(), pg).bucketCapMb(0.0005).build();
+    }
+
+    /** One training step on this rank's own data, different on every rank and step. */
+    private static void backward(DistributedDataParallel ddp, int rank, int step) {
+        Generator g = new Generator(100L * rank + step);
+        Tensor x = Tensor.randn(g, DType.FLOAT32, 5, 8);
+        Tensor y = Tensor.randn(g, DType.FLOAT32, 5, 4);
+        Functional.mseLoss(ddp.forward(x), y, Reduction.MEAN).backward();
+    }
+
+    private static OptimizerSpec spec(String optimizer) {
+        return optimizer.equals("SGD") ? OptimizerSpec.sgd(0.05).with("momentum", 0.9) : OptimizerSpec.adam(0.01);
+    }
+
+    @ParameterizedTest(name = "{0} ranks, {1}, overlap {2}")
+    @CsvSource({"2, SGD, false", "2, Adam, true", "3, SGD, true", "3, Adam, false"})
+    void zeroUnderDdpTrainsAsAPlainOptimizerDoes(int world, String optimizer, boolean overlap) {
+        Distributed.spawn(world, pg -> {
+            DistributedDataParallel plainDdp = ddp(pg);
+            Optimizer plain = spec(optimizer).build(plainDdp.parameters());
+            DistributedDataParallel zeroDdp = ddp(pg);
+            ZeroRedundancyOptimizer zero = ZeroRedundancyOptimizer.builder(spec(optimizer)).group(pg)
+                    .overlapWithDdp(overlap).build(zeroDdp.parameters());
+            if (overlap) {
+                zeroDdp.registerCommHook(zero.hookWithZeroStep(CommHooks.allReduce()));
+            }
+            for (int step = 0; step < STEPS; step++) {
+                backward(plainDdp, pg.rank(), step);
+                plain.step();
+                plain.zeroGrad();
+                backward(zeroDdp, pg.rank(), step);
+                zero.step();
+                zero.zeroGrad();
+                List<Tensor> expected = plainDdp.parameters();
+                List<Tensor> actual = zeroDdp.parameters();
+                for (int i = 0; i < expected.size(); i++) {
+                    assertArrayEquals(expected.get(i).toFloatArray(), actual.get(i).toFloatArray(), 0f,
+                            "rank " + pg.rank() + ", step " + step + ", parameter " + i);
+                }
+            }
+            plainDdp.close();
+            zeroDdp.close();
+        });
+    }
+
+    @Test
+    void theOverlapHookNeedsAnOptimizerBuiltForIt() {
+        Distributed.spawn(2, pg -> {
+            ZeroRedundancyOptimizer zero = ZeroRedundancyOptimizer.builder(OptimizerSpec.sgd(0.1)).group(pg)
+                    .build(model().parameters());
+            var e = assertThrows(IllegalStateException.class, () -> zero.hookWithZeroStep(CommHooks.allReduce()));
+            assertTrue(e.getMessage().contains("overlapWithDdp(true)"), e.getMessage());
+            assertThrows(NullPointerException.class, () -> ZeroRedundancyOptimizer.builder(OptimizerSpec.sgd(0.1))
+                    .group(pg).overlapWithDdp(true).build(model().parameters()).hookWithZeroStep(null));
+        });
+    }
+}
