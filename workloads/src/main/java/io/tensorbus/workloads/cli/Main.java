@@ -11,6 +11,7 @@ import io.tensorbus.workloads.bench.P2pBench;
 import io.tensorbus.workloads.bench.PipelineBench;
 import io.tensorbus.workloads.bench.RpcBench;
 import io.tensorbus.workloads.bench.TensorBench;
+import io.tensorbus.workloads.bench.ZeroBench;
 import io.tensorbus.workloads.ddp.DdpFashionMnistCommand;
 import io.tensorbus.workloads.demo.FashionMnistTraining;
 import io.tensorbus.workloads.pipeline.PipelineResNet50Command;
@@ -50,6 +51,8 @@ public final class Main {
                                            dist-autograd [--jit-warmup STEPS],
                                            pipeline [--batch B] [--img PX] [--batches N]
                                              [--micro-batches 1,2,4,8]
+                                           zero [--world N] (ZeroRedundancyOptimizer's Adam state
+                                             per rank on ResNet-50, ranks as threads)
                                            (p2p, collectives, ddp, rpc, dist-autograd and pipeline
                                            run one JVM per rank)
               launch --nproc-per-node N [--nnodes M --node-rank K --master-addr A --master-port P]
@@ -170,6 +173,10 @@ public final class Main {
                 case "dist-autograd" -> {
                     DistAutogradBench da = new DistAutogradBench(DistAutogradBench.Options.parse(suiteArgs));
                     yield () -> da.run(sink, err);
+                }
+                case "zero" -> {
+                    ZeroBench zero = ZeroBench.parse(suiteArgs);
+                    yield () -> zero.run(sink, err);
                 }
                 default -> throw new IllegalArgumentException("unknown bench suite '" + args[0] + "'");
             };
