@@ -13,7 +13,8 @@ import io.vertx.core.Future;
  * <p>The returned future completes with a tensor of the bucket's element count that holds the averaged
  * gradients (the bucket's own buffer may be returned). A hook must issue all its collectives before it
  * returns: one started later from a future's callback would race with the next bucket's and could reach
- * the ranks in different orders. The future's continuations run on the group's event loop, which must never
+ * the ranks in different orders. A hook whose second collective needs the first one's result (PowerSGD's)
+ * waits for the first in its body, on the backward thread, never on an event loop. The future's continuations run on the group's event loop, which must never
  * compute: do the tensor work in the hook's body (on the backward thread) and return the reduced tensor, in
  * any floating dtype; DDP copies it into the bucket on the training thread. Built-in hooks are in
  * {@link CommHooks}.
@@ -21,7 +22,7 @@ import io.vertx.core.Future;
 @FunctionalInterface
 public interface CommHook {
     /**
-     * Starts communicating {@code bucket}; must not block.
+     * Starts communicating {@code bucket}; must not wait except as the class comment allows.
      *
      * @param group the DistributedDataParallel's process group
      * @param bucket this rank's local, not yet averaged gradients

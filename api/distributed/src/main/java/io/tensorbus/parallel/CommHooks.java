@@ -3,11 +3,16 @@ package io.tensorbus.parallel;
 import io.tensorbus.DType;
 import io.tensorbus.autograd.Autograd;
 import io.tensorbus.tensor.Tensor;
+import io.vertx.core.Future;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
 
 /**
  * The built-in communication hooks of PyTorch's {@code torch.distributed.algorithms.ddp_comm_hooks}:
- * the default all-reduce and the fp16 / bf16 compression hooks, which halve the bytes on the wire at the
- * cost of rounding each gradient to 11 (fp16) or 8 (bf16) significant bits.
+ * the default all-reduce, the fp16 / bf16 compression hooks (which halve the bytes on the wire at the
+ * cost of rounding each gradient to 11 (fp16) or 8 (bf16) significant bits) and their wrappers of another
+ * hook, PowerSGD's low-rank hooks, and the no-op hook that skips communication.
  */
 public final class CommHooks {
     private CommHooks() {
@@ -49,5 +54,71 @@ public final class CommHooks {
             // of the all-reduce would run it on the group's event loop.
             return group.allReduce(compressed).map(v -> compressed);
         };
+    }
+    /**
+     * {@code noop_hook}: returns the bucket as it is, without communicating: each rank keeps its local gradients
+     * (for measuring what communication costs, not for training).
+     */
+    public static CommHook noop() {
+        return (group, bucket) -> Future.succeededFuture(bucket.buffer());
+    }
+
+    /**
+     * {@code fp16_compress_wrapper}: runs {@code hook} on the bucket cast to float16, so that whatever it sends is
+     * half the size; DDP casts its result back into the bucket.
+     *
+     * @throws NullPointerException when {@code hook} is null
+     */
+    public static CommHook fp16CompressWrapper(CommHook hook) {
+        return compressedWrapper(hook, DType.FLOAT16);
+    }
+
+    /**
+     * {@code bf16_compress_wrapper}: as {@link #fp16CompressWrapper} with bfloat16.
+     *
+     * @throws NullPointerException when {@code hook} is null
+     */
+    public static CommHook bf16CompressWrapper(CommHook hook) {
+        return compressedWrapper(hook, DType.BFLOAT16);
+    }
+
+    private static CommHook compressedWrapper(CommHook hook, DType wire) {
+        Objects.requireNonNull(hook, "hook");
+        return (group, bucket) -> {
+            Tensor compressed;
+            List<Tensor> views = new ArrayList<>();
+            try (var ignored = Autograd.noGrad()) {
+                compressed = bucket.buffer().to(wire);
+                int at = 0;
+                for (Tensor p : bucket.parameters()) {
+                    views.add(compressed.narrow(0, at, p.numel()).view(p.shape()));
+                    at += p.numel();
+                }
+            }
+            return hook.apply(group, new GradBucket(bucket.index(), compressed, bucket.parameters(), views,
+                    bucket.isLast()));
+        };
+    }
+
+    /**
+     * {@code powerSGD_hook}: each gradient matrix of the bucket worth it (see {@link PowerSGDState}) is sent as its
+     * rank-r factors P and Q, the other tensors as they are; before {@code startPowerSGDIter} it all-reduces. The
+     * hook waits for P's all-reduce on the backward thread before it can compute Q.
+     *
+     * @throws NullPointerException when {@code state} is null
+     */
+    public static CommHook powerSGD(PowerSGDState state) {
+        Objects.requireNonNull(state, "state");
+        return (group, bucket) -> PowerSGD.hook(state, group, bucket);
+    }
+
+    /**
+     * {@code batched_powerSGD_hook}: the whole bucket viewed as one zero-padded square matrix and compressed at once.
+     *
+     * @throws NullPointerException when {@code state} is null
+     */
+    public static CommHook batchedPowerSGD(PowerSGDState state) {
+        Objects.requireNonNull(state, "state");
+        return (group, bucket) -> PowerSGD.batchedHook(state, group, bucket);
     }
 }

@@ -7,6 +7,7 @@ import io.tensorbus.distributed.GroupRank;
 import io.tensorbus.distributed.ProcessGroup;
 import io.tensorbus.internal.distributed.Blocking;
 import io.tensorbus.internal.distributed.CoalescedBroadcast;
+import io.tensorbus.internal.distributed.OffLoop;
 import io.tensorbus.optim.Optimizer;
 import io.tensorbus.optim.OptimizerState;
 import io.tensorbus.optim.ParamGroup;
@@ -14,7 +15,6 @@ import io.tensorbus.parallel.CommHook;
 import io.tensorbus.parallel.GradBucket;
 import io.tensorbus.tensor.Tensor;
 import io.vertx.core.Future;
-import io.vertx.core.Promise;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -244,14 +244,14 @@ public final class ZeroRedundancyOptimizer {
             Future<Tensor> reduced = inner.apply(ddpGroup, bucket);
             steppedInBackward = true;
             Future<Void> previous = overlappedSteps;
-            overlappedSteps = previous.compose(v -> reduced).compose(result -> onStepThread(() -> stepOwned(bucket,
-                    result)));
+            overlappedSteps = previous.compose(v -> reduced)
+                    .compose(result -> OffLoop.run("tensorbus-zero-step", () -> stepOwned(bucket, result)));
             return reduced;
         };
     }
 
     /** Steps the parameters of {@code bucket} this rank owns, with their averaged gradients out of {@code result}. */
-    private void stepOwned(GradBucket bucket, Tensor result) {
+    private Void stepOwned(GradBucket bucket, Tensor result) {
         Map<Tensor, Tensor> gradients = new IdentityHashMap<>();
         Tensor flat = result.reshape(-1);
         int at = 0;
@@ -266,19 +266,7 @@ public final class ZeroRedundancyOptimizer {
         if (!gradients.isEmpty()) {
             local.step(gradients);
         }
-    }
-
-    private static Future<Void> onStepThread(Runnable work) {
-        Promise<Void> done = Promise.promise();
-        Thread.ofVirtual().name("tensorbus-zero-step").start(() -> {
-            try {
-                work.run();
-                done.complete();
-            } catch (RuntimeException | Error e) {
-                done.fail(e);
-            }
-        });
-        return done.future();
+        return null;
     }
 
     /** Zeroes every parameter's gradient in place, owned or not ({@code zero_grad()}). */
