@@ -6,6 +6,7 @@ import io.tensorbus.distributed.ProcessGroup;
 import io.tensorbus.internal.distributed.Blocking;
 import io.tensorbus.internal.distributed.OffLoop;
 import io.tensorbus.tensor.Generator;
+import io.tensorbus.tensor.MemoryScope;
 import io.tensorbus.tensor.Tensor;
 import io.vertx.core.Future;
 import java.util.ArrayList;
@@ -66,8 +67,8 @@ final class PowerSGD {
             flatUncompressed = flatten(uncompressed, input.dtype());
             boolean randomQ = !state.warmStart || !state.ps.containsKey(index);
             if (randomQ) {
-                state.ps.put(index, Tensor.zeros(input.dtype(), Math.toIntExact(pSize)));
-                state.qs.put(index, Tensor.zeros(input.dtype(), Math.toIntExact(qSize)));
+                state.ps.put(index, kept(Tensor.zeros(input.dtype(), Math.toIntExact(pSize))));
+                state.qs.put(index, kept(Tensor.zeros(input.dtype(), Math.toIntExact(qSize))));
             }
             pMemory = state.ps.get(index);
             qMemory = state.qs.get(index);
@@ -132,9 +133,9 @@ final class PowerSGD {
             padded.narrow(0, 0, length).copyi(buffer);
             inputCopy = addError(state, index, padded);
             if (!state.warmStart || !state.ps.containsKey(index)) {
-                state.ps.put(index, Tensor.zeros(buffer.dtype(), side, r));
+                state.ps.put(index, kept(Tensor.zeros(buffer.dtype(), side, r)));
                 Generator random = new Generator(state.rng.nextInt(1_000_000_000));
-                state.qs.put(index, Tensor.randn(random, buffer.dtype(), side, r));
+                state.qs.put(index, kept(Tensor.randn(random, buffer.dtype(), side, r)));
             }
             p = state.ps.get(index);
             q = state.qs.get(index);
@@ -171,13 +172,21 @@ final class PowerSGD {
 
     private static void finish(PowerSGDState state, GradBucket bucket, Tensor inputCopy, Tensor output) {
         if (inputCopy != null) {
-            state.errors.put(bucket.index(), inputCopy.sub(output));
+            state.errors.put(bucket.index(), kept(inputCopy.sub(output)));
         }
         if (!state.warmStart) {
             state.ps.remove(bucket.index());
             state.qs.remove(bucket.index());
         }
         state.maybeIncreaseIter(bucket);
+    }
+
+    /**
+     * {@code t}, taken out of the training step's {@link MemoryScope}: the state outlives the step that made it.
+     */
+    private static Tensor kept(Tensor t) {
+        MemoryScope.detach(t);
+        return t;
     }
 
     /** Views of {@code pMemory} and {@code qMemory} shaped n x r and m x r for each n x m matrix, in order. */

@@ -3,6 +3,7 @@ package io.tensorbus.parallel;
 import io.tensorbus.DType;
 import io.tensorbus.distributed.Distributed;
 import io.tensorbus.distributed.ProcessGroup;
+import io.tensorbus.tensor.MemoryScope;
 import io.tensorbus.tensor.Tensor;
 import java.util.ArrayList;
 import java.util.List;
@@ -190,8 +191,11 @@ class PowerSGDTest {
             Tensor y = DistributedDataParallelTest.Y.get(0);
             double before = DistributedDataParallelTest.loss(ddp.module(), x, y).item();
             for (int s = 0; s < 6; s++) {
-                DistributedDataParallelTest.step(ddp, opt, DistributedDataParallelTest.shard(x, pg),
-                        DistributedDataParallelTest.shard(y, pg));
+                // Each step in a memory scope, as the training loops run it: the state must outlive it.
+                try (MemoryScope step = MemoryScope.open()) {
+                    DistributedDataParallelTest.step(ddp, opt, DistributedDataParallelTest.shard(x, pg),
+                            DistributedDataParallelTest.shard(y, pg));
+                }
                 for (Tensor p : ddp.parameters()) {
                     Tensor max = p.detach().clone();
                     pg.allReduce(max, io.tensorbus.c10d.ReduceOp.MAX).await(10, TimeUnit.SECONDS);

@@ -65,6 +65,8 @@ public final class Main {
               run WORKLOAD [options]       run a workload; workloads:
                                            ddp-fashion-mnist [--nproc N] [--epochs N] [--data DIR]
                                              [--seed S] [--limit N]
+                                             [--comm-hook allreduce|fp16|bf16|powersgd]
+                                             [--powersgd-rank R] [--powersgd-start STEP]
                                              (N processes, default 2, training with DDP)
                                            parameter-server [--trainers N] [--epochs N] [--data DIR]
                                              [--seed S] [--limit N]

@@ -35,6 +35,10 @@ import java.util.Objects;
  *   <tr><td>{@code lr}, {@code momentum}</td><td>0.01, 0.5</td><td>SGD's settings</td></tr>
  *   <tr><td>{@code seed}</td><td>1234</td><td>initial weights, dropout and shuffling</td></tr>
  *   <tr><td>{@code limit}</td><td>0 (all)</td><td>training images per epoch</td></tr>
+ *   <tr><td>{@code commHook}</td><td>allreduce</td><td>DDP's communication hook: allreduce, fp16, bf16 or
+ *       powersgd</td></tr>
+ *   <tr><td>{@code powerSgdRank}, {@code powerSgdStart}</td><td>1, 10</td><td>PowerSGD's rank and first
+ *       compressed step</td></tr>
  * </table>
  *
  * @param training the hyper-parameters and data, as the local demo's
@@ -50,15 +54,16 @@ import java.util.Objects;
  * @param threads the compute threads to use, or 0 to leave the count as it is
  * @param secret the job's secret, from {@code TENSORBUS_SECRET} or {@code TENSORBUS_SECRET_FILE} (which
  *     {@code tensorbus launch} sets), else none
+ * @param commHook the communication hook DDP uses
  */
 public record DdpConfig(FashionMnistTraining.Options training, int rank, int worldSize, String initMethod,
         String masterAddr, int masterPort, boolean storeHosted, String backend, Duration timeout, int threads,
-        JobSecret secret) {
+        JobSecret secret, CommHookChoice commHook) {
 
     /** The config fields, in the order the error messages list them. */
     public static final List<String> FIELDS = List.of("rank", "worldSize", "masterAddr", "masterPort", "initMethod",
             "backend", "timeoutSeconds", "threads", "epochs", "dataDir", "batchSize", "lr", "momentum", "seed",
-            "limit");
+            "limit", "commHook", "powerSgdRank", "powerSgdStart");
 
     private static final long DEFAULT_TIMEOUT_SECONDS = InitOptions.DEFAULT_TIMEOUT.toSeconds();
 
@@ -68,6 +73,7 @@ public record DdpConfig(FashionMnistTraining.Options training, int rank, int wor
         Objects.requireNonNull(backend, "backend");
         Objects.requireNonNull(timeout, "timeout");
         Objects.requireNonNull(secret, "secret");
+        Objects.requireNonNull(commHook, "commHook");
         if (rank < 0 || rank >= worldSize) {
             throw new IllegalArgumentException("rank " + rank + " is not in [0, worldSize " + worldSize + ")");
         }
@@ -106,7 +112,9 @@ public record DdpConfig(FashionMnistTraining.Options training, int rank, int wor
         return new DdpConfig(f.training(), rank, worldSize, initMethod, masterAddr, masterPort, hosted,
                 f.text("backend", "tcp"), Duration.ofSeconds(f.integer("timeoutSeconds", null,
                 DEFAULT_TIMEOUT_SECONDS, 1, Integer.MAX_VALUE)),
-                f.integer("threads", null, ConfigFields.defaultThreads(env), 0, 4096), JobSecret.fromEnvironment(env));
+                f.integer("threads", null, ConfigFields.defaultThreads(env), 0, 4096), JobSecret.fromEnvironment(env),
+                new CommHookChoice(f.text("commHook", "allreduce"), f.integer("powerSgdRank", null, 1, 1, 1 << 16),
+                        f.integer("powerSgdStart", null, 10, 2, Integer.MAX_VALUE)));
     }
 
     /** The images each rank takes per step: the global batch divided among the ranks (rounded down). */

@@ -18,7 +18,8 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * {@code tensorbus run ddp-fashion-mnist [--nproc N] [--epochs E] [--data DIR] [--seed S] [--limit N]}: starts
+ * {@code tensorbus run ddp-fashion-mnist [--nproc N] [--epochs E] [--data DIR] [--seed S] [--limit N]
+ * [--comm-hook allreduce|fp16|bf16|powersgd] [--powersgd-rank R] [--powersgd-start STEP]}: starts
  * N rank JVMs through {@code tensorbus launch} ({@link Launcher}), each running
  * {@link DdpFashionMnistVerticle} under Vert.x's {@link VertxApplication} with the options as its JSON config.
  * Run inside a job that {@code tensorbus launch} started ({@code RANK} is set), as in
@@ -29,7 +30,8 @@ public final class DdpFashionMnistCommand {
     public static final String NAME = "ddp-fashion-mnist";
 
     /** The usage of its options. */
-    public static final String USAGE = NAME + " [--nproc N] [--epochs E] [--data DIR] [--seed S] [--limit N]";
+    public static final String USAGE = NAME + " [--nproc N] [--epochs E] [--data DIR] [--seed S] [--limit N] "
+            + CommHookChoice.USAGE;
 
     /** Processes started when {@code --nproc} is not given. */
     public static final int DEFAULT_NPROC = 2;
@@ -39,8 +41,9 @@ public final class DdpFashionMnistCommand {
      *
      * @param nproc the processes to start, or 0 when not given
      * @param training the hyper-parameters and data
+     * @param commHook DDP's communication hook
      */
-    record Args(int nproc, FashionMnistTraining.Options training) {
+    record Args(int nproc, FashionMnistTraining.Options training, CommHookChoice commHook) {
         /**
          * Parses the options after the workload's name.
          *
@@ -49,18 +52,20 @@ public final class DdpFashionMnistCommand {
         static Args parse(List<String> args) {
             int nproc = 0;
             List<String> rest = new ArrayList<>();
-            for (int i = 0; i < args.size(); i++) {
-                if (!args.get(i).equals("--nproc")) {
-                    rest.add(args.get(i));
+            List<String> others = new ArrayList<>();
+            CommHookChoice commHook = CommHookChoice.parse(args, others);
+            for (int i = 0; i < others.size(); i++) {
+                if (!others.get(i).equals("--nproc")) {
+                    rest.add(others.get(i));
                     continue;
                 }
-                if (i + 1 >= args.size()) {
+                if (i + 1 >= others.size()) {
                     throw new IllegalArgumentException("--nproc needs a value: the processes to start, 1 to "
                             + LaunchOptions.MAX_NPROC);
                 }
-                nproc = nproc(args.get(++i));
+                nproc = nproc(others.get(++i));
             }
-            return new Args(nproc, FashionMnistTraining.Options.parse(rest, USAGE));
+            return new Args(nproc, FashionMnistTraining.Options.parse(rest, USAGE), commHook);
         }
 
         private static int nproc(String value) {
@@ -95,7 +100,7 @@ public final class DdpFashionMnistCommand {
             throw new IllegalArgumentException("--data " + data + " is not a directory; give one holding the"
                     + " Fashion-MNIST files (Debian's dataset-fashion-mnist: " + FashionMnist.DEBIAN_DIR + ")");
         }
-        JsonObject config = ConfigFields.trainingJson(a.training());
+        JsonObject config = ConfigFields.trainingJson(a.training()).mergeIn(a.commHook().toJson());
         if (env.get("RANK") != null) {
             checkNprocMatches(a.nproc(), env);
             return runRank(config, env, out, err);

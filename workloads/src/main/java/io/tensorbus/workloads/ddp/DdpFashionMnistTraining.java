@@ -40,10 +40,17 @@ public final class DdpFashionMnistTraining {
     }
 
     private final FashionMnistTraining.Options options;
+    private final CommHookChoice commHook;
 
-    /** A run with the given settings ({@code batchSize} is the global batch). */
+    /** A run with the given settings ({@code batchSize} is the global batch) and DDP's default all-reduce. */
     public DdpFashionMnistTraining(FashionMnistTraining.Options options) {
+        this(options, CommHookChoice.allReduce());
+    }
+
+    /** A run with the given settings and communication hook. */
+    public DdpFashionMnistTraining(FashionMnistTraining.Options options, CommHookChoice commHook) {
         this.options = Objects.requireNonNull(options, "options");
+        this.commHook = Objects.requireNonNull(commHook, "commHook");
     }
 
     /**
@@ -65,6 +72,10 @@ public final class DdpFashionMnistTraining {
         FashionMnist test = options.dataset(false);
         DistributedDataParallel ddp = DistributedDataParallel.builder(new MnistNet(new Generator(options.seed())),
                 group).build();
+        CommHookChoice.Registered hook = commHook.create();
+        if (!commHook.name().equals("allreduce")) {
+            ddp.registerCommHook(hook.hook());
+        }
         SGD sgd = SGD.builder().lr(options.lr()).momentum(options.momentum()).build(ddp.parameters());
         DistributedSampler sampler = DistributedSampler.builder(train).group(group).seed(options.seed()).build();
         DataLoader<?> loader = DataLoader.builder(train).batchSize(perRank).sampler(sampler).build();
@@ -79,6 +90,8 @@ public final class DdpFashionMnistTraining {
         }
         double accuracy = accuracy(group, ddp.module(), test);
         if (rank0 != null) {
+            long elements = ddp.parameters().stream().mapToLong(Tensor::numel).sum();
+            rank0.println(commHook.report(hook, elements));
             rank0.println(TrainingLoop.accuracyLine(accuracy));
             rank0.flush();
         }

@@ -13,6 +13,7 @@ import io.tensorbus.optim.OptimizerState;
 import io.tensorbus.optim.ParamGroup;
 import io.tensorbus.parallel.CommHook;
 import io.tensorbus.parallel.GradBucket;
+import io.tensorbus.tensor.MemoryScope;
 import io.tensorbus.tensor.Tensor;
 import io.vertx.core.Future;
 import java.time.Duration;
@@ -25,6 +26,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.TreeMap;
 
 /**
  * {@code torch.distributed.optim.ZeroRedundancyOptimizer} (ZeRO stage 1): the optimizer state is sharded across the
@@ -336,9 +338,13 @@ public final class ZeroRedundancyOptimizer {
         List<Object> shards = await(group.gatherObject(shard, to), "the consolidation of the state on rank " + to);
         consolidated = null;
         if (group.rank() == group.groupRank(to)) {
-            Map<Integer, Map<String, Tensor>> state = new java.util.TreeMap<>();
+            Map<Integer, Map<String, Tensor>> state = new TreeMap<>();
             for (Object s : shards) {
                 ((Map<?, ?>) s).forEach((index, tensors) -> state.put((Integer) index, stateTensors(tensors)));
+            }
+            for (Map<String, Tensor> tensors : state.values()) {
+                // Kept until the next consolidation, past any training step's memory scope.
+                tensors.values().forEach(MemoryScope::detach);
             }
             consolidated = new OptimizerState(state, fullGroups());
         }
