@@ -121,4 +121,15 @@ public final class CommHooks {
         Objects.requireNonNull(state, "state");
         return (group, bucket) -> PowerSGD.batchedHook(state, group, bucket);
     }
+
+    /**
+     * {@code post_localSGD_hook}: the whole group all-reduces gradients for the state's first iterations, then only
+     * its subgroup does (or nobody): local SGD, whose models a {@link PeriodicModelAverager} brings back together.
+     *
+     * @throws NullPointerException when {@code state} is null
+     */
+    public static CommHook postLocalSGD(PostLocalSGDState state) {
+        Objects.requireNonNull(state, "state");
+        return state::apply;
+    }
 }
