@@ -132,4 +132,27 @@ public final class CommHooks {
         Objects.requireNonNull(state, "state");
         return state::apply;
     }
+
+    /**
+     * {@code quantization_pertensor_hook}: each rank sends its bucket as 8-bit integers with one scale and zero point
+     * (a min-max observer's), every rank dequantizes all of them and averages; a quarter of float32's bytes, each
+     * gradient off by at most half its rank's scale.
+     */
+    public static CommHook quantizationPerTensor() {
+        return (group, bucket) -> Quantization.hook(group, bucket, 0);
+    }
+
+    /**
+     * {@code quantization_perchannel_hook}: as {@link #quantizationPerTensor()} with a scale and zero point for each
+     * channel of {@code bucketSize} elements (512 in PyTorch), which keeps small gradients next to large ones
+     * precise.
+     *
+     * @throws IllegalArgumentException when {@code bucketSize} is below 1
+     */
+    public static CommHook quantizationPerChannel(int bucketSize) {
+        if (bucketSize < 1) {
+            throw new IllegalArgumentException("bucketSize must be at least 1, got " + bucketSize);
+        }
+        return (group, bucket) -> Quantization.hook(group, bucket, bucketSize);
+    }
 }
