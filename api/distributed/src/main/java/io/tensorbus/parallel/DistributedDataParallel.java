@@ -36,7 +36,7 @@ import java.util.Set;
  * thread at a time; {@link Builder#build()} and the backward pass block and must not run on a Vert.x event
  * loop.
  */
-public final class DistributedDataParallel extends Module implements AutoCloseable {
+public final class DistributedDataParallel extends Module implements Joinable, AutoCloseable {
     /** PyTorch's {@code _DEFAULT_FIRST_BUCKET_BYTES}. */
     static final long FIRST_BUCKET_BYTES = 1024 * 1024;
 
@@ -46,7 +46,6 @@ public final class DistributedDataParallel extends Module implements AutoCloseab
     private final List<Tensor> parameters;
     private final Reducer reducer;
     private boolean requireGradSync = true;
-    private Join join;
 
     private DistributedDataParallel(Builder b) {
         this.module = registerModule("module", b.module);
@@ -98,11 +97,12 @@ public final class DistributedDataParallel extends Module implements AutoCloseab
             reducer.checkPriorReductionFinished();
         }
         boolean buffers = sync && broadcastsBuffers();
-        if (join != null) {
-            join.notifyActive(sync, buffers);
+        boolean inJoin = Join.notifyJoinContext(this);
+        if (inJoin) {
+            allReduceJoinFlags(sync ? 1 : 0, buffers ? 1 : 0);
         }
         if (buffers) {
-            syncBuffers(join != null);
+            syncBuffers(inJoin, true);
         }
         Tensor output = module.forward(input);
         if (sync) {
@@ -130,11 +130,48 @@ public final class DistributedDataParallel extends Module implements AutoCloseab
      * @throws IllegalStateException when a join context is already open
      */
     public Join join() {
-        if (join != null) {
-            throw new IllegalStateException("a join context is already open on this DistributedDataParallel");
-        }
-        join = new Join(this);
-        return join;
+        return Join.of(this);
+    }
+
+    /**
+     * The join hook ({@code _DDPJoinHook}): each shadowed iteration all-reduces, with zeros, whether the ranks still
+     * training synchronise gradients and buffers in it, then joins the buffer broadcast and the gradient reduction
+     * (with zero gradients; the averaged gradients land in {@code .grad}, so a ZeroRedundancyOptimizer joined after
+     * DDP steps its shard with them). Once all ranks have joined, the parameters and buffers of a rank that joined
+     * last are broadcast, because the ranks that joined early missed the later optimizer steps.
+     */
+    @Override
+    public JoinHook joinHook() {
+        return new JoinHook() {
+            @Override
+            public void mainHook() {
+                long[] flags = allReduceJoinFlags(0, 0);
+                if (flags[1] > 0) {
+                    syncBuffers(true, false);
+                }
+                if (flags[0] > 0) {
+                    reducer.shadowBackward();
+                }
+            }
+
+            @Override
+            public void postHook(boolean isLastJoiner) {
+                syncState(commonRank(isLastJoiner));
+            }
+        };
+    }
+
+    /** The group of the collectives the join hook shadows. */
+    @Override
+    public ProcessGroup joinProcessGroup() {
+        return group;
+    }
+
+    /** Sums (ranks whose backward averages gradients, ranks that broadcast buffers first) in a join context. */
+    private long[] allReduceJoinFlags(int gradients, int buffers) {
+        Tensor t = Tensor.of(new int[] {gradients, buffers}, 2);
+        await(group.allReduce(t, ReduceOp.SUM), "the join context's count of ranks synchronising");
+        return new long[] {t.getLong(0), t.getLong(1)};
     }
 
     /**
@@ -195,13 +232,12 @@ public final class DistributedDataParallel extends Module implements AutoCloseab
         requireGradSync = value;
     }
 
-    void leaveJoin() {
-        join = null;
-    }
-
-    /** Broadcasts the buffers from rank 0, or, inside a join context, from the highest rank still training. */
-    void syncBuffers(boolean joinAware) {
-        int src = joinAware ? commonRank(join == null || !join.isClosing()) : 0;
+    /**
+     * Broadcasts the buffers from rank 0, or, inside a join context, from the highest rank still training
+     * ({@code training} says whether this rank is one).
+     */
+    void syncBuffers(boolean joinAware, boolean training) {
+        int src = joinAware ? commonRank(training) : 0;
         await(CoalescedBroadcast.broadcast(group, module.buffers(), src), "the broadcast of buffers from rank " + src);
     }
 

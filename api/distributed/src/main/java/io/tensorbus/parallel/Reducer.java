@@ -356,7 +356,8 @@ final class Reducer {
 
     /**
      * A joined rank's part of one iteration of the ranks still training: the same collectives in the same
-     * order, with zero gradients. Blocks until they finish.
+     * order, with zero gradients; the averaged gradients they bring back are written to {@code .grad}. Blocks
+     * until they finish.
      */
     void shadowBackward() {
         List<Future<Tensor>> works = new ArrayList<>();
@@ -369,15 +370,20 @@ final class Reducer {
             works.add(b.work);
         }
         Future<Void> used = null;
+        Tensor usedFlags = null;
         if (findUnused || staticGraph) {
-            used = group.allReduce(Tensor.zeros(DType.INT32, params.size()), ReduceOp.SUM);
+            usedFlags = Tensor.zeros(DType.INT32, params.size());
+            used = group.allReduce(usedFlags, ReduceOp.SUM);
         }
         for (int i = 0; i < works.size(); i++) {
-            await(works.get(i), "bucket " + i + " (joined rank)");
+            takeResult(buckets.get(i), await(works.get(i), "bucket " + i + " (joined rank)"));
         }
         if (used != null) {
             await(used, "the used-parameter map (joined rank)");
         }
+        // The training ranks' averaged gradients, so that an optimizer stepping on this rank sees them too.
+        usedMap = usedFlags;
+        writeGradients();
     }
 
     /** Gradients that exist become views of their buckets; missing ones stay null until one arrives. */

@@ -13,6 +13,9 @@ import io.tensorbus.optim.OptimizerState;
 import io.tensorbus.optim.ParamGroup;
 import io.tensorbus.parallel.CommHook;
 import io.tensorbus.parallel.GradBucket;
+import io.tensorbus.parallel.Join;
+import io.tensorbus.parallel.JoinHook;
+import io.tensorbus.parallel.Joinable;
 import io.tensorbus.tensor.MemoryScope;
 import io.tensorbus.tensor.Tensor;
 import io.vertx.core.Future;
@@ -48,7 +51,7 @@ import java.util.TreeMap;
  * backward). Every member must call {@link #step()} and {@link #consolidateStateDict} together, in the same order.
  * Not thread-safe; never call a blocking method on an event loop.
  */
-public final class ZeroRedundancyOptimizer {
+public final class ZeroRedundancyOptimizer implements Joinable {
     private final ProcessGroup group;
     private final List<ParamGroup> paramGroups;
     /** Every parameter in group order: a parameter's index here is its index in the full state dict. */
@@ -203,6 +206,11 @@ public final class ZeroRedundancyOptimizer {
      */
     public void step() {
         Blocking.checkMayBlock("ZeroRedundancyOptimizer.step");
+        Join.notifyJoinContext(this);
+        stepAndSync();
+    }
+
+    private void stepAndSync() {
         if (overlap) {
             await(overlappedSteps, "the optimizer steps overlapped with DistributedDataParallel's backward pass");
             if (!steppedInBackward) {
@@ -269,6 +277,28 @@ public final class ZeroRedundancyOptimizer {
             local.step(gradients);
         }
         return null;
+    }
+
+    /**
+     * The join hook ({@code _ZeROJoinHook}): a joined rank runs {@link #step()} for every iteration the others still
+     * train, stepping its shard with the gradients in {@code .grad} and joining the broadcasts. Joined after DDP
+     * ({@code Join.of(ddp, zero)}), those are the averaged gradients DDP's join hook brings back, so the shard of a
+     * rank that ran out of data keeps being stepped as a plain optimizer would step it.
+     */
+    @Override
+    public JoinHook joinHook() {
+        return new JoinHook() {
+            @Override
+            public void mainHook() {
+                stepAndSync();
+            }
+        };
+    }
+
+    /** The group whose broadcasts the join hook joins. */
+    @Override
+    public ProcessGroup joinProcessGroup() {
+        return group;
     }
 
     /** Zeroes every parameter's gradient in place, owned or not ({@code zero_grad()}). */

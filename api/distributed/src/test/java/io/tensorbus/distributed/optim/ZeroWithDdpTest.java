@@ -12,14 +12,18 @@ import io.tensorbus.nn.Sequential;
 import io.tensorbus.optim.Optimizer;
 import io.tensorbus.parallel.CommHooks;
 import io.tensorbus.parallel.DistributedDataParallel;
+import io.tensorbus.parallel.Join;
 import io.tensorbus.tensor.Generator;
 import io.tensorbus.tensor.Tensor;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -46,10 +50,15 @@ class ZeroWithDdpTest {
 
     /** One training step on this rank's own data, different on every rank and step. */
     private static void backward(DistributedDataParallel ddp, int rank, int step) {
+        rankLoss(ddp, rank, step).backward();
+    }
+
+    /** The loss of {@code model} on rank {@code rank}'s data of step {@code step}. */
+    private static Tensor rankLoss(Module model, int rank, int step) {
         Generator g = new Generator(100L * rank + step);
         Tensor x = Tensor.randn(g, DType.FLOAT32, 5, 8);
         Tensor y = Tensor.randn(g, DType.FLOAT32, 5, 4);
-        Functional.mseLoss(ddp.forward(x), y, Reduction.MEAN).backward();
+        return Functional.mseLoss(model.forward(x), y, Reduction.MEAN);
     }
 
     private static OptimizerSpec spec(String optimizer) {
@@ -85,6 +94,73 @@ class ZeroWithDdpTest {
             plainDdp.close();
             zeroDdp.close();
         });
+    }
+
+    /**
+     * Uneven inputs: rank 0 has 2 batches, rank 1 has 4. In {@code Join.of(ddp, zero)} the joined rank keeps stepping
+     * its shard with the averaged gradients DDP's join hook brings back, so every rank ends with the model of one
+     * process training on what the ranks had (averages divide by the world size, as DDP's do).
+     */
+    @ParameterizedTest(name = "overlap {0}")
+    @ValueSource(booleans = {false, true})
+    void aJoinedRankKeepsSteppingItsShard(boolean overlap) {
+        Module reference = model();
+        Optimizer refOpt = spec("SGD").build(reference.parameters());
+        for (int step = 0; step < 4; step++) {
+            refOpt.zeroGrad();
+            Tensor loss = rankLoss(reference, 1, step);
+            if (step < 2) {
+                loss = loss.add(rankLoss(reference, 0, step));
+            }
+            loss.div(2).backward();
+            refOpt.step();
+        }
+        Map<Integer, List<Tensor>> got = new ConcurrentHashMap<>();
+        Distributed.spawn(2, pg -> {
+            DistributedDataParallel ddp = ddp(pg);
+            ZeroRedundancyOptimizer zero = ZeroRedundancyOptimizer.builder(spec("SGD")).group(pg)
+                    .overlapWithDdp(overlap).build(ddp.parameters());
+            if (overlap) {
+                ddp.registerCommHook(zero.hookWithZeroStep(CommHooks.allReduce()));
+            }
+            try (Join ignored = Join.of(ddp, zero)) {
+                for (int step = 0; step < (pg.rank() == 0 ? 2 : 4); step++) {
+                    zero.zeroGrad();
+                    rankLoss(ddp, pg.rank(), step).backward();
+                    zero.step();
+                }
+            }
+            got.put(pg.rank(), ddp.parameters().stream().map(p -> p.detach().clone()).toList());
+        });
+        List<Tensor> expected = reference.parameters();
+        for (int r = 0; r < 2; r++) {
+            for (int i = 0; i < expected.size(); i++) {
+                assertArrayEquals(expected.get(i).toFloatArray(), got.get(r).get(i).toFloatArray(), 2e-6f,
+                        "rank " + r + ", parameter " + i);
+            }
+        }
+    }
+
+    @Test
+    void throwOnEarlyTerminationStopsEveryRank() {
+        Map<Integer, String> errors = new ConcurrentHashMap<>();
+        Distributed.spawn(2, pg -> {
+            DistributedDataParallel ddp = ddp(pg);
+            ZeroRedundancyOptimizer zero = ZeroRedundancyOptimizer.builder(spec("SGD")).group(pg)
+                    .build(ddp.parameters());
+            var e = assertThrows(IllegalStateException.class, () -> {
+                try (Join ignored = Join.of(List.of(ddp, zero), true)) {
+                    for (int step = 0; step < (pg.rank() == 0 ? 1 : 3); step++) {
+                        zero.zeroGrad();
+                        rankLoss(ddp, pg.rank(), step).backward();
+                        zero.step();
+                    }
+                }
+            });
+            errors.put(pg.rank(), e.getMessage());
+        });
+        assertTrue(errors.get(0).contains("ran out of inputs"), errors.get(0));
+        assertTrue(errors.get(1).contains("a rank ran out of inputs"), errors.get(1));
     }
 
     @Test
