@@ -3,7 +3,9 @@ package io.tensorbus.it;
 import io.tensorbus.DType;
 import io.tensorbus.c10d.ReduceOp;
 import io.tensorbus.distributed.Distributed;
+import io.tensorbus.distributed.GroupRank;
 import io.tensorbus.distributed.InitOptions;
+import io.tensorbus.distributed.P2POp;
 import io.tensorbus.distributed.ProcessGroup;
 import io.tensorbus.tensor.Tensor;
 import io.vertx.core.Future;
@@ -96,6 +98,7 @@ public final class CollectivesCheck {
         pointToPoint();
         subgroups();
         objects();
+        c10dParity();
         bigAllReduce();
         step = "final barrier";
         run("barrier", pg.barrier());
@@ -492,6 +495,82 @@ public final class CollectivesCheck {
         run("barrier after point-to-point", pg.barrier());
     }
 
+    /** The calls of PyTorch 2.x's c10d added for issue 19, each with values whose results are known exactly. */
+    private void c10dParity() {
+        int next = (rank + 1) % world;
+        int prev = (rank + world - 1) % world;
+        Tensor in = real(DType.FLOAT32, 3 * world, i -> fval(rank, i));
+        Tensor out = real(DType.FLOAT32, 3, i -> 0);
+        run("reduceScatterTensor", pg.reduceScatterTensor(out, in));
+        expectReal(out, 3, i -> sumOver(r -> fval(r, 3 * rank + i)), 0, "reduceScatterTensor");
+
+        // Rank r sends (r + d) % 3 rows of 2 to rank d; every value names its sender, receiver and place.
+        int[] inSplits = new int[world];
+        int[] outSplits = new int[world];
+        for (int p = 0; p < world; p++) {
+            inSplits[p] = (rank + p) % 3;
+            outSplits[p] = (p + rank) % 3;
+        }
+        int inRows = Arrays.stream(inSplits).sum();
+        int outRows = Arrays.stream(outSplits).sum();
+        float[] sent = new float[2 * inRows];
+        for (int d = 0, at = 0; d < world; d++) {
+            for (int k = 0; k < 2 * inSplits[d]; k++, at++) {
+                sent[at] = 1000 * rank + 100 * d + k;
+            }
+        }
+        Tensor received = Tensor.zeros(DType.FLOAT32, outRows, 2);
+        run("allToAllSingle uneven", pg.allToAllSingle(received, Tensor.of(sent, inRows, 2), outSplits, inSplits));
+        float[] got = received.toFloatArray();
+        for (int s = 0, at = 0; s < world; s++) {
+            for (int k = 0; k < 2 * outSplits[s]; k++, at++) {
+                expect(got[at] == 1000 * s + 100 * rank + k, "allToAllSingle from rank " + s + "[" + k + "] = "
+                        + got[at]);
+            }
+        }
+
+        List<Object> gathered = run("gatherObject", pg.gatherObject(List.of("r", rank), world - 1));
+        expect(rank == world - 1 ? gathered.size() == world && gathered.get(1).equals(List.of("r", 1))
+                : gathered.isEmpty(), "gatherObject " + gathered);
+        List<Object> scattered = new ArrayList<>(Arrays.asList((Object) null));
+        List<Object> inputs = new ArrayList<>();
+        for (int r = 0; r < world; r++) {
+            inputs.add("for " + r);
+        }
+        run("scatterObjectList", pg.scatterObjectList(scattered, rank == 0 ? inputs : null, 0));
+        expect(scattered.getFirst().equals("for " + rank), "scatterObjectList " + scattered);
+        Future<Void> sentList = pg.sendObjectList(new ArrayList<>(List.of(rank, "to " + next)), next);
+        List<Object> list = new ArrayList<>(Arrays.asList(null, null));
+        int from = run("recvObjectList", pg.recvObjectList(list, prev));
+        run("sendObjectList", sentList);
+        expect(from == prev && list.equals(List.of(prev, "to " + rank)), "recvObjectList " + list + " from " + from);
+
+        Tensor toNext = real(DType.FLOAT32, 4, i -> gval(rank, i));
+        Tensor fromPrev = real(DType.FLOAT32, 4, i -> 0);
+        awaitAll("batchIsendIrecv ring", pg.batchIsendIrecv(List.of(P2POp.isend(toNext, next),
+                P2POp.irecv(fromPrev, prev))));
+        expectReal(fromPrev, 4, i -> gval(prev, i), 0, "batchIsendIrecv");
+
+        Tensor a = real(DType.FLOAT32, 5, i -> fval(rank, i));
+        Tensor b = real(DType.FLOAT32, 2, i -> fval(rank, i + 5));
+        run("allReduceCoalesced", pg.allReduceCoalesced(List.of(a, b), ReduceOp.SUM));
+        expectReal(a, 5, i -> sumOver(r -> fval(r, i)), 0, "allReduceCoalesced[0]");
+        expectReal(b, 2, i -> sumOver(r -> fval(r, i + 5)), 0, "allReduceCoalesced[1]");
+
+        Tensor halves = real(DType.FLOAT32, 3, i -> rank + i);
+        run("allReduce PREMUL_SUM", pg.allReduce(halves, ReduceOp.premulSum(0.5)));
+        expectReal(halves, 3, i -> sumOver(r -> r + i) * 0.5, 0, "allReduce PREMUL_SUM");
+        run("barrier after the c10d calls", pg.barrier());
+    }
+
+    private double sumOver(java.util.function.IntToDoubleFunction perRank) {
+        double sum = 0;
+        for (int r = 0; r < world; r++) {
+            sum += perRank.applyAsDouble(r);
+        }
+        return sum;
+    }
+
     private void subgroups() {
         // Without rank 1 when there are three or more ranks; ranks given out of order.
         int[] members = world > 2 ? new int[] {world - 1, 0} : new int[] {1, 0};
@@ -508,8 +587,13 @@ public final class CollectivesCheck {
             double base = Arrays.stream(sorted).mapToDouble(g -> g + 1).sum();
             expectReal(t, 1000, i -> base + (double) sorted.length * i, 0, "subgroup allReduce");
             Tensor b = sub.rank() == 1 ? real(DType.FLOAT32, 77, i -> gval(9, i)) : real(DType.FLOAT32, 77, i -> 0);
-            run("subgroup broadcast from its rank 1", sub.broadcast(b, 1));
+            run("subgroup broadcast from its rank 1", sub.broadcast(b, GroupRank.of(1)));
             expectReal(b, 77, i -> gval(9, i), 0, "subgroup broadcast");
+            // src is a global rank, as in torch.distributed: the subgroup's first member by its global number.
+            Tensor byGlobal = rank == sorted[0] ? real(DType.FLOAT32, 5, i -> gval(4, i))
+                    : real(DType.FLOAT32, 5, i -> 0);
+            run("subgroup broadcast from global rank " + sorted[0], sub.broadcast(byGlobal, sorted[0]));
+            expectReal(byGlobal, 5, i -> gval(4, i), 0, "subgroup broadcast by global rank");
             List<Object> all = run("subgroup allGatherObject", sub.allGatherObject("global " + rank));
             expect(all.equals(Arrays.stream(sorted).mapToObj(g -> "global " + g).toList()), "subgroup objects " + all);
             run("subgroup barrier", sub.barrier());
