@@ -23,9 +23,17 @@ import java.util.Set;
  * @param classPath the user's class path ({@code --classpath}), put before tensorbus's own; null when not
  *     given (then {@code CLASSPATH} is used, as {@code java} does)
  * @param jar true when TARGET is a jar ({@code -jar app.jar}) whose manifest names the main class
+ * @param maxRestarts how often the job is restarted after a rank fails ({@code --max-restarts}, one node only)
+ * @param monitorInterval how often the launcher looks at its processes ({@code --monitor-interval})
+ * @param logs where the processes' output goes ({@code --log-dir}, {@code --redirects}, {@code --tee},
+ *     {@code --local-ranks-filter})
  */
 public record LaunchOptions(int nprocPerNode, int nnodes, int nodeRank, String masterAddr, int masterPort,
-        Duration timeout, String target, List<String> targetArgs, boolean help, String classPath, boolean jar) {
+        Duration timeout, String target, List<String> targetArgs, boolean help, String classPath, boolean jar,
+        int maxRestarts, Duration monitorInterval, LaunchLogs logs) {
+    /** torchrun's default {@code --monitor-interval}. */
+    public static final Duration DEFAULT_MONITOR_INTERVAL = Duration.ofMillis(100);
+
     /** The most processes one launcher starts. */
     public static final int MAX_NPROC = 1024;
 
@@ -35,6 +43,8 @@ public record LaunchOptions(int nprocPerNode, int nnodes, int nodeRank, String m
     /** The usage text of {@code tensorbus launch}. */
     public static final String USAGE = """
             usage: tensorbus launch --nproc-per-node N [--nnodes M --node-rank K --master-addr A --master-port P]
+                                    [--standalone] [--max-restarts R] [--monitor-interval SECONDS]
+                                    [--log-dir DIR [--redirects S] [--tee S]] [--local-ranks-filter L]
                                     [--timeout SECONDS] [--classpath PATH] TARGET [args]
                    tensorbus launch --nproc-per-node N [options] -jar APP.jar [args]
               --nproc-per-node N   processes to start on this node (1 to %d)
@@ -43,6 +53,21 @@ public record LaunchOptions(int nprocPerNode, int nnodes, int nodeRank, String m
               --master-addr A      host of rank 0's rendezvous store (default 127.0.0.1)
               --master-port P      its port, 0 to 65535; with one node, 0 or none makes the launcher host the
                                    store on a free port; with several nodes the default is %d
+              --standalone         one node, the rendezvous store on a free port of 127.0.0.1 (the default
+                                   for one node; refuses --nnodes, --master-addr and --master-port)
+              --max-restarts R     when a rank fails, stop every rank and start them all again, up to R
+                                   times (default 0, one node only); each learns the count from
+                                   TORCHELASTIC_RESTART_COUNT
+              --monitor-interval SECONDS
+                                   how often the launcher checks its processes (default 0.1)
+              --log-dir DIR        also write each rank's output to DIR/attempt_K/LOCAL_RANK/stdout.log and
+                                   stderr.log (K: 0 for the first start, then the restart's number)
+              --redirects S        streams written to the log files only: 0 none, 1 stdout, 2 stderr,
+                                   3 both, or LOCAL_RANK:N pairs such as 0:3,1:2 (needs --log-dir)
+              --tee S              streams written to the log files and the console (as --redirects; with
+                                   --log-dir and neither option, every stream is teed)
+              --local-ranks-filter L
+                                   show only these local ranks' output on the console, as 0 or 0,2
               --timeout SECONDS    stop every process and fail when the job runs longer (default: no limit)
               --classpath PATH, -cp PATH
                                    your classes and jars (':'-separated, 'dir/*' for every jar in dir), put
@@ -55,7 +80,7 @@ public record LaunchOptions(int nprocPerNode, int nnodes, int nodeRank, String m
                                    manifest's Class-Path names) before tensorbus's own classes, and its
                                    Add-Opens and Add-Exports applied
             Each process gets RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, GROUP_RANK, MASTER_ADDR,
-            MASTER_PORT and the job's secret TENSORBUS_SECRET: a new random one for a one-node job unless
+            MASTER_PORT, TORCHELASTIC_RESTART_COUNT, TORCHELASTIC_MAX_RESTARTS and the job's secret TENSORBUS_SECRET: a new random one for a one-node job unless
             TENSORBUS_SECRET or TENSORBUS_SECRET_FILE is set; a job of several nodes needs one of those on
             every node (make one with 'tensorbus secret'). A rank whose launcher dies ends too, and when a rank
             fails the launcher stops the others and says why it failed. Option names may also be written with
@@ -68,7 +93,8 @@ public record LaunchOptions(int nprocPerNode, int nnodes, int nodeRank, String m
             MAX_NPROC, DEFAULT_MULTI_NODE_PORT);
 
     private static final List<String> KNOWN = List.of("--nproc-per-node", "--nnodes", "--node-rank", "--master-addr",
-            "--master-port", "--timeout", "--classpath", "-jar", "--help");
+            "--master-port", "--timeout", "--classpath", "-jar", "--help", "--standalone", "--max-restarts",
+            "--monitor-interval", "--log-dir", "--redirects", "--tee", "--local-ranks-filter");
 
     /** The processes in the whole job: {@code nnodes * nprocPerNode}. */
     public int worldSize() {
@@ -105,6 +131,10 @@ public record LaunchOptions(int nprocPerNode, int nnodes, int nodeRank, String m
             }
             int eq = a.indexOf('=');
             String name = canonical((eq > 0 ? a.substring(0, eq) : a).replace('_', '-'));
+            if (name.equals("--standalone") && eq < 0) {
+                p.standalone = true;
+                continue;
+            }
             if (!KNOWN.contains(name)) {
                 throw new IllegalArgumentException("unknown option '" + a + "'; known options: " + String.join(", ", KNOWN));
             }
@@ -118,7 +148,8 @@ public record LaunchOptions(int nprocPerNode, int nnodes, int nodeRank, String m
             }
         }
         if (p.help) {
-            return new LaunchOptions(1, 1, 0, "127.0.0.1", 0, null, null, List.of(), true, null, false);
+            return new LaunchOptions(1, 1, 0, "127.0.0.1", 0, null, null, List.of(), true, null, false, 0,
+                    DEFAULT_MONITOR_INTERVAL, LaunchLogs.consoleOnly());
         }
         if (p.jar != null) {
             return p.build(p.jar, List.copyOf(args.subList(i, args.size())));
@@ -149,6 +180,13 @@ public record LaunchOptions(int nprocPerNode, int nnodes, int nodeRank, String m
         private Duration timeout;
         private String classPath;
         private String jar;
+        private boolean standalone;
+        private int maxRestarts;
+        private Duration monitorInterval = DEFAULT_MONITOR_INTERVAL;
+        private String logDir;
+        private String redirects;
+        private String tee;
+        private String localRanksFilter;
 
         void set(String name, String value) {
             if (!seen.add(name)) {
@@ -163,6 +201,12 @@ public record LaunchOptions(int nprocPerNode, int nnodes, int nodeRank, String m
                 case "--master-addr" -> masterAddr = address(value);
                 case "--classpath" -> classPath = nonBlank(name, value, "a class path such as target/classes:lib/*");
                 case "-jar" -> jar = nonBlank(name, value, "the path of an executable jar");
+                case "--max-restarts" -> maxRestarts = number(name, value, 0, Integer.MAX_VALUE);
+                case "--monitor-interval" -> monitorInterval = seconds(name, value);
+                case "--log-dir" -> logDir = nonBlank(name, value, "a directory for the ranks' log files");
+                case "--redirects" -> redirects = value;
+                case "--tee" -> tee = value;
+                case "--local-ranks-filter" -> localRanksFilter = value;
                 default -> throw new IllegalArgumentException("option " + name + " takes no value");
             }
         }
@@ -184,9 +228,34 @@ public record LaunchOptions(int nprocPerNode, int nnodes, int nodeRank, String m
                 throw new IllegalArgumentException("--master-port 0 (a free port picked by the launcher) works"
                         + " with one node only; with --nnodes " + nnodes + " give every node the same port 1 to 65535");
             }
+            if (standalone && (seen.contains("--nnodes") || seen.contains("--master-addr")
+                    || seen.contains("--master-port") || seen.contains("--node-rank"))) {
+                throw new IllegalArgumentException("--standalone runs one node with its own rendezvous store: leave out"
+                        + " --nnodes, --node-rank, --master-addr and --master-port");
+            }
+            if (maxRestarts > 0 && nnodes > 1) {
+                throw new IllegalArgumentException("--max-restarts works with one node: restarting the ranks of"
+                        + " several nodes together needs torchrun's elastic rendezvous, which tensorbus launch does not"
+                        + " have");
+            }
             int port = masterPort != null ? masterPort : nnodes > 1 ? DEFAULT_MULTI_NODE_PORT : 0;
             return new LaunchOptions(nproc, nnodes, nodeRank, masterAddr, port, timeout, target, targetArgs, false,
-                    classPath, jar != null);
+                    classPath, jar != null, maxRestarts, monitorInterval,
+                    LaunchLogs.parse(logDir, redirects, tee, localRanksFilter));
+        }
+
+        private static Duration seconds(String name, String value) {
+            double s;
+            try {
+                s = Double.parseDouble(value.trim());
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException(name + " must be a number of seconds above 0, got '" + value + "'");
+            }
+            if (!(s > 0) || s > 3600) {
+                throw new IllegalArgumentException(name + " must be a number of seconds above 0 and at most 3600, got "
+                        + value);
+            }
+            return Duration.ofNanos((long) (s * 1e9));
         }
 
         private static int number(String name, String value, int min, int max) {

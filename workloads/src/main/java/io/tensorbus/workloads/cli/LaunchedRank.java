@@ -52,15 +52,18 @@ final class LaunchedRank {
      *
      * @param command the child's command line ({@link #command})
      * @param storePort the rendezvous port the children are told (MASTER_PORT)
+     * @param attempt 0 for the first start, then the restart's number (TORCHELASTIC_RESTART_COUNT)
      * @param jobEnv what the launcher adds to every child's environment (the job's secret, its own pid)
      * @param errorFile where the child writes the exception that ends its {@code main}
      * @throws IOException when the java executable cannot be started
      */
-    static LaunchedRank start(LaunchOptions o, List<String> command, int localRank, int storePort,
+    static LaunchedRank start(LaunchOptions o, List<String> command, int localRank, int storePort, int attempt,
             Map<String, String> jobEnv, Path errorFile, PrintStream out, PrintStream err) throws IOException {
         int rank = o.globalRank(localRank);
         ProcessBuilder pb = new ProcessBuilder(AotCache.forRank(command, rank));
         environment(pb.environment(), o, rank, localRank, storePort);
+        pb.environment().put("TORCHELASTIC_RESTART_COUNT", Integer.toString(attempt));
+        pb.environment().put("TORCHELASTIC_MAX_RESTARTS", Integer.toString(o.maxRestarts()));
         pb.environment().putAll(jobEnv);
         pb.environment().put(ProcessExit.ERROR_FILE_ENV, errorFile.toString());
         if (out == System.out && System.console() != null) {
@@ -71,8 +74,11 @@ final class LaunchedRank {
         // The children read nothing; an open stdin would let one block on the launcher's terminal.
         p.getOutputStream().close();
         String prefix = "[rank " + rank + "] ";
-        Thread o1 = LaunchOutput.forward(p.getInputStream(), out, prefix, "tensorbus-launch-rank-" + rank + "-out");
-        Thread o2 = LaunchOutput.forward(p.getErrorStream(), err, prefix, "tensorbus-launch-rank-" + rank + "-err");
+        LaunchLogs logs = o.logs();
+        Thread o1 = LaunchOutput.forward(p.getInputStream(), logs.toConsole(localRank, LaunchLogs.OUT) ? out : null,
+                prefix, logs.file(attempt, localRank, LaunchLogs.OUT), "tensorbus-launch-rank-" + rank + "-out");
+        Thread o2 = LaunchOutput.forward(p.getErrorStream(), logs.toConsole(localRank, LaunchLogs.ERR) ? err : null,
+                prefix, logs.file(attempt, localRank, LaunchLogs.ERR), "tensorbus-launch-rank-" + rank + "-err");
         return new LaunchedRank(rank, localRank, p, o1, o2);
     }
 

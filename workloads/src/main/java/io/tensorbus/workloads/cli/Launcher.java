@@ -11,9 +11,7 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -59,6 +57,8 @@ public final class Launcher {
     private Map<String, String> jobEnv;
     /** Where the children write the exception that ended their {@code main}. */
     private Path errors;
+    /** When {@code --timeout} runs out ({@link System#nanoTime()}), over every restart. */
+    private long deadline;
 
     private Launcher(LaunchOptions options, PrintStream out, PrintStream err) {
         this.options = options;
@@ -153,26 +153,67 @@ public final class Launcher {
         }
         Thread hook = new Thread(this::shutDown, "tensorbus-launch-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
+        deadline = options.timeout() == null ? Long.MAX_VALUE : System.nanoTime() + options.timeout().toNanos();
+        try {
+            for (int attempt = 0; ; attempt++) {
+                Exit exit = attempt(attempt);
+                if (exit.failed() == null) {
+                    return exit.code();
+                }
+                if (shuttingDown) {
+                    err.println("tensorbus launch: shutting down (Ctrl-C or SIGTERM); stopped every rank");
+                    return INTERRUPTED_EXIT;
+                }
+                LaunchedRank r = exit.failed();
+                String why = whyFailed(r) + firstErrorBesides(r.rank());
+                if (attempt >= options.maxRestarts()) {
+                    err.println("tensorbus launch: failed: rank " + r.rank() + " exited with code " + exit.code() + why
+                            + (options.maxRestarts() > 0 ? " (no restarts left of " + options.maxRestarts() + ")" : ""));
+                    return exit.code();
+                }
+                err.println("tensorbus launch: rank " + r.rank() + " exited with code " + exit.code() + why
+                        + "; restarting every rank (restart " + (attempt + 1) + " of " + options.maxRestarts() + ")");
+                clearErrors();
+                ranks.clear();
+            }
+        } finally {
+            deleteErrors();
+            removeHook(hook);
+        }
+    }
+
+    /** How one start of every rank ended: its exit status, and the rank that failed (null when none did). */
+    private record Exit(int code, LaunchedRank failed) {
+    }
+
+    /** Starts every rank (a new store when the launcher hosts it), supervises them and stops what is left. */
+    private Exit attempt(int attempt) {
         LaunchStore store = null;
         try {
             int port = options.masterPort();
             if (options.hostsStore()) {
                 store = startStore();
                 if (store == null) {
-                    return 1;
+                    return new Exit(1, null);
                 }
                 port = store.port();
             }
-            announce(port);
-            return startAll(port) ? supervise() : 1;
+            announce(port, attempt);
+            return startAll(port, attempt) ? supervise() : new Exit(1, null);
         } finally {
             stopAll();
             drainOutput();
             if (store != null) {
                 store.close();
             }
-            deleteErrors();
-            removeHook(hook);
+        }
+    }
+
+    private void clearErrors() {
+        try (var files = Files.list(errors)) {
+            files.forEach(f -> f.toFile().delete());
+        } catch (IOException e) {
+            // Stale error files only make a later message name an older error.
         }
     }
 
@@ -195,19 +236,20 @@ public final class Launcher {
         }
     }
 
-    private void announce(int port) {
+    private void announce(int port, int attempt) {
         int first = options.globalRank(0);
-        err.println("tensorbus launch: starting " + options.nprocPerNode() + " process(es), ranks " + first + " to "
+        err.println("tensorbus launch: " + (attempt == 0 ? "starting " : "restarting (" + attempt + " of "
+                + options.maxRestarts() + ") ") + options.nprocPerNode() + " process(es), ranks " + first + " to "
                 + (first + options.nprocPerNode() - 1) + " of world size " + options.worldSize() + ", running "
                 + options.target() + "; rendezvous store at " + options.masterAddr() + ":" + port
                 + (options.hostsStore() ? " (hosted by the launcher)" : " (hosted by rank 0)"));
     }
 
-    private boolean startAll(int port) {
+    private boolean startAll(int port, int attempt) {
         for (int local = 0; local < options.nprocPerNode(); local++) {
             try {
                 Path errorFile = errors.resolve("rank-" + options.globalRank(local) + ".error");
-                ranks.add(LaunchedRank.start(options, command, local, port, jobEnv, errorFile, out, err));
+                ranks.add(LaunchedRank.start(options, command, local, port, attempt, jobEnv, errorFile, out, err));
             } catch (IOException e) {
                 err.println("tensorbus launch: cannot start rank " + options.globalRank(local) + ": " + e.getMessage());
                 return false;
@@ -216,49 +258,40 @@ public final class Launcher {
         return true;
     }
 
-    /** Waits for every child to exit, for the first to fail, or for the timeout. */
-    private int supervise() {
-        BlockingQueue<LaunchedRank> exited = new LinkedBlockingQueue<>();
-        for (LaunchedRank r : ranks) {
-            r.process().onExit().thenRun(() -> exited.add(r));
-        }
-        long deadline = options.timeout() == null ? Long.MAX_VALUE : System.nanoTime() + options.timeout().toNanos();
+    /**
+     * Looks at every child each {@code --monitor-interval} until all have exited, one has failed (it says so and
+     * answers that rank), or the timeout.
+     */
+    private Exit supervise() {
+        long interval = options.monitorInterval().toNanos();
         try {
-            for (int left = ranks.size(); left > 0; ) {
-                long wait = deadline - System.nanoTime();
-                if (wait <= 0) {
-                    return timedOut();
-                }
-                LaunchedRank r = exited.poll(wait, TimeUnit.NANOSECONDS);
-                if (r != null) {
-                    left--;
-                    int code = r.process().exitValue();
-                    if (code != 0) {
-                        return failed(r, code);
+            while (true) {
+                boolean running = false;
+                for (LaunchedRank r : ranks) {
+                    if (r.process().isAlive()) {
+                        running = true;
+                    } else if (r.process().exitValue() != 0) {
+                        int code = r.process().exitValue();
+                        err.println("tensorbus launch: rank " + r.rank() + " (local rank " + r.localRank() + ", pid "
+                                + r.process().pid() + ") exited with code " + code + whyFailed(r)
+                                + "; stopping the other ranks");
+                        return new Exit(code, r);
                     }
                 }
+                if (!running) {
+                    return new Exit(0, null);
+                }
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    return new Exit(timedOut(), null);
+                }
+                TimeUnit.NANOSECONDS.sleep(Math.min(interval, left));
             }
-            return 0;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             err.println("tensorbus launch: interrupted; stopping every rank");
-            return INTERRUPTED_EXIT;
+            return new Exit(INTERRUPTED_EXIT, null);
         }
-    }
-
-    private int failed(LaunchedRank r, int code) {
-        if (shuttingDown) {
-            err.println("tensorbus launch: shutting down (Ctrl-C or SIGTERM); stopped every rank");
-            return INTERRUPTED_EXIT;
-        }
-        String why = whyFailed(r);
-        err.println("tensorbus launch: rank " + r.rank() + " (local rank " + r.localRank() + ", pid "
-                + r.process().pid() + ") exited with code " + code + why + "; stopping the other ranks");
-        stopAll();
-        drainOutput();
-        err.println("tensorbus launch: failed: rank " + r.rank() + " exited with code " + code + why
-                + firstErrorBesides(r.rank()));
-        return code;
     }
 
     /**

@@ -8,7 +8,7 @@ import java.util.Arrays;
 /**
  * A child for {@link LauncherTest}: prints the launch environment, whether the rendezvous port accepts a
  * connection, its arguments, then many numbered lines on stdout and stderr (to show that lines of
- * different ranks never mix), and exits 0.
+ * different ranks never mix), and exits 0; with {@code fail-first=R}, rank R exits with 5 in the first attempt.
  */
 public final class EnvEchoMain {
     private EnvEchoMain() {
@@ -18,7 +18,8 @@ public final class EnvEchoMain {
     public static void main(String[] args) {
         String rank = env("RANK");
         for (String name : new String[] {"RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK",
-                "MASTER_ADDR", "MASTER_PORT", "TENSORBUS_STORE_HOSTED", "TENSORBUS_SECRET", "TENSORBUS_LAUNCHER_PID"}) {
+                "MASTER_ADDR", "MASTER_PORT", "TENSORBUS_STORE_HOSTED", "TENSORBUS_SECRET", "TENSORBUS_LAUNCHER_PID",
+                "TORCHELASTIC_RESTART_COUNT", "TORCHELASTIC_MAX_RESTARTS"}) {
             System.out.println("env " + name + "=" + env(name));
         }
         System.out.println("args " + Arrays.toString(args));
@@ -31,6 +32,11 @@ public final class EnvEchoMain {
             System.err.println("err " + i + " of rank " + rank + " " + padding);
         }
         System.err.println("stderr of rank " + rank + " é");
+        // fail-first=R: rank R exits with 5 in the first attempt, to be restarted.
+        boolean failFirst = Arrays.asList(args).contains("fail-first=" + rank);
+        if (failFirst && "0".equals(System.getenv("TORCHELASTIC_RESTART_COUNT"))) {
+            System.exit(5);
+        }
     }
 
     private static String env(String name) {

@@ -144,6 +144,51 @@ class LauncherTest {
         assertStopped(List.of(0, 1));
     }
 
+    @Test
+    @Timeout(120)
+    void aFailedRankRestartsEveryRankWithTheCountAndEachAttemptHasItsLogs() throws IOException {
+        Path logs = dir.resolve("logs");
+        assertEquals(0, launch("--nproc-per-node", "2", "--max-restarts", "2", "--log-dir", logs.toString(), ECHO,
+                "fail-first=1"), err());
+        assertContains(err(), "rank 1 (local rank 1, pid ", "exited with code 5; stopping the other ranks",
+                "restarting every rank (restart 1 of 2)", "restarting (1 of 2) 2 process(es)");
+        assertContains(out(), "[rank 0] env TORCHELASTIC_RESTART_COUNT=0", "[rank 0] env TORCHELASTIC_RESTART_COUNT=1",
+                "[rank 1] env TORCHELASTIC_RESTART_COUNT=1", "[rank 1] env TORCHELASTIC_MAX_RESTARTS=2");
+        for (int attempt = 0; attempt < 2; attempt++) {
+            for (int local = 0; local < 2; local++) {
+                Path d = logs.resolve("attempt_" + attempt).resolve(Integer.toString(local));
+                assertContains(Files.readString(d.resolve("stdout.log")), "env RANK=" + local + "\n",
+                        "env TORCHELASTIC_RESTART_COUNT=" + attempt + "\n");
+                assertContains(Files.readString(d.resolve("stderr.log")), "stderr of rank " + local + " é");
+            }
+        }
+        assertFalse(Files.exists(logs.resolve("attempt_2")), "no third attempt");
+    }
+
+    @Test
+    @Timeout(120)
+    void withoutRestartsLeftTheJobFailsNamingTheRank() throws IOException {
+        assertEquals(3, launch("--nproc-per-node", "2", "--max-restarts", "1", "--monitor-interval", "0.05", FAILING,
+                dir.toString()), err());
+        assertContains(err(), "restarting every rank (restart 1 of 1)",
+                "failed: rank 1 exited with code 3", "(no restarts left of 1)");
+        assertStopped(List.of(0));
+    }
+
+    @Test
+    @Timeout(120)
+    void redirectedStreamsAndFilteredRanksStayOffTheConsole() throws IOException {
+        Path logs = dir.resolve("logs");
+        assertEquals(0, launch("--nproc-per-node", "2", "--standalone", "--log-dir", logs.toString(), "--redirects",
+                "0:1", "--local-ranks-filter", "0", ECHO), err());
+        assertFalse(out().contains("[rank 0] env RANK"), "rank 0's stdout is redirected:\n" + out());
+        assertFalse(out().contains("[rank 1]") || err().contains("[rank 1]"), "rank 1 is filtered out:\n" + out());
+        assertContains(err(), "[rank 0] stderr of rank 0");
+        assertContains(Files.readString(logs.resolve("attempt_0/0/stdout.log")), "env RANK=0", "store reachable=true");
+        assertFalse(Files.exists(logs.resolve("attempt_0/0/stderr.log")), "only stdout was redirected");
+        assertFalse(Files.exists(logs.resolve("attempt_0/1/stdout.log")), "rank 1 has neither redirect nor tee");
+    }
+
     /** Reads the pid files FailingMain wrote and checks those processes are gone. */
     private void assertStopped(List<Integer> ranks) throws IOException {
         for (int r : ranks) {
@@ -184,7 +229,23 @@ class LauncherTest {
                         "option --nproc-per-node is given twice"),
                 Arguments.of(List.of("--nproc-per-node", "1", "--frobnicate", "3", ECHO),
                         "unknown option '--frobnicate'; known options: --nproc-per-node, --nnodes, --node-rank,"
-                                + " --master-addr, --master-port, --timeout, --classpath, -jar, --help"),
+                                + " --master-addr, --master-port, --timeout, --classpath, -jar, --help, --standalone,"
+                                + " --max-restarts, --monitor-interval, --log-dir, --redirects, --tee,"
+                                + " --local-ranks-filter"),
+                Arguments.of(List.of("--nproc-per-node", "1", "--standalone", "--master-port", "5000", ECHO),
+                        "--standalone runs one node with its own rendezvous store"),
+                Arguments.of(List.of("--nproc-per-node", "1", "--nnodes", "2", "--max-restarts", "1", ECHO),
+                        "--max-restarts works with one node"),
+                Arguments.of(List.of("--nproc-per-node", "1", "--redirects", "3", ECHO),
+                        "--redirects and --tee write files: give --log-dir DIR too"),
+                Arguments.of(List.of("--nproc-per-node", "1", "--log-dir", "/tmp/x", "--tee", "5", ECHO),
+                        "--tee takes 0 (none), 1 (stdout), 2 (stderr) or 3 (both)"),
+                Arguments.of(List.of("--nproc-per-node", "1", "--monitor-interval", "0", ECHO),
+                        "--monitor-interval must be a number of seconds above 0"),
+                Arguments.of(List.of("--nproc-per-node", "1", "--local-ranks-filter", "a", ECHO),
+                        "--local-ranks-filter takes local ranks (0 or more), got 'a'"),
+                Arguments.of(List.of("--nproc-per-node", "1", "--max-restarts", "-1", ECHO),
+                        "--max-restarts must be a whole number >= 0, got -1"),
                 Arguments.of(List.of("--nproc-per-node", "1", "com.example.NoSuchMain"),
                         "TARGET class com.example.NoSuchMain is not on the class path"),
                 Arguments.of(List.of("--nproc-per-node", "1", "-cp", "/no/such/dir", "com.example.NoSuchMain"),
