@@ -267,16 +267,21 @@ public final class Launcher {
         try {
             while (true) {
                 boolean running = false;
+                LaunchedRank failed = null;
                 for (LaunchedRank r : ranks) {
                     if (r.process().isAlive()) {
                         running = true;
-                    } else if (r.process().exitValue() != 0) {
-                        int code = r.process().exitValue();
-                        err.println("tensorbus launch: rank " + r.rank() + " (local rank " + r.localRank() + ", pid "
-                                + r.process().pid() + ") exited with code " + code + whyFailed(r)
-                                + "; stopping the other ranks");
-                        return new Exit(code, r);
+                    } else if (r.process().exitValue() != 0 && (failed == null || killedBySignal(r))) {
+                        // A rank killed by a signal is the cause of the others' failures (they lost it).
+                        failed = failed != null && killedBySignal(failed) ? failed : r;
                     }
+                }
+                if (failed != null) {
+                    int code = failed.process().exitValue();
+                    err.println("tensorbus launch: rank " + failed.rank() + " (local rank " + failed.localRank()
+                            + ", pid " + failed.process().pid() + ") exited with code " + code + whyFailed(failed)
+                            + "; stopping the other ranks");
+                    return new Exit(code, failed);
                 }
                 if (!running) {
                     return new Exit(0, null);
@@ -292,6 +297,11 @@ public final class Launcher {
             err.println("tensorbus launch: interrupted; stopping every rank");
             return new Exit(INTERRUPTED_EXIT, null);
         }
+    }
+
+    /** True for an exit status of 128 + N, a process ended by signal N (SIGKILL: 137). */
+    private static boolean killedBySignal(LaunchedRank r) {
+        return r.process().exitValue() > 128;
     }
 
     /**

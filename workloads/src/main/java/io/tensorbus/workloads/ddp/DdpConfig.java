@@ -7,6 +7,7 @@ import io.tensorbus.workloads.demo.ConfigFields;
 import io.tensorbus.workloads.demo.FashionMnistTraining;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -39,6 +40,8 @@ import java.util.Objects;
  *       powersgd</td></tr>
  *   <tr><td>{@code powerSgdRank}, {@code powerSgdStart}</td><td>1, 10</td><td>PowerSGD's rank and first
  *       compressed step</td></tr>
+ *   <tr><td>{@code checkpointDir}</td><td>none</td><td>where the model and optimizer are saved after every epoch
+ *       and resumed from</td></tr>
  * </table>
  *
  * @param training the hyper-parameters and data, as the local demo's
@@ -55,15 +58,16 @@ import java.util.Objects;
  * @param secret the job's secret, from {@code TENSORBUS_SECRET} or {@code TENSORBUS_SECRET_FILE} (which
  *     {@code tensorbus launch} sets), else none
  * @param commHook the communication hook DDP uses
+ * @param checkpointDir where checkpoints are saved and resumed from, or null
  */
 public record DdpConfig(FashionMnistTraining.Options training, int rank, int worldSize, String initMethod,
         String masterAddr, int masterPort, boolean storeHosted, String backend, Duration timeout, int threads,
-        JobSecret secret, CommHookChoice commHook) {
+        JobSecret secret, CommHookChoice commHook, Path checkpointDir) {
 
     /** The config fields, in the order the error messages list them. */
     public static final List<String> FIELDS = List.of("rank", "worldSize", "masterAddr", "masterPort", "initMethod",
             "backend", "timeoutSeconds", "threads", "epochs", "dataDir", "batchSize", "lr", "momentum", "seed",
-            "limit", "commHook", "powerSgdRank", "powerSgdStart");
+            "limit", "commHook", "powerSgdRank", "powerSgdStart", "checkpointDir");
 
     private static final long DEFAULT_TIMEOUT_SECONDS = InitOptions.DEFAULT_TIMEOUT.toSeconds();
 
@@ -114,7 +118,15 @@ public record DdpConfig(FashionMnistTraining.Options training, int rank, int wor
                 DEFAULT_TIMEOUT_SECONDS, 1, Integer.MAX_VALUE)),
                 f.integer("threads", null, ConfigFields.defaultThreads(env), 0, 4096), JobSecret.fromEnvironment(env),
                 new CommHookChoice(f.text("commHook", "allreduce"), f.integer("powerSgdRank", null, 1, 1, 1 << 16),
-                        f.integer("powerSgdStart", null, 10, 2, Integer.MAX_VALUE)));
+                        f.integer("powerSgdStart", null, 10, 2, Integer.MAX_VALUE)),
+                checkpointDir(f.text("checkpointDir", null)));
+    }
+
+    private static Path checkpointDir(String dir) {
+        if (dir != null && dir.isBlank()) {
+            throw new IllegalArgumentException("config field 'checkpointDir' must be a directory, got ''");
+        }
+        return dir == null ? null : Path.of(dir);
     }
 
     /** The images each rank takes per step: the global batch divided among the ranks (rounded down). */

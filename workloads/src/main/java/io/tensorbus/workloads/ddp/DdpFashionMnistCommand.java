@@ -31,7 +31,7 @@ public final class DdpFashionMnistCommand {
 
     /** The usage of its options. */
     public static final String USAGE = NAME + " [--nproc N] [--epochs E] [--data DIR] [--seed S] [--limit N] "
-            + CommHookChoice.USAGE;
+            + CommHookChoice.USAGE + " [--checkpoint-dir DIR]";
 
     /** Processes started when {@code --nproc} is not given. */
     public static final int DEFAULT_NPROC = 2;
@@ -42,8 +42,9 @@ public final class DdpFashionMnistCommand {
      * @param nproc the processes to start, or 0 when not given
      * @param training the hyper-parameters and data
      * @param commHook DDP's communication hook
+     * @param checkpointDir where checkpoints are saved and resumed from, or null
      */
-    record Args(int nproc, FashionMnistTraining.Options training, CommHookChoice commHook) {
+    record Args(int nproc, FashionMnistTraining.Options training, CommHookChoice commHook, String checkpointDir) {
         /**
          * Parses the options after the workload's name.
          *
@@ -54,7 +55,15 @@ public final class DdpFashionMnistCommand {
             List<String> rest = new ArrayList<>();
             List<String> others = new ArrayList<>();
             CommHookChoice commHook = CommHookChoice.parse(args, others);
+            String checkpointDir = null;
             for (int i = 0; i < others.size(); i++) {
+                if (others.get(i).equals("--checkpoint-dir")) {
+                    if (i + 1 >= others.size() || others.get(i + 1).isBlank()) {
+                        throw new IllegalArgumentException("--checkpoint-dir needs a directory");
+                    }
+                    checkpointDir = others.get(++i);
+                    continue;
+                }
                 if (!others.get(i).equals("--nproc")) {
                     rest.add(others.get(i));
                     continue;
@@ -65,7 +74,7 @@ public final class DdpFashionMnistCommand {
                 }
                 nproc = nproc(others.get(++i));
             }
-            return new Args(nproc, FashionMnistTraining.Options.parse(rest, USAGE), commHook);
+            return new Args(nproc, FashionMnistTraining.Options.parse(rest, USAGE), commHook, checkpointDir);
         }
 
         private static int nproc(String value) {
@@ -101,6 +110,9 @@ public final class DdpFashionMnistCommand {
                     + " Fashion-MNIST files (Debian's dataset-fashion-mnist: " + FashionMnist.DEBIAN_DIR + ")");
         }
         JsonObject config = ConfigFields.trainingJson(a.training()).mergeIn(a.commHook().toJson());
+        if (a.checkpointDir() != null) {
+            config.put("checkpointDir", a.checkpointDir());
+        }
         if (env.get("RANK") != null) {
             checkNprocMatches(a.nproc(), env);
             return runRank(config, env, out, err);

@@ -4,6 +4,7 @@ import io.tensorbus.c10d.ReduceOp;
 import io.tensorbus.data.DataLoader;
 import io.tensorbus.data.FashionMnist;
 import io.tensorbus.distributed.ProcessGroup;
+import io.tensorbus.distributed.checkpoint.Checkpoint;
 import io.tensorbus.nn.Module;
 import io.tensorbus.nn.models.MnistNet;
 import io.tensorbus.optim.SGD;
@@ -15,7 +16,9 @@ import io.tensorbus.workloads.demo.FashionMnistTraining;
 import io.tensorbus.workloads.demo.TrainingLoop;
 import java.io.IOException;
 import java.io.PrintStream;
+import java.nio.file.Path;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Objects;
 
 /**
@@ -41,16 +44,24 @@ public final class DdpFashionMnistTraining {
 
     private final FashionMnistTraining.Options options;
     private final CommHookChoice commHook;
+    private final Path checkpointDir;
 
     /** A run with the given settings ({@code batchSize} is the global batch) and DDP's default all-reduce. */
     public DdpFashionMnistTraining(FashionMnistTraining.Options options) {
-        this(options, CommHookChoice.allReduce());
+        this(options, CommHookChoice.allReduce(), null);
     }
 
-    /** A run with the given settings and communication hook. */
-    public DdpFashionMnistTraining(FashionMnistTraining.Options options, CommHookChoice commHook) {
+    /**
+     * A run with the given settings and communication hook that, with {@code checkpointDir}, saves the model and the
+     * optimizer there after every epoch and resumes from what it finds there (after a restart by
+     * {@code tensorbus launch --max-restarts}, say).
+     *
+     * @param checkpointDir a directory every rank reads (rank 0 writes it), or null for no checkpoints
+     */
+    public DdpFashionMnistTraining(FashionMnistTraining.Options options, CommHookChoice commHook, Path checkpointDir) {
         this.options = Objects.requireNonNull(options, "options");
         this.commHook = Objects.requireNonNull(commHook, "commHook");
+        this.checkpointDir = checkpointDir;
     }
 
     /**
@@ -70,8 +81,8 @@ public final class DdpFashionMnistTraining {
         PrintStream rank0 = group.rank() == 0 ? out : null;
         FashionMnist train = options.dataset(true);
         FashionMnist test = options.dataset(false);
-        DistributedDataParallel ddp = DistributedDataParallel.builder(new MnistNet(new Generator(options.seed())),
-                group).build();
+        Generator generator = new Generator(options.seed());
+        DistributedDataParallel ddp = DistributedDataParallel.builder(new MnistNet(generator), group).build();
         CommHookChoice.Registered hook = commHook.create();
         if (!commHook.name().equals("allreduce")) {
             ddp.registerCommHook(hook.hook());
@@ -82,11 +93,19 @@ public final class DdpFashionMnistTraining {
         int batches = TrainingLoop.batchesPerEpoch(loader.size(), options.trainLimit(), perRank * world);
         header(rank0, group, train.size(), test.size(), perRank, batches);
         double[] last = {Double.NaN, 0};
-        for (int epoch = 1; epoch <= options.epochs(); epoch++) {
+        for (int epoch = resume(group, ddp, sgd, rank0) + 1; epoch <= options.epochs(); epoch++) {
             // The loader hands its epoch to the sampler (DistributedSampler.set_epoch): a new shuffle per epoch,
             // the same on every rank.
             loader.setEpoch(epoch - 1);
+            if (checkpointDir != null) {
+                // Each epoch's dropout masks from its own seed, so that a run resumed after this epoch's
+                // checkpoint draws the masks an uninterrupted run draws.
+                generator.manualSeed(options.seed() * 1_000_003L + epoch);
+            }
             last = epoch(group, ddp, sgd, loader, batches, epoch, rank0);
+            if (checkpointDir != null) {
+                Checkpoint.save(checkpointDir, ddp, sgd, Map.of(EPOCH, epoch), group);
+            }
         }
         double accuracy = accuracy(group, ddp.module(), test);
         if (rank0 != null) {
@@ -96,6 +115,26 @@ public final class DdpFashionMnistTraining {
             rank0.flush();
         }
         return new Result(accuracy, last[0], last[1], ddp.module());
+    }
+
+    /** The checkpoint entry holding the last epoch it saved. */
+    static final String EPOCH = "epoch";
+
+    /**
+     * Loads the checkpoint in {@link #checkpointDir} when there is one; returns the epoch it was saved after, or 0.
+     */
+    private int resume(ProcessGroup group, DistributedDataParallel ddp, SGD sgd, PrintStream rank0)
+            throws IOException {
+        if (checkpointDir == null || !Checkpoint.exists(checkpointDir)) {
+            return 0;
+        }
+        int epoch = ((Number) Checkpoint.load(checkpointDir, ddp, sgd, group).get(EPOCH)).intValue();
+        if (rank0 != null) {
+            rank0.println("resumed from the checkpoint in " + checkpointDir + " after epoch " + epoch
+                    + " (restart " + System.getenv().getOrDefault("TORCHELASTIC_RESTART_COUNT", "0") + ")");
+            rank0.flush();
+        }
+        return epoch;
     }
 
     /** Trains one epoch; returns the mean loss and the images per second over all ranks. */

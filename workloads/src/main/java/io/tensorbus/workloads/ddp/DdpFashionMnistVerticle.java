@@ -63,7 +63,8 @@ public final class DdpFashionMnistVerticle extends WorkerVerticle<DdpConfig, Ddp
         }
         group = Distributed.initProcessGroup(config.initOptions(vertx)).await();
         try {
-            return new DdpFashionMnistTraining(config.training(), config.commHook()).run(group, out);
+            return new DdpFashionMnistTraining(config.training(), config.commHook(), config.checkpointDir())
+                    .run(group, out);
         } finally {
             group.close();
         }
