@@ -69,6 +69,7 @@ public final class ProcessGroup implements AutoCloseable {
     private final Runnable release;
     private final AtomicInteger subgroups = new AtomicInteger();
     private final AtomicBoolean closed = new AtomicBoolean();
+    private final FlightRecorder flightRecorder = new FlightRecorder(this);
     /** The default group's entry in the exit hook's list; null for subgroups. */
     private volatile ProcessExit.Registration atExit;
 
@@ -84,6 +85,12 @@ public final class ProcessGroup implements AutoCloseable {
         this.properties = properties;
         this.secret = secret;
         this.release = release;
+        if (backend != null && DebugLevel.current().includes(DebugLevel.INFO)) {
+            System.getLogger(ProcessGroup.class.getName()).log(System.Logger.Level.INFO,
+                    "process group ''{0}'' on global rank {1}: rank {2} of {3}, members {4}, backend {5}, timeout {6}",
+                    name, globalRank, backend.rank(), globalRanks.length, Arrays.toString(globalRanks), backend.name(),
+                    timeout);
+        }
     }
 
     // ---- identity -----------------------------------------------------------------------------------------
@@ -134,6 +141,11 @@ public final class ProcessGroup implements AutoCloseable {
         return -1;
     }
 
+    /** This group's flight recorder: the last operations this rank issued on it, for post-mortems. */
+    public FlightRecorder flightRecorder() {
+        return flightRecorder;
+    }
+
     /** The deadline of every operation. */
     public Duration timeout() {
         return timeout;
@@ -162,7 +174,9 @@ public final class ProcessGroup implements AutoCloseable {
         Backend b = member();
         checkPeer(dst, "dst");
         checkTag(tag);
-        return readUntilDone(b.send(TensorBuffers.of(tensor, "tensor"), dst.rank(), tag), tensor);
+        DeviceBuffer buf = TensorBuffers.of(tensor, "tensor");
+        return readUntilDone(flightRecorder.p2p("send", globalRanks[dst.rank()], b.send(buf, dst.rank(), tag), buf),
+                tensor);
     }
 
     /** Receives into {@code tensor} from whichever rank sends first with tag 0; completes with the sender. */
@@ -197,7 +211,7 @@ public final class ProcessGroup implements AutoCloseable {
         Backend b = member();
         checkTag(tag);
         DeviceBuffer buf = TensorBuffers.of(tensor, "tensor");
-        return b.recv(buf, src, tag).map(from -> {
+        return flightRecorder.p2p("recv", src < 0 ? -1 : globalRanks[src], b.recv(buf, src, tag), buf).map(from -> {
             TensorBuffers.written(tensor);
             return globalRanks[from];
         });
@@ -271,7 +285,8 @@ public final class ProcessGroup implements AutoCloseable {
     public Future<Void> broadcast(Tensor tensor, GroupRank src) {
         Backend b = member();
         checkRank(src, "src");
-        return written(b.broadcast(TensorBuffers.of(tensor, "tensor"), src.rank()), tensor);
+        DeviceBuffer buf = TensorBuffers.of(tensor, "tensor");
+        return written(flightRecorder.collective("broadcast", b.broadcast(buf, src.rank()), buf), tensor);
     }
 
     /** Sums {@code tensor} over the members, in place on every member. */
@@ -284,7 +299,7 @@ public final class ProcessGroup implements AutoCloseable {
         Backend b = member();
         DeviceBuffer buf = TensorBuffers.of(tensor, "tensor");
         checkOp(op, buf.dtype());
-        return written(b.allReduce(buf, op), tensor);
+        return written(flightRecorder.collective("allReduce", b.allReduce(buf, op), buf), tensor);
     }
 
     /** Sums {@code tensor} over the members into global rank {@code dst}'s {@code tensor}. */
@@ -304,7 +319,7 @@ public final class ProcessGroup implements AutoCloseable {
         checkRank(dst, "dst");
         DeviceBuffer buf = TensorBuffers.of(tensor, "tensor");
         checkOp(op, buf.dtype());
-        return written(b.reduce(buf, dst.rank(), op), tensor);
+        return written(flightRecorder.collective("reduce", b.reduce(buf, dst.rank(), op), buf), tensor);
     }
 
     /** Fills {@code outputs.get(r)} with rank r's {@code input} on every member ({@code all_gather}). */
@@ -312,7 +327,8 @@ public final class ProcessGroup implements AutoCloseable {
         Backend b = member();
         DeviceBuffer in = TensorBuffers.of(input, "input");
         List<DeviceBuffer> outs = TensorBuffers.list(outputs, size(), in.dtype(), in.numel(), "outputs");
-        return readUntilDone(written(b.allGather(outs, in), outputs), input);
+        Future<Void> work = flightRecorder.collective("allGather", b.allGather(outs, in), in);
+        return readUntilDone(written(work, outputs), input);
     }
 
     /**
@@ -324,7 +340,8 @@ public final class ProcessGroup implements AutoCloseable {
         DeviceBuffer in = TensorBuffers.of(input, "input");
         DeviceBuffer out = TensorBuffers.of(output, "output");
         List<DeviceBuffer> blocks = rankBlocks(out, "output", in, "input");
-        return readUntilDone(written(b.allGather(blocks, in), output), input);
+        return readUntilDone(written(flightRecorder.collective("allGatherIntoTensor", b.allGather(blocks, in), in, out),
+                output), input);
     }
 
     /**
@@ -344,7 +361,8 @@ public final class ProcessGroup implements AutoCloseable {
         List<DeviceBuffer> outs = rank() == dst.rank()
                 ? TensorBuffers.list(outputs, size(), in.dtype(), in.numel(), "outputs")
                 : requireEmpty(outputs, "outputs", "dst");
-        return readUntilDone(written(b.gather(outs, in, dst.rank()), outputs == null ? List.of() : outputs), input);
+        return readUntilDone(written(flightRecorder.collective("gather", b.gather(outs, in, dst.rank()), in),
+                outputs == null ? List.of() : outputs), input);
     }
 
     /**
@@ -364,7 +382,8 @@ public final class ProcessGroup implements AutoCloseable {
         List<DeviceBuffer> ins = rank() == src.rank()
                 ? TensorBuffers.list(inputs, size(), out.dtype(), out.numel(), "inputs")
                 : requireEmpty(inputs, "inputs", "src");
-        return readUntilDone(written(b.scatter(out, ins, src.rank()), output), inputs);
+        Future<Void> work = flightRecorder.collective("scatter", b.scatter(out, ins, src.rank()), out);
+        return readUntilDone(written(work, output), inputs);
     }
 
     /** Sums {@code inputs.get(r)} over the members into rank r's {@code output}. */
@@ -378,7 +397,8 @@ public final class ProcessGroup implements AutoCloseable {
         DeviceBuffer out = TensorBuffers.of(output, "output");
         checkOp(op, out.dtype());
         List<DeviceBuffer> ins = TensorBuffers.list(inputs, size(), out.dtype(), out.numel(), "inputs");
-        return readUntilDone(written(b.reduceScatter(out, ins, op), output), inputs);
+        return readUntilDone(written(flightRecorder.collective("reduceScatter", b.reduceScatter(out, ins, op), out),
+                output), inputs);
     }
 
     /**
@@ -459,7 +479,8 @@ public final class ProcessGroup implements AutoCloseable {
         DeviceBuffer in = TensorBuffers.of(input, "input");
         checkOp(op, out.dtype());
         List<DeviceBuffer> blocks = rankBlocks(in, "input", out, "output");
-        return readUntilDone(written(b.reduceScatter(out, blocks, op), output), input);
+        return readUntilDone(written(flightRecorder.collective("reduceScatterTensor", b.reduceScatter(out, blocks, op),
+                in, out), output), input);
     }
 
     /**
@@ -549,7 +570,8 @@ public final class ProcessGroup implements AutoCloseable {
         }
         List<DeviceBuffer> ins = rows(in, inputSplitSizes, "inputSplitSizes", rowShape);
         List<DeviceBuffer> outs = rows(out, outputSplitSizes, "outputSplitSizes", rowShape);
-        return readUntilDone(written(b.allToAll(outs, ins), output), input);
+        Future<Void> work = flightRecorder.collective("allToAllSingle", b.allToAll(outs, ins), in, out);
+        return readUntilDone(written(work, output), input);
     }
 
     /**
@@ -622,12 +644,12 @@ public final class ProcessGroup implements AutoCloseable {
                         + d.dtype());
             }
         }
-        return readUntilDone(written(b.allToAll(outs, ins), outputs), inputs);
+        return readUntilDone(written(flightRecorder.collective("allToAll", b.allToAll(outs, ins)), outputs), inputs);
     }
 
     /** Completes once every member has called it. */
     public Future<Void> barrier() {
-        return member().barrier();
+        return flightRecorder.collective("barrier", member().barrier());
     }
 
     /**
@@ -678,7 +700,7 @@ public final class ProcessGroup implements AutoCloseable {
      * {@link io.tensorbus.io.ObjectCodec#standard()} codec (never Java serialization).
      */
     public Future<List<Object>> allGatherObject(Object object) {
-        return ObjectCollectives.allGather(member(), object);
+        return flightRecorder.collective("allGatherObject", ObjectCollectives.allGather(member(), object));
     }
 
     /**
@@ -697,7 +719,8 @@ public final class ProcessGroup implements AutoCloseable {
         if (objects == null) {
             throw new NullPointerException("objects must not be null");
         }
-        return ObjectCollectives.broadcastList(b, objects, src.rank());
+        return flightRecorder.collective("broadcastObjectList",
+                ObjectCollectives.broadcastList(b, objects, src.rank()));
     }
 
     /**
@@ -713,7 +736,7 @@ public final class ProcessGroup implements AutoCloseable {
     public Future<List<Object>> gatherObject(Object object, GroupRank dst) {
         Backend b = member();
         checkRank(dst, "dst");
-        return ObjectCollectives.gather(b, object, dst.rank());
+        return flightRecorder.collective("gatherObject", ObjectCollectives.gather(b, object, dst.rank()));
     }
 
     /**
@@ -741,7 +764,9 @@ public final class ProcessGroup implements AutoCloseable {
             throw new IllegalArgumentException("inputs holds " + (inputs == null ? "nothing" : inputs.size()
                     + " objects") + "; rank " + globalRanks[src.rank()] + " must pass one per rank (" + size() + ")");
         }
-        return ObjectCollectives.scatter(b, inputs, src.rank()).map(o -> {
+        Future<Object> work = flightRecorder.collective("scatterObjectList", ObjectCollectives.scatter(b, inputs,
+                src.rank()));
+        return work.map(o -> {
             output.set(0, o);
             return output;
         });

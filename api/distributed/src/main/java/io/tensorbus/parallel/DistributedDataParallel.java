@@ -3,6 +3,7 @@ package io.tensorbus.parallel;
 import io.tensorbus.DType;
 import io.tensorbus.autograd.Autograd;
 import io.tensorbus.c10d.ReduceOp;
+import io.tensorbus.distributed.DebugLevel;
 import io.tensorbus.distributed.ProcessGroup;
 import io.tensorbus.internal.distributed.Blocking;
 import io.tensorbus.internal.distributed.CoalescedBroadcast;
@@ -59,6 +60,13 @@ public final class DistributedDataParallel extends Module implements Joinable, A
         this.reducer = new Reducer(group, parameters, List.copyOf(named.keySet()), Math.min(FIRST_BUCKET_BYTES, cap),
                 cap, b.gradientAsBucketView, b.findUnusedParameters, b.staticGraph);
         train(b.module.isTraining());
+        if (DebugLevel.current().includes(DebugLevel.INFO)) {
+            System.getLogger(DistributedDataParallel.class.getName()).log(System.Logger.Level.INFO,
+                    "DistributedDataParallel on rank {0} of group ''{1}'': {2} parameters in {3} buckets {4}"
+                            + " (findUnusedParameters {5}, staticGraph {6}, gradientAsBucketView {7})",
+                    group.rank(), group.name(), parameters.size(), reducer.bucketCount(), reducer.bucketNames(),
+                    b.findUnusedParameters, b.staticGraph, b.gradientAsBucketView);
+        }
     }
 
     /**

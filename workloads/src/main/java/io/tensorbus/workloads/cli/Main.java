@@ -1,6 +1,7 @@
 package io.tensorbus.workloads.cli;
 
 import io.tensorbus.c10d.JobSecret;
+import io.tensorbus.distributed.FlightRecorderTrace;
 import io.tensorbus.tensor.CpuInfo;
 import io.tensorbus.workloads.bench.CollectivesBench;
 import io.tensorbus.workloads.bench.DdpBench;
@@ -67,6 +68,7 @@ public final class Main {
                                              [--seed S] [--limit N]
                                              [--comm-hook allreduce|fp16|bf16|powersgd]
                                              [--powersgd-rank R] [--powersgd-start STEP]
+                                             [--checkpoint-dir DIR]
                                              (N processes, default 2, training with DDP)
                                            parameter-server [--trainers N] [--epochs N] [--data DIR]
                                              [--seed S] [--limit N]
@@ -77,9 +79,28 @@ public final class Main {
                                              (the seed's ResNet50 in two shards over RPC; seconds
                                              per batch for each micro-batch count)
                                            local-demo [--epochs N] [--data DIR] [--seed S] [--limit N]
+              fr-trace DIR                 read the flight-recorder dumps in DIR (one per rank, written on
+                                           a failure when TENSORBUS_FLIGHT_RECORDER_DIR is set) and name
+                                           the ranks and the collective where they part; exit 1 when
+                                           they do
               help                         this text""";
 
     private Main() {
+    }
+
+    /** {@code fr-trace DIR}: prints {@link FlightRecorderTrace}'s report; 0 when the ranks agree, 1 when not. */
+    private static int frTrace(String[] args, PrintStream out, PrintStream err) {
+        if (args.length != 1) {
+            return usage(err, "fr-trace needs one directory of flight-recorder dumps");
+        }
+        try {
+            FlightRecorderTrace.Report report = FlightRecorderTrace.analyze(Path.of(args[0]));
+            out.println(report.format());
+            return report.findings().isEmpty() ? 0 : 1;
+        } catch (IOException | IllegalArgumentException e) {
+            err.println("tensorbus fr-trace: " + e.getMessage());
+            return 1;
+        }
     }
 
     /** Runs the command line and exits with its status. */
@@ -101,6 +122,7 @@ public final class Main {
             case "bench" -> bench(rest, out, err);
             case "run" -> runWorkload(rest, out, err);
             case "launch" -> Launcher.run(List.of(rest), out, err);
+            case "fr-trace" -> frTrace(rest, out, err);
             case "secret" -> {
                 out.println(JobSecret.newSecretText());
                 yield 0;

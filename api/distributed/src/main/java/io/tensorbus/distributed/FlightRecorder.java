@@ -1,0 +1,203 @@
+package io.tensorbus.distributed;
+
+import io.tensorbus.spi.DeviceBuffer;
+import io.vertx.core.Future;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * The flight recorder of one process group (PyTorch's NCCL flight recorder): a ring buffer of the last
+ * {@link #capacity()} operations this rank issued on the group, each with its sequence number (collectives are
+ * numbered 1, 2, ... in the order every member must issue them; point-to-point operations have numbers of their
+ * own), name, tensor sizes and dtype, state and times. When an operation fails (a timeout, a lost peer, a mismatch)
+ * the whole buffer is written, once per group, to {@code DIR/rank_R_GROUP.json} if a directory is set with
+ * {@code TENSORBUS_FLIGHT_RECORDER_DIR} or {@code -Dtensorbus.flightRecorder.dir}; {@link #dump(Path)} writes it at
+ * any time. {@code tensorbus fr-trace DIR} ({@link FlightRecorderTrace}) reads the dumps of every rank and names the
+ * rank and the collective where they part.
+ *
+ * <p>{@code TENSORBUS_FLIGHT_RECORDER_SIZE} sets the capacity (2000 by default; 0 turns recording off). Thread-safe.
+ */
+public final class FlightRecorder {
+    /** The environment variable naming the dump directory. */
+    public static final String DIR_ENV = "TENSORBUS_FLIGHT_RECORDER_DIR";
+    /** The system property naming the dump directory (before {@link #DIR_ENV}). */
+    public static final String DIR_PROPERTY = "tensorbus.flightRecorder.dir";
+    /** The environment variable setting the capacity. */
+    public static final String SIZE_ENV = "TENSORBUS_FLIGHT_RECORDER_SIZE";
+    private static final System.Logger LOG = System.getLogger(FlightRecorder.class.getName());
+
+    /** One recorded operation; its state and end time change as it completes. */
+    private static final class Entry {
+        final long seq;
+        final boolean collective;
+        final String op;
+        final List<long[]> sizes;
+        final String dtype;
+        final int peer;
+        final long createdNanos = System.nanoTime();
+        final long createdEpochMillis = System.currentTimeMillis();
+        volatile String state = "scheduled";
+        volatile long endNanos;
+        volatile String error;
+
+        Entry(long seq, boolean collective, String op, List<long[]> sizes, String dtype, int peer) {
+            this.seq = seq;
+            this.collective = collective;
+            this.op = op;
+            this.sizes = sizes;
+            this.dtype = dtype;
+            this.peer = peer;
+        }
+
+        JsonObject toJson() {
+            JsonArray shapes = new JsonArray();
+            sizes.forEach(s -> shapes.add(new JsonArray(Arrays.stream(s).boxed().toList())));
+            JsonObject j = new JsonObject().put("seq", seq).put("kind", collective ? "collective" : "p2p")
+                    .put("op", op).put("sizes", shapes).put("dtype", dtype).put("state", state)
+                    .put("time_created_ms", createdEpochMillis);
+            if (peer >= 0) {
+                j.put("peer", peer);
+            }
+            if (endNanos != 0) {
+                j.put("duration_ms", (endNanos - createdNanos) / 1e6);
+            }
+            if (error != null) {
+                j.put("error", error);
+            }
+            return j;
+        }
+    }
+
+    private final ProcessGroup group;
+    private final Entry[] ring;
+    private final AtomicBoolean dumped = new AtomicBoolean();
+    private long collectives;
+    private long p2p;
+    private long written;
+
+    FlightRecorder(ProcessGroup group) {
+        this.group = group;
+        this.ring = new Entry[capacityFromEnvironment()];
+    }
+
+    private static int capacityFromEnvironment() {
+        String v = System.getenv(SIZE_ENV);
+        if (v == null || v.isBlank()) {
+            return 2000;
+        }
+        try {
+            return Math.max(0, Math.min(1 << 20, Integer.parseInt(v.trim())));
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(SIZE_ENV + "=" + v + " is not a whole number of entries");
+        }
+    }
+
+    /** How many operations the buffer keeps (0: recording is off). */
+    public int capacity() {
+        return ring.length;
+    }
+
+    /** The collectives issued on the group so far (the last one's sequence number). */
+    public synchronized long collectiveCount() {
+        return collectives;
+    }
+
+    /**
+     * Records a collective and follows {@code work} to its end.
+     *
+     * @return {@code work}
+     */
+    <T> Future<T> collective(String op, Future<T> work, DeviceBuffer... buffers) {
+        return record(true, op, -1, work, buffers);
+    }
+
+    /** Records a point-to-point operation with {@code peer} (a global rank, or -1 for any) and follows it. */
+    <T> Future<T> p2p(String op, int peer, Future<T> work, DeviceBuffer... buffers) {
+        return record(false, op, peer, work, buffers);
+    }
+
+    private <T> Future<T> record(boolean collective, String op, int peer, Future<T> work, DeviceBuffer[] buffers) {
+        if (ring.length == 0) {
+            return work;
+        }
+        List<long[]> sizes = new ArrayList<>(buffers.length);
+        String dtype = buffers.length == 0 ? "" : buffers[0].dtype().toString();
+        for (DeviceBuffer b : buffers) {
+            sizes.add(b.shape());
+        }
+        Entry e;
+        synchronized (this) {
+            e = new Entry(collective ? ++collectives : ++p2p, collective, op, sizes, dtype, peer);
+            ring[(int) (written++ % ring.length)] = e;
+        }
+        work.onComplete(ar -> finish(e, ar.cause()));
+        return work;
+    }
+
+    private void finish(Entry e, Throwable cause) {
+        e.endNanos = System.nanoTime();
+        e.error = cause == null ? null : String.valueOf(cause.getMessage());
+        e.state = cause == null ? "completed" : "failed";
+        if (DebugLevel.current().includes(DebugLevel.DETAIL)) {
+            LOG.log(System.Logger.Level.INFO, "{0} #{1} {2} on rank {3}: {4} in {5} ms", group.name(), e.seq, e.op,
+                    globalRank(), e.state, (e.endNanos - e.createdNanos) / 1e6);
+        }
+        if (cause != null && dumped.compareAndSet(false, true)) {
+            dumpOnFailure();
+        }
+    }
+
+    private void dumpOnFailure() {
+        String dir = System.getProperty(DIR_PROPERTY, System.getenv(DIR_ENV));
+        if (dir == null || dir.isBlank()) {
+            return;
+        }
+        Path file = Path.of(dir).resolve("rank_" + globalRank() + "_" + group.name().replaceAll("[^A-Za-z0-9_.-]", "_")
+                + ".json");
+        try {
+            dump(file);
+            LOG.log(System.Logger.Level.WARNING, "flight recorder of group {0} on rank {1} written to {2}",
+                    group.name(), globalRank(), file);
+        } catch (IOException | RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "cannot write the flight recorder to " + file + ": " + e);
+        }
+    }
+
+    /** The recorded operations, oldest first, in the dump's JSON form. */
+    public synchronized JsonObject toJson() {
+        JsonArray entries = new JsonArray();
+        long first = Math.max(0, written - ring.length);
+        for (long i = first; i < written; i++) {
+            entries.add(ring[(int) (i % ring.length)].toJson());
+        }
+        return new JsonObject().put("version", 1).put("group", group.name()).put("rank", globalRank())
+                .put("group_rank", group.rank()).put("group_ranks", new JsonArray(Arrays.stream(group.ranks()).boxed()
+                        .toList())).put("collectives", collectives).put("entries", entries);
+    }
+
+    /**
+     * Writes the recorded operations as JSON to {@code file} (its folders are made; the file appears whole).
+     *
+     * @throws IOException when it cannot be written
+     */
+    public void dump(Path file) throws IOException {
+        Path parent = file.toAbsolutePath().getParent();
+        Files.createDirectories(parent);
+        Path tmp = Files.createTempFile(parent, ".fr-", ".tmp");
+        Files.writeString(tmp, toJson().encodePrettily(), StandardCharsets.UTF_8);
+        Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+    }
+
+    private int globalRank() {
+        return group.rank() < 0 ? -1 : group.globalRank(group.rank());
+    }
+}
