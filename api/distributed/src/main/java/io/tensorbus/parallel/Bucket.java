@@ -1,6 +1,7 @@
 package io.tensorbus.parallel;
 
 import io.tensorbus.DType;
+import io.tensorbus.distributed.algorithms.GradBucket;
 import io.tensorbus.tensor.MemoryScope;
 import io.tensorbus.tensor.Tensor;
 import io.vertx.core.Future;

@@ -2,6 +2,8 @@ package io.tensorbus.parallel;
 
 import io.tensorbus.DType;
 import io.tensorbus.autograd.Autograd;
+import io.tensorbus.distributed.algorithms.CommHook;
+import io.tensorbus.distributed.algorithms.GradBucket;
 import io.tensorbus.tensor.Tensor;
 import io.vertx.core.Future;
 import java.util.ArrayList;
@@ -124,7 +126,8 @@ public final class CommHooks {
 
     /**
      * {@code post_localSGD_hook}: the whole group all-reduces gradients for the state's first iterations, then only
-     * its subgroup does (or nobody): local SGD, whose models a {@link PeriodicModelAverager} brings back together.
+     * its subgroup does (or nobody): local SGD, whose models a
+     * {@link io.tensorbus.distributed.algorithms.PeriodicModelAverager} brings back together.
      *
      * @throws NullPointerException when {@code state} is null
      */

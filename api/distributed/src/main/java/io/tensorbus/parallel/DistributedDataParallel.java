@@ -5,6 +5,10 @@ import io.tensorbus.autograd.Autograd;
 import io.tensorbus.c10d.ReduceOp;
 import io.tensorbus.distributed.DebugLevel;
 import io.tensorbus.distributed.ProcessGroup;
+import io.tensorbus.distributed.algorithms.CommHook;
+import io.tensorbus.distributed.algorithms.Join;
+import io.tensorbus.distributed.algorithms.JoinHook;
+import io.tensorbus.distributed.algorithms.Joinable;
 import io.tensorbus.internal.distributed.Blocking;
 import io.tensorbus.internal.distributed.CoalescedBroadcast;
 import io.tensorbus.internal.tensor.Shapes;
@@ -55,7 +59,8 @@ public final class DistributedDataParallel extends Module implements Joinable, A
         Map<String, Tensor> named = trainable(b.module);
         this.parameters = List.copyOf(named.values());
         verifyShapesAcrossRanks(b.module);
-        await(CoalescedBroadcast.broadcast(group, stateTensors(), 0), "the broadcast of rank 0's parameters and buffers");
+        await(CoalescedBroadcast.broadcast(group, stateTensors(), 0),
+                "the broadcast of rank 0's parameters and buffers");
         long cap = (long) (b.bucketCapMb * 1024 * 1024);
         this.reducer = new Reducer(group, parameters, List.copyOf(named.keySet()), Math.min(FIRST_BUCKET_BYTES, cap),
                 cap, b.gradientAsBucketView, b.findUnusedParameters, b.staticGraph);

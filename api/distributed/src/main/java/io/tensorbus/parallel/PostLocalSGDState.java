@@ -1,6 +1,7 @@
 package io.tensorbus.parallel;
 
 import io.tensorbus.distributed.ProcessGroup;
+import io.tensorbus.distributed.algorithms.GradBucket;
 import io.tensorbus.tensor.Tensor;
 import io.vertx.core.Future;
 import java.util.Objects;
@@ -8,7 +9,8 @@ import java.util.Objects;
 /**
  * The state of {@link CommHooks#postLocalSGD} ({@code post_localSGD_hook.PostLocalSGDState}): DDP's gradients are
  * all-reduced over the whole group for the first {@code startLocalSGDIter} iterations, then only within
- * {@code subgroup} (each machine's ranks, say), or not at all; a {@link PeriodicModelAverager} (through
+ * {@code subgroup} (each machine's ranks, say), or not at all; a
+ * {@link io.tensorbus.distributed.algorithms.PeriodicModelAverager} (through
  * {@code io.tensorbus.distributed.optim.PostLocalSGDOptimizer}) then averages the models every few steps.
  *
  * <p>PyTorch makes per-machine subgroups itself when none is given; here pass one

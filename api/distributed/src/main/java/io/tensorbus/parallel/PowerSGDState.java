@@ -1,5 +1,6 @@
 package io.tensorbus.parallel;
 
+import io.tensorbus.distributed.algorithms.GradBucket;
 import io.tensorbus.tensor.Tensor;
 import java.util.Map;
 import java.util.Random;

@@ -1,7 +1,7 @@
 /**
  * Data parallelism (PyTorch's {@code torch.nn.parallel} and {@code torch.utils.data.distributed}):
  * {@link io.tensorbus.parallel.DistributedDataParallel} with its bucketed gradient reducer, communication
- * hooks ({@link io.tensorbus.parallel.CommHook}, {@link io.tensorbus.parallel.CommHooks}), the
+ * hooks ({@link io.tensorbus.parallel.CommHooks}, over {@code io.tensorbus.distributed.algorithms.CommHook}), the
  * {@link io.tensorbus.parallel.DistributedSampler} that gives each rank its share of a dataset; checkpoints are
  * in {@code io.tensorbus.distributed.checkpoint}.
  *

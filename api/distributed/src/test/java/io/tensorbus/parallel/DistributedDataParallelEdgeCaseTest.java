@@ -11,6 +11,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 
 import io.tensorbus.autograd.Autograd;
 import io.tensorbus.distributed.Distributed;
+import io.tensorbus.distributed.algorithms.Join;
 import io.tensorbus.nn.Linear;
 import io.tensorbus.nn.Module;
 import io.tensorbus.optim.SGD;

@@ -3,6 +3,8 @@ package io.tensorbus.parallel;
 import io.tensorbus.c10d.ReduceOp;
 import io.tensorbus.distributed.Distributed;
 import io.tensorbus.distributed.ProcessGroup;
+import io.tensorbus.distributed.algorithms.CommHook;
+import io.tensorbus.distributed.algorithms.PeriodicModelAverager;
 import io.tensorbus.distributed.optim.PostLocalSGDOptimizer;
 import io.tensorbus.tensor.Tensor;
 import java.util.List;

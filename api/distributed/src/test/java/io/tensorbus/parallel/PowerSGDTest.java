@@ -3,6 +3,8 @@ package io.tensorbus.parallel;
 import io.tensorbus.DType;
 import io.tensorbus.distributed.Distributed;
 import io.tensorbus.distributed.ProcessGroup;
+import io.tensorbus.distributed.algorithms.CommHook;
+import io.tensorbus.distributed.algorithms.GradBucket;
 import io.tensorbus.tensor.MemoryScope;
 import io.tensorbus.tensor.Tensor;
 import java.util.ArrayList;

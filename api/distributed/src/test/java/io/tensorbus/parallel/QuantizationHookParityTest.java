@@ -1,6 +1,7 @@
 package io.tensorbus.parallel;
 
 import io.tensorbus.distributed.Distributed;
+import io.tensorbus.distributed.algorithms.CommHook;
 import io.tensorbus.tensor.Tensor;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;

@@ -1,6 +1,6 @@
 package io.tensorbus.workloads.ddp;
 
-import io.tensorbus.parallel.CommHook;
+import io.tensorbus.distributed.algorithms.CommHook;
 import io.tensorbus.parallel.CommHooks;
 import io.tensorbus.parallel.PowerSGDState;
 import io.vertx.core.json.JsonObject;

@@ -12,7 +12,7 @@ import io.tensorbus.nn.Sequential;
 import io.tensorbus.optim.Optimizer;
 import io.tensorbus.parallel.CommHooks;
 import io.tensorbus.parallel.DistributedDataParallel;
-import io.tensorbus.parallel.Join;
+import io.tensorbus.distributed.algorithms.Join;
 import io.tensorbus.tensor.Generator;
 import io.tensorbus.tensor.Tensor;
 import java.util.List;

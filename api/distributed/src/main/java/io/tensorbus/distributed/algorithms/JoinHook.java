@@ -1,4 +1,4 @@
-package io.tensorbus.parallel;
+package io.tensorbus.distributed.algorithms;
 
 /**
  * What a {@link Joinable} does on a rank that has joined ({@code torch.distributed.algorithms.JoinHook}):

@@ -1,4 +1,4 @@
-package io.tensorbus.parallel;
+package io.tensorbus.distributed.algorithms;
 
 import io.tensorbus.tensor.Tensor;
 import java.util.List;
@@ -16,7 +16,17 @@ public final class GradBucket {
     private final List<Tensor> gradients;
     private final boolean last;
 
-    GradBucket(int index, Tensor buffer, List<Tensor> parameters, List<Tensor> gradients, boolean last) {
+    /**
+     * A bucket view, as DistributedDataParallel makes one per bucket and iteration (hooks that wrap another, and
+     * tests, make their own).
+     *
+     * @param index the bucket's position in reduction order
+     * @param buffer the flat gradient buffer
+     * @param parameters the parameters whose gradients it holds, in buffer order
+     * @param gradients views into {@code buffer} shaped as the parameters
+     * @param last whether this bucket is reduced last in its iteration
+     */
+    public GradBucket(int index, Tensor buffer, List<Tensor> parameters, List<Tensor> gradients, boolean last) {
         this.index = index;
         this.buffer = buffer;
         this.parameters = List.copyOf(parameters);

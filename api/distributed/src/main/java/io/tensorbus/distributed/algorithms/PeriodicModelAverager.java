@@ -1,4 +1,4 @@
-package io.tensorbus.parallel;
+package io.tensorbus.distributed.algorithms;
 
 import io.tensorbus.autograd.Autograd;
 import io.tensorbus.distributed.ProcessGroup;

@@ -1,4 +1,4 @@
-package io.tensorbus.parallel;
+package io.tensorbus.distributed.algorithms;
 
 import io.tensorbus.c10d.ReduceOp;
 import io.tensorbus.distributed.ProcessGroup;
@@ -17,7 +17,8 @@ import java.util.Objects;
  * first joinable's {@link #notifyJoinContext} all-reduces the number of ranks still training; a rank whose loop
  * ended runs {@link #close()}, which answers those all-reduces with zero and runs every joinable's
  * {@link JoinHook#mainHook()} once per iteration the others still train, then each
- * {@link JoinHook#postHook(boolean)} once they have all joined. {@link DistributedDataParallel#join()} is
+ * {@link JoinHook#postHook(boolean)} once they have all joined.
+ * {@link io.tensorbus.parallel.DistributedDataParallel#join()} is
  * {@code Join.of(ddp)}.
  *
  * <p>With {@code throwOnEarlyTermination}, the first rank to run out makes every rank throw instead, at its next

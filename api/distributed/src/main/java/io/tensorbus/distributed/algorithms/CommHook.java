@@ -1,4 +1,4 @@
-package io.tensorbus.parallel;
+package io.tensorbus.distributed.algorithms;
 
 import io.tensorbus.distributed.ProcessGroup;
 import io.tensorbus.tensor.Tensor;
@@ -14,10 +14,11 @@ import io.vertx.core.Future;
  * gradients (the bucket's own buffer may be returned). A hook must issue all its collectives before it
  * returns: one started later from a future's callback would race with the next bucket's and could reach
  * the ranks in different orders. A hook whose second collective needs the first one's result (PowerSGD's)
- * waits for the first in its body, on the backward thread, never on an event loop. The future's continuations run on the group's event loop, which must never
- * compute: do the tensor work in the hook's body (on the backward thread) and return the reduced tensor, in
- * any floating dtype; DDP copies it into the bucket on the training thread. Built-in hooks are in
- * {@link CommHooks}.
+ * waits for the first in its body, on the backward thread, never on an event loop. The future's continuations
+ * run on the group's event loop, which must never compute: do the tensor work in the hook's body (on the backward
+ * thread) or on a thread of its own, and return the reduced tensor, in any floating dtype; DDP copies it into the
+ * bucket on the training thread. Built-in hooks are in
+ * {@link io.tensorbus.parallel.CommHooks}.
  */
 @FunctionalInterface
 public interface CommHook {
