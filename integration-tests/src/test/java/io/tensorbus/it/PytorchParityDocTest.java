@@ -54,13 +54,23 @@ class PytorchParityDocTest {
         int start = doc.indexOf("## torchrun");
         assertTrue(start >= 0, "no '## torchrun' section");
         int end = doc.indexOf("\n## ", start + 1);
-        Matcher m = OPTION.matcher(end < 0 ? doc.substring(start) : doc.substring(start, end));
         List<String> unknown = new ArrayList<>();
-        while (m.find()) {
-            if (!LaunchOptions.USAGE.contains(m.group(1) + " ") && !LaunchOptions.USAGE.contains(m.group(1) + ",")) {
-                unknown.add(m.group(1));
+        int options = 0;
+        for (String row : (end < 0 ? doc.substring(start) : doc.substring(start, end)).split("\n")) {
+            String[] cells = row.split("\\|");
+            if (!row.startsWith("|") || cells.length < 3) {
+                continue;
+            }
+            // The second column is tensorbus launch's; the first is torchrun's.
+            Matcher m = OPTION.matcher(cells[2]);
+            while (m.find()) {
+                options++;
+                if (!LaunchOptions.USAGE.contains(m.group(1) + " ") && !LaunchOptions.USAGE.contains(m.group(1) + ",")) {
+                    unknown.add(m.group(1));
+                }
             }
         }
+        assertTrue(options >= 10, "only " + options + " launcher options listed");
         assertTrue(unknown.isEmpty(), "options the launcher does not take: " + unknown);
     }
 
