@@ -45,7 +45,8 @@ class PytorchParityDocTest {
             }
         }
         assertTrue(checked >= 100, "the table names only " + checked + " Java names");
-        assertTrue(missing.isEmpty(), "names in docs/pytorch-parity.md that do not exist:\n" + String.join("\n", missing));
+        assertTrue(missing.isEmpty(), "names in docs/pytorch-parity.md that do not exist:\n"
+                + String.join("\n", missing));
     }
 
     @Test
@@ -65,8 +66,9 @@ class PytorchParityDocTest {
             Matcher m = OPTION.matcher(cells[2]);
             while (m.find()) {
                 options++;
-                if (!LaunchOptions.USAGE.contains(m.group(1) + " ") && !LaunchOptions.USAGE.contains(m.group(1) + ",")) {
-                    unknown.add(m.group(1));
+                String option = m.group(1);
+                if (!LaunchOptions.USAGE.contains(option + " ") && !LaunchOptions.USAGE.contains(option + ",")) {
+                    unknown.add(option);
                 }
             }
         }

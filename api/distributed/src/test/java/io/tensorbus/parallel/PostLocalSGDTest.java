@@ -61,7 +61,8 @@ class PostLocalSGDTest {
             for (int step = 0; step < averaged.length; step++) {
                 p.detach().copyi(Tensor.of(new float[] {pg.rank(), 10f * pg.rank()}));
                 averager.averageParameters(List.of(p, noGrad));
-                float[] expected = averaged[step] ? new float[] {mean, 10 * mean} : new float[] {pg.rank(), 10f * pg.rank()};
+                float[] expected = averaged[step] ? new float[] {mean, 10 * mean}
+                        : new float[] {pg.rank(), 10f * pg.rank()};
                 assertArrayEquals(expected, p.toFloatArray(), 1e-5f, "step " + step);
                 assertArrayEquals(new float[] {pg.rank()}, noGrad.toFloatArray(), 0f, "no gradient, not averaged");
             }
@@ -77,12 +78,13 @@ class PostLocalSGDTest {
             ProcessGroup alone = pg.newSubgroups(1).await(10, TimeUnit.SECONDS).current().orElseThrow();
             ddp.registerCommHook(CommHooks.postLocalSGD(new PostLocalSGDState(alone, 2, true)));
             PostLocalSGDOptimizer opt = new PostLocalSGDOptimizer(
-                    DistributedDataParallelTest.optimizer("sgd", ddp.parameters()), new PeriodicModelAverager(2, 2, pg));
+                    DistributedDataParallelTest.optimizer("sgd", ddp.parameters()),
+                    new PeriodicModelAverager(2, 2, pg));
             for (int s = 0; s < 6; s++) {
                 opt.zeroGrad();
-                DistributedDataParallelTest.loss(ddp, DistributedDataParallelTest.shard(DistributedDataParallelTest.X
-                        .get(s % 4), pg), DistributedDataParallelTest.shard(DistributedDataParallelTest.Y.get(s % 4), pg))
-                        .backward();
+                Tensor x = DistributedDataParallelTest.shard(DistributedDataParallelTest.X.get(s % 4), pg);
+                Tensor y = DistributedDataParallelTest.shard(DistributedDataParallelTest.Y.get(s % 4), pg);
+                DistributedDataParallelTest.loss(ddp, x, y).backward();
                 opt.step();
                 boolean agree = sameOnEveryRank(pg, ddp.parameters());
                 boolean expected = s < 2 || s % 2 == 0;

@@ -54,7 +54,7 @@ public record CommHookChoice(String name, int powerSgdRank, long powerSgdStart) 
         long start = 10;
         for (int i = 0; i < args.size(); i++) {
             String option = args.get(i);
-            if (!option.equals("--comm-hook") && !option.equals("--powersgd-rank") && !option.equals("--powersgd-start")) {
+            if (!List.of("--comm-hook", "--powersgd-rank", "--powersgd-start").contains(option)) {
                 rest.add(option);
                 continue;
             }

@@ -169,7 +169,10 @@ public final class ZeroRedundancyOptimizer implements Joinable {
         return paramGroups;
     }
 
-    /** The local optimizer over the parameters this rank owns ({@code optim}); its groups mirror {@link #paramGroups()}. */
+    /**
+     * The local optimizer over the parameters this rank owns ({@code optim}); its groups mirror
+     * {@link #paramGroups()}.
+     */
     public Optimizer optim() {
         return local;
     }
@@ -187,12 +190,16 @@ public final class ZeroRedundancyOptimizer implements Joinable {
     /** The parameters group rank {@code rank} owns, in parameter order (unmodifiable). */
     public List<Tensor> parametersOf(int rank) {
         if (rank < 0 || rank >= group.size()) {
-            throw new IllegalArgumentException("rank=" + rank + " is not a rank of the group (size " + group.size() + ")");
+            throw new IllegalArgumentException("rank=" + rank + " is not a rank of the group (size " + group.size()
+                    + ")");
         }
         return Collections.unmodifiableList(byRank.get(rank));
     }
 
-    /** True when each rank's parameters are broadcast as one flat buffer per dtype ({@code parameters_as_bucket_view}). */
+    /**
+     * True when each rank's parameters are broadcast as one flat buffer per dtype
+     * ({@code parameters_as_bucket_view}).
+     */
     public boolean parametersAsBucketView() {
         return bucketView;
     }
