@@ -152,9 +152,10 @@ class PowerSGDTest {
         });
     }
 
-    @Test
-    void theWrappersHandTheInnerHookAHalfPrecisionBucket() {
-        Distributed.spawn(2, pg -> {
+    @ParameterizedTest
+    @ValueSource(ints = {2, 3})
+    void theWrappersHandTheInnerHookAHalfPrecisionBucket(int world) {
+        Distributed.spawn(world, pg -> {
             Tensor g = Tensor.of(new float[] {1.5f, -2f, 3.25f, pg.rank()});
             List<DType> seen = new ArrayList<>();
             CommHook recording = (group, b) -> {
@@ -167,7 +168,7 @@ class PowerSGDTest {
             Tensor bf16 = CommHooks.bf16CompressWrapper(recording).apply(pg, bucket(0, true, g))
                     .toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
             assertEquals(List.of(DType.FLOAT16, DType.FLOAT16, DType.BFLOAT16, DType.BFLOAT16), seen);
-            float[] expected = {1.5f, -2f, 3.25f, 0.5f};
+            float[] expected = {1.5f, -2f, 3.25f, (world - 1) / 2f};
             assertArrayEquals(expected, fp16.to(DType.FLOAT32).toFloatArray(), 0f, "exact in float16");
             assertArrayEquals(expected, bf16.to(DType.FLOAT32).toFloatArray(), 0f, "exact in bfloat16");
             Tensor kept = CommHooks.noop().apply(pg, bucket(0, true, g)).toCompletionStage().toCompletableFuture()

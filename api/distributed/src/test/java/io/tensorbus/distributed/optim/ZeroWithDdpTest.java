@@ -101,22 +101,25 @@ class ZeroWithDdpTest {
      * its shard with the averaged gradients DDP's join hook brings back, so every rank ends with the model of one
      * process training on what the ranks had (averages divide by the world size, as DDP's do).
      */
-    @ParameterizedTest(name = "overlap {0}")
-    @ValueSource(booleans = {false, true})
-    void aJoinedRankKeepsSteppingItsShard(boolean overlap) {
+    @ParameterizedTest(name = "world {0}, overlap {1}")
+    @CsvSource({"2, false", "2, true", "3, false", "3, true"})
+    void aJoinedRankKeepsSteppingItsShard(int world, boolean overlap) {
+        int[] steps = {2, 4, 3};
         Module reference = model();
         Optimizer refOpt = spec("SGD").build(reference.parameters());
         for (int step = 0; step < 4; step++) {
             refOpt.zeroGrad();
-            Tensor loss = rankLoss(reference, 1, step);
-            if (step < 2) {
-                loss = loss.add(rankLoss(reference, 0, step));
+            Tensor loss = null;
+            for (int r = 0; r < world; r++) {
+                if (step < steps[r]) {
+                    loss = loss == null ? rankLoss(reference, r, step) : loss.add(rankLoss(reference, r, step));
+                }
             }
-            loss.div(2).backward();
+            loss.div(world).backward();
             refOpt.step();
         }
         Map<Integer, List<Tensor>> got = new ConcurrentHashMap<>();
-        Distributed.spawn(2, pg -> {
+        Distributed.spawn(world, pg -> {
             DistributedDataParallel ddp = ddp(pg);
             ZeroRedundancyOptimizer zero = ZeroRedundancyOptimizer.builder(spec("SGD")).group(pg)
                     .overlapWithDdp(overlap).build(ddp.parameters());
@@ -124,7 +127,7 @@ class ZeroWithDdpTest {
                 ddp.registerCommHook(zero.hookWithZeroStep(CommHooks.allReduce()));
             }
             try (Join ignored = Join.of(ddp, zero)) {
-                for (int step = 0; step < (pg.rank() == 0 ? 2 : 4); step++) {
+                for (int step = 0; step < steps[pg.rank()]; step++) {
                     zero.zeroGrad();
                     rankLoss(ddp, pg.rank(), step).backward();
                     zero.step();
@@ -133,7 +136,7 @@ class ZeroWithDdpTest {
             got.put(pg.rank(), ddp.parameters().stream().map(p -> p.detach().clone()).toList());
         });
         List<Tensor> expected = reference.parameters();
-        for (int r = 0; r < 2; r++) {
+        for (int r = 0; r < world; r++) {
             for (int i = 0; i < expected.size(); i++) {
                 assertArrayEquals(expected.get(i).toFloatArray(), got.get(r).get(i).toFloatArray(), 2e-6f,
                         "rank " + r + ", parameter " + i);
@@ -141,10 +144,11 @@ class ZeroWithDdpTest {
         }
     }
 
-    @Test
-    void throwOnEarlyTerminationStopsEveryRank() {
+    @ParameterizedTest
+    @ValueSource(ints = {2, 3})
+    void throwOnEarlyTerminationStopsEveryRank(int world) {
         Map<Integer, String> errors = new ConcurrentHashMap<>();
-        Distributed.spawn(2, pg -> {
+        Distributed.spawn(world, pg -> {
             DistributedDataParallel ddp = ddp(pg);
             ZeroRedundancyOptimizer zero = ZeroRedundancyOptimizer.builder(spec("SGD")).group(pg)
                     .build(ddp.parameters());
@@ -160,7 +164,9 @@ class ZeroWithDdpTest {
             errors.put(pg.rank(), e.getMessage());
         });
         assertTrue(errors.get(0).contains("ran out of inputs"), errors.get(0));
-        assertTrue(errors.get(1).contains("a rank ran out of inputs"), errors.get(1));
+        for (int r = 1; r < world; r++) {
+            assertTrue(errors.get(r).contains("a rank ran out of inputs"), errors.get(r));
+        }
     }
 
     @Test
