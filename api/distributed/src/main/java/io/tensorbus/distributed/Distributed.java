@@ -50,6 +50,7 @@ public final class Distributed {
             Store scoped = new PrefixStore(options.groupName(), rv.store());
             Map<String, String> props = new HashMap<>(options.properties());
             props.putIfAbsent("tcp.bindHost", rv.bindHost());
+            props.putIfAbsent(Rendezvous.ADVERTISE_HOST, rv.advertiseHost());
             int[] ranks = new int[rv.worldSize()];
             for (int i = 0; i < ranks.length; i++) {
                 ranks[i] = i;

@@ -10,6 +10,8 @@ import io.vertx.core.VertxOptions;
 import io.vertx.core.internal.VertxInternal;
 import io.vertx.spi.cluster.hazelcast.ConfigUtil;
 import io.vertx.spi.cluster.hazelcast.HazelcastClusterManager;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -30,6 +32,9 @@ public final class HazelcastCluster {
     private HazelcastCluster() {
     }
 
+    /** How long a member tries to join its cluster by default, in seconds (Hazelcast's own default). */
+    public static final int DEFAULT_JOIN_SECONDS = 300;
+
     /**
      * Starts a Hazelcast member of the cluster {@code name} listening on {@code host} at the first free
      * port of {@code firstPort} .. {@code firstPort + 9}, joining the members on those ports, and a Vert.x
@@ -41,11 +46,31 @@ public final class HazelcastCluster {
      * @throws NullPointerException when {@code name} or {@code host} is null
      */
     public static Future<Vertx> join(String name, String host, int firstPort) {
-        Config config = config(name, host, firstPort);
+        return join(name, host, firstPort, host, DEFAULT_JOIN_SECONDS);
+    }
+
+    /**
+     * {@link #join(String, String, int)} for a cluster across hosts: this member listens on {@code host} (an
+     * address of this machine its peers reach) and finds the others through the member on {@code seedHost} (the
+     * job's master host, where the first member of the job takes {@code firstPort}). A member on another host than
+     * the seed waits for that member (Hazelcast's required member) rather than forming a cluster of its own, so
+     * that hosts started in any order make one cluster. The future fails naming the seed when the cluster cannot
+     * be joined within {@code joinSeconds}.
+     *
+     * @throws IllegalArgumentException for a blank name, a port range outside 1..65535, an unknown seed host or
+     *     {@code joinSeconds} below 1
+     * @throws NullPointerException when an argument is null
+     */
+    public static Future<Vertx> join(String name, String host, int firstPort, String seedHost, int joinSeconds) {
+        Config config = config(name, host, firstPort, seedHost, joinSeconds);
         String instance = "tensorbus-" + UUID.randomUUID();
         config.setInstanceName(instance);
         return Vertx.builder().with(new VertxOptions().setUseDaemonThread(true))
                 .withClusterManager(new HazelcastClusterManager(config)).buildClustered()
+                .recover(e -> Future.failedFuture(new IllegalStateException("could not join the Hazelcast cluster '"
+                        + name + "' as " + host + " through the member on " + seedHost + ":" + firstPort + " within "
+                        + joinSeconds + " s (is the job's first member up on that host, and do the ports " + firstPort
+                        + ".." + (firstPort + PORT_COUNT - 1) + " reach it?): " + e.getMessage(), e)))
                 .onSuccess(vertx -> {
                     ProcessExit.Registration atExit = ProcessExit.closeWhenProgramEnds("the Hazelcast member of "
                             + "cluster '" + name + "'", vertx::close,
@@ -63,8 +88,22 @@ public final class HazelcastCluster {
      * @throws IllegalArgumentException for a blank name or a port range outside 1..65535
      */
     public static Config config(String name, String host, int firstPort) {
+        return config(name, host, firstPort, host, DEFAULT_JOIN_SECONDS);
+    }
+
+    /**
+     * The configuration {@link #join(String, String, int, String, int)} uses.
+     *
+     * @throws IllegalArgumentException for a blank name, a port range outside 1..65535, an unknown seed host or
+     *     {@code joinSeconds} below 1
+     */
+    public static Config config(String name, String host, int firstPort, String seedHost, int joinSeconds) {
         Objects.requireNonNull(name, "name");
         Objects.requireNonNull(host, "host");
+        Objects.requireNonNull(seedHost, "seedHost");
+        if (joinSeconds < 1) {
+            throw new IllegalArgumentException("joinSeconds must be at least 1, got " + joinSeconds);
+        }
         if (name.isBlank()) {
             throw new IllegalArgumentException("a cluster name must not be blank");
         }
@@ -77,17 +116,34 @@ public final class HazelcastCluster {
         config.setProperty("hazelcast.phone.home.enabled", "false");
         config.setProperty("hazelcast.wait.seconds.before.join", "0");
         config.setProperty("hazelcast.logging.type", "jdk");
+        config.setProperty("hazelcast.max.join.seconds", Integer.toString(joinSeconds));
         NetworkConfig network = config.getNetworkConfig();
         network.setPort(firstPort).setPortAutoIncrement(true).setPortCount(PORT_COUNT);
         network.getInterfaces().setEnabled(true).setInterfaces(List.of(host));
         JoinConfig join = network.getJoin();
         join.getMulticastConfig().setEnabled(false);
         join.getAutoDetectionConfig().setEnabled(false);
+        // Literal addresses: with interfaces set, Hazelcast drops member names that resolve outside them.
+        String seed = literal(seedHost);
         List<String> members = new ArrayList<>();
         for (int p = firstPort; p < firstPort + PORT_COUNT; p++) {
             members.add(host + ":" + p);
+            if (!seed.equals(literal(host))) {
+                members.add(seed + ":" + p);
+            }
         }
         join.getTcpIpConfig().setEnabled(true).setMembers(members);
+        if (!seed.equals(literal(host))) {
+            join.getTcpIpConfig().setRequiredMember(seed + ":" + firstPort);
+        }
         return config;
+    }
+
+    private static String literal(String host) {
+        try {
+            return InetAddress.getByName(host).getHostAddress();
+        } catch (UnknownHostException e) {
+            throw new IllegalArgumentException("unknown host '" + host + "'", e);
+        }
     }
 }

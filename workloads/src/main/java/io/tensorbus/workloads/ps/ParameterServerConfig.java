@@ -2,6 +2,7 @@ package io.tensorbus.workloads.ps;
 
 import io.tensorbus.c10d.JobSecret;
 import io.tensorbus.hazelcast.HazelcastCluster;
+import io.tensorbus.internal.distributed.AdvertisedHost;
 import io.tensorbus.workloads.demo.ConfigFields;
 import io.tensorbus.workloads.demo.FashionMnistTraining;
 import io.vertx.core.json.JsonObject;
@@ -22,7 +23,11 @@ import java.util.Objects;
  *   <tr><td>{@code worldSize}</td><td>{@code WORLD_SIZE}, else 2</td><td>the server and the trainers</td></tr>
  *   <tr><td>{@code cluster}</td><td>{@code tensorbus-ps-<MASTER_PORT>}</td><td>the Hazelcast cluster's name,
  *       also the {@code cluster://} job the workers meet in</td></tr>
- *   <tr><td>{@code clusterHost}</td><td>127.0.0.1</td><td>the interface the Hazelcast members use</td></tr>
+ *   <tr><td>{@code clusterHost}</td><td>this host's address on the route to {@code MASTER_ADDR}
+ *       ({@code TENSORBUS_LOCAL_ADDR} and {@code TENSORBUS_SOCKET_IFNAME} choose another), else 127.0.0.1</td>
+ *       <td>the address this worker's Hazelcast member listens on, which the others connect to</td></tr>
+ *   <tr><td>{@code clusterSeed}</td><td>{@code MASTER_ADDR}, else {@code clusterHost}</td><td>the host whose
+ *       member on {@code clusterPort} the members of other hosts join through</td></tr>
  *   <tr><td>{@code clusterPort}</td><td>{@code MASTER_PORT + 1}; required without it</td><td>the first of the
  *       {@value HazelcastCluster#PORT_COUNT} ports the members may take</td></tr>
  *   <tr><td>{@code timeoutSeconds}</td><td>300</td><td>deadline of meeting and of every RPC</td></tr>
@@ -41,17 +46,18 @@ import java.util.Objects;
  * @param rank this worker's rank, in {@code [0, worldSize)}
  * @param worldSize the server and the trainers, at least 2
  * @param cluster the cluster's name
- * @param clusterHost the Hazelcast members' interface
+ * @param clusterHost the address of this worker's Hazelcast member
+ * @param clusterSeed the host of the member the others join through
  * @param clusterPort the first port of the members' range
  * @param timeout the deadline of meeting and of every call
  * @param threads the compute threads to use, or 0 to leave the count as it is
  * @param secret the job's secret, from {@code TENSORBUS_SECRET} or {@code TENSORBUS_SECRET_FILE}, else none
  */
 public record ParameterServerConfig(FashionMnistTraining.Options training, int rank, int worldSize, String cluster,
-        String clusterHost, int clusterPort, Duration timeout, int threads, JobSecret secret) {
+        String clusterHost, String clusterSeed, int clusterPort, Duration timeout, int threads, JobSecret secret) {
 
     /** The config fields, in the order the error messages list them. */
-    public static final List<String> FIELDS = List.of("rank", "worldSize", "cluster", "clusterHost", "clusterPort",
+    public static final List<String> FIELDS = List.of("rank", "worldSize", "cluster", "clusterHost", "clusterSeed", "clusterPort",
             "timeoutSeconds", "threads", "epochs", "dataDir", "batchSize", "lr", "momentum", "seed", "limit");
 
     /** The deadline of meeting and of every call when the config gives none. */
@@ -62,6 +68,7 @@ public record ParameterServerConfig(FashionMnistTraining.Options training, int r
         Objects.requireNonNull(training, "training");
         Objects.requireNonNull(cluster, "cluster");
         Objects.requireNonNull(clusterHost, "clusterHost");
+        Objects.requireNonNull(clusterSeed, "clusterSeed");
         Objects.requireNonNull(timeout, "timeout");
         Objects.requireNonNull(secret, "secret");
         if (worldSize < 2) {
@@ -97,8 +104,15 @@ public record ParameterServerConfig(FashionMnistTraining.Options training, int r
                     + " of tensorbus launch (which sets MASTER_PORT): the Hazelcast cluster's name and the first of"
                     + " its " + HazelcastCluster.PORT_COUNT + " loopback ports");
         }
-        return new ParameterServerConfig(f.training(), rank, worldSize, cluster,
-                f.text("clusterHost", "127.0.0.1"), clusterPort,
+        String master = env.get("MASTER_ADDR");
+        boolean launched = master != null && !master.isBlank();
+        String clusterHost = f.text("clusterHost", null);
+        if (clusterHost == null) {
+            clusterHost = launched ? AdvertisedHost.choose(null, env, "0.0.0.0", master.trim(),
+                    ParameterServerWorker.workerName(rank)) : "127.0.0.1";
+        }
+        return new ParameterServerConfig(f.training(), rank, worldSize, cluster, clusterHost,
+                f.textOrEnv("clusterSeed", "MASTER_ADDR", clusterHost), clusterPort,
                 Duration.ofSeconds(f.integer("timeoutSeconds", null, DEFAULT_TIMEOUT_SECONDS, 1, Integer.MAX_VALUE)),
                 f.integer("threads", null, ConfigFields.defaultThreads(env), 0, 4096), JobSecret.fromEnvironment(env));
     }

@@ -83,7 +83,8 @@ public final class ParameterServerWorker {
         }
         HAZELCAST_LOG.setLevel(Level.SEVERE);
         Vertx vertx = clustered != null ? clustered : await(HazelcastCluster.join(config.cluster(),
-                config.clusterHost(), config.clusterPort()), config.timeout(), "joining cluster " + config.cluster());
+                config.clusterHost(), config.clusterPort(), config.clusterSeed(), joinSeconds()),
+                config.timeout().plusSeconds(5), "joining cluster " + config.cluster());
         try {
             return config.isServer() ? serve(vertx) : train(vertx);
         } finally {
@@ -91,6 +92,11 @@ public final class ParameterServerWorker {
                 vertx.close().await();
             }
         }
+    }
+
+    /** The member's join deadline: the config's timeout, whole seconds. */
+    private int joinSeconds() {
+        return (int) Math.max(1, Math.min(Integer.MAX_VALUE, config.timeout().toSeconds()));
     }
 
     private Result serve(Vertx vertx) throws IOException {

@@ -63,7 +63,7 @@ class ParameterServerWorkerTest {
                     .await(20, TimeUnit.SECONDS);
             nodes.add(node);
             ParameterServerConfig config = new ParameterServerConfig(training, rank, trainers + 1, cluster,
-                    "127.0.0.1", 1, Duration.ofSeconds(30), 0, JobSecret.none());
+                    "127.0.0.1", "127.0.0.1", 1, Duration.ofSeconds(30), 0, JobSecret.none());
             PrintStream out = rank == 0 ? new PrintStream(serverOut, true, StandardCharsets.UTF_8)
                     : new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8);
             Promise<ParameterServerWorker.Result> done = Promise.promise();

@@ -5,8 +5,11 @@ import io.tensorbus.distributed.ClusterStore;
 import io.tensorbus.distributed.FileStore;
 import io.tensorbus.distributed.InitOptions;
 import io.tensorbus.distributed.TcpStore;
+import io.tensorbus.internal.distributed.AdvertisedHost;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
+import io.vertx.core.internal.VertxInternal;
+import io.vertx.core.spi.cluster.ClusterManager;
 import java.net.InetAddress;
 import java.net.URI;
 import java.net.URISyntaxException;
@@ -27,8 +30,12 @@ import java.util.Map;
  * @param worldSize the number of processes
  * @param store the store, not yet prefixed with the group name
  * @param bindHost the host the backend should listen on
+ * @param advertiseHost the address this process tells its peers to connect to ({@link AdvertisedHost})
  */
-public record Rendezvous(int rank, int worldSize, Store store, String bindHost) {
+public record Rendezvous(int rank, int worldSize, Store store, String bindHost, String advertiseHost) {
+
+    /** The property that names the address to publish outright. */
+    public static final String ADVERTISE_HOST = "tcp.advertiseHost";
 
     /** The scheme of {@link ClusterStore} init methods; the rest of the URL is the store's name. */
     private static final String CLUSTER = "cluster://";
@@ -40,7 +47,7 @@ public record Rendezvous(int rank, int worldSize, Store store, String bindHost) 
             String url = options.initMethod();
             if (options.store() != null) {
                 int[] rw = rankAndWorld(options, env, true);
-                return Future.succeededFuture(new Rendezvous(rw[0], rw[1], options.store(), localBind(options)));
+                return Future.succeededFuture(local(options, rw, options.store()));
             }
             if (url.equals("env://")) {
                 int[] rw = rankAndWorld(options, env, true);
@@ -55,8 +62,8 @@ public record Rendezvous(int rank, int worldSize, Store store, String bindHost) 
             int[] rw = rankAndWorld(options, env, false);
             return switch (String.valueOf(uri.getScheme())) {
                 case "tcp" -> tcp(options, vertx, env, hostOf(uri, url), portOf(uri, url), rw);
-                case "file" -> Future.succeededFuture(new Rendezvous(rw[0], rw[1],
-                        new FileStore(Path.of(uri), rw[1], options.timeout()), localBind(options)));
+                case "file" -> Future.succeededFuture(local(options, rw,
+                        new FileStore(Path.of(uri), rw[1], options.timeout())));
                 default -> throw new IllegalArgumentException("init method '" + url
                         + "' is not supported: use env://, tcp://host:port, file:///path or cluster://name");
             };
@@ -78,7 +85,8 @@ public record Rendezvous(int rank, int worldSize, Store store, String bindHost) 
         Future<TcpStore> store = server ? TcpStore.server(vertx, host, port, options.timeout(), options.secret())
                 : TcpStore.client(vertx, host, port, options.timeout(), options.secret());
         String bind = options.properties().getOrDefault("tcp.bindHost", isLoopback(host) ? "127.0.0.1" : "0.0.0.0");
-        return store.map(s -> new Rendezvous(rw[0], rw[1], s, bind));
+        String advertise = advertise(options, env, bind, host, rw[0]);
+        return store.map(s -> new Rendezvous(rw[0], rw[1], s, bind, advertise));
     }
 
     /** {@code cluster://name}: the store {@code name} of the cluster that {@code vertx} is a member of. */
@@ -92,13 +100,25 @@ public record Rendezvous(int rank, int worldSize, Store store, String bindHost) 
                     + "passed through the options' vertx(...) (e.g. Vertx.builder().withClusterManager(manager)"
                     + ".buildClustered()); the Vert.x in use is not clustered");
         }
-        String bind = localBind(options);
-        return ClusterStore.open(vertx, name, options.timeout()).map(s -> new Rendezvous(rw[0], rw[1], s, bind));
+        // Where the cluster manager's member listens (Hazelcast's address), peers reach this process too.
+        ClusterManager cm = ((VertxInternal) vertx).clusterManager();
+        String node = cm == null ? null : cm.clusterHost();
+        String bind = options.properties().getOrDefault("tcp.bindHost",
+                node == null || AdvertisedHost.isLoopback(node) ? "127.0.0.1" : "0.0.0.0");
+        String advertise = advertise(options, options.environment(), bind, node, rw[0]);
+        return ClusterStore.open(vertx, name, options.timeout())
+                .map(s -> new Rendezvous(rw[0], rw[1], s, bind, advertise));
     }
 
-    /** The bind host of rendezvous that do not name one: {@code tcp.bindHost}, else loopback. */
-    private static String localBind(InitOptions options) {
-        return options.properties().getOrDefault("tcp.bindHost", "127.0.0.1");
+    /** A rendezvous without a master (a store given, a file): binds {@code tcp.bindHost}, else loopback. */
+    private static Rendezvous local(InitOptions options, int[] rw, Store store) {
+        String bind = options.properties().getOrDefault("tcp.bindHost", "127.0.0.1");
+        return new Rendezvous(rw[0], rw[1], store, bind, advertise(options, options.environment(), bind, null, rw[0]));
+    }
+
+    private static String advertise(InitOptions options, Map<String, String> env, String bind, String master,
+            int rank) {
+        return AdvertisedHost.choose(options.properties().get(ADVERTISE_HOST), env, bind, master, "rank " + rank);
     }
 
     private static boolean isLoopback(String host) {

@@ -15,8 +15,6 @@ import io.vertx.core.Vertx;
 import io.vertx.core.internal.net.NetSocketInternal;
 import io.vertx.core.net.NetServer;
 import io.vertx.core.net.NetSocket;
-import java.net.InetAddress;
-import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -119,7 +117,7 @@ public final class Rpc {
                 : Future.succeededFuture();
         return fresh.compose(v -> server.listen().recover(e -> Future.failedFuture(new RpcException(name + " cannot"
                         + " accept calls on " + rv.bindHost() + ": " + e.getMessage(), e))))
-                .compose(s -> store.set("worker/" + rv.rank(), (name + "\n" + advertised(rv.bindHost()) + "\n"
+                .compose(s -> store.set("worker/" + rv.rank(), (name + "\n" + rv.advertiseHost() + "\n"
                         + s.actualPort() + "\n" + RpcMembership.node(vertx) + "\n" + sharedMemoryHost(options))
                         .getBytes(StandardCharsets.UTF_8)))
                 .compose(v -> table(store, rv.rank(), rv.worldSize(), options))
@@ -186,16 +184,5 @@ public final class Rpc {
     private static String sharedMemoryHost(RpcOptions options) {
         String host = options.sharedMemory() ? SharedMemoryChannel.hostIdentity(options.sharedMemoryDir()) : null;
         return host == null ? "" : host;
-    }
-
-    private static String advertised(String bindHost) {
-        if (!bindHost.equals("0.0.0.0")) {
-            return bindHost;
-        }
-        try {
-            return InetAddress.getLocalHost().getHostAddress();
-        } catch (UnknownHostException e) {
-            throw new IllegalStateException("cannot tell this host's address to the other workers", e);
-        }
     }
 }
