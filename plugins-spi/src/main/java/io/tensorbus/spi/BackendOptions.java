@@ -75,6 +75,35 @@ public record BackendOptions(int rank, int worldSize, Store store, Duration time
         return globalRanks.clone();
     }
 
+    /**
+     * The property that carries the deadline of the backend's set-up in milliseconds ({@link #setupTimeout()});
+     * the api sets it from its own set-up deadline.
+     */
+    public static final String SETUP_TIMEOUT_MILLIS = "setupTimeoutMillis";
+
+    /**
+     * How long the backend's set-up (connecting to every peer) may take: {@value #SETUP_TIMEOUT_MILLIS} when set,
+     * else {@link #timeout()}.
+     *
+     * @throws IllegalArgumentException when the property is not a positive whole number
+     */
+    public Duration setupTimeout() {
+        String text = properties.get(SETUP_TIMEOUT_MILLIS);
+        if (text == null) {
+            return timeout;
+        }
+        try {
+            long millis = Long.parseLong(text.trim());
+            if (millis > 0) {
+                return Duration.ofMillis(millis);
+            }
+        } catch (NumberFormatException e) {
+            // Said below.
+        }
+        throw new IllegalArgumentException(SETUP_TIMEOUT_MILLIS + "='" + text + "' must be a positive number of"
+                + " milliseconds");
+    }
+
     /** A backend-specific setting, or {@code defaultValue} when absent. */
     public String property(String key, String defaultValue) {
         return properties.getOrDefault(key, defaultValue);

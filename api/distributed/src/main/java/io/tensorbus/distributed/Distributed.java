@@ -3,6 +3,8 @@ package io.tensorbus.distributed;
 import io.tensorbus.c10d.JobSecret;
 import io.tensorbus.c10d.Store;
 import io.tensorbus.distributed.impl.Rendezvous;
+import io.tensorbus.distributed.impl.SetupWatch;
+import io.tensorbus.spi.Backend;
 import io.tensorbus.spi.BackendOptions;
 import io.tensorbus.spi.BackendProvider;
 import io.vertx.core.Future;
@@ -51,6 +53,7 @@ public final class Distributed {
             Map<String, String> props = new HashMap<>(options.properties());
             props.putIfAbsent("tcp.bindHost", rv.bindHost());
             props.putIfAbsent(Rendezvous.ADVERTISE_HOST, rv.advertiseHost());
+            props.putIfAbsent(BackendOptions.SETUP_TIMEOUT_MILLIS, Long.toString(options.setupTimeout().toMillis()));
             int[] ranks = new int[rv.worldSize()];
             for (int i = 0; i < ranks.length; i++) {
                 ranks[i] = i;
@@ -66,7 +69,9 @@ public final class Distributed {
                     vertx.close();
                 }
             };
-            return provider.create(bo)
+            String who = "rank " + rv.rank() + " (" + rv.advertiseHost() + ")";
+            return SetupWatch.run(vertx, scoped, options.groupName(), "group '" + options.groupName() + "'", who,
+                            options.setupTimeout(), () -> provider.create(bo), Backend::close)
                     .map(b -> {
                         ProcessGroup pg = new ProcessGroup(b, options.groupName(), ranks, rv.rank(), scoped, vertx,
                                 options.timeout(), Map.copyOf(props), options.secret(), release);

@@ -22,6 +22,15 @@ public final class InitOptions {
     /** PyTorch's default process-group timeout: 30 minutes. */
     public static final Duration DEFAULT_TIMEOUT = Duration.ofMinutes(30);
 
+    /**
+     * The deadline of set-up when neither the builder nor {@value #SETUP_TIMEOUT_ENV} gives one: 5 minutes (or the
+     * group's timeout, when that is shorter).
+     */
+    public static final Duration DEFAULT_SETUP_TIMEOUT = Duration.ofMinutes(5);
+
+    /** The environment variable that sets the set-up deadline, in seconds ({@link #setupTimeout()}). */
+    public static final String SETUP_TIMEOUT_ENV = "TENSORBUS_SETUP_TIMEOUT";
+
     private final String backend;
     private final String initMethod;
     private final int rank;
@@ -33,6 +42,7 @@ public final class InitOptions {
     private final Map<String, String> properties;
     private final Map<String, String> environment;
     private final JobSecret secret;
+    private final Duration setupTimeout;
 
     private InitOptions(Builder b) {
         this.backend = b.backend;
@@ -46,6 +56,31 @@ public final class InitOptions {
         this.properties = Map.copyOf(b.properties);
         this.environment = b.environment == null ? System.getenv() : Map.copyOf(b.environment);
         this.secret = b.secret != null ? b.secret : JobSecret.fromEnvironment(environment);
+        Duration setup = b.setupTimeout != null ? b.setupTimeout : setupTimeoutOf(environment);
+        this.setupTimeout = setup.compareTo(timeout) < 0 ? setup : timeout;
+    }
+
+    /**
+     * {@value #SETUP_TIMEOUT_ENV} of {@code env} as a duration, else {@link #DEFAULT_SETUP_TIMEOUT}; launchers use
+     * it for their own set-up.
+     *
+     * @throws IllegalArgumentException when the variable is not a whole number of seconds above 0
+     */
+    public static Duration setupTimeoutOf(Map<String, String> env) {
+        String text = env.get(SETUP_TIMEOUT_ENV);
+        if (text == null || text.isBlank()) {
+            return DEFAULT_SETUP_TIMEOUT;
+        }
+        try {
+            long seconds = Long.parseLong(text.trim());
+            if (seconds > 0) {
+                return Duration.ofSeconds(seconds);
+            }
+        } catch (NumberFormatException e) {
+            // Said below, with what is allowed.
+        }
+        throw new IllegalArgumentException(SETUP_TIMEOUT_ENV + "='" + text + "' must be a whole number of seconds"
+                + " above 0");
     }
 
     /** A builder with PyTorch's defaults: backend {@code tcp}, {@code env://}, 30 minutes, group "default". */
@@ -97,6 +132,16 @@ public final class InitOptions {
         return vertx;
     }
 
+    /**
+     * The deadline of set-up: meeting at the store and connecting to every peer. Shorter than {@link #timeout()}
+     * by default, so that a peer that never comes is reported in minutes, not after the group's timeout: the
+     * builder's, else {@value #SETUP_TIMEOUT_ENV} seconds, else {@link #DEFAULT_SETUP_TIMEOUT}; never longer than
+     * {@link #timeout()}.
+     */
+    public Duration setupTimeout() {
+        return setupTimeout;
+    }
+
     /** Backend-specific settings ({@code tcp.bindHost}, ...). */
     public Map<String, String> properties() {
         return properties;
@@ -130,6 +175,7 @@ public final class InitOptions {
         private final Map<String, String> properties = new HashMap<>();
         private Map<String, String> environment;
         private JobSecret secret;
+        private Duration setupTimeout;
 
         private Builder() {
         }
@@ -167,13 +213,23 @@ public final class InitOptions {
             return this;
         }
 
-        /** The deadline of set-up and of every operation; positive. */
+        /** The deadline of every operation, and of set-up when it is shorter than {@link #setupTimeout}; positive. */
         public Builder timeout(Duration timeout) {
             Objects.requireNonNull(timeout, "timeout");
             if (timeout.isNegative() || timeout.isZero()) {
                 throw new IllegalArgumentException("timeout=" + timeout + " must be positive");
             }
             this.timeout = timeout;
+            return this;
+        }
+
+        /** The deadline of set-up ({@link InitOptions#setupTimeout()}); positive. */
+        public Builder setupTimeout(Duration setupTimeout) {
+            Objects.requireNonNull(setupTimeout, "setupTimeout");
+            if (setupTimeout.isNegative() || setupTimeout.isZero()) {
+                throw new IllegalArgumentException("setupTimeout=" + setupTimeout + " must be positive");
+            }
+            this.setupTimeout = setupTimeout;
             return this;
         }
 

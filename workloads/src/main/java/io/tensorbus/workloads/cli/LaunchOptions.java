@@ -27,10 +27,12 @@ import java.util.Set;
  * @param monitorInterval how often the launcher looks at its processes ({@code --monitor-interval})
  * @param logs where the processes' output goes ({@code --log-dir}, {@code --redirects}, {@code --tee},
  *     {@code --local-ranks-filter})
+ * @param localAddr this node's address that the other nodes reach ({@code --local-addr}), or null to take the
+ *     source address of the route to the master
  */
 public record LaunchOptions(int nprocPerNode, int nnodes, int nodeRank, String masterAddr, int masterPort,
         Duration timeout, String target, List<String> targetArgs, boolean help, String classPath, boolean jar,
-        int maxRestarts, Duration monitorInterval, LaunchLogs logs) {
+        int maxRestarts, Duration monitorInterval, LaunchLogs logs, String localAddr) {
     /** torchrun's default {@code --monitor-interval}. */
     public static final Duration DEFAULT_MONITOR_INTERVAL = Duration.ofMillis(100);
 
@@ -43,16 +45,20 @@ public record LaunchOptions(int nprocPerNode, int nnodes, int nodeRank, String m
     /** The usage text of {@code tensorbus launch}. */
     public static final String USAGE = """
             usage: tensorbus launch --nproc-per-node N [--nnodes M --node-rank K --master-addr A --master-port P]
-                                    [--standalone] [--max-restarts R] [--monitor-interval SECONDS]
+                                    [--local-addr ADDR] [--standalone] [--max-restarts R] [--monitor-interval SECONDS]
                                     [--log-dir DIR [--redirects S] [--tee S]] [--local-ranks-filter L]
                                     [--timeout SECONDS] [--classpath PATH] TARGET [args]
                    tensorbus launch --nproc-per-node N [options] -jar APP.jar [args]
               --nproc-per-node N   processes to start on this node (1 to %d)
               --nnodes M           nodes in the job (default 1)
               --node-rank K        this node's index, 0 to M-1 (default 0)
-              --master-addr A      host of rank 0's rendezvous store (default 127.0.0.1)
+              --master-addr A      host of the job's rendezvous store, an address every node reaches (default
+                                   127.0.0.1); with several nodes, node 0's launcher hosts the store there
               --master-port P      its port, 0 to 65535; with one node, 0 or none makes the launcher host the
                                    store on a free port; with several nodes the default is %d
+              --local-addr ADDR    this node's address on the network the other nodes reach it on (torchrun's
+                                   option); default: the source address of the route to --master-addr. Set it,
+                                   or TENSORBUS_SOCKET_IFNAME=IFACE, on a host with several networks
               --standalone         one node, the rendezvous store on a free port of 127.0.0.1 (the default
                                    for one node; refuses --nnodes, --master-addr and --master-port)
               --max-restarts R     when a rank fails, stop every rank and start them all again, up to R
@@ -89,12 +95,15 @@ public record LaunchOptions(int nprocPerNode, int nnodes, int nodeRank, String m
             unless it names another.
             Examples:
               tensorbus launch --nproc-per-node 2 -cp target/classes:lib/* com.example.Train --epochs 3
+              two hosts, 10.0.0.1 and 10.0.0.2, sharing a secret file (run on each, K = 0 on 10.0.0.1, 1 on the other):
+              TENSORBUS_SECRET_FILE=~/.tensorbus-secret tensorbus launch --nnodes 2 --node-rank K \
+                  --nproc-per-node 2 --master-addr 10.0.0.1 --master-port 29500 ddp-fashion-mnist
               tensorbus launch --nproc-per-node 2 -jar build/app.jar --epochs 3""".formatted(
             MAX_NPROC, DEFAULT_MULTI_NODE_PORT);
 
     private static final List<String> KNOWN = List.of("--nproc-per-node", "--nnodes", "--node-rank", "--master-addr",
             "--master-port", "--timeout", "--classpath", "-jar", "--help", "--standalone", "--max-restarts",
-            "--monitor-interval", "--log-dir", "--redirects", "--tee", "--local-ranks-filter");
+            "--monitor-interval", "--log-dir", "--redirects", "--tee", "--local-ranks-filter", "--local-addr");
 
     /** The processes in the whole job: {@code nnodes * nprocPerNode}. */
     public int worldSize() {
@@ -106,9 +115,17 @@ public record LaunchOptions(int nprocPerNode, int nnodes, int nodeRank, String m
         return nodeRank * nprocPerNode + localRank;
     }
 
-    /** True when the launcher itself hosts the rendezvous store (one node and no port given). */
+    /**
+     * True when this launcher hosts the rendezvous store: one node and no port given, or node 0 of several (the
+     * launchers of the other nodes and every rank connect to it, as to torchrun's agent store).
+     */
     public boolean hostsStore() {
-        return masterPort == 0;
+        return masterPort == 0 || (nnodes > 1 && nodeRank == 0);
+    }
+
+    /** True when a launcher hosts the store of this job, this one or node 0's: the ranks connect as clients. */
+    public boolean storeHostedByLauncher() {
+        return masterPort == 0 || nnodes > 1;
     }
 
     /**
@@ -149,7 +166,7 @@ public record LaunchOptions(int nprocPerNode, int nnodes, int nodeRank, String m
         }
         if (p.help) {
             return new LaunchOptions(1, 1, 0, "127.0.0.1", 0, null, null, List.of(), true, null, false, 0,
-                    DEFAULT_MONITOR_INTERVAL, LaunchLogs.consoleOnly());
+                    DEFAULT_MONITOR_INTERVAL, LaunchLogs.consoleOnly(), null);
         }
         if (p.jar != null) {
             return p.build(p.jar, List.copyOf(args.subList(i, args.size())));
@@ -187,6 +204,7 @@ public record LaunchOptions(int nprocPerNode, int nnodes, int nodeRank, String m
         private String redirects;
         private String tee;
         private String localRanksFilter;
+        private String localAddr;
 
         void set(String name, String value) {
             if (!seen.add(name)) {
@@ -207,6 +225,7 @@ public record LaunchOptions(int nprocPerNode, int nnodes, int nodeRank, String m
                 case "--redirects" -> redirects = value;
                 case "--tee" -> tee = value;
                 case "--local-ranks-filter" -> localRanksFilter = value;
+                case "--local-addr" -> localAddr = nonBlank(name, value, "an address of this host");
                 default -> throw new IllegalArgumentException("option " + name + " takes no value");
             }
         }
@@ -241,7 +260,7 @@ public record LaunchOptions(int nprocPerNode, int nnodes, int nodeRank, String m
             int port = masterPort != null ? masterPort : nnodes > 1 ? DEFAULT_MULTI_NODE_PORT : 0;
             return new LaunchOptions(nproc, nnodes, nodeRank, masterAddr, port, timeout, target, targetArgs, false,
                     classPath, jar != null, maxRestarts, monitorInterval,
-                    LaunchLogs.parse(logDir, redirects, tee, localRanksFilter));
+                    LaunchLogs.parse(logDir, redirects, tee, localRanksFilter), localAddr);
         }
 
         private static Duration seconds(String name, String value) {

@@ -11,9 +11,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 /**
- * The rendezvous store that {@code tensorbus launch} hosts for a one-node job, as torchrun's agent store:
- * the launcher binds a free port before any child starts, so no two children race for a port, and every
- * child (rank 0 included) connects as a client. Owns its own Vert.x instance.
+ * The rendezvous store of a launched job, as torchrun's agent store: for one node the launcher binds a free port
+ * before any child starts, so no two children race for a port; for several nodes node 0's launcher binds the
+ * master port and the other launchers connect to it. Every child (rank 0 included) connects as a client, and the
+ * launchers of several nodes meet there too ({@link LauncherGroup}). Owns its own Vert.x instance.
  */
 final class LaunchStore implements AutoCloseable {
     private static final long START_SECONDS = 30;
@@ -35,13 +36,47 @@ final class LaunchStore implements AutoCloseable {
      * @throws Exception when the server cannot bind or start within 30 seconds
      */
     static LaunchStore start(String host, Duration timeout, JobSecret secret) throws Exception {
+        return start(host, 0, timeout, secret);
+    }
+
+    /**
+     * Starts a store server on {@code host:port} ({@code port} 0: a free one).
+     *
+     * @throws Exception when the server cannot bind or start within 30 seconds
+     */
+    static LaunchStore start(String host, int port, Duration timeout, JobSecret secret) throws Exception {
         Vertx vertx = Distributed.newVertx();
         try {
-            return new LaunchStore(vertx, await(TcpStore.server(vertx, host, 0, timeout, secret), START_SECONDS));
+            return new LaunchStore(vertx, await(TcpStore.server(vertx, host, port, timeout, secret), START_SECONDS));
         } catch (Exception | Error e) {
             closeQuietly(vertx);
             throw e;
         }
+    }
+
+    /**
+     * Connects to the store node 0's launcher hosts, trying until {@code setupTimeout}.
+     *
+     * @param timeout how long the store's waiting operations may wait once connected
+     * @throws Exception when no store answered in time, or it does not share the secret
+     */
+    static LaunchStore connect(String host, int port, Duration setupTimeout, Duration timeout, JobSecret secret)
+            throws Exception {
+        Vertx vertx = Distributed.newVertx();
+        try {
+            TcpStore store = await(TcpStore.client(vertx, host, port, setupTimeout, secret),
+                    setupTimeout.toSeconds() + 5);
+            store.setTimeout(timeout);
+            return new LaunchStore(vertx, store);
+        } catch (Exception | Error e) {
+            closeQuietly(vertx);
+            throw e;
+        }
+    }
+
+    /** The store itself: the server's in-process view, or the client. */
+    TcpStore store() {
+        return store;
     }
 
     /** The bound port. */

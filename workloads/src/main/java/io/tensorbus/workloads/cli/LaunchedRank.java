@@ -1,6 +1,7 @@
 package io.tensorbus.workloads.cli;
 
 import io.tensorbus.distributed.ProcessExit;
+import io.tensorbus.internal.distributed.AdvertisedHost;
 import io.tensorbus.workloads.demo.ProgressBar;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -165,7 +166,10 @@ final class LaunchedRank {
         env.put("MASTER_ADDR", o.masterAddr());
         env.put("MASTER_PORT", Integer.toString(port));
         env.put(POCL_CACHE_DIR, poclCacheDir(env.get(POCL_CACHE_DIR), rank));
-        if (o.hostsStore()) {
+        if (o.localAddr() != null) {
+            env.put(AdvertisedHost.LOCAL_ADDR_ENV, o.localAddr());
+        }
+        if (o.storeHostedByLauncher()) {
             env.put("TENSORBUS_STORE_HOSTED", "1");
         } else {
             // Inherited from an enclosing launch, it would send rank 0 to a store nobody hosts.

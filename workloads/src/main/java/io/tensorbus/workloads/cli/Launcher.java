@@ -1,8 +1,10 @@
 package io.tensorbus.workloads.cli;
 
 import io.tensorbus.c10d.JobSecret;
+import io.tensorbus.distributed.InitOptions;
 import io.tensorbus.distributed.ProcessExit;
 import io.tensorbus.distributed.TcpStore;
+import io.tensorbus.internal.distributed.AdvertisedHost;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
@@ -59,6 +61,8 @@ public final class Launcher {
     private Path errors;
     /** When {@code --timeout} runs out ({@link System#nanoTime()}), over every restart. */
     private long deadline;
+    /** The launchers of the other nodes, for a job of several nodes; null for one node. */
+    private volatile LauncherGroup peers;
 
     private Launcher(LaunchOptions options, PrintStream out, PrintStream err) {
         this.options = options;
@@ -155,6 +159,94 @@ public final class Launcher {
         Runtime.getRuntime().addShutdownHook(hook);
         deadline = options.timeout() == null ? Long.MAX_VALUE : System.nanoTime() + options.timeout().toNanos();
         try {
+            return options.nnodes() > 1 ? launchWithPeers() : attempts();
+        } finally {
+            deleteErrors();
+            removeHook(hook);
+        }
+    }
+
+    /**
+     * A job of several nodes: node 0's launcher hosts the job's store on the master port, every launcher meets
+     * the others there ({@link LauncherGroup}) before it starts its ranks, and a failure or a lost launcher on any
+     * node ends the ranks of every node.
+     */
+    private int launchWithPeers() {
+        String where = options.masterAddr() + ":" + options.masterPort();
+        String address;
+        Duration setup;
+        try {
+            setup = InitOptions.setupTimeoutOf(System.getenv());
+            address = AdvertisedHost.choose(options.localAddr(), System.getenv(), "0.0.0.0", options.masterAddr(),
+                    "the launcher of node " + options.nodeRank());
+        } catch (IllegalArgumentException | IllegalStateException e) {
+            err.println("tensorbus launch: " + e.getMessage());
+            return 1;
+        }
+        try (LaunchStore store = jobStore(setup)) {
+            if (store == null) {
+                return 1;
+            }
+            try (LauncherGroup group = LauncherGroup.join(store.store(), options.nnodes(), options.nodeRank(),
+                    address, where, setup)) {
+                peers = group;
+                Exit exit = attempt(0, options.masterPort());
+                group.ended();
+                if (options.nodeRank() == 0) {
+                    // The others need the store for as long as their ranks run.
+                    group.awaitOthersEnded(deadline);
+                }
+                return report(exit);
+            } catch (IllegalStateException e) {
+                err.println("tensorbus launch: failed: " + e.getMessage());
+                return 1;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return INTERRUPTED_EXIT;
+            }
+        }
+    }
+
+    /** Node 0's launcher hosts the job's store; the others connect to it. Null, said, when that fails. */
+    private LaunchStore jobStore(Duration setup) {
+        Duration timeout = options.timeout() != null ? options.timeout() : TcpStore.DEFAULT_TIMEOUT;
+        if (options.nodeRank() == 0) {
+            String bind = AdvertisedHost.isLoopback(options.masterAddr()) ? options.masterAddr() : "0.0.0.0";
+            try {
+                return LaunchStore.start(bind, options.masterPort(), timeout, secret());
+            } catch (Exception e) {
+                err.println("tensorbus launch: cannot host the job's store on port " + options.masterPort() + " of "
+                        + bind + " (--master-addr " + options.masterAddr() + "): " + e.getMessage());
+                return null;
+            }
+        }
+        try {
+            return LaunchStore.connect(options.masterAddr(), options.masterPort(), setup, timeout, secret());
+        } catch (Exception e) {
+            err.println("tensorbus launch: cannot reach the job's store that node 0's launcher hosts at "
+                    + options.masterAddr() + ":" + options.masterPort() + " within " + setup.toSeconds() + " s: "
+                    + e.getMessage());
+            return null;
+        }
+    }
+
+    /** The exit status of a job of several nodes, said on the way. */
+    private int report(Exit exit) {
+        if (exit.peerFailure() != null) {
+            err.println("tensorbus launch: failed: " + exit.peerFailure() + "; stopped the ranks of this node");
+            return 1;
+        }
+        if (exit.failed() != null) {
+            LaunchedRank r = exit.failed();
+            err.println("tensorbus launch: failed: rank " + r.rank() + " exited with code " + exit.code() + whyFailed(r)
+                    + firstErrorBesides(r.rank()));
+        }
+        return exit.code();
+    }
+
+    /** One node's job, with restarts: a new store per attempt when the launcher hosts it. */
+    private int attempts() {
+        try {
             for (int attempt = 0; ; attempt++) {
                 Exit exit = attempt(attempt);
                 if (exit.failed() == null) {
@@ -178,12 +270,17 @@ public final class Launcher {
             }
         } finally {
             deleteErrors();
-            removeHook(hook);
         }
     }
 
-    /** How one start of every rank ended: its exit status, and the rank that failed (null when none did). */
-    private record Exit(int code, LaunchedRank failed) {
+    /**
+     * How one start of every rank ended: its exit status, the rank that failed (null when none did), and why
+     * another node ended the job (null when none did).
+     */
+    private record Exit(int code, LaunchedRank failed, String peerFailure) {
+        Exit(int code, LaunchedRank failed) {
+            this(code, failed, null);
+        }
     }
 
     /** Starts every rank (a new store when the launcher hosts it), supervises them and stops what is left. */
@@ -198,14 +295,22 @@ public final class Launcher {
                 }
                 port = store.port();
             }
+            return attempt(attempt, port);
+        } finally {
+            if (store != null) {
+                store.close();
+            }
+        }
+    }
+
+    /** Starts every rank, telling them the store's {@code port}, supervises them and stops what is left. */
+    private Exit attempt(int attempt, int port) {
+        try {
             announce(port, attempt);
             return startAll(port, attempt) ? supervise() : new Exit(1, null);
         } finally {
             stopAll();
             drainOutput();
-            if (store != null) {
-                store.close();
-            }
         }
     }
 
@@ -242,7 +347,8 @@ public final class Launcher {
                 + options.maxRestarts() + ") ") + options.nprocPerNode() + " process(es), ranks " + first + " to "
                 + (first + options.nprocPerNode() - 1) + " of world size " + options.worldSize() + ", running "
                 + options.target() + "; rendezvous store at " + options.masterAddr() + ":" + port
-                + (options.hostsStore() ? " (hosted by the launcher)" : " (hosted by rank 0)"));
+                + (options.hostsStore() ? " (hosted by this launcher)" : options.storeHostedByLauncher()
+                        ? " (hosted by node 0's launcher)" : " (hosted by rank 0)"));
     }
 
     private boolean startAll(int port, int attempt) {
@@ -278,10 +384,18 @@ public final class Launcher {
                 }
                 if (failed != null) {
                     int code = failed.process().exitValue();
-                    err.println("tensorbus launch: rank " + failed.rank() + " (local rank " + failed.localRank()
-                            + ", pid " + failed.process().pid() + ") exited with code " + code + whyFailed(failed)
-                            + "; stopping the other ranks");
+                    String what = "rank " + failed.rank() + " (local rank " + failed.localRank() + ", pid "
+                            + failed.process().pid() + ") exited with code " + code + whyFailed(failed);
+                    err.println("tensorbus launch: " + what + "; stopping the other ranks");
+                    if (peers != null) {
+                        peers.postFailure(what);
+                    }
                     return new Exit(code, failed);
+                }
+                String peerFailure = peers == null ? null : peers.failure();
+                if (peerFailure != null) {
+                    err.println("tensorbus launch: " + peerFailure + "; stopping the ranks of this node");
+                    return new Exit(1, null, peerFailure);
                 }
                 if (!running) {
                     return new Exit(0, null);

@@ -82,8 +82,13 @@ public record Rendezvous(int rank, int worldSize, Store store, String bindHost, 
             throw new IllegalArgumentException("port 0 needs a launcher that hosts the store and publishes its port "
                     + "(tensorbus launch does); rank 0 cannot tell the others which port it bound");
         }
+        // A client tries to reach the master until the set-up deadline, then waits as long as the group's timeout.
         Future<TcpStore> store = server ? TcpStore.server(vertx, host, port, options.timeout(), options.secret())
-                : TcpStore.client(vertx, host, port, options.timeout(), options.secret());
+                : TcpStore.client(vertx, host, port, options.setupTimeout(), options.secret())
+                        .map(c -> {
+                            c.setTimeout(options.timeout());
+                            return c;
+                        });
         String bind = options.properties().getOrDefault("tcp.bindHost", isLoopback(host) ? "127.0.0.1" : "0.0.0.0");
         String advertise = advertise(options, env, bind, host, rw[0]);
         return store.map(s -> new Rendezvous(rw[0], rw[1], s, bind, advertise));

@@ -7,6 +7,7 @@ import io.tensorbus.distributed.InitOptions;
 import io.tensorbus.distributed.PrefixStore;
 import io.tensorbus.distributed.ProcessExit;
 import io.tensorbus.distributed.impl.Rendezvous;
+import io.tensorbus.distributed.impl.SetupWatch;
 import io.tensorbus.spi.SecretHandshake;
 import io.tensorbus.spi.shm.SharedMemoryChannel;
 import io.vertx.core.Future;
@@ -66,8 +67,16 @@ public final class Rpc {
         } else {
             io.initMethod(options.initMethod());
         }
-        return Rendezvous.resolve(io.build(), vertx)
-                .compose(rv -> start(name, rv, options, vertx, releaseVertx))
+        InitOptions init = io.build();
+        return Rendezvous.resolve(init, vertx)
+                .compose(rv -> {
+                    Store store = new PrefixStore("rpc", rv.store());
+                    Runnable releaseStore = options.store() != null ? () -> { } : rv.store()::close;
+                    String who = name + " (rank " + rv.rank() + ", " + rv.advertiseHost() + ")";
+                    return SetupWatch.run(vertx, store, null, "the RPC agent", who, init.setupTimeout(),
+                            () -> start(name, rv, store, releaseStore, options, vertx, releaseVertx),
+                            a -> a.shutdown(false)).onFailure(e -> releaseStore.run());
+                })
                 .onSuccess(agent -> DEFAULT.compareAndSet(null, agent))
                 .onFailure(e -> releaseVertx.run());
     }
@@ -90,10 +99,9 @@ public final class Rpc {
         DEFAULT.compareAndSet(agent, null);
     }
 
-    private static Future<RpcAgent> start(String name, Rendezvous rv, RpcOptions options, Vertx vertx,
-            Runnable releaseVertx) {
-        Store store = new PrefixStore("rpc", rv.store());
-        Runnable releaseStore = options.store() != null ? () -> { } : rv.store()::close;
+    /** Starts the agent; on failure it releases what it made but the store, which the caller releases. */
+    private static Future<RpcAgent> start(String name, Rendezvous rv, Store store, Runnable releaseStore,
+            RpcOptions options, Vertx vertx, Runnable releaseVertx) {
         // A caller may connect as soon as the table is complete, before this worker has built its agent.
         Promise<RpcAgent> agent = Promise.promise();
         try {
@@ -102,7 +110,6 @@ public final class Rpc {
                 options.secret().checkBind(rv.bindHost(), "RPC worker " + name);
             }
         } catch (RuntimeException e) {
-            releaseStore.run();
             return Future.failedFuture(e);
         }
         NetServer server = vertx.createNetServer(RpcTransport.serverOptions(options, rv.bindHost()));
@@ -133,7 +140,6 @@ public final class Rpc {
                 .onFailure(e -> {
                     agent.tryFail(e);
                     server.close();
-                    releaseStore.run();
                 });
     }
 

@@ -93,12 +93,14 @@ final class Mesh {
     }
 
     private void start() {
-        deadline = vertx.setTimer(options.timeout().toMillis(), id -> fail(setupTimeout()));
+        deadline = vertx.setTimer(options.setupTimeout().toMillis(), id -> fail(setupTimeout()));
         String bindHost = options.property("tcp.bindHost", "127.0.0.1");
         server = vertx.createNetServer(new NetServerOptions().setHost(bindHost).setPort(0).setTcpNoDelay(true)
                 .setReceiveBufferSize(receiveBufferBytes()));
         server.connectHandler(this::accepted);
         server.listen()
+                .recover(e -> Future.failedFuture(initError(backend.who(options.rank()) + " of group '"
+                        + options.groupName() + "' cannot listen on " + bindHost + ": " + e.getMessage())))
                 .compose(s -> publish(advertisedHost(bindHost) + ":" + s.actualPort() + hostSuffix()))
                 .compose(v -> Future.all(checkPeers()))
                 .compose(v -> Future.all(new ArrayList<>(connected.stream().map(Promise::future).toList())))
@@ -172,7 +174,7 @@ final class Mesh {
     private Future<Void> connectTo(int peer) {
         client = client != null ? client
                 : vertx.createNetClient(new NetClientOptions().setTcpNoDelay(true).setReceiveBufferSize(receiveBufferBytes()).setConnectTimeout(
-                        (int) Math.min(Integer.MAX_VALUE, options.timeout().toMillis())));
+                        (int) Math.min(Integer.MAX_VALUE, options.setupTimeout().toMillis())));
         boolean[] sameHost = new boolean[1];
         return here(store.get(key("addr", peer))).compose(bytes -> {
             String[] published = new String(bytes, StandardCharsets.UTF_8).split(" ", 2);
@@ -354,7 +356,7 @@ final class Mesh {
                 missing.add(p);
             }
         }
-        return initError("set-up of group '" + options.groupName() + "' timed out after " + options.timeout()
+        return initError("set-up of group '" + options.groupName() + "' timed out after " + options.setupTimeout()
                 + " on " + backend.who(options.rank()) + ": ranks " + missing + " never connected");
     }
 

@@ -1,0 +1,219 @@
+package io.tensorbus.workloads.cli;
+
+import io.tensorbus.c10d.Store;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The launchers of one job of several nodes, meeting in the job's store as torchrun's agents do: each registers
+ * itself, beats once a second, says when one of its ranks failed, and says when it ends. Every launcher watches the
+ * others, so that a rank failing anywhere, or a launcher that stops beating (its host died or was cut off), ends
+ * the job on every node within seconds instead of at the group's timeout. Keys live under {@code launch/}.
+ */
+final class LauncherGroup implements AutoCloseable {
+    /** How often a launcher beats and reads the others. */
+    static final Duration BEAT = Duration.ofSeconds(1);
+
+    /** How long without a beat before a launcher counts as gone. */
+    static final Duration LEASE = Duration.ofSeconds(10);
+
+    /** How long one store call may take before the store counts as gone. */
+    private static final long CALL_SECONDS = 5;
+
+    private static final String FAILED = "launch/failed";
+
+    private final Store store;
+    private final int nnodes;
+    private final int node;
+    private final String address;
+    private final String storeAddress;
+    private final long[] lastBeat;
+    /** Per node, when its beat last changed ({@link System#nanoTime()}); written by the watcher only. */
+    private final java.util.concurrent.atomic.AtomicLongArray lastChange;
+    private volatile String failure;
+    private volatile boolean closed;
+    private Thread watcher;
+
+    private LauncherGroup(Store store, int nnodes, int node, String address, String storeAddress) {
+        this.store = store;
+        this.nnodes = nnodes;
+        this.node = node;
+        this.address = address;
+        this.storeAddress = storeAddress;
+        this.lastBeat = new long[nnodes];
+        this.lastChange = new java.util.concurrent.atomic.AtomicLongArray(nnodes);
+    }
+
+    /**
+     * Registers this node's launcher and waits until every node's has, up to {@code setupTimeout}; then beats and
+     * watches the others on a daemon thread until {@link #close()}.
+     *
+     * @param address this node's address, for the others' messages
+     * @param storeAddress where the store is, for messages
+     * @throws IllegalStateException naming the nodes that did not come, or a store that does not answer
+     */
+    static LauncherGroup join(Store store, int nnodes, int node, String address, String storeAddress,
+            Duration setupTimeout) {
+        LauncherGroup g = new LauncherGroup(store, nnodes, node, address, storeAddress);
+        g.call(store.set(nodeKey(node), (address + " " + ProcessHandle.current().pid()).getBytes(StandardCharsets.UTF_8)),
+                "registering");
+        g.call(store.add(beatKey(node), 1), "beating");
+        g.awaitEveryNode(setupTimeout);
+        g.watcher = Thread.ofPlatform().daemon().name("tensorbus-launch-peers").start(g::watch);
+        return g;
+    }
+
+    private void awaitEveryNode(Duration setupTimeout) {
+        List<String> keys = new ArrayList<>();
+        for (int k = 0; k < nnodes; k++) {
+            keys.add(nodeKey(k));
+        }
+        try {
+            store.wait(keys, setupTimeout).await(setupTimeout.toMillis() + 5000, TimeUnit.MILLISECONDS);
+        } catch (Exception e) {
+            List<Integer> missing = new ArrayList<>();
+            for (int k = 0; k < nnodes; k++) {
+                if (!Boolean.TRUE.equals(quietly(store.check(List.of(nodeKey(k)))))) {
+                    missing.add(k);
+                }
+            }
+            throw new IllegalStateException("the launchers of node(s) " + missing + " did not join the job at "
+                    + storeAddress + " within " + setupTimeout.toSeconds() + " s (are they started, with the same"
+                    + " --master-addr, --master-port and secret?): " + e.getMessage(), e);
+        }
+        long now = System.nanoTime();
+        for (int k = 0; k < nnodes; k++) {
+            lastChange.set(k, now);
+        }
+    }
+
+    /**
+     * Why the job must end on this node, or null while it runs: another node's failure, a launcher that stopped
+     * beating, or a store that stopped answering.
+     */
+    String failure() {
+        return failure;
+    }
+
+    /** Tells every node that this one's rank failed; the first failure posted stays. */
+    void postFailure(String why) {
+        String text = "node " + node + " (" + address + "): " + why;
+        quietly(store.compareSet(FAILED, new byte[0], text.getBytes(StandardCharsets.UTF_8)));
+    }
+
+    /** Tells every node that this one's launcher ends (its ranks are done, or stopped). */
+    void ended() {
+        quietly(store.set(endedKey(node), new byte[] {1}));
+    }
+
+    /**
+     * Waits until every other node's launcher ended or went quiet for {@link #LEASE}, or until {@code deadline}
+     * ({@link System#nanoTime()}): node 0 hosts the store, which the others need as long as their ranks run.
+     */
+    void awaitOthersEnded(long deadline) throws InterruptedException {
+        while (System.nanoTime() - deadline < 0) {
+            boolean all = true;
+            for (int k = 0; k < nnodes && all; k++) {
+                all = k == node || isGone(k) || Boolean.TRUE.equals(quietly(store.check(List.of(endedKey(k)))));
+            }
+            if (all) {
+                return;
+            }
+            Thread.sleep(BEAT.toMillis() / 4);
+        }
+    }
+
+    private boolean isGone(int k) {
+        return System.nanoTime() - lastChange.get(k) > LEASE.toNanos();
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        if (watcher != null) {
+            watcher.interrupt();
+        }
+    }
+
+    private void watch() {
+        try {
+            while (!closed) {
+                call(store.add(beatKey(node), 1), "beating");
+                if (failure == null) {
+                    checkFailed();
+                }
+                checkBeats();
+                Thread.sleep(BEAT.toMillis());
+            }
+        } catch (InterruptedException e) {
+            // Closed.
+        } catch (RuntimeException e) {
+            if (!closed && failure == null) {
+                failure = e.getMessage();
+            }
+        }
+    }
+
+    private void checkFailed() {
+        if (Boolean.TRUE.equals(call(store.check(List.of(FAILED)), "reading failures"))) {
+            byte[] text = call(store.get(FAILED), "reading failures");
+            failure = new String(text, StandardCharsets.UTF_8);
+        }
+    }
+
+    private void checkBeats() {
+        long now = System.nanoTime();
+        for (int k = 0; k < nnodes; k++) {
+            if (k == node) {
+                continue;
+            }
+            long beat = call(store.add(beatKey(k), 0), "reading beats");
+            if (beat != lastBeat[k]) {
+                lastBeat[k] = beat;
+                lastChange.set(k, now);
+            } else if (failure == null && isGone(k)
+                    && !Boolean.TRUE.equals(call(store.check(List.of(endedKey(k))), "reading beats"))) {
+                failure = "the launcher of node " + k + " (" + peerAddress(k) + ") stopped answering: no heartbeat for "
+                        + LEASE.toSeconds() + " s (its host is down or cut off, or the launcher was killed)";
+            }
+        }
+    }
+
+    private String peerAddress(int k) {
+        byte[] v = quietly(store.get(nodeKey(k)));
+        return v == null ? "address unknown" : new String(v, StandardCharsets.UTF_8).split(" ")[0];
+    }
+
+    /** The result of a store call; a call that fails or hangs means the store is gone. */
+    private <T> T call(io.vertx.core.Future<T> f, String what) {
+        try {
+            return f.await(CALL_SECONDS, TimeUnit.SECONDS);
+        } catch (Exception e) {
+            throw new IllegalStateException("lost the job's store at " + storeAddress + (node == 0 ? ""
+                    : " (hosted by node 0's launcher, which may be gone)") + " while " + what + ": " + e.getMessage(), e);
+        }
+    }
+
+    private static <T> T quietly(io.vertx.core.Future<T> f) {
+        try {
+            return f.await(CALL_SECONDS, TimeUnit.SECONDS);
+        } catch (Exception e) {
+            return null;
+        }
+    }
+
+    private static String nodeKey(int k) {
+        return "launch/node/" + k;
+    }
+
+    private static String beatKey(int k) {
+        return "launch/beat/" + k;
+    }
+
+    private static String endedKey(int k) {
+        return "launch/ended/" + k;
+    }
+}
