@@ -4,134 +4,146 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.tensorbus.c10d.JobSecret;
 import io.tensorbus.it.CollectivesCheck;
-import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
+import io.tensorbus.workloads.cli.Launcher;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.ExtendWith;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Jobs across hosts: two network namespaces with their own addresses ({@link NetworkHosts}), a launcher on each as
- * a user runs them on two machines ({@code --nnodes 2 --node-rank K --master-addr HOST0}), sharing a secret file.
+ * Jobs across hosts: network namespaces with their own addresses ({@link NetworkHosts}), a launcher on each as a
+ * user runs them on several machines ({@code --nnodes N --node-rank K --master-addr HOST0}), sharing a secret
+ * file; every collective, the main job and the two RPC workloads, with the results of the same job on loopback.
  */
 @ExtendWith(NetworkHostsAvailable.class)
 class MultiHostTest {
-    private static final int PORT = 29611;
-    private static Path secretFile;
+    /** The lines of a training run that must not depend on where its ranks ran: losses and the accuracy. */
+    private static final Pattern RESULTS = Pattern.compile("(?m)^\\[rank 0\\] (?:epoch \\d+/\\d+  loss [\\d.]+|test"
+            + " accuracy [\\d.]+%)");
 
-    @BeforeAll
-    static void secret(@TempDir Path dir) throws IOException {
-        secretFile = dir.resolve("secret");
-        Files.writeString(secretFile, JobSecret.newSecretText());
-        Files.setPosixFilePermissions(secretFile, PosixFilePermissions.fromString("rw-------"));
-    }
-
-    @AfterAll
-    static void noSecretLeft() throws IOException {
-        Files.deleteIfExists(secretFile);
-    }
-
-    private static Map<String, String> env() {
-        return Map.of(JobSecret.FILE_ENV, secretFile.toString(), "TENSORBUS_SETUP_TIMEOUT", "60");
-    }
-
-    /** Starts a launcher on each of {@code hosts} with {@code nproc} ranks each running {@code target}. */
-    private static List<HostLaunch> launchEverywhere(NetworkHosts hosts, int nproc, List<String> target)
-            throws IOException {
-        List<HostLaunch> launches = new ArrayList<>();
-        for (int k = 0; k < hosts.count(); k++) {
-            List<String> args = new ArrayList<>(HostLaunch.nodeOptions(hosts, hosts.count(), k, nproc, PORT));
-            args.addAll(target);
-            launches.add(HostLaunch.start(hosts, k, env(), args));
+    private static List<String> results(String output) {
+        List<String> lines = new ArrayList<>();
+        Matcher m = RESULTS.matcher(output);
+        while (m.find()) {
+            lines.add(m.group());
         }
-        return launches;
+        return lines;
     }
 
-    /** Every launcher's exit status, once all ended (null for one still running at the deadline). */
-    private static List<Integer> awaitAll(List<HostLaunch> launches, Duration limit) throws InterruptedException {
-        long end = System.nanoTime() + limit.toNanos();
-        List<Integer> codes = new ArrayList<>();
-        for (HostLaunch l : launches) {
-            codes.add(l.awaitExit(Duration.ofNanos(Math.max(0, end - System.nanoTime()))));
-        }
-        return codes;
+    /** {@code tensorbus launch ARGS} on loopback, in this JVM; its stdout once it succeeded. */
+    private static String onLoopback(String... args) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int code = Launcher.run(List.of(args), new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8));
+        String o = out.toString(StandardCharsets.UTF_8);
+        assertEquals(0, code, o + err.toString(StandardCharsets.UTF_8));
+        return o;
     }
 
-    private static String report(List<HostLaunch> launches) {
-        StringBuilder b = new StringBuilder();
-        launches.forEach(l -> b.append("--- ").append(l).append('\n'));
-        return b.toString();
+    /** Runs {@code target} on {@code job}'s hosts, {@code nproc} ranks each; all rank 0's output once all succeeded. */
+    private static String acrossHosts(HostJob job, int nproc, Duration limit, String... target) throws Exception {
+        job.launchEverywhere(nproc, List.of("--timeout", String.valueOf(limit.toSeconds())), List.of(target));
+        List<Integer> codes = job.awaitAll(limit.plusSeconds(10));
+        List<Integer> zeros = new ArrayList<>();
+        codes.forEach(c -> zeros.add(0));
+        assertEquals(zeros, codes, job.report());
+        assertTrue(job.nothingRuns(), "nothing left running\n" + job.report());
+        return job.launches().get(0).output();
     }
 
     @Test
     @Timeout(value = 150, unit = TimeUnit.SECONDS)
     void everyCollectiveAgreesOnTwoHostsOfTwoRanks() throws Exception {
-        try (NetworkHosts hosts = NetworkHosts.create(2)) {
-            List<HostLaunch> launches = launchEverywhere(hosts, 2, List.of("--timeout", "120",
-                    CollectivesCheck.class.getName(), "30"));
-            List<Integer> codes = awaitAll(launches, Duration.ofSeconds(130));
-            assertEquals(List.of(0, 0), codes, report(launches));
+        try (HostJob job = HostJob.create(2)) {
+            acrossHosts(job, 2, Duration.ofSeconds(120), CollectivesCheck.class.getName(), "30");
             for (int rank = 0; rank < 4; rank++) {
-                String o = launches.get(rank / 2).output();
                 Matcher m = Pattern.compile("(?m)^\\[rank " + rank + "\\] CHECK OK (\\d+) ops \\(rank " + rank
-                        + " of 4\\)$").matcher(o);
-                assertTrue(m.find(), "no CHECK OK line of rank " + rank + "\n" + report(launches));
-                assertTrue(Integer.parseInt(m.group(1)) > 100, report(launches));
+                        + " of 4\\)$").matcher(job.launches().get(rank / 2).output());
+                assertTrue(m.find(), "no CHECK OK line of rank " + rank + "\n" + job.report());
+                assertTrue(Integer.parseInt(m.group(1)) > 100, job.report());
             }
-            assertTrue(launches.get(0).output().contains("rendezvous store at " + hosts.address(0) + ":" + PORT
-                    + " (hosted by this launcher)"), report(launches));
-            for (int k = 0; k < 2; k++) {
-                assertEquals(List.of(), hosts.pids(k), "nothing left running on host " + k);
-            }
+            assertTrue(job.launches().get(0).output().contains("rendezvous store at " + job.hosts().address(0) + ":"
+                    + HostJob.PORT + " (hosted by this launcher)"), job.report());
+        }
+    }
+
+    @Test
+    @Timeout(value = 200, unit = TimeUnit.SECONDS)
+    void theMainJobTrainsOnTwoHostsOfTwoRanksAsOnLoopback() throws Exception {
+        String[] job = {"ddp-fashion-mnist", "--epochs", "1", "--limit", "1024"};
+        List<String> loopback = results(onLoopback(concat(new String[] {"--nproc-per-node", "4"}, job)));
+        assertEquals(2, loopback.size(), loopback.toString());
+        try (HostJob hosts = HostJob.create(2)) {
+            String o = acrossHosts(hosts, 2, Duration.ofSeconds(90), job);
+            assertTrue(o.contains("4 rank(s) x batch 32 (global 128)"), hosts.report());
+            assertEquals(loopback, results(o), hosts.report());
+        }
+    }
+
+    @Test
+    @Timeout(value = 200, unit = TimeUnit.SECONDS)
+    void theParameterServerMeetsOverHazelcastAcrossTwoHostsAsOnLoopback() throws Exception {
+        String[] job = {"io.vertx.launcher.application.VertxApplication",
+            "io.tensorbus.workloads.ps.ParameterServerVerticle", "-conf", "{\"epochs\": 1, \"limit\": 384}"};
+        List<String> loopback = results(onLoopback(concat(new String[] {"--nproc-per-node", "4"}, job)));
+        assertEquals(2, loopback.size(), loopback.toString());
+        try (HostJob hosts = HostJob.create(2)) {
+            String o = acrossHosts(hosts, 2, Duration.ofSeconds(120), job);
+            assertTrue(o.contains("3 trainer(s)"), hosts.report());
+            assertEquals(loopback, results(o), hosts.report());
+        }
+    }
+
+    @Test
+    @Timeout(value = 150, unit = TimeUnit.SECONDS)
+    void thePipelineRunsItsStagesOnThreeHosts() throws Exception {
+        try (HostJob hosts = HostJob.create(3)) {
+            String o = acrossHosts(hosts, 1, Duration.ofSeconds(120), "io.vertx.launcher.application.VertxApplication",
+                    "io.tensorbus.workloads.pipeline.PipelineResNet50Verticle", "-conf",
+                    "{\"microBatches\": [2], \"batch\": 4, \"img\": 32, \"batches\": 1}");
+            assertTrue(Pattern.compile("(?m)^\\[rank 0] pipeline gpipe batch=4 img=32 micro_batches=2"
+                    + " s_per_batch=\\d+\\.\\d{3}$").matcher(o).find(), hosts.report());
         }
     }
 
     @Test
     @Timeout(value = 120, unit = TimeUnit.SECONDS)
     void aRankFailingDuringSetUpEndsBothHostsLaunchersWithinTenSeconds() throws Exception {
-        try (NetworkHosts hosts = NetworkHosts.create(2)) {
-            // Rank 3 (host 1) names an address of no host here: its backend cannot listen, so its set-up fails.
-            List<HostLaunch> launches = new ArrayList<>();
-            launches.add(HostLaunch.start(hosts, 0, env(), concat(HostLaunch.nodeOptions(hosts, 2, 0, 2, PORT),
-                    SetupFailCheck.class.getName())));
-            launches.add(HostLaunch.start(hosts, 1, env(), concat(HostLaunch.nodeOptions(hosts, 2, 1, 2, PORT),
-                    SetupFailCheck.class.getName(), "3")));
-            assertTrue(launches.get(1).awaitOutput("SETUP FAILING", Duration.ofSeconds(60)), report(launches));
+        try (HostJob job = HostJob.create(2)) {
+            // Rank 3 (host 1) is told to listen on an address of no host here, so its set-up fails.
+            job.launch(0, 2, List.of(), List.of(SetupFailCheck.class.getName()));
+            HostLaunch failing = job.launch(1, 2, List.of(), List.of(SetupFailCheck.class.getName(), "3"));
+            assertTrue(failing.awaitOutput("SETUP FAILING", Duration.ofSeconds(60)), job.report());
             long failed = System.nanoTime();
-            List<Integer> codes = awaitAll(launches, Duration.ofSeconds(30));
-            String report = report(launches);
-            assertNotNull(codes.get(0), report);
-            assertNotNull(codes.get(1), report);
-            assertTrue(codes.get(0) != 0 && codes.get(1) != 0, report);
-            for (HostLaunch l : launches) {
+            List<Integer> codes = job.awaitAll(Duration.ofSeconds(30));
+            assertNotNull(codes.get(0), job.report());
+            assertNotNull(codes.get(1), job.report());
+            assertTrue(codes.get(0) != 0 && codes.get(1) != 0, job.report());
+            for (HostLaunch l : job.launches()) {
                 assertTrue(l.endNanos() - failed < TimeUnit.SECONDS.toNanos(10), "ended "
-                        + (l.endNanos() - failed) / 1e9 + " s after the failure\n" + report);
+                        + (l.endNanos() - failed) / 1e9 + " s after the failure\n" + job.report());
             }
-            assertTrue(launches.get(0).output().contains("rank 3"), "host 0 names rank 3:\n" + report);
-            assertTrue(launches.get(0).output().contains("203.0.113.7"), "and its cause:\n" + report);
-            for (int k = 0; k < 2; k++) {
-                assertEquals(List.of(), hosts.pids(k), "nothing left running on host " + k);
-            }
+            String host0 = job.launches().get(0).output();
+            assertTrue(host0.contains("rank 3 (203.0.113.7) failed: rank 3 of group 'default' cannot listen on"
+                    + " 203.0.113.7"), "host 0 names rank 3 and its cause:\n" + job.report());
+            assertTrue(job.nothingRuns(), "nothing left running\n" + job.report());
         }
     }
 
-    private static List<String> concat(List<String> a, String... b) {
-        List<String> all = new ArrayList<>(a);
-        all.addAll(List.of(b));
+    private static String[] concat(String[] a, String[] b) {
+        String[] all = new String[a.length + b.length];
+        System.arraycopy(a, 0, all, 0, a.length);
+        System.arraycopy(b, 0, all, a.length, b.length);
         return all;
     }
 }
