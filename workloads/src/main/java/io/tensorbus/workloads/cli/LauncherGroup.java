@@ -192,8 +192,10 @@ final class LauncherGroup implements AutoCloseable {
         try {
             return f.await(CALL_SECONDS, TimeUnit.SECONDS);
         } catch (Exception e) {
+            String why = e instanceof java.util.concurrent.TimeoutException ? "no answer within " + CALL_SECONDS + " s"
+                    : String.valueOf(e.getMessage());
             throw new IllegalStateException("lost the job's store at " + storeAddress + (node == 0 ? ""
-                    : " (hosted by node 0's launcher, which may be gone)") + " while " + what + ": " + e.getMessage(), e);
+                    : " (hosted by node 0's launcher, which may be gone or cut off)") + " while " + what + ": " + why, e);
         }
     }
 
