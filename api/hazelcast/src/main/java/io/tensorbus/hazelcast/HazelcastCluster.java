@@ -62,15 +62,35 @@ public final class HazelcastCluster {
      * @throws NullPointerException when an argument is null
      */
     public static Future<Vertx> join(String name, String host, int firstPort, String seedHost, int joinSeconds) {
-        Config config = config(name, host, firstPort, seedHost, joinSeconds);
+        return start(config(name, host, firstPort, seedHost, joinSeconds), name, host,
+                "through the member on " + seedHost + ":" + firstPort, firstPort, joinSeconds);
+    }
+
+    /**
+     * {@link #join(String, String, int)} for a cluster with no member that must be up: this member listens on
+     * {@code host} and joins whichever of the members on {@code seeds} (each with the ports {@code firstPort} ..
+     * {@code firstPort + 9}) answer; the first to start forms the cluster. No single member's loss ends it, which
+     * is what an elastic job's rendezvous needs.
+     *
+     * @throws IllegalArgumentException for a blank name, a port range outside 1..65535, an unknown seed host or
+     *     {@code joinSeconds} below 1
+     * @throws NullPointerException when an argument is null
+     */
+    public static Future<Vertx> join(String name, String host, int firstPort, List<String> seeds, int joinSeconds) {
+        Config config = build(name, host, firstPort, seeds, null, joinSeconds);
+        return start(config, name, host, "through the members on " + seeds, firstPort, joinSeconds);
+    }
+
+    private static Future<Vertx> start(Config config, String name, String host, String through, int firstPort,
+            int joinSeconds) {
         String instance = "tensorbus-" + UUID.randomUUID();
         config.setInstanceName(instance);
         return Vertx.builder().with(new VertxOptions().setUseDaemonThread(true))
                 .withClusterManager(new HazelcastClusterManager(config)).buildClustered()
                 .recover(e -> Future.failedFuture(new IllegalStateException("could not join the Hazelcast cluster '"
-                        + name + "' as " + host + " through the member on " + seedHost + ":" + firstPort + " within "
-                        + joinSeconds + " s (is the job's first member up on that host, and do the ports " + firstPort
-                        + ".." + (firstPort + PORT_COUNT - 1) + " reach it?): " + e.getMessage(), e)))
+                        + name + "' as " + host + " " + through + " within " + joinSeconds + " s (is a member up there,"
+                        + " and do the ports " + firstPort + ".." + (firstPort + PORT_COUNT - 1) + " reach it?): "
+                        + e.getMessage(), e)))
                 .onSuccess(vertx -> {
                     ProcessExit.Registration atExit = ProcessExit.closeWhenProgramEnds("the Hazelcast member of "
                             + "cluster '" + name + "'", vertx::close,
@@ -98,9 +118,24 @@ public final class HazelcastCluster {
      *     {@code joinSeconds} below 1
      */
     public static Config config(String name, String host, int firstPort, String seedHost, int joinSeconds) {
-        Objects.requireNonNull(name, "name");
         Objects.requireNonNull(host, "host");
         Objects.requireNonNull(seedHost, "seedHost");
+        boolean remote = !literal(seedHost).equals(literal(host));
+        return build(name, host, firstPort, List.of(seedHost), remote ? literal(seedHost) + ":" + firstPort : null,
+                joinSeconds);
+    }
+
+    /**
+     * The configuration: phone-home off, multicast and auto-detection off, TCP-IP members on the port ranges of
+     * {@code host} and every seed, {@code required} the member that must be up (null for none). Members beat once
+     * a second and count one silent for 10 s as gone (Hazelcast's default is 60 s), so that a lost host is noticed
+     * within seconds.
+     */
+    private static Config build(String name, String host, int firstPort, List<String> seeds, String required,
+            int joinSeconds) {
+        Objects.requireNonNull(name, "name");
+        Objects.requireNonNull(host, "host");
+        Objects.requireNonNull(seeds, "seeds");
         if (joinSeconds < 1) {
             throw new IllegalArgumentException("joinSeconds must be at least 1, got " + joinSeconds);
         }
@@ -117,6 +152,8 @@ public final class HazelcastCluster {
         config.setProperty("hazelcast.wait.seconds.before.join", "0");
         config.setProperty("hazelcast.logging.type", "jdk");
         config.setProperty("hazelcast.max.join.seconds", Integer.toString(joinSeconds));
+        config.setProperty("hazelcast.heartbeat.interval.seconds", "1");
+        config.setProperty("hazelcast.max.no.heartbeat.seconds", "10");
         NetworkConfig network = config.getNetworkConfig();
         network.setPort(firstPort).setPortAutoIncrement(true).setPortCount(PORT_COUNT);
         network.getInterfaces().setEnabled(true).setInterfaces(List.of(host));
@@ -124,17 +161,17 @@ public final class HazelcastCluster {
         join.getMulticastConfig().setEnabled(false);
         join.getAutoDetectionConfig().setEnabled(false);
         // Literal addresses: with interfaces set, Hazelcast drops member names that resolve outside them.
-        String seed = literal(seedHost);
+        List<String> hosts = new ArrayList<>(List.of(literal(host)));
+        seeds.stream().map(HazelcastCluster::literal).filter(h -> !hosts.contains(h)).forEach(hosts::add);
         List<String> members = new ArrayList<>();
-        for (int p = firstPort; p < firstPort + PORT_COUNT; p++) {
-            members.add(host + ":" + p);
-            if (!seed.equals(literal(host))) {
-                members.add(seed + ":" + p);
+        for (String h : hosts) {
+            for (int p = firstPort; p < firstPort + PORT_COUNT; p++) {
+                members.add(h + ":" + p);
             }
         }
         join.getTcpIpConfig().setEnabled(true).setMembers(members);
-        if (!seed.equals(literal(host))) {
-            join.getTcpIpConfig().setRequiredMember(seed + ":" + firstPort);
+        if (required != null) {
+            join.getTcpIpConfig().setRequiredMember(required);
         }
         return config;
     }

@@ -29,10 +29,12 @@ import java.util.Set;
  *     {@code --local-ranks-filter})
  * @param localAddr this node's address that the other nodes reach ({@code --local-addr}), or null to take the
  *     source address of the route to the master
+ * @param elastic the elastic rendezvous ({@code --nnodes MIN:MAX}, {@code --rdzv-*}), or null for a fixed set of
+ *     nodes that meet at {@code --master-addr}
  */
 public record LaunchOptions(int nprocPerNode, int nnodes, int nodeRank, String masterAddr, int masterPort,
         Duration timeout, String target, List<String> targetArgs, boolean help, String classPath, boolean jar,
-        int maxRestarts, Duration monitorInterval, LaunchLogs logs, String localAddr) {
+        int maxRestarts, Duration monitorInterval, LaunchLogs logs, String localAddr, ElasticOptions elastic) {
     /** torchrun's default {@code --monitor-interval}. */
     public static final Duration DEFAULT_MONITOR_INTERVAL = Duration.ofMillis(100);
 
@@ -45,12 +47,25 @@ public record LaunchOptions(int nprocPerNode, int nnodes, int nodeRank, String m
     /** The usage text of {@code tensorbus launch}. */
     public static final String USAGE = """
             usage: tensorbus launch --nproc-per-node N [--nnodes M --node-rank K --master-addr A --master-port P]
+                                    [--nnodes MIN:MAX --rdzv-backend c10d|hazelcast --rdzv-endpoint HOST:PORT
+                                     --rdzv-id JOB [--rdzv-conf join_timeout=S,last_call_timeout=S]]
                                     [--local-addr ADDR] [--standalone] [--max-restarts R] [--monitor-interval SECONDS]
                                     [--log-dir DIR [--redirects S] [--tee S]] [--local-ranks-filter L]
                                     [--timeout SECONDS] [--classpath PATH] TARGET [args]
                    tensorbus launch --nproc-per-node N [options] -jar APP.jar [args]
               --nproc-per-node N   processes to start on this node (1 to %d)
-              --nnodes M           nodes in the job (default 1)
+              --nnodes M           nodes in the job (default 1); MIN:MAX for an elastic job, which runs on
+                                   as long as MIN nodes are left and admits nodes up to MAX
+              --rdzv-backend B     the elastic rendezvous: c10d (its state in a store at the endpoint, hosted
+                                   by the node whose address it is) or hazelcast (in a Hazelcast cluster of the
+                                   nodes, with no single host whose loss ends the job)
+              --rdzv-endpoint HOST:PORT
+                                   c10d: where the store listens; hazelcast: the member every node joins
+                                   through, or a comma-separated list of them (default --master-addr:port)
+              --rdzv-id JOB        the job's id, the same on every node (default none)
+              --rdzv-conf K=V,...  join_timeout (seconds a node waits for a round, default 600) and
+                                   last_call_timeout (seconds a round waits for more nodes once MIN joined,
+                                   default 30)
               --node-rank K        this node's index, 0 to M-1 (default 0)
               --master-addr A      host of the job's rendezvous store, an address every node reaches (default
                                    127.0.0.1); with several nodes, node 0's launcher hosts the store there
@@ -62,8 +77,8 @@ public record LaunchOptions(int nprocPerNode, int nnodes, int nodeRank, String m
               --standalone         one node, the rendezvous store on a free port of 127.0.0.1 (the default
                                    for one node; refuses --nnodes, --master-addr and --master-port)
               --max-restarts R     when a rank fails, stop every rank and start them all again, up to R
-                                   times (default 0, one node only); each learns the count from
-                                   TORCHELASTIC_RESTART_COUNT
+                                   times (default 0; several nodes need the elastic rendezvous); each learns
+                                   the count from TORCHELASTIC_RESTART_COUNT
               --monitor-interval SECONDS
                                    how often the launcher checks its processes (default 0.1)
               --log-dir DIR        also write each rank's output to DIR/attempt_K/LOCAL_RANK/stdout.log and
@@ -103,7 +118,17 @@ public record LaunchOptions(int nprocPerNode, int nnodes, int nodeRank, String m
 
     private static final List<String> KNOWN = List.of("--nproc-per-node", "--nnodes", "--node-rank", "--master-addr",
             "--master-port", "--timeout", "--classpath", "-jar", "--help", "--standalone", "--max-restarts",
-            "--monitor-interval", "--log-dir", "--redirects", "--tee", "--local-ranks-filter", "--local-addr");
+            "--monitor-interval", "--log-dir", "--redirects", "--tee", "--local-ranks-filter", "--local-addr",
+            "--rdzv-backend", "--rdzv-endpoint", "--rdzv-id", "--rdzv-conf");
+
+    /**
+     * The same options for one round of the elastic rendezvous: {@code nnodes} nodes of which this is
+     * {@code nodeRank}, the round's store at {@code masterAddr:masterPort}.
+     */
+    public LaunchOptions forRound(int nnodes, int nodeRank, String masterAddr, int masterPort) {
+        return new LaunchOptions(nprocPerNode, nnodes, nodeRank, masterAddr, masterPort, timeout, target, targetArgs,
+                help, classPath, jar, maxRestarts, monitorInterval, logs, localAddr, elastic);
+    }
 
     /** The processes in the whole job: {@code nnodes * nprocPerNode}. */
     public int worldSize() {
@@ -116,16 +141,16 @@ public record LaunchOptions(int nprocPerNode, int nnodes, int nodeRank, String m
     }
 
     /**
-     * True when this launcher hosts the rendezvous store: one node and no port given, or node 0 of several (the
-     * launchers of the other nodes and every rank connect to it, as to torchrun's agent store).
+     * True when this launcher hosts the rendezvous store: one node and no port given, or node 0 of several or of an
+     * elastic round (the launchers of the other nodes and every rank connect to it, as to torchrun's agent store).
      */
     public boolean hostsStore() {
-        return masterPort == 0 || (nnodes > 1 && nodeRank == 0);
+        return masterPort == 0 || ((nnodes > 1 || elastic != null) && nodeRank == 0);
     }
 
     /** True when a launcher hosts the store of this job, this one or node 0's: the ranks connect as clients. */
     public boolean storeHostedByLauncher() {
-        return masterPort == 0 || nnodes > 1;
+        return masterPort == 0 || nnodes > 1 || elastic != null;
     }
 
     /**
@@ -166,7 +191,7 @@ public record LaunchOptions(int nprocPerNode, int nnodes, int nodeRank, String m
         }
         if (p.help) {
             return new LaunchOptions(1, 1, 0, "127.0.0.1", 0, null, null, List.of(), true, null, false, 0,
-                    DEFAULT_MONITOR_INTERVAL, LaunchLogs.consoleOnly(), null);
+                    DEFAULT_MONITOR_INTERVAL, LaunchLogs.consoleOnly(), null, null);
         }
         if (p.jar != null) {
             return p.build(p.jar, List.copyOf(args.subList(i, args.size())));
@@ -205,6 +230,11 @@ public record LaunchOptions(int nprocPerNode, int nnodes, int nodeRank, String m
         private String tee;
         private String localRanksFilter;
         private String localAddr;
+        private String nnodesSpec;
+        private String rdzvBackend;
+        private String rdzvEndpoint;
+        private String rdzvId;
+        private String rdzvConf;
 
         void set(String name, String value) {
             if (!seen.add(name)) {
@@ -212,7 +242,7 @@ public record LaunchOptions(int nprocPerNode, int nnodes, int nodeRank, String m
             }
             switch (name) {
                 case "--nproc-per-node" -> nproc = number(name, value, 1, MAX_NPROC);
-                case "--nnodes" -> nnodes = number(name, value, 1, Integer.MAX_VALUE);
+                case "--nnodes" -> nnodesSpec = value.trim();
                 case "--node-rank" -> nodeRank = number(name, value, 0, Integer.MAX_VALUE);
                 case "--master-port" -> masterPort = number(name, value, 0, 65535);
                 case "--timeout" -> timeout = Duration.ofSeconds(number(name, value, 1, Integer.MAX_VALUE));
@@ -226,6 +256,10 @@ public record LaunchOptions(int nprocPerNode, int nnodes, int nodeRank, String m
                 case "--tee" -> tee = value;
                 case "--local-ranks-filter" -> localRanksFilter = value;
                 case "--local-addr" -> localAddr = nonBlank(name, value, "an address of this host");
+                case "--rdzv-backend" -> rdzvBackend = value.trim();
+                case "--rdzv-endpoint" -> rdzvEndpoint = nonBlank(name, value, "HOST:PORT");
+                case "--rdzv-id" -> rdzvId = nonBlank(name, value, "the job's id, the same on every node");
+                case "--rdzv-conf" -> rdzvConf = value;
                 default -> throw new IllegalArgumentException("option " + name + " takes no value");
             }
         }
@@ -234,6 +268,12 @@ public record LaunchOptions(int nprocPerNode, int nnodes, int nodeRank, String m
             if (nproc == null) {
                 throw new IllegalArgumentException("--nproc-per-node is required: the number of processes to"
                         + " start on this node, 1 to " + MAX_NPROC);
+            }
+            ElasticOptions elastic = elastic();
+            if (elastic != null) {
+                return new LaunchOptions(nproc, elastic.maxNodes(), 0, masterAddr, 0, timeout, target, targetArgs,
+                        false, classPath, jar != null, maxRestarts, monitorInterval,
+                        LaunchLogs.parse(logDir, redirects, tee, localRanksFilter), localAddr, elastic);
             }
             if (nodeRank >= nnodes) {
                 throw new IllegalArgumentException("--node-rank must be in [0, " + nnodes + ") for --nnodes "
@@ -253,14 +293,35 @@ public record LaunchOptions(int nprocPerNode, int nnodes, int nodeRank, String m
                         + " --nnodes, --node-rank, --master-addr and --master-port");
             }
             if (maxRestarts > 0 && nnodes > 1) {
-                throw new IllegalArgumentException("--max-restarts works with one node: restarting the ranks of"
-                        + " several nodes together needs torchrun's elastic rendezvous, which tensorbus launch does not"
-                        + " have");
+                throw new IllegalArgumentException("--max-restarts with several nodes needs the elastic rendezvous,"
+                        + " which restarts every node's ranks together: add --rdzv-backend c10d (or hazelcast) and"
+                        + " --rdzv-endpoint HOST:PORT, and leave out --node-rank");
             }
             int port = masterPort != null ? masterPort : nnodes > 1 ? DEFAULT_MULTI_NODE_PORT : 0;
             return new LaunchOptions(nproc, nnodes, nodeRank, masterAddr, port, timeout, target, targetArgs, false,
                     classPath, jar != null, maxRestarts, monitorInterval,
-                    LaunchLogs.parse(logDir, redirects, tee, localRanksFilter), localAddr);
+                    LaunchLogs.parse(logDir, redirects, tee, localRanksFilter), localAddr, null);
+        }
+
+        /**
+         * The elastic rendezvous when {@code --nnodes} is a range or a {@code --rdzv-*} option is given (null
+         * otherwise); sets {@link #nnodes} for a fixed count.
+         */
+        private ElasticOptions elastic() {
+            int[] range = ElasticOptions.nodeRange(nnodesSpec);
+            boolean asked = range[0] != range[1] || rdzvBackend != null || rdzvEndpoint != null || rdzvId != null
+                    || rdzvConf != null;
+            if (!asked) {
+                nnodes = range[0];
+                return null;
+            }
+            if (seen.contains("--node-rank") || standalone) {
+                throw new IllegalArgumentException("with the elastic rendezvous (--nnodes MIN:MAX, --rdzv-*) the"
+                        + " rendezvous assigns the nodes' ranks: leave out --node-rank and --standalone");
+            }
+            String endpoint = rdzvEndpoint != null ? rdzvEndpoint
+                    : masterAddr + ":" + (masterPort != null ? masterPort : DEFAULT_MULTI_NODE_PORT);
+            return ElasticOptions.of(range[0], range[1], rdzvBackend, endpoint, rdzvId, rdzvConf);
         }
 
         private static Duration seconds(String name, String value) {

@@ -65,6 +65,7 @@ final class LaunchedRank {
         environment(pb.environment(), o, rank, localRank, storePort);
         pb.environment().put("TORCHELASTIC_RESTART_COUNT", Integer.toString(attempt));
         pb.environment().put("TORCHELASTIC_MAX_RESTARTS", Integer.toString(o.maxRestarts()));
+        pb.environment().put("TORCHELASTIC_RUN_ID", o.elastic() != null ? o.elastic().runId() : "none");
         pb.environment().putAll(jobEnv);
         pb.environment().put(ProcessExit.ERROR_FILE_ENV, errorFile.toString());
         if (out == System.out && System.console() != null) {

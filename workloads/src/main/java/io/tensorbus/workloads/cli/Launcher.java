@@ -47,7 +47,8 @@ public final class Launcher {
     /** How long the forwarders get to pass on the last lines of a process that ended, in milliseconds. */
     private static final long DRAIN_MILLIS = 2000;
 
-    private final LaunchOptions options;
+    /** The options; for an elastic job, those of the round running (its nodes, this node's rank, its store). */
+    private LaunchOptions options;
     private final PrintStream out;
     private final PrintStream err;
     private final List<LaunchedRank> ranks = new CopyOnWriteArrayList<>();
@@ -62,7 +63,7 @@ public final class Launcher {
     /** When {@code --timeout} runs out ({@link System#nanoTime()}), over every restart. */
     private long deadline;
     /** The launchers of the other nodes, for a job of several nodes; null for one node. */
-    private volatile LauncherGroup peers;
+    private volatile JobPeers peers;
 
     private Launcher(LaunchOptions options, PrintStream out, PrintStream err) {
         this.options = options;
@@ -159,7 +160,7 @@ public final class Launcher {
         Runtime.getRuntime().addShutdownHook(hook);
         deadline = options.timeout() == null ? Long.MAX_VALUE : System.nanoTime() + options.timeout().toNanos();
         try {
-            return options.nnodes() > 1 ? launchWithPeers() : attempts();
+            return options.elastic() != null ? launchElastic() : options.nnodes() > 1 ? launchWithPeers() : attempts();
         } finally {
             deleteErrors();
             removeHook(hook);
@@ -204,6 +205,142 @@ public final class Launcher {
                 Thread.currentThread().interrupt();
                 return INTERRUPTED_EXIT;
             }
+        }
+    }
+
+    /**
+     * An elastic job, torchrun's agent: meets the other nodes in rounds of the rendezvous ({@link DynamicRendezvous}),
+     * runs this node's ranks of each round with their ranks and world size, and when a rank fails (a restart, while
+     * {@code --max-restarts} allows), a node is lost or a node asks to join, stops them and meets the others in the
+     * next round. Node rank 0 of each round hosts the store the round's ranks meet at.
+     */
+    private int launchElastic() {
+        ElasticOptions e = options.elastic();
+        LaunchOptions base = options;
+        String address;
+        try {
+            address = AdvertisedHost.choose(options.localAddr(), System.getenv(), "0.0.0.0", e.endpoint().host(),
+                    "this node's launcher");
+        } catch (IllegalStateException ex) {
+            err.println("tensorbus launch: " + ex.getMessage());
+            return 1;
+        }
+        Duration timeout = options.timeout() != null ? options.timeout() : TcpStore.DEFAULT_TIMEOUT;
+        try (RendezvousBackend backend = RendezvousBackend.open(e, address, secret(), timeout)) {
+            DynamicRendezvous rdzv = new DynamicRendezvous(backend.store(), backend.calls(), e, address + "/"
+                    + ProcessHandle.current().pid());
+            err.println("tensorbus launch: elastic job '" + e.runId() + "' (" + e.minNodes() + " to " + e.maxNodes()
+                    + " nodes), this node " + rdzv.node() + "; rendezvous in " + backend.description());
+            return new ElasticRun(base, rdzv, address, timeout).run();
+        } catch (Exception ex) {
+            err.println("tensorbus launch: failed: cannot open the rendezvous (" + e.backend() + " at "
+                    + e.endpoints() + "): " + ex.getMessage());
+            return 1;
+        }
+    }
+
+    /** The rounds of an elastic job on this node. */
+    private final class ElasticRun {
+        private final LaunchOptions base;
+        private final DynamicRendezvous rdzv;
+        private final String address;
+        private final Duration timeout;
+        private int restarts;
+
+        ElasticRun(LaunchOptions base, DynamicRendezvous rdzv, String address, Duration timeout) {
+            this.base = base;
+            this.rdzv = rdzv;
+            this.address = address;
+            this.timeout = timeout;
+        }
+
+        int run() throws InterruptedException {
+            int after = -1;
+            while (true) {
+                DynamicRendezvous.Round round;
+                try {
+                    round = rdzv.next(after);
+                } catch (IllegalStateException | StoreCalls.StoreLostException ex) {
+                    err.println("tensorbus launch: failed: " + ex.getMessage());
+                    return 1;
+                }
+                after = round.round();
+                Integer end = runRound(round);
+                if (end != null) {
+                    return end;
+                }
+                clearErrors();
+                ranks.clear();
+            }
+        }
+
+        /** Runs this node's ranks of {@code round}; the launcher's exit status, or null to go on to the next round. */
+        private Integer runRound(DynamicRendezvous.Round round) throws InterruptedException {
+            try (LaunchStore store = round.nodeRank() == 0 ? LaunchStore.start("0.0.0.0", 0, timeout, secret())
+                    : null) {
+                String master;
+                if (store != null) {
+                    rdzv.publishMaster(round.round(), address, store.port());
+                    master = address + ":" + store.port();
+                } else {
+                    master = rdzv.master(round.round());
+                }
+                int colon = master.lastIndexOf(':');
+                options = base.forRound(round.nnodes(), round.nodeRank(), master.substring(0, colon),
+                        Integer.parseInt(master.substring(colon + 1)));
+                err.println("tensorbus launch: round " + round.round() + ": " + round.nnodes() + " node(s) "
+                        + round.nodes() + ", this one node rank " + round.nodeRank());
+                Exit exit;
+                try (RoundWatch watch = RoundWatch.start(rdzv, round, base.elastic().maxNodes())) {
+                    peers = watch;
+                    exit = attempt(restarts, options.masterPort());
+                    peers = null;
+                    return after(round, exit, watch.stop());
+                }
+            } catch (IllegalStateException | StoreCalls.StoreLostException ex) {
+                err.println("tensorbus launch: failed: " + ex.getMessage());
+                return 1;
+            } catch (InterruptedException ex) {
+                throw ex;
+            } catch (Exception ex) {
+                err.println("tensorbus launch: failed: cannot host the store of round " + round.round() + ": "
+                        + ex.getMessage());
+                rdzv.requestNextRound(round.round());
+                return 1;
+            }
+        }
+
+        /** What follows a round that ended with {@code exit}: an exit status, or null for the next round. */
+        private Integer after(DynamicRendezvous.Round round, Exit exit, RoundWatch.Stop stop)
+                throws InterruptedException {
+            if (exit.failed() == null && exit.peerFailure() == null) {
+                if (exit.code() == 0) {
+                    rdzv.markDone(round.round());
+                    rdzv.awaitDone(round, base.elastic().joinTimeout());
+                }
+                return exit.code();
+            }
+            if (exit.peerFailure() != null) {
+                if (stop != null && stop.fatal()) {
+                    err.println("tensorbus launch: failed: " + stop.reason() + "; stopped the ranks of this node");
+                    return 1;
+                }
+                err.println("tensorbus launch: stopped the ranks of round " + round.round() + ": " + exit.peerFailure());
+                return null;
+            }
+            LaunchedRank r = exit.failed();
+            String why = "node " + rdzv.node() + ": rank " + r.rank() + " exited with code " + exit.code()
+                    + whyFailed(r);
+            if (restarts >= base.maxRestarts()) {
+                rdzv.close(why + " (no restarts left of " + base.maxRestarts() + ")");
+                err.println("tensorbus launch: failed: " + why + " (no restarts left of " + base.maxRestarts() + ")");
+                return exit.code();
+            }
+            restarts++;
+            rdzv.requestNextRound(round.round());
+            err.println("tensorbus launch: " + why + "; restarting in a new round (restart " + restarts + " of "
+                    + base.maxRestarts() + ")");
+            return null;
         }
     }
 
@@ -388,11 +525,11 @@ public final class Launcher {
                             + failed.process().pid() + ") exited with code " + code + whyFailed(failed);
                     err.println("tensorbus launch: " + what + "; stopping the other ranks");
                     if (peers != null) {
-                        peers.postFailure(what);
+                        peers.rankFailed(what);
                     }
                     return new Exit(code, failed);
                 }
-                String peerFailure = peers == null ? null : peers.failure();
+                String peerFailure = peers == null ? null : peers.stopReason();
                 if (peerFailure != null) {
                     err.println("tensorbus launch: " + peerFailure + "; stopping the ranks of this node");
                     return new Exit(1, null, peerFailure);

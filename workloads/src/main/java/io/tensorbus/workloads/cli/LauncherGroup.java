@@ -8,31 +8,26 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The launchers of one job of several nodes, meeting in the job's store as torchrun's agents do: each registers
- * itself, beats once a second, says when one of its ranks failed, and says when it ends. Every launcher watches the
- * others, so that a rank failing anywhere, or a launcher that stops beating (its host died or was cut off), ends
- * the job on every node within seconds instead of at the group's timeout. Keys live under {@code launch/}.
+ * The launchers of one job of a fixed set of nodes, meeting in the job's store as torchrun's agents do: each
+ * registers itself, beats once a second ({@link Heartbeats}), says when one of its ranks failed, and says when it
+ * ends. Every launcher watches the others, so that a rank failing anywhere, or a launcher that stops beating (its
+ * host died or was cut off), ends the job on every node within seconds instead of at the group's timeout. Keys
+ * live under {@code launch/}.
  */
-final class LauncherGroup implements AutoCloseable {
+final class LauncherGroup implements JobPeers, AutoCloseable {
     /** How often a launcher beats and reads the others. */
     static final Duration BEAT = Duration.ofSeconds(1);
-
-    /** How long without a beat before a launcher counts as gone. */
-    static final Duration LEASE = Duration.ofSeconds(10);
-
-    /** How long one store call may take before the store counts as gone. */
-    private static final long CALL_SECONDS = 5;
 
     private static final String FAILED = "launch/failed";
 
     private final Store store;
+    private final StoreCalls calls = new StoreCalls(StoreCalls.TCP);
     private final int nnodes;
     private final int node;
     private final String address;
     private final String storeAddress;
-    private final long[] lastBeat;
-    /** Per node, when its beat last changed ({@link System#nanoTime()}); written by the watcher only. */
-    private final java.util.concurrent.atomic.AtomicLongArray lastChange;
+    private final Heartbeats heartbeats;
+    private final List<String> others = new ArrayList<>();
     private volatile String failure;
     private volatile boolean closed;
     private Thread watcher;
@@ -43,8 +38,12 @@ final class LauncherGroup implements AutoCloseable {
         this.node = node;
         this.address = address;
         this.storeAddress = storeAddress;
-        this.lastBeat = new long[nnodes];
-        this.lastChange = new java.util.concurrent.atomic.AtomicLongArray(nnodes);
+        this.heartbeats = new Heartbeats(store, calls, "launch/beat/", Integer.toString(node));
+        for (int k = 0; k < nnodes; k++) {
+            if (k != node) {
+                others.add(Integer.toString(k));
+            }
+        }
     }
 
     /**
@@ -60,7 +59,7 @@ final class LauncherGroup implements AutoCloseable {
         LauncherGroup g = new LauncherGroup(store, nnodes, node, address, storeAddress);
         g.call(store.set(nodeKey(node), (address + " " + ProcessHandle.current().pid()).getBytes(StandardCharsets.UTF_8)),
                 "registering");
-        g.call(store.add(beatKey(node), 1), "beating");
+        g.heartbeats.beat();
         g.awaitEveryNode(setupTimeout);
         g.watcher = Thread.ofPlatform().daemon().name("tensorbus-launch-peers").start(g::watch);
         return g;
@@ -76,7 +75,7 @@ final class LauncherGroup implements AutoCloseable {
         } catch (Exception e) {
             List<Integer> missing = new ArrayList<>();
             for (int k = 0; k < nnodes; k++) {
-                if (!Boolean.TRUE.equals(quietly(store.check(List.of(nodeKey(k)))))) {
+                if (!Boolean.TRUE.equals(calls.quietly(store.check(List.of(nodeKey(k)))))) {
                     missing.add(k);
                 }
             }
@@ -84,50 +83,45 @@ final class LauncherGroup implements AutoCloseable {
                     + storeAddress + " within " + setupTimeout.toSeconds() + " s (are they started, with the same"
                     + " --master-addr, --master-port and secret?): " + e.getMessage(), e);
         }
-        long now = System.nanoTime();
-        for (int k = 0; k < nnodes; k++) {
-            lastChange.set(k, now);
-        }
     }
 
     /**
      * Why the job must end on this node, or null while it runs: another node's failure, a launcher that stopped
      * beating, or a store that stopped answering.
      */
-    String failure() {
+    @Override
+    public String stopReason() {
         return failure;
     }
 
     /** Tells every node that this one's rank failed; the first failure posted stays. */
-    void postFailure(String why) {
+    @Override
+    public void rankFailed(String why) {
         String text = "node " + node + " (" + address + "): " + why;
-        quietly(store.compareSet(FAILED, new byte[0], text.getBytes(StandardCharsets.UTF_8)));
+        calls.quietly(store.compareSet(FAILED, new byte[0], text.getBytes(StandardCharsets.UTF_8)));
     }
 
     /** Tells every node that this one's launcher ends (its ranks are done, or stopped). */
     void ended() {
-        quietly(store.set(endedKey(node), new byte[] {1}));
+        calls.quietly(store.set(endedKey(node), new byte[] {1}));
     }
 
     /**
-     * Waits until every other node's launcher ended or went quiet for {@link #LEASE}, or until {@code deadline}
+     * Waits until every other node's launcher ended or went quiet, or until {@code deadline}
      * ({@link System#nanoTime()}): node 0 hosts the store, which the others need as long as their ranks run.
      */
     void awaitOthersEnded(long deadline) throws InterruptedException {
         while (System.nanoTime() - deadline < 0) {
             boolean all = true;
             for (int k = 0; k < nnodes && all; k++) {
-                all = k == node || isGone(k) || Boolean.TRUE.equals(quietly(store.check(List.of(endedKey(k)))));
+                all = k == node || heartbeats.isGone(Integer.toString(k))
+                        || Boolean.TRUE.equals(calls.quietly(store.check(List.of(endedKey(k)))));
             }
             if (all) {
                 return;
             }
             Thread.sleep(BEAT.toMillis() / 4);
         }
-    }
-
-    private boolean isGone(int k) {
-        return System.nanoTime() - lastChange.get(k) > LEASE.toNanos();
     }
 
     @Override
@@ -141,78 +135,52 @@ final class LauncherGroup implements AutoCloseable {
     private void watch() {
         try {
             while (!closed) {
-                call(store.add(beatKey(node), 1), "beating");
+                heartbeats.beat();
                 if (failure == null) {
                     checkFailed();
                 }
-                checkBeats();
+                heartbeats.refresh(others);
+                checkGone();
                 Thread.sleep(BEAT.toMillis());
             }
         } catch (InterruptedException e) {
             // Closed.
         } catch (RuntimeException e) {
             if (!closed && failure == null) {
-                failure = e.getMessage();
+                failure = "lost the job's store at " + storeAddress + (node == 0 ? ""
+                        : " (hosted by node 0's launcher, which may be gone or cut off)") + ": " + e.getMessage();
             }
         }
     }
 
     private void checkFailed() {
         if (Boolean.TRUE.equals(call(store.check(List.of(FAILED)), "reading failures"))) {
-            byte[] text = call(store.get(FAILED), "reading failures");
-            failure = new String(text, StandardCharsets.UTF_8);
+            failure = new String(call(store.get(FAILED), "reading failures"), StandardCharsets.UTF_8);
         }
     }
 
-    private void checkBeats() {
-        long now = System.nanoTime();
-        for (int k = 0; k < nnodes; k++) {
-            if (k == node) {
-                continue;
-            }
-            long beat = call(store.add(beatKey(k), 0), "reading beats");
-            if (beat != lastBeat[k]) {
-                lastBeat[k] = beat;
-                lastChange.set(k, now);
-            } else if (failure == null && isGone(k)
-                    && !Boolean.TRUE.equals(call(store.check(List.of(endedKey(k))), "reading beats"))) {
-                failure = "the launcher of node " + k + " (" + peerAddress(k) + ") stopped answering: no heartbeat for "
-                        + LEASE.toSeconds() + " s (its host is down or cut off, or the launcher was killed)";
+    private void checkGone() {
+        for (String k : others) {
+            if (failure == null && heartbeats.isGone(k)
+                    && !Boolean.TRUE.equals(call(store.check(List.of(endedKey(Integer.parseInt(k)))), "reading beats"))) {
+                failure = "the launcher of node " + k + " (" + peerAddress(Integer.parseInt(k)) + ") stopped answering:"
+                        + " no heartbeat for " + Heartbeats.LEASE.toSeconds() + " s (its host is down or cut off, or"
+                        + " the launcher was killed)";
             }
         }
     }
 
     private String peerAddress(int k) {
-        byte[] v = quietly(store.get(nodeKey(k)));
+        byte[] v = calls.quietly(store.get(nodeKey(k)));
         return v == null ? "address unknown" : new String(v, StandardCharsets.UTF_8).split(" ")[0];
     }
 
-    /** The result of a store call; a call that fails or hangs means the store is gone. */
     private <T> T call(io.vertx.core.Future<T> f, String what) {
-        try {
-            return f.await(CALL_SECONDS, TimeUnit.SECONDS);
-        } catch (Exception e) {
-            String why = e instanceof java.util.concurrent.TimeoutException ? "no answer within " + CALL_SECONDS + " s"
-                    : String.valueOf(e.getMessage());
-            throw new IllegalStateException("lost the job's store at " + storeAddress + (node == 0 ? ""
-                    : " (hosted by node 0's launcher, which may be gone or cut off)") + " while " + what + ": " + why, e);
-        }
-    }
-
-    private static <T> T quietly(io.vertx.core.Future<T> f) {
-        try {
-            return f.await(CALL_SECONDS, TimeUnit.SECONDS);
-        } catch (Exception e) {
-            return null;
-        }
+        return calls.call(f, what);
     }
 
     private static String nodeKey(int k) {
         return "launch/node/" + k;
-    }
-
-    private static String beatKey(int k) {
-        return "launch/beat/" + k;
     }
 
     private static String endedKey(int k) {
