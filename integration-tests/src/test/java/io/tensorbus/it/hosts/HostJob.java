@@ -68,6 +68,11 @@ public final class HostJob implements AutoCloseable {
         List<String> args = new ArrayList<>(HostLaunch.nodeOptions(hosts, hosts.count(), k, nproc, PORT));
         args.addAll(options);
         args.addAll(target);
+        return launch(k, args);
+    }
+
+    /** Starts {@code tensorbus launch ARGS} on host {@code k}. */
+    public HostLaunch launch(int k, List<String> args) throws IOException {
         HostLaunch l = HostLaunch.start(hosts, k, env(), args);
         launches.add(l);
         return l;

@@ -19,6 +19,9 @@ public final class HostLaunch {
     private final int host;
     private final Process process;
     private final StringBuilder output = new StringBuilder();
+    /** When each line arrived ({@link System#nanoTime()}), by its index in the output. */
+    private final List<Long> lineTimes = new ArrayList<>();
+    private final List<String> lines = new ArrayList<>();
     private final Thread reader;
     private final long startNanos = System.nanoTime();
     private volatile long endNanos;
@@ -58,6 +61,8 @@ public final class HostLaunch {
             for (String line = r.readLine(); line != null; line = r.readLine()) {
                 synchronized (output) {
                     output.append(line).append('\n');
+                    lines.add(line);
+                    lineTimes.add(System.nanoTime());
                     output.notifyAll();
                 }
             }
@@ -94,6 +99,18 @@ public final class HostLaunch {
                 output.wait(Math.min(left, 100));
             }
             return true;
+        }
+    }
+
+    /** When the first line containing {@code text} arrived ({@link System#nanoTime()}), or -1 when none has. */
+    public long firstTime(String text) {
+        synchronized (output) {
+            for (int i = 0; i < lines.size(); i++) {
+                if (lines.get(i).contains(text)) {
+                    return lineTimes.get(i);
+                }
+            }
+            return -1;
         }
     }
 
