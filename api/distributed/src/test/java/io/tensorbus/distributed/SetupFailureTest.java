@@ -55,7 +55,8 @@ class SetupFailureTest {
         for (Future<ProcessGroup> f : java.util.List.of(healthy0, healthy2)) {
             CommunicationException e = assertThrows(CommunicationException.class, () -> f.await(20, TimeUnit.SECONDS));
             assertTrue(e.getMessage().contains("set-up of group 'default' on rank ")
-                    && e.getMessage().contains("failed: rank 1 (" + FOREIGN + ") failed: " + own.getMessage()), e.getMessage());
+                    && e.getMessage().contains("failed: rank 1 (" + FOREIGN + ") failed: " + own.getMessage()),
+                    e.getMessage());
             assertEquals("default", e.group());
         }
         assertTrue(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(10), "the group's timeout is 10 minutes");

@@ -26,6 +26,8 @@ public final class NetworkHosts implements AutoCloseable {
     public static final String SUBNET = "10.231.7";
 
     private static final String PREFIX = "tbit";
+    /** Mounts a host's own {@code /dev/shm}. */
+    private static final String SHM = "mount -t tmpfs -o size=1g,mode=1777 tensorbus-shm /dev/shm";
     private static final AtomicInteger FIXTURES = new AtomicInteger();
     private static volatile String unavailable;
 
@@ -63,10 +65,16 @@ public final class NetworkHosts implements AutoCloseable {
         String probe = PREFIX + ProcessHandle.current().pid() + "probe";
         try {
             run("ip", "netns", "add", probe);
-            run("ip", "netns", "del", probe);
-            return "";
         } catch (IOException e) {
             return "cannot make a network namespace with `ip netns add` (is iproute2 installed?): " + e.getMessage();
+        }
+        try {
+            run("ip", "netns", "exec", probe, "sh", "-c", SHM + " && true");
+            return "";
+        } catch (IOException e) {
+            return "cannot give a namespace host its own /dev/shm (mount -t tmpfs): " + e.getMessage();
+        } finally {
+            removeNamespace(probe);
         }
     }
 
@@ -127,7 +135,7 @@ public final class NetworkHosts implements AutoCloseable {
     public Process start(int k, List<String> command, Map<String, String> env) throws IOException {
         List<String> cmd = new ArrayList<>(List.of("ip", "netns", "exec", namespace(k), "sh", "-c",
                 // `ip netns exec` gives the command a mount namespace of its own: the tmpfs stays this host's.
-                "mount -t tmpfs -o size=1g,mode=1777 tensorbus-shm /dev/shm && exec \"$@\"", "sh"));
+                SHM + " && exec \"$@\"", "sh"));
         cmd.addAll(command);
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
         pb.environment().putAll(env);

@@ -163,7 +163,8 @@ final class DynamicRendezvous {
             return new String(store.get(prefix + "master/" + round).await(options.joinTimeout().toMillis(),
                     java.util.concurrent.TimeUnit.MILLISECONDS), StandardCharsets.UTF_8);
         } catch (Exception e) {
-            throw new IllegalStateException("node rank 0 of round " + round + " did not say where its ranks meet within "
+            throw new IllegalStateException("node rank 0 of round " + round + " did not say where its ranks meet"
+                    + " within "
                     + options.joinTimeout().toSeconds() + " s: " + e.getMessage(), e);
         }
     }

@@ -76,8 +76,8 @@ public record ElasticOptions(int minNodes, int maxNodes, String backend, List<En
      */
     static ElasticOptions of(int min, int max, String backend, String endpoint, String runId, String conf) {
         if (backend == null || !BACKENDS.contains(backend)) {
-            throw new IllegalArgumentException("--rdzv-backend must be one of " + BACKENDS + " for an elastic job (--nnodes"
-                    + " MIN:MAX or --rdzv-*), got " + (backend == null ? "none" : "'" + backend + "'"));
+            throw new IllegalArgumentException("--rdzv-backend must be one of " + BACKENDS + " for an elastic job"
+                    + " (--nnodes MIN:MAX or --rdzv-*), got " + (backend == null ? "none" : "'" + backend + "'"));
         }
         List<Endpoint> endpoints = endpoints(endpoint);
         if (endpoints.size() > 1 && backend.equals("c10d")) {

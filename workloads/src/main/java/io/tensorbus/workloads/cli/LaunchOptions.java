@@ -101,19 +101,26 @@ public record LaunchOptions(int nprocPerNode, int nnodes, int nodeRank, String m
                                    manifest's Class-Path names) before tensorbus's own classes, and its
                                    Add-Opens and Add-Exports applied
             Each process gets RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, GROUP_RANK, MASTER_ADDR,
-            MASTER_PORT, TORCHELASTIC_RESTART_COUNT, TORCHELASTIC_MAX_RESTARTS and the job's secret TENSORBUS_SECRET: a new random one for a one-node job unless
-            TENSORBUS_SECRET or TENSORBUS_SECRET_FILE is set; a job of several nodes needs one of those on
-            every node (make one with 'tensorbus secret'). A rank whose launcher dies ends too, and when a rank
-            fails the launcher stops the others and says why it failed. Option names may also be written with
+            MASTER_PORT, TORCHELASTIC_RESTART_COUNT, TORCHELASTIC_MAX_RESTARTS, TORCHELASTIC_RUN_ID and the
+            job's secret TENSORBUS_SECRET: a new random one for a one-node job unless TENSORBUS_SECRET or
+            TENSORBUS_SECRET_FILE is set; a job of several nodes needs one of those on every node (make one
+            with 'tensorbus secret'). A rank whose launcher dies ends too; when a rank fails the launcher stops
+            the others and says why, and with several nodes every node's launcher ends within seconds of a
+            failure or of a launcher that stops answering (TENSORBUS_SETUP_TIMEOUT, in seconds, bounds the
+            wait for the others at the start; default 300). Option names may also be written with
             underscores, as torchrun accepts them. TENSORBUS_JVM_OPTS adds JVM options to every process (not
             the class path: use --classpath); with no more cores than processes they run the serial collector
-            unless it names another.
+            unless it names another. Across machines: docs/multi-host.md.
             Examples:
               tensorbus launch --nproc-per-node 2 -cp target/classes:lib/* com.example.Train --epochs 3
-              two hosts, 10.0.0.1 and 10.0.0.2, sharing a secret file (run on each, K = 0 on 10.0.0.1, 1 on the other):
-              TENSORBUS_SECRET_FILE=~/.tensorbus-secret tensorbus launch --nnodes 2 --node-rank K \
+              tensorbus launch --nproc-per-node 2 -jar build/app.jar --epochs 3
+              two hosts, 10.0.0.1 and 10.0.0.2, sharing a secret file (on each; K is 0 on 10.0.0.1, else 1):
+              TENSORBUS_SECRET_FILE=~/.tensorbus-secret tensorbus launch --nnodes 2 --node-rank K \\
                   --nproc-per-node 2 --master-addr 10.0.0.1 --master-port 29500 ddp-fashion-mnist
-              tensorbus launch --nproc-per-node 2 -jar build/app.jar --epochs 3""".formatted(
+              an elastic job of 2 to 3 hosts (the same line on each; the c10d store on 10.0.0.1):
+              tensorbus launch --nnodes 2:3 --nproc-per-node 2 --rdzv-backend c10d \\
+                  --rdzv-endpoint 10.0.0.1:29500 --rdzv-id job1 --max-restarts 3 \\
+                  ddp-fashion-mnist --checkpoint-dir /shared/ckpt""".formatted(
             MAX_NPROC, DEFAULT_MULTI_NODE_PORT);
 
     private static final List<String> KNOWN = List.of("--nproc-per-node", "--nnodes", "--node-rank", "--master-addr",

@@ -56,6 +56,8 @@ public final class Launcher {
     private volatile boolean shuttingDown;
     /** Every child's command line. */
     private List<String> command;
+    /** The environment the launcher reads its own settings from (the process's, or a test's). */
+    private Map<String, String> env;
     /** What the launcher adds to every child's environment. */
     private Map<String, String> jobEnv;
     /** Where the children write the exception that ended their {@code main}. */
@@ -117,6 +119,7 @@ public final class Launcher {
             return usage(err, e.getMessage());
         }
         launcher.jobEnv = jobEnv;
+        launcher.env = env;
         return launcher.launch();
     }
 
@@ -177,8 +180,8 @@ public final class Launcher {
         String address;
         Duration setup;
         try {
-            setup = InitOptions.setupTimeoutOf(System.getenv());
-            address = AdvertisedHost.choose(options.localAddr(), System.getenv(), "0.0.0.0", options.masterAddr(),
+            setup = InitOptions.setupTimeoutOf(env);
+            address = AdvertisedHost.choose(options.localAddr(), env, "0.0.0.0", options.masterAddr(),
                     "the launcher of node " + options.nodeRank());
         } catch (IllegalArgumentException | IllegalStateException e) {
             err.println("tensorbus launch: " + e.getMessage());
@@ -219,7 +222,7 @@ public final class Launcher {
         LaunchOptions base = options;
         String address;
         try {
-            address = AdvertisedHost.choose(options.localAddr(), System.getenv(), "0.0.0.0", e.endpoint().host(),
+            address = AdvertisedHost.choose(options.localAddr(), env, "0.0.0.0", e.endpoint().host(),
                     "this node's launcher");
         } catch (IllegalStateException ex) {
             err.println("tensorbus launch: " + ex.getMessage());
@@ -325,7 +328,8 @@ public final class Launcher {
                     err.println("tensorbus launch: failed: " + stop.reason() + "; stopped the ranks of this node");
                     return 1;
                 }
-                err.println("tensorbus launch: stopped the ranks of round " + round.round() + ": " + exit.peerFailure());
+                err.println("tensorbus launch: stopped the ranks of round " + round.round() + ": "
+                        + exit.peerFailure());
                 return null;
             }
             LaunchedRank r = exit.failed();

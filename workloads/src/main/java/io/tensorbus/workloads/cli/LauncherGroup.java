@@ -57,8 +57,8 @@ final class LauncherGroup implements JobPeers, AutoCloseable {
     static LauncherGroup join(Store store, int nnodes, int node, String address, String storeAddress,
             Duration setupTimeout) {
         LauncherGroup g = new LauncherGroup(store, nnodes, node, address, storeAddress);
-        g.call(store.set(nodeKey(node), (address + " " + ProcessHandle.current().pid()).getBytes(StandardCharsets.UTF_8)),
-                "registering");
+        byte[] me = (address + " " + ProcessHandle.current().pid()).getBytes(StandardCharsets.UTF_8);
+        g.call(store.set(nodeKey(node), me), "registering");
         g.heartbeats.beat();
         g.awaitEveryNode(setupTimeout);
         g.watcher = Thread.ofPlatform().daemon().name("tensorbus-launch-peers").start(g::watch);
@@ -81,7 +81,7 @@ final class LauncherGroup implements JobPeers, AutoCloseable {
             }
             throw new IllegalStateException("the launchers of node(s) " + missing + " did not join the job at "
                     + storeAddress + " within " + setupTimeout.toSeconds() + " s (are they started, with the same"
-                    + " --master-addr, --master-port and secret?): " + e.getMessage(), e);
+                    + " --master-addr, --master-port and secret?)", e);
         }
     }
 
@@ -161,13 +161,16 @@ final class LauncherGroup implements JobPeers, AutoCloseable {
 
     private void checkGone() {
         for (String k : others) {
-            if (failure == null && heartbeats.isGone(k)
-                    && !Boolean.TRUE.equals(call(store.check(List.of(endedKey(Integer.parseInt(k)))), "reading beats"))) {
+            if (failure == null && heartbeats.isGone(k) && !ended(Integer.parseInt(k))) {
                 failure = "the launcher of node " + k + " (" + peerAddress(Integer.parseInt(k)) + ") stopped answering:"
                         + " no heartbeat for " + Heartbeats.LEASE.toSeconds() + " s (its host is down or cut off, or"
                         + " the launcher was killed)";
             }
         }
+    }
+
+    private boolean ended(int k) {
+        return Boolean.TRUE.equals(call(store.check(List.of(endedKey(k))), "reading beats"));
     }
 
     private String peerAddress(int k) {

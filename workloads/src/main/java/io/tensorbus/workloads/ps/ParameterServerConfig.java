@@ -57,8 +57,9 @@ public record ParameterServerConfig(FashionMnistTraining.Options training, int r
         String clusterHost, String clusterSeed, int clusterPort, Duration timeout, int threads, JobSecret secret) {
 
     /** The config fields, in the order the error messages list them. */
-    public static final List<String> FIELDS = List.of("rank", "worldSize", "cluster", "clusterHost", "clusterSeed", "clusterPort",
-            "timeoutSeconds", "threads", "epochs", "dataDir", "batchSize", "lr", "momentum", "seed", "limit");
+    public static final List<String> FIELDS = List.of("rank", "worldSize", "cluster", "clusterHost", "clusterSeed",
+            "clusterPort", "timeoutSeconds", "threads", "epochs", "dataDir", "batchSize", "lr", "momentum", "seed",
+            "limit");
 
     /** The deadline of meeting and of every call when the config gives none. */
     public static final long DEFAULT_TIMEOUT_SECONDS = 300;

@@ -79,27 +79,51 @@ class LauncherTest {
         assertEquals(1, ports.size(), "one port for all ranks: " + ports);
         assertTrue(Integer.parseInt(ports.iterator().next()) > 0);
         assertContains(err(), "[rank 0] stderr of rank 0 é\n", "[rank 1] stderr of rank 1 é\n",
-                "hosted by the launcher");
+                "hosted by this launcher");
     }
 
     @Test
     @Timeout(120)
-    void threeChildrenOfTheSecondNodeGetGlobalRanksAndTheGivenPort() {
+    void twoNodesMeetAtTheStoreNodeZerosLauncherHostsAndTheirChildrenGetGlobalRanks() throws Exception {
         Map<String, String> env = new HashMap<>(System.getenv());
         env.put("TENSORBUS_SECRET", "a secret shared by both nodes");
-        assertEquals(0, launchWith(env, "--nproc-per-node=3", "--nnodes", "2", "--node_rank", "1", "--master-addr",
+        ByteArrayOutputStream node0 = new ByteArrayOutputStream();
+        int[] code0 = {-1};
+        Thread first = Thread.ofPlatform().start(() -> code0[0] = Launcher.run(List.of("--nproc-per-node", "2",
+                "--nnodes", "2", "--node-rank", "0", "--master-addr", "localhost", "--master-port", "29555", ECHO), env,
+                new PrintStream(node0, true, StandardCharsets.UTF_8), new PrintStream(node0, true, StandardCharsets.UTF_8)));
+        assertEquals(0, launchWith(env, "--nproc-per-node=2", "--nnodes", "2", "--node_rank", "1", "--master-addr",
                 "localhost", "--master-port", "29555", ECHO), err());
+        first.join(60_000);
+        String zero = node0.toString(StandardCharsets.UTF_8);
+        assertEquals(0, code0[0], zero);
         String o = out();
-        for (int local = 0; local < 3; local++) {
-            int r = 3 + local;
+        for (int local = 0; local < 2; local++) {
+            int r = 2 + local;
             String p = "[rank " + r + "] ";
             assertContains(o, p + "env RANK=" + r + "\n", p + "env LOCAL_RANK=" + local + "\n",
-                    p + "env WORLD_SIZE=6\n", p + "env LOCAL_WORLD_SIZE=3\n", p + "env GROUP_RANK=1\n",
+                    p + "env WORLD_SIZE=4\n", p + "env LOCAL_WORLD_SIZE=2\n", p + "env GROUP_RANK=1\n",
                     p + "env MASTER_ADDR=localhost\n", p + "env MASTER_PORT=29555\n",
-                    p + "env TENSORBUS_STORE_HOSTED=unset\n", p + "env TENSORBUS_SECRET=a secret shared by both nodes\n");
+                    p + "env TENSORBUS_STORE_HOSTED=1\n", p + "env TENSORBUS_SECRET=a secret shared by both nodes\n",
+                    p + "store reachable=true");
         }
         assertFalse(o.contains("[rank 0]"), o);
-        assertContains(err(), "ranks 3 to 5 of world size 6", "hosted by rank 0");
+        assertContains(err(), "ranks 2 to 3 of world size 4", "hosted by node 0's launcher");
+        assertContains(zero, "[rank 0] env RANK=0", "[rank 1] env GROUP_RANK=0", "hosted by this launcher");
+    }
+
+    @Test
+    @Timeout(60)
+    void aNodeWhosePeersNeverComeFailsAfterTheSetUpTimeoutNamingThem() {
+        Map<String, String> env = new HashMap<>(System.getenv());
+        env.put("TENSORBUS_SECRET", "a secret shared by both nodes");
+        env.put("TENSORBUS_SETUP_TIMEOUT", "2");
+        long start = System.nanoTime();
+        assertEquals(1, launchWith(env, "--nproc-per-node", "1", "--nnodes", "3", "--node-rank", "0",
+                "--master-port", "29558", ECHO), err());
+        assertContains(err(), "the launchers of node(s) [1, 2] did not join the job at 127.0.0.1:29558 within 2 s");
+        assertTrue(System.nanoTime() - start < 30_000_000_000L);
+        assertEquals("", out());
     }
 
     @Test
@@ -231,11 +255,33 @@ class LauncherTest {
                         "unknown option '--frobnicate'; known options: --nproc-per-node, --nnodes, --node-rank,"
                                 + " --master-addr, --master-port, --timeout, --classpath, -jar, --help, --standalone,"
                                 + " --max-restarts, --monitor-interval, --log-dir, --redirects, --tee,"
-                                + " --local-ranks-filter"),
+                                + " --local-ranks-filter, --local-addr, --rdzv-backend, --rdzv-endpoint, --rdzv-id,"
+                                + " --rdzv-conf"),
                 Arguments.of(List.of("--nproc-per-node", "1", "--standalone", "--master-port", "5000", ECHO),
                         "--standalone runs one node with its own rendezvous store"),
                 Arguments.of(List.of("--nproc-per-node", "1", "--nnodes", "2", "--max-restarts", "1", ECHO),
-                        "--max-restarts works with one node"),
+                        "--max-restarts with several nodes needs the elastic rendezvous"),
+                Arguments.of(List.of("--nproc-per-node", "1", "--nnodes", "2:3", ECHO),
+                        "--rdzv-backend must be one of [c10d, hazelcast] for an elastic job (--nnodes MIN:MAX or"
+                                + " --rdzv-*), got none"),
+                Arguments.of(List.of("--nproc-per-node", "1", "--nnodes", "3:2", ECHO),
+                        "--nnodes must be a whole number >= 1 or MIN:MAX with 1 <= MIN <= MAX, got '3:2'"),
+                Arguments.of(List.of("--nproc-per-node", "1", "--nnodes", "1:2", "--rdzv-backend", "etcd", ECHO),
+                        "--rdzv-backend must be one of [c10d, hazelcast]"),
+                Arguments.of(List.of("--nproc-per-node", "1", "--nnodes", "1:2", "--rdzv-backend", "c10d",
+                        "--node-rank", "1", ECHO), "with the elastic rendezvous (--nnodes MIN:MAX, --rdzv-*) the rendezvous"
+                                + " assigns the nodes' ranks: leave out --node-rank"),
+                Arguments.of(List.of("--nproc-per-node", "1", "--rdzv-backend", "c10d", "--rdzv-endpoint", "h:1,g:2",
+                        ECHO), "--rdzv-endpoint of the c10d backend is one HOST:PORT, got 'h:1,g:2'"),
+                Arguments.of(List.of("--nproc-per-node", "1", "--rdzv-backend", "c10d", "--rdzv-endpoint", "host",
+                        ECHO), "--rdzv-endpoint must be HOST:PORT with a port 1 to 65535, got 'host'"),
+                Arguments.of(List.of("--nproc-per-node", "1", "--rdzv-backend", "c10d", "--rdzv-conf", "x=1", ECHO),
+                        "--rdzv-conf knows join_timeout and last_call_timeout, got 'x=1'"),
+                Arguments.of(List.of("--nproc-per-node", "1", "--rdzv-backend", "c10d", "--rdzv-conf",
+                        "join_timeout=-3", ECHO), "--rdzv-conf join_timeout must be a whole number of seconds above 0,"
+                                + " got '-3'"),
+                Arguments.of(List.of("--nproc-per-node", "1", "--rdzv-backend", "c10d", "--rdzv-id", "a b", ECHO),
+                        "--rdzv-id may hold 1 to 64 letters, digits and -_."),
                 Arguments.of(List.of("--nproc-per-node", "1", "--redirects", "3", ECHO),
                         "--redirects and --tee write files: give --log-dir DIR too"),
                 Arguments.of(List.of("--nproc-per-node", "1", "--log-dir", "/tmp/x", "--tee", "5", ECHO),

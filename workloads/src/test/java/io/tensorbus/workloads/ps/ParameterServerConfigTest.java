@@ -23,10 +23,25 @@ class ParameterServerConfigTest {
         assertEquals("tensorbus-ps-29500", c.cluster());
         assertEquals(29501, c.clusterPort());
         assertEquals("127.0.0.1", c.clusterHost());
+        assertEquals("127.0.0.1", c.clusterSeed());
         assertEquals(Duration.ofSeconds(ParameterServerConfig.DEFAULT_TIMEOUT_SECONDS), c.timeout());
         assertEquals(FashionMnistTraining.Options.defaults(), c.training());
         assertEquals(64, c.perTrainerBatch(), "the global batch of 128 over 2 trainers");
         assertEquals(false, c.isServer());
+    }
+
+    @Test
+    void acrossHostsTheMemberTakesThisHostsAddressAndJoinsThroughTheMasters() {
+        java.util.Map<String, String> env = new java.util.HashMap<>(LAUNCHED);
+        env.put("MASTER_ADDR", "10.1.1.1");
+        env.put("TENSORBUS_LOCAL_ADDR", "10.9.9.9");
+        ParameterServerConfig c = ParameterServerConfig.fromJson(new JsonObject(), env);
+        assertEquals("10.9.9.9", c.clusterHost());
+        assertEquals("10.1.1.1", c.clusterSeed());
+        env.put("TENSORBUS_LOCAL_ADDR", "127.0.0.1");
+        IllegalStateException e = assertThrows(IllegalStateException.class,
+                () -> ParameterServerConfig.fromJson(new JsonObject(), env));
+        assertTrue(e.getMessage().startsWith("trainer2 would tell its peers to connect to 127.0.0.1"), e.getMessage());
     }
 
     @Test

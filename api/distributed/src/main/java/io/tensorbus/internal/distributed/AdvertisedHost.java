@@ -121,7 +121,8 @@ public final class AdvertisedHost {
                 NetworkInterface nic = NetworkInterface.getByName(name.trim());
                 if (nic != null && nic.isUp()) {
                     List<InetAddress> addresses = Collections.list(nic.getInetAddresses());
-                    addresses.sort((a, b) -> Boolean.compare(!(a instanceof Inet4Address), !(b instanceof Inet4Address)));
+                    addresses.sort((a, b) -> Boolean.compare(!(a instanceof Inet4Address),
+                            !(b instanceof Inet4Address)));
                     for (InetAddress a : addresses) {
                         if (!a.isLinkLocalAddress()) {
                             return a.getHostAddress();
