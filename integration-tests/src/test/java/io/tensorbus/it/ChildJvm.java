@@ -17,16 +17,26 @@ import java.util.concurrent.TimeUnit;
  * given environment; collects stdout and stderr (merged) line by line. Close it in a finally block: it kills
  * the process if it still runs.
  */
-final class ChildJvm implements AutoCloseable {
+public final class ChildJvm implements AutoCloseable {
     private final String name;
     private final Process process;
     private final StringBuilder output = new StringBuilder();
+    /** Each line, with when it arrived ({@link System#nanoTime()}). */
+    private final List<String> lines = new ArrayList<>();
+    private final List<Long> lineTimes = new ArrayList<>();
     private final Thread reader;
+    private volatile long endNanos;
 
     private ChildJvm(String name, Process process) {
         this.name = name;
         this.process = process;
         this.reader = Thread.ofVirtual().name(name + "-output").start(() -> copy(process.getInputStream()));
+        process.onExit().thenRun(() -> endNanos = System.nanoTime());
+    }
+
+    /** Follows a process started elsewhere (its stdout, with stderr merged into it). */
+    public static ChildJvm of(String name, Process process) {
+        return new ChildJvm(name, process);
     }
 
     static ChildJvm start(String name, Map<String, String> env, String mainClass, String... args) throws IOException {
@@ -50,6 +60,8 @@ final class ChildJvm implements AutoCloseable {
             for (String line = r.readLine(); line != null; line = r.readLine()) {
                 synchronized (output) {
                     output.append(line).append('\n');
+                    lines.add(line);
+                    lineTimes.add(System.nanoTime());
                     output.notifyAll();
                 }
             }
@@ -58,24 +70,42 @@ final class ChildJvm implements AutoCloseable {
         }
     }
 
-    Process process() {
+    /** The process. */
+    public Process process() {
         return process;
     }
 
-    /** Everything it printed so far. */
     /** The process id of the JVM. */
     long pid() {
         return process.pid();
     }
 
-    String output() {
+    /** When the first line containing {@code text} arrived ({@link System#nanoTime()}), or -1 when none has. */
+    public long firstTime(String text) {
+        synchronized (output) {
+            for (int i = 0; i < lines.size(); i++) {
+                if (lines.get(i).contains(text)) {
+                    return lineTimes.get(i);
+                }
+            }
+            return -1;
+        }
+    }
+
+    /** When the process ended ({@link System#nanoTime()}); 0 while it runs. */
+    public long endNanos() {
+        return endNanos;
+    }
+
+    /** Everything it printed so far. */
+    public String output() {
         synchronized (output) {
             return output.toString();
         }
     }
 
     /** Waits until its output contains {@code text}; false at the deadline or when the process ended without it. */
-    boolean awaitOutput(String text, Duration limit) throws InterruptedException {
+    public boolean awaitOutput(String text, Duration limit) throws InterruptedException {
         long end = System.nanoTime() + limit.toNanos();
         synchronized (output) {
             while (output.indexOf(text) < 0) {
@@ -90,7 +120,7 @@ final class ChildJvm implements AutoCloseable {
     }
 
     /** Waits for the exit and the last output; returns the exit status, or null at the deadline. */
-    Integer awaitExit(Duration limit) throws InterruptedException {
+    public Integer awaitExit(Duration limit) throws InterruptedException {
         if (!process.waitFor(limit.toMillis(), TimeUnit.MILLISECONDS)) {
             return null;
         }
@@ -114,5 +144,10 @@ final class ChildJvm implements AutoCloseable {
     @Override
     public String toString() {
         return name + " (pid " + process.pid() + ")";
+    }
+
+    /** Its name, exit status and everything it printed, for an assertion's message. */
+    public String report() {
+        return name + " (exit " + (process.isAlive() ? "-" : process.exitValue()) + "):\n" + output();
     }
 }

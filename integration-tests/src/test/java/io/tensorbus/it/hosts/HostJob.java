@@ -1,6 +1,7 @@
 package io.tensorbus.it.hosts;
 
 import io.tensorbus.c10d.JobSecret;
+import io.tensorbus.it.ChildJvm;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -21,7 +22,7 @@ public final class HostJob implements AutoCloseable {
 
     private final NetworkHosts hosts;
     private final Path secretFile;
-    private final List<HostLaunch> launches = new ArrayList<>();
+    private final List<ChildJvm> launches = new ArrayList<>();
 
     private HostJob(NetworkHosts hosts, Path secretFile) {
         this.hosts = hosts;
@@ -55,7 +56,7 @@ public final class HostJob implements AutoCloseable {
      * Starts on every host a launcher of {@code nproc} ranks with {@code options} (after the node options) and
      * then TARGET and its arguments in {@code target}.
      */
-    public List<HostLaunch> launchEverywhere(int nproc, List<String> options, List<String> target)
+    public List<ChildJvm> launchEverywhere(int nproc, List<String> options, List<String> target)
             throws IOException {
         for (int k = 0; k < hosts.count(); k++) {
             launch(k, nproc, options, target);
@@ -64,22 +65,34 @@ public final class HostJob implements AutoCloseable {
     }
 
     /** Starts node {@code k}'s launcher on host {@code k}. */
-    public HostLaunch launch(int k, int nproc, List<String> options, List<String> target) throws IOException {
-        List<String> args = new ArrayList<>(HostLaunch.nodeOptions(hosts, hosts.count(), k, nproc, PORT));
+    public ChildJvm launch(int k, int nproc, List<String> options, List<String> target) throws IOException {
+        List<String> args = new ArrayList<>(List.of("--nnodes", String.valueOf(hosts.count()), "--node-rank",
+                String.valueOf(k), "--nproc-per-node", String.valueOf(nproc), "--master-addr", hosts.address(0),
+                "--master-port", String.valueOf(PORT)));
         args.addAll(options);
         args.addAll(target);
         return launch(k, args);
     }
 
-    /** Starts {@code tensorbus launch ARGS} on host {@code k}. */
-    public HostLaunch launch(int k, List<String> args) throws IOException {
-        HostLaunch l = HostLaunch.start(hosts, k, env(), args);
+    /**
+     * Starts {@code tensorbus launch ARGS} on host {@code k}: this JVM's java and class path, the launcher's main;
+     * its output (the launcher's lines and the ranks', merged) collected line by line.
+     */
+    public ChildJvm launch(int k, List<String> args) throws IOException {
+        List<String> cmd = new ArrayList<>();
+        cmd.add(ProcessHandle.current().info().command()
+                .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
+        cmd.addAll(List.of("--add-modules", "jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED",
+                "-Xmx256m", "-XX:+UseSerialGC", "-cp", System.getProperty("java.class.path"),
+                "io.tensorbus.workloads.cli.Main", "launch"));
+        cmd.addAll(args);
+        ChildJvm l = ChildJvm.of("host " + k, hosts.start(k, cmd, env()));
         launches.add(l);
         return l;
     }
 
     /** The launchers started, in order. */
-    public List<HostLaunch> launches() {
+    public List<ChildJvm> launches() {
         return launches;
     }
 
@@ -87,7 +100,7 @@ public final class HostJob implements AutoCloseable {
     public List<Integer> awaitAll(Duration limit) throws InterruptedException {
         long end = System.nanoTime() + limit.toNanos();
         List<Integer> codes = new ArrayList<>();
-        for (HostLaunch l : launches) {
+        for (ChildJvm l : launches) {
             codes.add(l.awaitExit(Duration.ofNanos(Math.max(0, end - System.nanoTime()))));
         }
         return codes;
@@ -96,7 +109,7 @@ public final class HostJob implements AutoCloseable {
     /** Every launcher's output, for assertion messages. */
     public String report() {
         StringBuilder b = new StringBuilder();
-        launches.forEach(l -> b.append("--- ").append(l).append('\n'));
+        launches.forEach(l -> b.append("--- ").append(l.report()).append('\n'));
         return b.toString();
     }
 

@@ -15,7 +15,10 @@ final class Heartbeats {
     /** How long without a beat before a node counts as gone. */
     static final Duration LEASE = Duration.ofSeconds(10);
 
-    /** A pause between two reads longer than this means the reads stalled, not the nodes. */
+    /**
+     * A pause between two reads longer than this means the reads stalled, not the nodes; after one, a node that
+     * beats once a second has this long again before it counts as gone.
+     */
     static final Duration GAP = Duration.ofSeconds(3);
 
     private final Store store;
@@ -45,9 +48,10 @@ final class Heartbeats {
     void refresh(Collection<String> nodes) {
         long now = System.nanoTime();
         if (now - lastRefresh > GAP.toNanos()) {
-            // This launcher could not look for a while (the store stalled, as Hazelcast's does while it moves a
-            // lost member's data): nobody could beat then either, so the silence counts from now.
-            seen.values().forEach(last -> last[1] = now);
+            // This launcher could not look for a while (the store stalled, as Hazelcast's does while it declares a
+            // member lost): nobody could beat then either, so the live nodes get GAP from now to beat again.
+            long grace = now - LEASE.toNanos() + GAP.toNanos();
+            seen.values().forEach(last -> last[1] = Math.max(last[1], grace));
         }
         lastRefresh = now;
         for (String node : nodes) {

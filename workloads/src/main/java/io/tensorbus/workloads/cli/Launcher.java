@@ -33,6 +33,12 @@ import java.util.concurrent.TimeUnit;
  * <p>Every child gets the job's secret ({@code TENSORBUS_SECRET}, a new random one for a one-node job unless
  * the environment has one; several nodes must share one) and this launcher's pid, so that a child whose
  * launcher dies ends too and a job across nodes ends on every node ({@link ProcessExit}).
+ *
+ * <p>With several nodes ({@code --nnodes N --node-rank K}), node 0's launcher hosts the job's store on the master
+ * port and the launchers watch each other through it ({@link LauncherGroup}): a rank failing on any node, or a
+ * launcher gone quiet, ends every node's ranks. With {@code --nnodes MIN:MAX} and {@code --rdzv-*} the launcher is
+ * torchrun's elastic agent: it meets the others in rounds of a {@link DynamicRendezvous} and restarts its ranks with
+ * the new world size when a rank fails, a node is lost or a node asks to join ({@code docs/multi-host.md}).
  */
 public final class Launcher {
     /** The exit status when {@code --timeout} ran out, as timeout(1). */
