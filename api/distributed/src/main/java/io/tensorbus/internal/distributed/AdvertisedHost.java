@@ -19,10 +19,10 @@ import java.util.Map;
  * {@code /etc/hosts}), {@link InetAddress#getLocalHost()} is no answer, so the choice is, in order:
  * <ol>
  *   <li>an address given outright ({@code tcp.advertiseHost}, a config field);</li>
+ *   <li>the bind address, when it is one address rather than the wildcard: nothing else is listened on;</li>
  *   <li>{@value #LOCAL_ADDR_ENV}, as torchrun's {@code --local-addr} ({@code tensorbus launch --local-addr} sets
  *       it);</li>
  *   <li>the address of the interface {@value #SOCKET_IFNAME_ENV} names (gloo's {@code GLOO_SOCKET_IFNAME});</li>
- *   <li>the bind address, when it is one address rather than the wildcard;</li>
  *   <li>the source address of the route to the master: the address its peers' packets come back to, since the
  *       master's host reaches this one through it.</li>
  * </ol>
@@ -63,15 +63,15 @@ public final class AdvertisedHost {
         if (present(given)) {
             chosen = given.trim();
             source = "the address given";
+        } else if (!isWildcard(bindHost)) {
+            chosen = bindHost;
+            source = "the bind address";
         } else if (present(env.get(LOCAL_ADDR_ENV))) {
             chosen = env.get(LOCAL_ADDR_ENV).trim();
             source = LOCAL_ADDR_ENV;
         } else if (present(env.get(SOCKET_IFNAME_ENV))) {
             chosen = ofInterfaces(env.get(SOCKET_IFNAME_ENV));
             source = SOCKET_IFNAME_ENV + "=" + env.get(SOCKET_IFNAME_ENV).trim();
-        } else if (!isWildcard(bindHost)) {
-            chosen = bindHost;
-            source = "the bind address";
         } else if (masterHost != null) {
             chosen = routeTo(masterHost);
             source = "the route to the master " + masterHost;

@@ -35,8 +35,10 @@ class AdvertisedHostTest {
     }
 
     @Test
-    void aSpecificBindAddressIsPublishedAsItIs() {
+    void aSpecificBindAddressIsPublishedAsItIsForNothingElseIsListenedOn() {
         assertEquals("127.0.0.1", AdvertisedHost.choose(null, Map.of(), "127.0.0.1", "127.0.0.1", "rank 0"));
+        assertEquals("127.0.0.1", AdvertisedHost.choose(null, Map.of(AdvertisedHost.LOCAL_ADDR_ENV, "10.9.9.9"),
+                "127.0.0.1", "127.0.0.1", "rank 0"));
     }
 
     @Test
