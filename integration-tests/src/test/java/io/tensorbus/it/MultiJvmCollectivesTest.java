@@ -3,8 +3,6 @@ package io.tensorbus.it;
 import io.tensorbus.workloads.cli.Launcher;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
 
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -24,11 +22,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class MultiJvmCollectivesTest {
 
-    @ParameterizedTest(name = "{0} JVMs")
-    @ValueSource(ints = {2, 3})
+    @Test
     @Timeout(value = 130, unit = TimeUnit.SECONDS)
-    void everyOperationAgreesAcrossJvmsStartedByTheLauncher(int world) {
-        everyOperationAgrees(world);
+    void everyOperationAgreesAcrossThreeJvmsStartedByTheLauncher() {
+        // World 3 takes the paths of a size that is no power of two; hosts.MultiHostTest runs world 4 across hosts.
+        everyOperationAgrees(3);
     }
 
     @Test

@@ -169,7 +169,9 @@ public final class HazelcastCluster {
                 members.add(h + ":" + p);
             }
         }
-        join.getTcpIpConfig().setEnabled(true).setMembers(members);
+        // How long a member looks for a master among the listed addresses before it claims to be one (5 s by
+        // default): the members of a job start within a second or two of each other, on ports that answer at once.
+        join.getTcpIpConfig().setEnabled(true).setMembers(members).setConnectionTimeoutSeconds(1);
         if (required != null) {
             join.getTcpIpConfig().setRequiredMember(required);
         }

@@ -18,8 +18,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * Faults across hosts, on two hosts of two ranks all-reducing over and over ({@link PartitionCheck}): a cable
- * pulled (no FIN, no RST: the peers only see silence), a cable pulled and plugged back within the timeout, and a
- * host whose processes are all killed.
+ * pulled (no FIN, no RST: the peers only see silence); a cable pulled and plugged back within the timeout, then
+ * the processes of one host all killed.
  */
 @ExtendWith(NetworkHostsAvailable.class)
 class MultiHostFaultTest {
@@ -39,7 +39,7 @@ class MultiHostFaultTest {
     @Test
     @Timeout(value = 150, unit = TimeUnit.SECONDS)
     void aPartitionDuringA64MiBAllReduceFailsTheSurvivorsNamingTheUnreachableRanks() throws Exception {
-        int timeout = 10;
+        int timeout = 6;
         try (HostJob job = HostJob.create(2)) {
             startAndAwait(job, timeout, 64, 0, 1);
             job.hosts().cut(1);
@@ -62,34 +62,30 @@ class MultiHostFaultTest {
 
     @Test
     @Timeout(value = 150, unit = TimeUnit.SECONDS)
-    void aFlapShorterThanTheTimeoutLeavesEveryResultRight() throws Exception {
+    void aFlapLeavesEveryResultRightAndAHostWhoseProcessesAreKilledEndsTheOtherHostsJob() throws Exception {
         try (HostJob job = HostJob.create(2)) {
-            startAndAwait(job, 30, 16, 10, 1);
+            startAndAwait(job, 30, 16, 0, 1);
             job.hosts().cut(1);
             Thread.sleep(2000);
             job.hosts().reconnect(1);
-            List<Integer> codes = job.awaitAll(Duration.ofSeconds(90));
-            String report = job.report();
-            // Recovering is what TCP does with a short outage; failing cleanly is allowed too, a wrong sum never.
-            assertFalse(report.contains("WRONG"), report);
-            if (codes.equals(List.of(0, 0))) {
-                for (int rank = 0; rank < 4; rank++) {
-                    assertTrue(job.launches().get(rank / 2).output().contains("[rank " + rank + "] DONE"), report);
+            long reconnected = System.nanoTime();
+            // TCP rides out an outage this short: the all-reduces go on, every element of every result checked.
+            int after = 0;
+            for (int rank = 0; rank < 4; rank++) {
+                String o = job.launches().get(rank / 2).output();
+                Matcher last = Pattern.compile("\\[rank " + rank + "\\] ITER (\\d+) OK").matcher(o);
+                while (last.find()) {
+                    after = Math.max(after, Integer.parseInt(last.group(1)));
                 }
-            } else {
-                assertNotNull(codes.get(0), report);
-                assertNotNull(codes.get(1), report);
-                assertTrue(report.contains("FAILED"), "a failure says why:\n" + report);
             }
-            assertTrue(job.nothingRuns(), "nothing left running\n" + report);
-        }
-    }
-
-    @Test
-    @Timeout(value = 150, unit = TimeUnit.SECONDS)
-    void aHostWhoseProcessesAreKilledEndsTheOtherHostsJobNamingItsRanks() throws Exception {
-        try (HostJob job = HostJob.create(2)) {
-            startAndAwait(job, 60, 1, 0, 2);
+            for (int rank = 0; rank < 4; rank++) {
+                assertTrue(job.launches().get(rank / 2).awaitOutput("[rank " + rank + "] ITER " + (after + 3) + " OK",
+                        Duration.ofSeconds(60)), "all-reduces go on after the flap:\n" + job.report());
+            }
+            assertFalse(job.report().contains("WRONG"), job.report());
+            assertFalse(job.report().contains("FAILED"), job.report());
+            System.out.println("[tensorbus] all-reducing again " + (System.nanoTime() - reconnected) / 1_000_000
+                    + " ms after a 2 s flap");
             job.hosts().killAll(1);
             long killed = System.nanoTime();
             Integer code = job.launches().get(0).awaitExit(Duration.ofSeconds(40));

@@ -109,14 +109,20 @@ class MultiHostTest {
     }
 
     @Test
-    @Timeout(value = 150, unit = TimeUnit.SECONDS)
-    void thePipelineRunsItsStagesOnThreeHosts() throws Exception {
+    @Timeout(value = 200, unit = TimeUnit.SECONDS)
+    void thePipelineRunsItsStagesOnThreeHostsAsOnLoopback() throws Exception {
+        String[] job = {"io.vertx.launcher.application.VertxApplication",
+            "io.tensorbus.workloads.pipeline.PipelineResNet50Verticle", "-conf",
+            "{\"microBatches\": [2], \"batch\": 4, \"img\": 32, \"batches\": 2}"};
+        Pattern loss = Pattern.compile("(?m)^\\[rank 0] micro-batches 2: loss of the last batch [\\d.]+$");
+        Matcher onLoopback = loss.matcher(onLoopback(concat(new String[] {"--nproc-per-node", "3"}, job)));
+        assertTrue(onLoopback.find(), "a loss line on loopback");
         try (HostJob hosts = HostJob.create(3)) {
-            String o = acrossHosts(hosts, 1, Duration.ofSeconds(120), "io.vertx.launcher.application.VertxApplication",
-                    "io.tensorbus.workloads.pipeline.PipelineResNet50Verticle", "-conf",
-                    "{\"microBatches\": [2], \"batch\": 4, \"img\": 32, \"batches\": 1}");
+            String o = acrossHosts(hosts, 1, Duration.ofSeconds(120), job);
             assertTrue(Pattern.compile("(?m)^\\[rank 0] pipeline gpipe batch=4 img=32 micro_batches=2"
                     + " s_per_batch=\\d+\\.\\d{3}$").matcher(o).find(), hosts.report());
+            assertTrue(o.contains(onLoopback.group()), "the loss of loopback, " + onLoopback.group() + "\n"
+                    + hosts.report());
         }
     }
 
