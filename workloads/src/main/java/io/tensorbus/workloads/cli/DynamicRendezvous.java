@@ -179,20 +179,8 @@ final class DynamicRendezvous {
      * round's store and the rendezvous keep them up until the others' ranks have ended.
      */
     void awaitDone(Round round, Duration limit) throws InterruptedException {
-        long end = System.nanoTime() + limit.toNanos();
-        while (System.nanoTime() - end < 0) {
-            beatNowAndThen();
-            heartbeats.refresh(round.nodes());
-            boolean all = true;
-            for (String p : round.nodes()) {
-                all &= p.equals(node) || heartbeats.isGone(p) || Boolean.TRUE.equals(calls.quietly(
-                        store.check(List.of(prefix + "done/" + round.round() + "/" + p))));
-            }
-            if (all) {
-                return;
-            }
-            Thread.sleep(POLL.toMillis());
-        }
+        heartbeats.awaitEndedOrGone(round.nodes(), p -> prefix + "done/" + round.round() + "/" + p,
+                System.nanoTime() + limit.toNanos());
     }
 
     /** Beats at most once a second. */

@@ -3,8 +3,10 @@ package io.tensorbus.workloads.cli;
 import io.tensorbus.c10d.Store;
 import java.time.Duration;
 import java.util.Collection;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
 
 /**
  * Liveness of the launchers of a job, as torchrun's rendezvous keep-alive: each beats a counter of its own in the
@@ -20,6 +22,9 @@ final class Heartbeats {
      * beats once a second has this long again before it counts as gone.
      */
     static final Duration GAP = Duration.ofSeconds(3);
+
+    /** How often {@link #awaitEndedOrGone} looks. */
+    private static final long POLL_MILLIS = 250;
 
     private final Store store;
     private final StoreCalls calls;
@@ -71,5 +76,26 @@ final class Heartbeats {
     boolean isGone(String node) {
         long[] last = seen.get(node);
         return last != null && System.nanoTime() - last[1] > LEASE.toNanos();
+    }
+
+    /**
+     * Waits until every node of {@code nodes} but this one has set its key {@code endedKey} or is gone, or until
+     * {@code deadline} ({@link System#nanoTime()}): a launcher that hosts a store the others still need keeps it up
+     * until their ranks have ended. Returns at once when the store itself stops answering: no one can need it then.
+     */
+    void awaitEndedOrGone(Collection<String> nodes, Function<String, String> endedKey, long deadline)
+            throws InterruptedException {
+        while (System.nanoTime() - deadline < 0) {
+            try {
+                refresh(nodes);
+            } catch (StoreCalls.StoreLostException e) {
+                return;
+            }
+            if (nodes.stream().allMatch(n -> n.equals(self) || isGone(n)
+                    || Boolean.TRUE.equals(calls.quietly(store.check(List.of(endedKey.apply(n))))))) {
+                return;
+            }
+            Thread.sleep(POLL_MILLIS);
+        }
     }
 }

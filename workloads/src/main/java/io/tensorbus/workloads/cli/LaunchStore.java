@@ -3,6 +3,7 @@ package io.tensorbus.workloads.cli;
 import io.tensorbus.c10d.JobSecret;
 import io.tensorbus.distributed.Distributed;
 import io.tensorbus.distributed.TcpStore;
+import io.tensorbus.internal.distributed.AdvertisedHost;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import java.time.Duration;
@@ -52,6 +53,16 @@ final class LaunchStore implements AutoCloseable {
             closeQuietly(vertx);
             throw e;
         }
+    }
+
+    /**
+     * Starts a store server on {@code port} for peers that reach this host at {@code address}: bound to the
+     * address when it is a loopback one, else to every interface (the address may be a name, or a NAT's).
+     *
+     * @throws Exception when the server cannot bind or start within 30 seconds
+     */
+    static LaunchStore startAt(String address, int port, Duration timeout, JobSecret secret) throws Exception {
+        return start(AdvertisedHost.isLoopback(address) ? address : "0.0.0.0", port, timeout, secret);
     }
 
     /**

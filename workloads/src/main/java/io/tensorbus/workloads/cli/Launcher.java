@@ -234,18 +234,30 @@ public final class Launcher {
             err.println("tensorbus launch: " + ex.getMessage());
             return 1;
         }
-        Duration timeout = options.timeout() != null ? options.timeout() : TcpStore.DEFAULT_TIMEOUT;
-        try (RendezvousBackend backend = RendezvousBackend.open(e, address, secret(), timeout)) {
-            DynamicRendezvous rdzv = new DynamicRendezvous(backend.store(), backend.calls(), e, address + "/"
-                    + ProcessHandle.current().pid());
-            err.println("tensorbus launch: elastic job '" + e.runId() + "' (" + e.minNodes() + " to " + e.maxNodes()
-                    + " nodes), this node " + rdzv.node() + "; rendezvous in " + backend.description());
-            return new ElasticRun(base, rdzv, address, timeout).run();
+        RendezvousBackend backend;
+        try {
+            backend = RendezvousBackend.open(e, address, secret(), storeTimeout());
         } catch (Exception ex) {
             err.println("tensorbus launch: failed: cannot open the rendezvous (" + e.backend() + " at "
                     + e.endpoints() + "): " + ex.getMessage());
             return 1;
         }
+        try (backend) {
+            DynamicRendezvous rdzv = new DynamicRendezvous(backend.store(), backend.calls(), e, address + "/"
+                    + ProcessHandle.current().pid());
+            err.println("tensorbus launch: elastic job '" + e.runId() + "' (" + e.minNodes() + " to " + e.maxNodes()
+                    + " nodes), this node " + rdzv.node() + "; rendezvous in " + backend.description());
+            return new ElasticRun(base, rdzv, address).run();
+        } catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+            err.println("tensorbus launch: interrupted; stopping every rank");
+            return INTERRUPTED_EXIT;
+        }
+    }
+
+    /** How long the job's stores let a waiting call wait: the job's {@code --timeout}, else the group default. */
+    private Duration storeTimeout() {
+        return options.timeout() != null ? options.timeout() : TcpStore.DEFAULT_TIMEOUT;
     }
 
     /** The rounds of an elastic job on this node. */
@@ -253,14 +265,12 @@ public final class Launcher {
         private final LaunchOptions base;
         private final DynamicRendezvous rdzv;
         private final String address;
-        private final Duration timeout;
         private int restarts;
 
-        ElasticRun(LaunchOptions base, DynamicRendezvous rdzv, String address, Duration timeout) {
+        ElasticRun(LaunchOptions base, DynamicRendezvous rdzv, String address) {
             this.base = base;
             this.rdzv = rdzv;
             this.address = address;
-            this.timeout = timeout;
         }
 
         int run() throws InterruptedException {
@@ -285,7 +295,7 @@ public final class Launcher {
 
         /** Runs this node's ranks of {@code round}; the launcher's exit status, or null to go on to the next round. */
         private Integer runRound(DynamicRendezvous.Round round) throws InterruptedException {
-            try (LaunchStore store = round.nodeRank() == 0 ? LaunchStore.start("0.0.0.0", 0, timeout, secret())
+            try (LaunchStore store = round.nodeRank() == 0 ? LaunchStore.start("0.0.0.0", 0, storeTimeout(), secret())
                     : null) {
                 String master;
                 if (store != null) {
@@ -356,19 +366,17 @@ public final class Launcher {
 
     /** Node 0's launcher hosts the job's store; the others connect to it. Null, said, when that fails. */
     private LaunchStore jobStore(Duration setup) {
-        Duration timeout = options.timeout() != null ? options.timeout() : TcpStore.DEFAULT_TIMEOUT;
         if (options.nodeRank() == 0) {
-            String bind = AdvertisedHost.isLoopback(options.masterAddr()) ? options.masterAddr() : "0.0.0.0";
             try {
-                return LaunchStore.start(bind, options.masterPort(), timeout, secret());
+                return LaunchStore.startAt(options.masterAddr(), options.masterPort(), storeTimeout(), secret());
             } catch (Exception e) {
-                err.println("tensorbus launch: cannot host the job's store on port " + options.masterPort() + " of "
-                        + bind + " (--master-addr " + options.masterAddr() + "): " + e.getMessage());
+                err.println("tensorbus launch: cannot host the job's store on port " + options.masterPort()
+                        + " for --master-addr " + options.masterAddr() + ": " + e.getMessage());
                 return null;
             }
         }
         try {
-            return LaunchStore.connect(options.masterAddr(), options.masterPort(), setup, timeout, secret());
+            return LaunchStore.connect(options.masterAddr(), options.masterPort(), setup, storeTimeout(), secret());
         } catch (Exception e) {
             err.println("tensorbus launch: cannot reach the job's store that node 0's launcher hosts at "
                     + options.masterAddr() + ":" + options.masterPort() + " within " + setup.toSeconds() + " s: "
@@ -479,9 +487,8 @@ public final class Launcher {
     }
 
     private LaunchStore startStore() {
-        Duration timeout = options.timeout() != null ? options.timeout() : TcpStore.DEFAULT_TIMEOUT;
         try {
-            return LaunchStore.start(options.masterAddr(), timeout, secret());
+            return LaunchStore.start(options.masterAddr(), storeTimeout(), secret());
         } catch (Exception e) {
             err.println("tensorbus launch: cannot host the rendezvous store on " + options.masterAddr() + ": " + e);
             return null;

@@ -111,17 +111,7 @@ final class LauncherGroup implements JobPeers, AutoCloseable {
      * ({@link System#nanoTime()}): node 0 hosts the store, which the others need as long as their ranks run.
      */
     void awaitOthersEnded(long deadline) throws InterruptedException {
-        while (System.nanoTime() - deadline < 0) {
-            boolean all = true;
-            for (int k = 0; k < nnodes && all; k++) {
-                all = k == node || heartbeats.isGone(Integer.toString(k))
-                        || Boolean.TRUE.equals(calls.quietly(store.check(List.of(endedKey(k)))));
-            }
-            if (all) {
-                return;
-            }
-            Thread.sleep(BEAT.toMillis() / 4);
-        }
+        heartbeats.awaitEndedOrGone(others, k -> endedKey(Integer.parseInt(k)), deadline);
     }
 
     @Override

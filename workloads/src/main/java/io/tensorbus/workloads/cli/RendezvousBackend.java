@@ -4,7 +4,6 @@ import io.tensorbus.c10d.JobSecret;
 import io.tensorbus.c10d.Store;
 import io.tensorbus.distributed.ClusterStore;
 import io.tensorbus.hazelcast.HazelcastCluster;
-import io.tensorbus.internal.distributed.AdvertisedHost;
 import io.vertx.core.Vertx;
 import java.net.InetAddress;
 import java.net.NetworkInterface;
@@ -44,9 +43,8 @@ final class RendezvousBackend implements AutoCloseable {
     private static RendezvousBackend c10d(ElasticOptions o, JobSecret secret, Duration timeout) throws Exception {
         ElasticOptions.Endpoint e = o.endpoint();
         if (isLocal(e.host())) {
-            String bind = AdvertisedHost.isLoopback(e.host()) ? e.host() : "0.0.0.0";
             try {
-                LaunchStore hosted = LaunchStore.start(bind, e.port(), timeout, secret);
+                LaunchStore hosted = LaunchStore.startAt(e.host(), e.port(), timeout, secret);
                 return new RendezvousBackend(hosted.store(), hosted, "the c10d store this launcher hosts at " + e);
             } catch (Exception taken) {
                 // Another launcher of this host hosts it: connect as the others do.
