@@ -15,6 +15,9 @@ mlp.safetensors: a two-stage model-parallel MLP: first = Linear(16, 32) on worke
   to_here, loss = cross_entropy(out, y); x (8x16), y, the initial parameters (first.*, stage.net.*), loss,
   every gradient of both workers' contexts (grad.*), and the parameters after one SGD(lr=0.01) step (sgd.*)
   and, from the same start, one Adam(lr=0.01) step (adam.*).
+builtin.safetensors: builtins recorded like any function (issue 32): a, b, c = rand(3, 3) on worker0,
+  d = rpc_sync(worker1, torch.add, (a, b)), e = rpc_sync(worker1, torch.mul, (d, c)),
+  f = rpc_sync(worker1, torch.add, (e, 0.5)), loss = (f * f).sum(); loss and the gradients of a, b and c.
 """
 import os
 
@@ -81,6 +84,21 @@ def seed_case():
     save_safetensors("seed.safetensors", out)
 
 
+def builtin_case():
+    torch.manual_seed(2)
+    a, b, c = (torch.rand((3, 3)).requires_grad_(True) for _ in range(3))
+    with dist_autograd.context() as ctx:
+        d = rpc.rpc_sync("worker1", torch.add, args=(a, b))
+        e = rpc.rpc_sync("worker1", torch.mul, args=(d, c))
+        f = rpc.rpc_sync("worker1", torch.add, args=(e, 0.5))
+        loss = (f * f).sum()
+        dist_autograd.backward(ctx, [loss])
+        grads = dist_autograd.get_gradients(ctx)
+        out = {"a": a.detach(), "b": b.detach(), "c": c.detach(), "loss": loss.detach().reshape(1),
+               "grad.a": grads[a], "grad.b": grads[b], "grad.c": grads[c]}
+    save_safetensors("builtin.safetensors", out)
+
+
 def mlp_case():
     torch.manual_seed(1)
     first_state = nn.Linear(16, 32).state_dict()
@@ -119,6 +137,7 @@ def run(rank, world):
     if rank == 0:
         seed_case()
         mlp_case()
+        builtin_case()
     rpc.shutdown()
 
 

@@ -23,7 +23,10 @@ import java.util.function.BooleanSupplier;
  *   <li>{@code meddle} (3 workers): worker0 runs a forward pass through worker1 in a context; worker2, outside
  *       it, asks worker1 to release it, feeds worker0 gradients of a send that went to worker1 and names a
  *       context of a worker outside the job; each is refused ({@code REFUSED <message>}), and worker0's backward
- *       pass then gives the gradients it would have given anyway ({@code GRADIENTS OK}).</li>
+ *       pass then gives the gradients it would have given anyway ({@code GRADIENTS OK}). Then worker0 runs the
+ *       seed's unused-RPC graph with builtins, {@code d = builtin.add(a, b)} and an unused {@code builtin.mul(b, c)}
+ *       on worker1, backward from {@code d.sum()} in each mode: {@code FAST FAILED <seconds> <message>} and
+ *       {@code SMART OK <true when a and b got ones and c nothing>}.</li>
  *   <li>{@code late} (2 workers): worker0 closes its context while a call of it still runs on worker1; the call
  *       fails ({@code LATE <message>}), no context is left on either worker ({@code CONTEXTS 0}) and both shut
  *       down gracefully ({@code SHUTDOWN OK}).</li>
@@ -140,10 +143,36 @@ public final class DistAutogradFaultCheck {
                 System.out.println(java.util.Arrays.equals(grad.toFloatArray(), y.toFloatArray())
                         ? "GRADIENTS OK" : "GRADIENTS WRONG " + grad + " for " + y);
             }
+            unusedRpc(agent);
         }
         expectNoContext(agent);
         agent.shutdown();
         System.out.println("SHUTDOWN OK");
+    }
+
+    private static void unusedRpc(RpcAgent agent) {
+        DistAutograd dist = agent.distAutograd();
+        Tensor a = Tensor.rand(3, 3).requiresGrad(true);
+        Tensor b = Tensor.rand(3, 3).requiresGrad(true);
+        Tensor c = Tensor.rand(3, 3).requiresGrad(true);
+        for (DistAutograd.Mode mode : DistAutograd.Mode.values()) {
+            try (DistAutograd.Context context = dist.context()) {
+                Tensor d = agent.rpcSync("worker1", "builtin.add", a, b);
+                agent.<Tensor>rpcSync("worker1", "builtin.mul", b, c);
+                long start = System.nanoTime();
+                try {
+                    dist.backward(context.id(), List.of(d.sum()), false, mode);
+                    java.util.Map<Tensor, Tensor> g = dist.getGradients(context.id());
+                    System.out.println(mode + " OK " + (ones(g.get(a)) && ones(g.get(b)) && g.get(c) == null));
+                } catch (RuntimeException e) {
+                    System.out.printf("%s FAILED %.1f %s%n", mode, (System.nanoTime() - start) / 1e9, e.getMessage());
+                }
+            }
+        }
+    }
+
+    private static boolean ones(Tensor t) {
+        return t != null && java.util.Arrays.equals(t.toFloatArray(), Tensor.ones(3, 3).toFloatArray());
     }
 
     private static void late(RpcAgent agent, int rank, CountDownLatch slowStarted) throws Exception {

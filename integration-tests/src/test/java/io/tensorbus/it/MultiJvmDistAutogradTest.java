@@ -34,7 +34,7 @@ class MultiJvmDistAutogradTest {
 
     @Test
     @Timeout(120)
-    void aPeerOutsideAContextIsRefusedWithoutTouchingIt() {
+    void aPeerOutsideAContextIsRefusedWithoutTouchingItAndNoGradientGoesMissing() {
         String o = launch(3, "meddle").out();
         assertTrue(o.contains("[rank 2] REFUSED 'tensorbus.dist_autograd.release' failed on worker worker1")
                 && o.contains("may not release distributed autograd context 0:0"), o);
@@ -42,6 +42,13 @@ class MultiJvmDistAutogradTest {
         assertTrue(o.contains("no worker 900 in a job of 3"), o);
         assertTrue(!o.contains("UNEXPECTED"), o);
         assertTrue(o.contains("[rank 0] GRADIENTS OK"), o);
+        // The seed's unused-RPC graph, made of builtins: FAST mode fails at once naming the unused RPC, SMART is exact.
+        Matcher fast = Pattern.compile("\\[rank 0] FAST FAILED ([\\d.]+) (.*)").matcher(o);
+        assertTrue(fast.find(), o);
+        assertTrue(Double.parseDouble(fast.group(1)) < 5, "long before the 30 s timeout: " + o);
+        assertTrue(fast.group(2).contains("no gradient came back for the arguments of 'builtin.mul' to worker1 (rank 1)"
+                + " (recorded on worker0 (rank 0))") && fast.group(2).contains("SMART"), o);
+        assertTrue(o.contains("[rank 0] SMART OK true"), o);
         for (int r = 0; r < 3; r++) {
             assertTrue(o.contains("[rank " + r + "] CONTEXTS 0") && o.contains("[rank " + r + "] SHUTDOWN OK"), o);
         }

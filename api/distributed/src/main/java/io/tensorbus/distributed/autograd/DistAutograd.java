@@ -29,8 +29,11 @@ public interface DistAutograd {
     enum Mode {
         /**
          * PyTorch's only mode (the seed's 5.2): every send function of the context is assumed to receive a
-         * gradient. Cheapest; when an RPC's result does not reach the roots, the gradients of the paths that share
-         * a node with its send function are dropped (the seed's 5.1 example).
+         * gradient. Cheapest. When one does not (an RPC of the context whose result does not reach the roots, the
+         * seed's 5.1 example), the gradients that wait for it are incomplete, so the backward pass fails as soon as
+         * the rest of it has run, with a {@link DistAutogradException} naming the RPCs and this worker, rather than
+         * return with gradients missing (PyTorch's waits for them until its RPC timeout). Use {@link #SMART} for
+         * such graphs.
          */
         FAST,
         /**
@@ -57,8 +60,8 @@ public interface DistAutograd {
      *
      * @param retainGraph keep the graph's saved tensors on every worker, for another backward pass
      * @return a future that fails naming the worker and the cause when a part fails, a worker is lost, or the
-     *     agent's timeout passes, and with {@link IllegalStateException} for a second pass over a graph whose first
-     *     did not retain it
+     *     agent's timeout passes, naming the RPCs when a send function got no gradient (see {@link Mode#FAST}),
+     *     and with {@link IllegalStateException} for a second pass over a graph whose first did not retain it
      * @throws IllegalArgumentException for an unknown context, no roots, or a root that does not require grad or
      *     is not a scalar
      */

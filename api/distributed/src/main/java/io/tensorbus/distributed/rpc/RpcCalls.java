@@ -72,7 +72,8 @@ final class RpcCalls implements RpcCaller {
         DistAutogradContext context = recorded(function) ? worker.autograd().current() : null;
         RpcPayload.Encoded body;
         try {
-            body = RpcPayload.encode(rrefs, values, RpcPayload.recorder(worker.autograd(), context, target));
+            body = RpcPayload.encode(rrefs, values,
+                    RpcPayload.recorder(worker.autograd(), context, target, "arguments", function));
         } catch (RuntimeException e) {
             throw new IllegalArgumentException("cannot send the arguments of '" + function + "' to " + target + ": "
                     + e.getMessage(), e);
@@ -144,7 +145,7 @@ final class RpcCalls implements RpcCaller {
             Object copy;
             try {
                 result = RpcPayload.encode(rrefs, Collections.singletonList(r.result()),
-                        RpcPayload.recorder(worker.autograd(), context, worker.self()));
+                        RpcPayload.recorder(worker.autograd(), context, worker.self(), "result", function));
             } catch (RuntimeException e) {
                 fail(id, RpcServe.asRemote(worker.self().name(), function, e));
                 return;

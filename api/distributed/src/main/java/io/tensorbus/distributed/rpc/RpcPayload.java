@@ -77,10 +77,15 @@ final class RpcPayload {
 
     /**
      * What records a message of {@code context} to {@code to} in {@code autograd}; null (nothing recorded) without
-     * a context.
+     * a context. {@code part} and {@code function} name it in errors: the "arguments" or "result" of a call.
      */
-    static Recorder recorder(DistAutogradRuntime autograd, DistAutogradContext context, WorkerInfo to) {
-        return context == null ? null : sent -> autograd.recordSend(context, to.id(), sent);
+    static Recorder recorder(DistAutogradRuntime autograd, DistAutogradContext context, WorkerInfo to, String part,
+                             Object function) {
+        if (context == null) {
+            return null;
+        }
+        String what = "the " + part + " of '" + function + "' to " + to;
+        return sent -> autograd.recordSend(context, to.id(), what, sent);
     }
 
     /** Records the tensors a message sends in a distributed autograd context (see {@code DistAutogradRuntime}). */

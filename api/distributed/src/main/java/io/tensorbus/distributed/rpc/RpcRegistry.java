@@ -1,6 +1,5 @@
 package io.tensorbus.distributed.rpc;
 
-import io.tensorbus.autograd.Autograd;
 import io.tensorbus.tensor.Tensor;
 import java.util.List;
 import java.util.Map;
@@ -12,8 +11,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * The functions other workers may call, by name. Only what is registered here is callable: a message can
  * name a function, never a class or method. {@link #global()} is the process-wide registry agents use by
  * default; it starts with the builtins {@code builtin.echo}, {@code builtin.add} and {@code builtin.mul}
- * (tensors or numbers, as {@code torch.add} / {@code torch.mul}) and the functions of the libraries on the class
- * path ({@link RpcFunctionLibrary}).
+ * (tensors or numbers, as {@code torch.add} / {@code torch.mul}; inside a distributed autograd context their tensor
+ * results are part of the graph, as any function's) and the functions of the libraries on the class path
+ * ({@link RpcFunctionLibrary}).
  */
 public final class RpcRegistry {
     private static final RpcRegistry GLOBAL = new RpcRegistry();
@@ -96,14 +96,14 @@ public final class RpcRegistry {
         }
         Object a = args.get(0);
         Object b = args.get(1);
-        try (var ignored = Autograd.noGrad()) {
-            if (a instanceof Tensor ta) {
-                return b instanceof Tensor tb ? (add ? ta.add(tb) : ta.mul(tb)) : (add ? ta.add(number(name, b))
-                        : ta.mul(number(name, b)));
-            }
-            if (b instanceof Tensor tb) {
-                return add ? tb.add(number(name, a)) : tb.mul(number(name, a));
-            }
+        // Recorded by autograd as torch.add is: in a distributed autograd context the arguments that require grad
+        // carry a recv function, and the result's send function takes the gradient back.
+        if (a instanceof Tensor ta) {
+            return b instanceof Tensor tb ? (add ? ta.add(tb) : ta.mul(tb)) : (add ? ta.add(number(name, b))
+                    : ta.mul(number(name, b)));
+        }
+        if (b instanceof Tensor tb) {
+            return add ? tb.add(number(name, a)) : tb.mul(number(name, a));
         }
         if (a instanceof Long || a instanceof Integer) {
             if (b instanceof Long || b instanceof Integer) {

@@ -74,7 +74,8 @@ final class RpcServe implements RpcServing {
             RpcPayload.Encoded value;
             try {
                 value = RpcPayload.encode(rrefs, Collections.singletonList(r.result()),
-                        RpcPayload.recorder(worker.autograd(), context, connection.caller()));
+                        RpcPayload.recorder(worker.autograd(), context, connection.caller(), "result",
+                                values.get(0)));
             } catch (RuntimeException e) {
                 raise(connection, id, e);
                 return;

@@ -99,6 +99,30 @@ class DistAutogradTest {
     }
 
     @Test
+    void builtinsInsideAContextGetPyTorchsGradients() throws Exception {
+        Map<String, Tensor> g = Golden.load("builtin.safetensors");
+        RpcAgent w0 = start(2).get(0);
+        DistAutograd dist = w0.distAutograd();
+        Tensor a = g.get("a").clone().requiresGrad(true);
+        Tensor b = g.get("b").clone().requiresGrad(true);
+        Tensor c = g.get("c").clone().requiresGrad(true);
+        try (DistAutograd.Context context = dist.context()) {
+            Tensor d = w0.rpcSync("worker1", "builtin.add", a, b);
+            Tensor e = w0.rpcSync("worker1", "builtin.mul", d, c);
+            Tensor f = w0.rpcSync("worker1", "builtin.add", e, 0.5);
+            assertTrue(f.requiresGrad(), "a builtin's result is part of the graph");
+            Tensor loss = f.mul(f).sum();
+            Golden.close(g.get("loss"), loss.reshape(1), "loss");
+            dist.backward(context.id(), List.of(loss));
+            Map<Tensor, Tensor> grads = dist.getGradients(context.id());
+            Golden.close(g.get("grad.a"), grads.get(a), "grad a");
+            Golden.close(g.get("grad.b"), grads.get(b), "grad b");
+            Golden.close(g.get("grad.c"), grads.get(c), "grad c");
+        }
+        contextsGoneEverywhere();
+    }
+
+    @Test
     void threeWorkersInAChainSendGradientsBackAlongIt() throws Exception {
         RpcAgent w0 = start(3).get(0);
         DistAutograd dist = w0.distAutograd();
@@ -259,23 +283,36 @@ class DistAutogradTest {
     }
 
     @Test
-    void fastModeDropsTheGradientsOfPathsThatShareANodeWithAnUnusedRpc() throws Exception {
+    void fastModeFailsNamingAnUnusedRpcInsteadOfDroppingAGradient() throws Exception {
         // The seed's 5.1 example: e = b * c is computed remotely but does not reach the loss. FAST mode counts its
-        // send function as a dependency of b, which never receives a gradient: b's gradient is missing (PyTorch's
-        // behaviour), while a's, on a path of its own, is there.
-        RpcAgent w0 = start(2).get(0);
+        // send function as a dependency of b, which never receives a gradient: rather than finish with b's
+        // gradient missing, the pass fails at once naming the RPC and SMART mode.
+        RpcAgent w0 = start(2, Duration.ofSeconds(60)).get(0);
         DistAutograd dist = w0.distAutograd();
         Tensor a = Tensor.rand(3, 3).requiresGrad(true);
         Tensor b = Tensor.rand(3, 3).requiresGrad(true);
         Tensor c = Tensor.rand(3, 3).requiresGrad(true);
-        try (DistAutograd.Context context = dist.context()) {
-            Tensor d = w0.rpcSync("worker1", "test.my_add", a, b);
-            w0.<Tensor>rpcSync("worker1", "test.my_mul", b, c);
-            dist.backward(context.id(), List.of(d.sum()));
-            Map<Tensor, Tensor> grads = dist.getGradients(context.id());
-            Golden.close(Tensor.ones(3, 3), grads.get(a), "d loss / d a");
-            assertNull(grads.get(b), "FAST mode: b waits for the unused send's gradient");
+        for (boolean inline : new boolean[] {true, false}) {
+            try (DistAutograd.Context context = dist.context()) {
+                Tensor d = w0.rpcSync("worker1", "test.my_add", a, b);
+                w0.<Tensor>rpcSync("worker1", "test.my_mul", b, c);
+                long t0 = System.nanoTime();
+                DistAutogradException e = assertThrows(DistAutogradException.class, () -> {
+                    if (inline) {
+                        dist.backward(context.id(), List.of(d.sum()));
+                    } else {
+                        dist.backwardAsync(context.id(), List.of(d.sum()), false)
+                                .await(20, java.util.concurrent.TimeUnit.SECONDS);
+                    }
+                });
+                assertTrue(System.nanoTime() - t0 < Duration.ofSeconds(10).toNanos(), "well before the timeout");
+                assertTrue(e.getMessage().contains("no gradient came back for the arguments of 'test.my_mul' to "
+                        + "worker1 (rank 1) (recorded on worker0 (rank 0))") && e.getMessage().contains("SMART"),
+                        e.getMessage());
+                assertFalse(e.getMessage().contains("test.my_add"), "the used RPC is not named: " + e.getMessage());
+            }
         }
+        contextsGoneEverywhere();
     }
 
     @Test
@@ -300,8 +337,8 @@ class DistAutogradTest {
 
     @Test
     void smartModePrunesAnUnusedRpcTwoWorkersAway() throws Exception {
-        // worker1 sends x + 1 and y to worker2 twice and uses one result: FAST mode waits for the other send, so
-        // neither x + 1 nor y's recv function on worker1 runs backward and x and y get nothing; SMART mode prunes it.
+        // worker1 sends x + 1 and y to worker2 twice and uses one result: FAST mode counts the other send, which
+        // never gets a gradient, so it fails naming it; SMART mode prunes it.
         RpcAgent w0 = start(3).get(0);
         DistAutograd dist = w0.distAutograd();
         Tensor x = Tensor.rand(4).requiresGrad(true);
@@ -310,15 +347,18 @@ class DistAutogradTest {
         for (DistAutograd.Mode mode : DistAutograd.Mode.values()) {
             try (DistAutograd.Context context = dist.context()) {
                 Tensor z = w0.rpcSync("worker1", "test.relayWithUnused", x, y);
-                dist.backwardAsync(context.id(), List.of(z.sum()), false, mode)
-                        .await(20, java.util.concurrent.TimeUnit.SECONDS);
-                Map<Tensor, Tensor> grads = dist.getGradients(context.id());
                 if (mode == DistAutograd.Mode.SMART) {
+                    dist.backward(context.id(), List.of(z.sum()), false, mode);
+                    Map<Tensor, Tensor> grads = dist.getGradients(context.id());
                     Golden.close(local.gradA(), grads.get(x), "SMART: d loss / d x");
                     Golden.close(local.gradB(), grads.get(y), "SMART: d loss / d y");
                 } else {
-                    assertNull(grads.get(x), "FAST: x + 1 waits for the unused send");
-                    assertNull(grads.get(y), "FAST: y's recv on worker1 waits for the unused send");
+                    // The unfed send is worker1's, two workers away from the one that started the pass.
+                    DistAutogradException e = assertThrows(DistAutogradException.class,
+                            () -> dist.backward(context.id(), List.of(z.sum()), false, mode));
+                    assertTrue(e.getMessage().contains("the arguments of 'test.my_add' to worker2 (rank 2) (recorded"
+                            + " on worker1 (rank 1))"), e.getMessage());
+                    assertNull(dist.getGradients(context.id()).get(x), "FAST: x + 1 waits for the unused send");
                 }
             }
         }

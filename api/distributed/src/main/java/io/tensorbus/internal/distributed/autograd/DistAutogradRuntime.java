@@ -136,10 +136,11 @@ public final class DistAutogradRuntime implements DistAutograd {
 
     /**
      * Records a message of {@code context} to worker {@code to} whose attached tensors are {@code sent}: a send
-     * function for those that require grad (PyTorch's {@code addSendRpcBackward}). Returns what the message
-     * carries, or null when {@code context} is null or released (nothing is recorded).
+     * function for those that require grad (PyTorch's {@code addSendRpcBackward}). {@code what} names the message
+     * for errors ("the arguments of 'f' to worker1 (rank 1)"). Returns what the message carries, or null when
+     * {@code context} is null or released (nothing is recorded).
      */
-    public AutogradMeta recordSend(DistAutogradContext context, int to, List<Tensor> sent) {
+    public AutogradMeta recordSend(DistAutogradContext context, int to, String what, List<Tensor> sent) {
         if (context == null || context.isReleased()) {
             return null;
         }
@@ -147,7 +148,7 @@ public final class DistAutogradRuntime implements DistAutograd {
         long messageId = container.newMessageId();
         List<Tensor> grad = Autograd.isGradEnabled() ? sent.stream().filter(Tensor::requiresGrad).toList() : List.of();
         if (!grad.isEmpty()) {
-            context.addSend(new SendBackward(messageId, to, grad));
+            context.addSend(new SendBackward(messageId, to, what, grad));
         }
         return new AutogradMeta(context.id(), messageId);
     }

@@ -16,6 +16,7 @@ import java.util.Collections;
 import java.util.Deque;
 import java.util.HashSet;
 import java.util.IdentityHashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -52,19 +53,36 @@ final class DistEngine {
         this.container = container;
     }
 
-    /** One backward pass on one worker: its graph task and the propagate calls its last step issued. */
+    /**
+     * One backward pass on one worker: its graph task, the send functions it counts and those fed so far, and the
+     * propagate calls its last step issued. Guarded by the context's monitor.
+     */
     static final class Pass {
         private final long id;
         private final boolean retainGraph;
         private final boolean initiator;
         private final GraphTask task;
+        private final List<SendBackward> counted;
+        private final Set<Long> fed = new HashSet<>();
         private List<Future<Object>> issued = new ArrayList<>();
 
-        Pass(long id, boolean retainGraph, boolean initiator, GraphTask task) {
+        Pass(long id, boolean retainGraph, boolean initiator, GraphTask task, List<SendBackward> counted) {
             this.id = id;
             this.retainGraph = retainGraph;
             this.initiator = initiator;
             this.task = task;
+            this.counted = counted;
+        }
+
+        /** The counted send functions not fed yet: message id to what the message is. */
+        Map<Long, String> unfed() {
+            Map<Long, String> out = new LinkedHashMap<>();
+            for (SendBackward s : counted) {
+                if (!fed.contains(s.messageId())) {
+                    out.put(s.messageId(), s.what());
+                }
+            }
+            return out;
         }
 
         /** The propagate calls issued since the last call, for the caller to wait on. */
@@ -95,6 +113,10 @@ final class DistEngine {
         }
     }
 
+    /** What a step of a pass left to wait for: the propagate calls it issued and what it had not fed then. */
+    private record Step(List<Future<Object>> issued, Map<Long, String> unfed) {
+    }
+
     /** Propagate calls sent and not yet answered (PyTorch's {@code num_outstanding_rpcs}). */
     int outstanding() {
         return outstanding.get();
@@ -112,7 +134,7 @@ final class DistEngine {
         long passId = container.newMessageId();
         List<Tensor> ones = roots.stream().map(r -> Tensor.ones(r.dtype(), r.shape())).toList();
         List<Node> starts = edges.stream().map(Edge::node).toList();
-        Future<List<Future<Object>>> started;
+        Future<Pass> started;
         if (inline) {
             // The caller waits anyway: its thread runs the local graph, which saves two thread hand-offs a step.
             if (smart) {
@@ -125,11 +147,30 @@ final class DistEngine {
                     : Future.succeededFuture();
             started = discovered.compose(v -> transport.onPool(() -> start(context, passId, retainGraph, edges, ones)));
         }
-        return started.compose(DistEngine::allOf).onComplete(r -> end(context, passId));
+        return started.compose(pass -> finish(context, pass, smart)).onComplete(r -> end(context, passId));
     }
 
-    /** Begins the starting worker's pass and runs its local graph; the propagate calls it issued. */
-    private List<Future<Object>> start(DistAutogradContext context, long passId, boolean retainGraph, List<Edge> edges,
+    /**
+     * Waits for the propagate calls of the starting worker's pass, then fails the pass when a send function on any
+     * worker it reached got no gradient.
+     */
+    private Future<Void> finish(DistAutogradContext context, Pass pass, boolean smart) {
+        List<Future<Object>> issued;
+        synchronized (context) {
+            issued = pass.takeIssued();
+        }
+        return gather(issued).map(missing -> {
+            synchronized (context) {
+                // Its own sends were fed by the propagate calls of other workers, all answered by now.
+                missing.report(transport.self(), pass.unfed());
+            }
+            missing.check(context.id(), smart, transport::describe);
+            return null;
+        });
+    }
+
+    /** Begins the starting worker's pass and runs its local graph. */
+    private Pass start(DistAutogradContext context, long passId, boolean retainGraph, List<Edge> edges,
                                        List<Tensor> ones) {
         synchronized (context) {
             context.checkLive();
@@ -144,7 +185,7 @@ final class DistEngine {
                 context.pass = null;
                 throw e;
             }
-            return pass.takeIssued();
+            return pass;
         }
     }
 
@@ -241,10 +282,14 @@ final class DistEngine {
                     // Its part of the graph is freed as it runs: later passes in this context must not wait for it.
                     context.spend(messageId);
                 }
+                pass.fed.add(messageId);
                 pass.task.feed(send, grads);
-                return pass.takeIssued();
+                return new Step(pass.takeIssued(), pass.unfed());
             }
-        }).compose(DistEngine::allOf).map(v -> null);
+        }).compose(step -> gather(step.issued()).map(missing -> {
+            missing.report(transport.self(), step.unfed());
+            return (Object) missing.toWire();
+        }));
     }
 
     /**
@@ -258,9 +303,14 @@ final class DistEngine {
         outstanding.incrementAndGet();
         Future<Object> answer = transport.call(to, PROPAGATE, args).transform(r -> {
             outstanding.decrementAndGet();
-            return r.succeeded() ? Future.succeededFuture(r.result()) : Future.failedFuture(new DistAutogradException(
-                    "the backward pass of distributed autograd context " + ContextContainer.describe(context.id())
-                    + " failed on worker " + transport.describe(to) + ": " + r.cause().getMessage(), r.cause()));
+            if (r.failed()) {
+                return Future.failedFuture(new DistAutogradException("the backward pass of distributed autograd "
+                        + "context " + ContextContainer.describe(context.id()) + " failed on worker "
+                        + transport.describe(to) + ": " + r.cause().getMessage(), r.cause()));
+            }
+            MissingGradients reported = new MissingGradients();
+            reported.merge(r.result(), transport.describe(to));
+            return Future.succeededFuture(reported);
         });
         pass.issued.add(answer);
     }
@@ -270,13 +320,13 @@ final class DistEngine {
         Engine.Options options = new Engine.Options(retainGraph, context::accumulateGrad, List.of());
         Discovery discovery = context.keepDiscovery(passId);
         Set<Long> reached = discovery == null ? null : discovery.reachedSends();
-        List<Node> sends = new ArrayList<>();
+        List<SendBackward> sends = new ArrayList<>();
         for (SendBackward s : context.sendFunctions()) {
             if (reached == null || reached.contains(s.messageId())) {
                 sends.add(s);
             }
         }
-        Pass pass = new Pass(passId, retainGraph, initiator, new GraphTask(roots, sends, options));
+        Pass pass = new Pass(passId, retainGraph, initiator, new GraphTask(roots, List.copyOf(sends), options), sends);
         context.pass = pass;
         return pass;
     }
@@ -291,6 +341,17 @@ final class DistEngine {
 
     private static Future<Void> allOf(List<Future<Object>> issued) {
         return issued.isEmpty() ? Future.succeededFuture() : Future.all(issued).mapEmpty();
+    }
+
+    /** Waits for propagate calls and merges what their answers report missing. */
+    private Future<MissingGradients> gather(List<Future<Object>> issued) {
+        return allOf(issued).map(v -> {
+            MissingGradients missing = new MissingGradients();
+            for (Future<Object> answer : issued) {
+                missing.addAll((MissingGradients) answer.result());
+            }
+            return missing;
+        });
     }
 
     private static List<Edge> rootEdges(List<Tensor> roots) {

@@ -16,16 +16,19 @@ import java.util.List;
 final class SendBackward extends Node {
     private final long messageId;
     private final int to;
+    private final String what;
 
     /**
      * @param messageId the autograd message id of the RPC that carried {@code sent}
      * @param to the worker the message went to: the only one that may send its gradients back
+     * @param what the message as a user knows it ("the arguments of 'f' to worker1 (rank 1)"), for errors
      * @param sent the tensors of the message that require grad, in message order
      */
-    SendBackward(long messageId, int to, List<Tensor> sent) {
+    SendBackward(long messageId, int to, String what, List<Tensor> sent) {
         super(edges(sent), sent.size());
         this.messageId = messageId;
         this.to = to;
+        this.what = what;
     }
 
     private static Edge[] edges(List<Tensor> sent) {
@@ -35,6 +38,11 @@ final class SendBackward extends Node {
     /** The worker the message went to. */
     int to() {
         return to;
+    }
+
+    /** The message as a user knows it, for errors. */
+    String what() {
+        return what;
     }
 
     /** The autograd message id this send was recorded under. */

@@ -41,14 +41,14 @@ class SendRecvBackwardTest {
         Tensor t4 = Tensor.of(new float[] {5f, 6f}, 2).requiresGrad(true);
         // worker0 -> worker1: rpc_sync("worker1", my_add, t1, t2)
         long m1 = w0.newMessageId();
-        SendBackward send0 = new SendBackward(m1, 1, List.of(t1, t2));
+        SendBackward send0 = new SendBackward(m1, 1, "m1", List.of(t1, t2));
         RecvBackward recv1 = new RecvBackward(0, m1, 2, wire);
         Tensor r1 = received(t1, recv1, 0);
         Tensor r2 = received(t2, recv1, 1);
         Tensor t3There = r1.add(r2);
         // worker1 -> worker0: the result t3
         long m2 = w1.newMessageId();
-        SendBackward send1 = new SendBackward(m2, 0, List.of(t3There));
+        SendBackward send1 = new SendBackward(m2, 0, "m2", List.of(t3There));
         Tensor t3 = received(t3There, new RecvBackward(1, m2, 1, wire), 0);
         Tensor loss = t3.mul(t4).sum();
 
