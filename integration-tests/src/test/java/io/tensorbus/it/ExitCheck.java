@@ -17,6 +17,8 @@ import java.time.Duration;
  *   <li>{@code throw VICTIM}: rank VICTIM throws from main after the first allReduce; the others run
  *       allReduces (which can no longer finish) until one fails, and let that exception escape main;</li>
  *   <li>{@code kill VICTIM}: as {@code throw}, but rank VICTIM kills its own JVM with {@code kill -9};</li>
+ *   <li>{@code slow VICTIM}: as {@code throw}, but rank VICTIM's JVM takes three seconds more to end (a shutdown
+ *       hook of its own), so the others, which fail because of it, end first;</li>
  *   <li>{@code loop}: allReduces every 100 ms for up to the group timeout, then returns.</li>
  * </ul>
  * Every rank prints {@code READY rank R pid P} once its group works.
@@ -36,10 +38,13 @@ public final class ExitCheck {
         System.out.flush();
         switch (mode) {
             case "forget" -> System.out.println("DONE rank " + pg.rank() + " sum=" + t.getDouble(0));
-            case "throw", "kill" -> {
+            case "throw", "kill", "slow" -> {
                 if (pg.rank() == victim) {
                     if (mode.equals("kill")) {
                         killMyself();
+                    }
+                    if (mode.equals("slow")) {
+                        Runtime.getRuntime().addShutdownHook(new Thread(ExitCheck::sleepThreeSeconds));
                     }
                     throw new IllegalStateException("rank " + victim + " gives up");
                 }
@@ -58,6 +63,14 @@ public final class ExitCheck {
             Thread.sleep(100);
         }
         System.out.println("NO FAILURE rank " + pg.rank());
+    }
+
+    private static void sleepThreeSeconds() {
+        try {
+            Thread.sleep(3000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     private static void killMyself() throws IOException, InterruptedException {

@@ -40,7 +40,7 @@ public final class ProcessExit {
     public static final int LAUNCHER_GONE_EXIT = 1;
 
     /** How long the shutdown hook waits for what it closes, in seconds. */
-    static final long CLOSE_SECONDS = 5;
+    static final long CLOSE_SECONDS = 1;
 
     /** How often the watcher of {@link #closeWhenProgramEnds} looks at the threads, in milliseconds. */
     static final long WATCH_MILLIS = 200;

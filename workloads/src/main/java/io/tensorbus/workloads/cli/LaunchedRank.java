@@ -5,6 +5,7 @@ import io.tensorbus.internal.distributed.AdvertisedHost;
 import io.tensorbus.workloads.demo.ProgressBar;
 import java.io.IOException;
 import java.io.PrintStream;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -37,15 +38,40 @@ final class LaunchedRank {
     private final int rank;
     private final int localRank;
     private final Process process;
+    private final Path errorFile;
     private final Thread stdout;
     private final Thread stderr;
+    /** When the process ended, in epoch milliseconds; 0 while it runs. */
+    private volatile long exitedAt;
 
-    private LaunchedRank(int rank, int localRank, Process process, Thread stdout, Thread stderr) {
+    private LaunchedRank(int rank, int localRank, Process process, Path errorFile, Thread stdout, Thread stderr) {
         this.rank = rank;
         this.localRank = localRank;
         this.process = process;
+        this.errorFile = errorFile;
         this.stdout = stdout;
         this.stderr = stderr;
+        process.onExit().thenRun(() -> exitedAt = System.currentTimeMillis());
+    }
+
+    /**
+     * When this rank failed, in epoch milliseconds: when its {@code main} wrote the exception that ended it, else
+     * when it exited with a non-zero status; {@link Long#MAX_VALUE} when it has not failed (yet).
+     */
+    long failedAt() {
+        try {
+            if (Files.size(errorFile) > 0) {
+                return Files.getLastModifiedTime(errorFile).toMillis();
+            }
+        } catch (IOException e) {
+            // No error file: the exit tells.
+        }
+        if (process.isAlive() || process.exitValue() == 0) {
+            return Long.MAX_VALUE;
+        }
+        long exited = exitedAt;
+        // onExit's action may not have run yet.
+        return exited != 0 ? exited : System.currentTimeMillis();
     }
 
     /**
@@ -81,7 +107,7 @@ final class LaunchedRank {
                 prefix, logs.file(attempt, localRank, LaunchLogs.OUT), "tensorbus-launch-rank-" + rank + "-out");
         Thread o2 = LaunchOutput.forward(p.getErrorStream(), logs.toConsole(localRank, LaunchLogs.ERR) ? err : null,
                 prefix, logs.file(attempt, localRank, LaunchLogs.ERR), "tensorbus-launch-rank-" + rank + "-err");
-        return new LaunchedRank(rank, localRank, p, o1, o2);
+        return new LaunchedRank(rank, localRank, p, errorFile, o1, o2);
     }
 
     /** Extra JVM options for every child, split at white space (for example {@code -Xmx2g -XX:+UseG1GC}). */

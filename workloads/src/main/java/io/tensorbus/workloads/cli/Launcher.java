@@ -60,6 +60,8 @@ public final class Launcher {
     private final List<LaunchedRank> ranks = new CopyOnWriteArrayList<>();
     /** Set by the shutdown hook, so that the children it stops are not reported as failures. */
     private volatile boolean shuttingDown;
+    /** When this attempt began to stop its ranks, in epoch milliseconds; what fails later is a consequence. */
+    private volatile long stoppingSince = Long.MAX_VALUE;
     /** Every child's command line. */
     private List<String> command;
     /** The environment the launcher reads its own settings from (the process's, or a test's). */
@@ -392,9 +394,9 @@ public final class Launcher {
             return 1;
         }
         if (exit.failed() != null) {
-            LaunchedRank r = exit.failed();
-            err.println("tensorbus launch: failed: rank " + r.rank() + " exited with code " + exit.code() + whyFailed(r)
-                    + firstErrorBesides(r.rank()));
+            LaunchedRank r = firstFailure(exit.failed());
+            err.println("tensorbus launch: failed: " + failure(r));
+            return r.process().exitValue();
         }
         return exit.code();
     }
@@ -411,15 +413,14 @@ public final class Launcher {
                     err.println("tensorbus launch: shutting down (Ctrl-C or SIGTERM); stopped every rank");
                     return INTERRUPTED_EXIT;
                 }
-                LaunchedRank r = exit.failed();
-                String why = whyFailed(r) + firstErrorBesides(r.rank());
+                LaunchedRank r = firstFailure(exit.failed());
                 if (attempt >= options.maxRestarts()) {
-                    err.println("tensorbus launch: failed: rank " + r.rank() + " exited with code " + exit.code() + why
-                            + (options.maxRestarts() > 0 ? " (no restarts left of " + options.maxRestarts() + ")" : ""));
-                    return exit.code();
+                    String left = options.maxRestarts() > 0 ? " (no restarts left of " + options.maxRestarts() + ")" : "";
+                    err.println("tensorbus launch: failed: " + failure(r) + left);
+                    return r.process().exitValue();
                 }
-                err.println("tensorbus launch: rank " + r.rank() + " exited with code " + exit.code() + why
-                        + "; restarting every rank (restart " + (attempt + 1) + " of " + options.maxRestarts() + ")");
+                err.println("tensorbus launch: " + failure(r) + "; restarting every rank (restart " + (attempt + 1)
+                        + " of " + options.maxRestarts() + ")");
                 clearErrors();
                 ranks.clear();
             }
@@ -461,6 +462,7 @@ public final class Launcher {
     /** Starts every rank, telling them the store's {@code port}, supervises them and stops what is left. */
     private Exit attempt(int attempt, int port) {
         try {
+            stoppingSince = Long.MAX_VALUE;
             announce(port, attempt);
             return startAll(port, attempt) ? supervise() : new Exit(1, null);
         } finally {
@@ -531,9 +533,9 @@ public final class Launcher {
                 for (LaunchedRank r : ranks) {
                     if (r.process().isAlive()) {
                         running = true;
-                    } else if (r.process().exitValue() != 0 && (failed == null || killedBySignal(r))) {
-                        // A rank killed by a signal is the cause of the others' failures (they lost it).
-                        failed = failed != null && killedBySignal(failed) ? failed : r;
+                    } else if (r.process().exitValue() != 0 && (failed == null || r.failedAt() < failed.failedAt())) {
+                        // The first to fail is the cause: the others fail because they lost it.
+                        failed = r;
                     }
                 }
                 if (failed != null) {
@@ -567,32 +569,25 @@ public final class Launcher {
         }
     }
 
-    /** True for an exit status of 128 + N, a process ended by signal N (SIGKILL: 137). */
-    private static boolean killedBySignal(LaunchedRank r) {
-        return r.process().exitValue() > 128;
+    /**
+     * The rank that failed first, by the time of its failure (its exception, else its exit), not of its exit: ranks
+     * fail within moments of each other once one does, and the one whose process ended first need not be the
+     * cause. Failures after the launcher began to stop the ranks are consequences, not causes.
+     */
+    private LaunchedRank firstFailure(LaunchedRank detected) {
+        LaunchedRank first = detected;
+        for (LaunchedRank r : ranks) {
+            long at = r.failedAt();
+            if (at < stoppingSince && !r.process().isAlive() && at < first.failedAt()) {
+                first = r;
+            }
+        }
+        return first;
     }
 
-    /**
-     * "; the first error was rank N's: ..." when another rank's main failed before this one's: ranks fail within
-     * milliseconds of each other once one does, and the one whose process ended first need not be the cause.
-     */
-    private String firstErrorBesides(int rank) {
-        Path first = null;
-        try (var files = Files.list(errors)) {
-            for (Path f : files.toList()) {
-                if (first == null || Files.getLastModifiedTime(f).compareTo(Files.getLastModifiedTime(first)) < 0) {
-                    first = f;
-                }
-            }
-            if (first == null || first.getFileName().toString().equals("rank-" + rank + ".error")) {
-                return "";
-            }
-            String name = first.getFileName().toString();
-            return "; the first error was rank " + name.substring(5, name.length() - 6) + "'s: "
-                    + Files.readString(first).strip();
-        } catch (IOException e) {
-            return "";
-        }
+    /** "rank N exited with code C" and why, for the last line. */
+    private String failure(LaunchedRank r) {
+        return "rank " + r.rank() + " exited with code " + r.process().exitValue() + whyFailed(r);
     }
 
     /** ": " and the exception that ended the rank's {@code main}, as it wrote it, or "". */
@@ -631,6 +626,7 @@ public final class Launcher {
         if (alive.isEmpty()) {
             return;
         }
+        stoppingSince = Math.min(stoppingSince, System.currentTimeMillis());
         alive.forEach(LaunchedRank::terminate);
         long deadline = System.nanoTime() + GRACE.toNanos();
         try {

@@ -118,10 +118,10 @@ public final class Rpc {
                 : SecretHandshake.TIMEOUT;
         server.connectHandler(socket -> SecretHandshake.accept(socket, options.secret(), RpcTransport.CHANNEL,
                 handshake, vertx).onSuccess(v -> serveOnceStarted(agent.future(), socket)));
-        // A graceful shutdown of an earlier job on this store left its last key; rank 0 clears it before any
-        // worker of this job can count itself out.
-        Future<Void> fresh = rv.rank() == 0 ? store.deleteKey(RpcShutdown.LEFT_ALL).mapEmpty()
-                : Future.succeededFuture();
+        // A graceful shutdown of an earlier job on this store left its last key, and maybe a lost worker's; rank 0
+        // clears them before any worker of this job can count itself out.
+        Future<Void> fresh = rv.rank() == 0 ? Future.all(store.deleteKey(RpcShutdown.LEFT_ALL),
+                store.deleteKey(RpcShutdown.LOST)).mapEmpty() : Future.succeededFuture();
         return fresh.compose(v -> server.listen().recover(e -> Future.failedFuture(new RpcException(name + " cannot"
                         + " accept calls on " + rv.bindHost() + ": " + e.getMessage(), e))))
                 .compose(s -> store.set("worker/" + rv.rank(), (name + "\n" + rv.advertiseHost() + "\n"

@@ -266,36 +266,81 @@ public final class RpcAgent {
     }
 
     /**
-     * {@code rpc.shutdown}: with {@code graceful}, waits until this worker's own calls have completed, then
-     * until every worker has said the same (serving their calls meanwhile, so nested calls finish), and
-     * closes; without, closes at once and fails the calls in flight. Either way within
-     * {@link RpcOptions#initTimeout()}.
+     * {@code rpc.shutdown(graceful)} within {@link RpcOptions#initTimeout()}: see
+     * {@link #shutdown(boolean, Duration)}.
      */
     public Future<Void> shutdown(boolean graceful) {
+        return shutdown(graceful, options.initTimeout());
+    }
+
+    /**
+     * {@code rpc.shutdown(graceful, timeout)}: with {@code graceful}, waits until this worker's own calls have
+     * completed, then until every worker has said the same (serving their calls meanwhile, so nested calls
+     * finish), and closes; it fails, closing anyway, once {@code timeout} has passed, and at once when a worker of
+     * the job is known gone (a connection to it closed, or it left the cluster), naming it, since that worker will
+     * never say it is done. Without {@code graceful}, closes at once and fails the calls in flight; that also
+     * aborts a graceful shutdown under way (whose future then fails), which is what the exit hook does when the
+     * process is told to stop. A later call returns the first one's future, but for that abort.
+     *
+     * @throws IllegalArgumentException when {@code timeout} is null, zero or negative
+     */
+    public Future<Void> shutdown(boolean graceful, Duration timeout) {
+        if (timeout == null || timeout.isZero() || timeout.isNegative()) {
+            throw new IllegalArgumentException("the shutdown timeout must be positive, got " + timeout);
+        }
         Promise<Void> mine = Promise.promise();
         if (!shutdown.compareAndSet(null, mine.future())) {
+            if (!graceful) {
+                closeNow("the RPC agent of " + self() + " was shut down (a graceful shutdown was aborted)");
+            }
             return shutdown.get();
         }
         if (!graceful) {
             closeNow("the RPC agent of " + self() + " was shut down");
             mine.complete();
-        } else {
-            RpcShutdown.graceful(worker, store, this::hasPendingCalls, this::reportLeaks).onComplete(r -> {
-                closeNow("the RPC agent of " + self() + " was shut down");
-                mine.handle(r);
-            });
+            return mine.future();
         }
+        AtomicBoolean ended = new AtomicBoolean();
+        onClose(() -> {
+            if (!ended.get()) {
+                mine.tryFail(new RpcException("the graceful shutdown of " + self() + " was aborted: the agent was "
+                        + "closed (shutdown(false), or the process is exiting)"));
+            }
+        });
+        RpcShutdown.graceful(worker, store, timeout, this::hasPendingCalls, calls::gone, this::reportLeaks)
+                .onComplete(r -> {
+                    ended.set(true);
+                    closeNow("the RPC agent of " + self() + " was shut down");
+                    if (r.succeeded()) {
+                        mine.tryComplete();
+                    } else {
+                        mine.tryFail(r.cause());
+                    }
+                });
         return mine.future();
     }
 
     /**
      * Blocking {@link #shutdown(boolean) shutdown(true)}.
      *
-     * @throws RpcException when the other workers did not all shut down within the deadline (this worker is
-     *     closed anyway)
+     * @throws RpcException when the other workers did not all shut down within the deadline, or a worker is known
+     *     gone (this worker is closed anyway)
      */
     public void shutdown() {
-        Blocking.await(shutdown(true), options.initTimeout().plusSeconds(5), "RPC shutdown of " + self());
+        shutdown(options.initTimeout());
+    }
+
+    /**
+     * Blocking {@link #shutdown(boolean, Duration) shutdown(true, timeout)}: PyTorch's
+     * {@code rpc.shutdown(graceful=True, timeout=...)}.
+     *
+     * @throws RpcException when the other workers did not all shut down within {@code timeout}, or a worker is
+     *     known gone (this worker is closed anyway)
+     * @throws IllegalArgumentException when {@code timeout} is null, zero or negative
+     */
+    public void shutdown(Duration timeout) {
+        Future<Void> done = shutdown(true, timeout);
+        Blocking.await(done, timeout.plusSeconds(5), "RPC shutdown of " + self());
     }
 
     // ---- package-private plumbing ------------------------------------------------------------------------

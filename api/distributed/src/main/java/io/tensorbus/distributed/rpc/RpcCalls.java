@@ -33,6 +33,8 @@ final class RpcCalls implements RpcCaller {
     private final Map<Long, RpcCall> pending = new ConcurrentHashMap<>();
     private final Map<Integer, Future<RpcOutgoing>> outgoing = new ConcurrentHashMap<>();
     private final Map<Integer, String> lost = new ConcurrentHashMap<>();
+    /** The workers known gone (a connection to them closed while up, or they left the cluster), with why. */
+    private final Map<Integer, String> gone = new ConcurrentHashMap<>();
     private volatile boolean closed;
 
     /**
@@ -191,6 +193,21 @@ final class RpcCalls implements RpcCaller {
         return pending.get(id);
     }
 
+    /**
+     * {@code worker} is known gone: a connection to it that was up closed, or it left the cluster. A graceful
+     * shutdown then fails at once instead of waiting for it (see {@link RpcShutdown}); the first reason stays.
+     */
+    void gone(WorkerInfo worker, String why) {
+        if (!closed) {
+            gone.putIfAbsent(worker.id(), "worker " + worker + " " + why);
+        }
+    }
+
+    /** The workers known gone, with why ({@link #gone(WorkerInfo, String)}); a snapshot. */
+    Map<Integer, String> gone() {
+        return Map.copyOf(gone);
+    }
+
     /** True when {@code worker} is gone for good ({@link #lost}). */
     boolean isLost(WorkerInfo worker) {
         return lost.containsKey(worker.id());
@@ -202,6 +219,7 @@ final class RpcCalls implements RpcCaller {
      */
     void lost(WorkerInfo worker, String why) {
         lost.put(worker.id(), why);
+        gone(worker, why);
         this.worker.autograd().workerLost(worker.id());
         Future<RpcOutgoing> c = outgoing.get(worker.id());
         if (c != null) {

@@ -278,6 +278,7 @@ final class RpcOutgoing implements RpcFrameParser.FrameHandler {
         boolean wasUp = welcomed && !broken.get();
         broken(why);
         if (wasUp) {
+            calls.gone(target, why);
             worker.autograd().workerLost(target.id());
         }
     }

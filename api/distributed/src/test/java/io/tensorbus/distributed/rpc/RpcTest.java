@@ -302,6 +302,49 @@ class RpcTest {
     }
 
     @Test
+    void aGracefulShutdownEndsAtOnceNamingAWorkerKnownGoneEvenWhereNothingTalkedToIt() throws Exception {
+        List<RpcAgent> w = start(3, r -> RpcOptions.builder().registry(new RpcRegistry())
+                .initTimeout(Duration.ofSeconds(40)));
+        assertEquals(2L, (Long) w.get(0).rpcSync("worker2", "builtin.add", 1, 1), "worker0 has a connection to 2");
+        w.get(2).shutdown(false);
+        RpcWorkers.eventually(() -> !w.get(0).calls().gone().isEmpty(), "worker0 notices worker2 is gone");
+        long t0 = System.nanoTime();
+        // worker1 never talked to worker2: it learns from worker0, through the store.
+        Future<Void> s1 = w.get(1).shutdown(true);
+        Thread.sleep(300);
+        Future<Void> s0 = w.get(0).shutdown(true);
+        for (Future<Void> s : List.of(s0, s1)) {
+            Throwable e = s.toCompletionStage().toCompletableFuture().handle((v, x) -> x).get(10, TimeUnit.SECONDS);
+            assertInstanceOf(RpcException.class, e);
+            assertTrue(e.getMessage().contains("worker worker2 (rank 2) closed the connection")
+                    && e.getMessage().contains("(learnt by worker0 (rank 0))"), e.getMessage());
+            assertTrue(e.getMessage().matches("the graceful shutdown of worker\\d \\(rank \\d\\) failed after"
+                    + " \\d+\\.\\d s \\(its timeout: 40 s\\): .*"), e.getMessage());
+        }
+        assertTrue(System.nanoTime() - t0 < TimeUnit.SECONDS.toNanos(5), "not the 40 s timeout");
+        assertTrue(w.get(0).isClosed() && w.get(1).isClosed());
+    }
+
+    @Test
+    void aGracefulShutdownHonoursItsTimeoutAndShutdownFalseAbortsOneUnderWay() throws Exception {
+        List<RpcAgent> w = start(2, new RpcRegistry());
+        long t0 = System.nanoTime();
+        RpcException e = assertThrows(RpcException.class, () -> w.get(0).shutdown(Duration.ofMillis(1500)));
+        double took = (System.nanoTime() - t0) / 1e9;
+        assertTrue(took > 1.4 && took < 4, took + " s");
+        assertTrue(e.getMessage().contains("failed after 1.5 s (its timeout: 1.5 s)"), e.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> w.get(1).shutdown(true, Duration.ZERO));
+        Future<Void> graceful = w.get(1).shutdown(true);
+        Thread.sleep(200);
+        assertTrue(!graceful.isComplete(), "waits for worker0, which left without counting in");
+        w.get(1).shutdown(false);
+        Throwable aborted = graceful.toCompletionStage().toCompletableFuture().handle((v, x) -> x)
+                .get(2, TimeUnit.SECONDS);
+        assertTrue(aborted != null && aborted.getMessage().contains("was aborted"), String.valueOf(aborted));
+        assertTrue(w.get(1).isClosed());
+    }
+
+    @Test
     void anArgumentLargerThanTheCalleeAcceptsFailsThatCallAlone() throws Exception {
         RpcRegistry registry = new RpcRegistry().register("test.slow", args -> {
             Thread.sleep(300);
