@@ -666,7 +666,7 @@ public final class Launcher {
 
     private static int usage(PrintStream err, String problem) {
         err.println("tensorbus launch: " + problem);
-        err.println(LaunchOptions.USAGE);
+        err.println("(tensorbus launch --help shows its options)");
         return Main.USAGE;
     }
 }

@@ -32,58 +32,12 @@ import java.util.function.IntSupplier;
  * The {@code tensorbus} command line (run by the {@code ./tensorbus} script): {@code info},
  * {@code bench SUITE [--json FILE]}, {@code run WORKLOAD [options]}, {@code launch ...} ({@link Launcher}) and
  * {@code secret} (a new random job secret).
- * Bad usage prints the usage and exits with status 2.
+ * {@code --help} (or {@code -h}) after any command or workload prints its usage ({@link Usage}) and exits 0; bad
+ * usage prints the reason and where the usage is, and exits with status 2.
  */
 public final class Main {
     /** Exit status for bad usage, as most Unix tools. */
     static final int USAGE = 2;
-
-    private static final String USAGE_TEXT = """
-            usage: tensorbus COMMAND [options]
-              info                         JDK, processors, Vector API width, tensorbus version
-              bench SUITE [--json FILE]    run a benchmark suite; one line per measurement
-                                           (SUITE NAME key=value ...), also written as JSON to FILE
-                                           suites: tensor, nn,
-                                           p2p [--max-bytes B] [--jit-warmup ROUNDS],
-                                           collectives [--world N] [--ops allreduce,broadcast,allgather]
-                                             [--max-bytes B] [--jit-warmup ROUNDS]
-                                           ddp [--world N] [--warmup W] [--steps S],
-                                           rpc [--jit-warmup CALLS] [--max-bytes B],
-                                           dist-autograd [--jit-warmup STEPS],
-                                           pipeline [--batch B] [--img PX] [--batches N]
-                                             [--micro-batches 1,2,4,8]
-                                           zero [--world N] (ZeroRedundancyOptimizer's Adam state
-                                             per rank on ResNet-50, ranks as threads)
-                                           (p2p, collectives, ddp, rpc, dist-autograd and pipeline
-                                           run one JVM per rank)
-              launch --nproc-per-node N [--nnodes M --node-rank K --master-addr A --master-port P]
-                     [--timeout SECONDS] [--classpath PATH] TARGET [args] | -jar APP.jar [args]
-                                           start N processes of TARGET (your main class, a workload
-                                           name, or your jar) with RANK, WORLD_SIZE, MASTER_ADDR and
-                                           the job's secret set, as torchrun (launch --help for details)
-              secret                       print a new random job secret, for TENSORBUS_SECRET or a
-                                           file named by TENSORBUS_SECRET_FILE (jobs across machines)
-              run WORKLOAD [options]       run a workload; workloads:
-                                           ddp-fashion-mnist [--nproc N] [--epochs N] [--data DIR]
-                                             [--seed S] [--limit N]
-                                             [--comm-hook allreduce|fp16|bf16|powersgd]
-                                             [--powersgd-rank R] [--powersgd-start STEP]
-                                             [--checkpoint-dir DIR]
-                                             (N processes, default 2, training with DDP)
-                                           parameter-server [--trainers N] [--epochs N] [--data DIR]
-                                             [--seed S] [--limit N]
-                                             (a server and N trainers, default 2, meeting over
-                                             Hazelcast; distributed autograd and optimizer)
-                                           pipeline-resnet50 [--micro-batches 1,2,4,8] [--batch B]
-                                             [--img PX] [--batches N] [--schedule gpipe|1f1b]
-                                             (the seed's ResNet50 in two shards over RPC; seconds
-                                             per batch for each micro-batch count)
-                                           local-demo [--epochs N] [--data DIR] [--seed S] [--limit N]
-              fr-trace DIR                 read the flight-recorder dumps in DIR (one per rank, written on
-                                           a failure when TENSORBUS_FLIGHT_RECORDER_DIR is set) and name
-                                           the ranks and the collective where they part; exit 1 when
-                                           they do
-              help                         this text""";
 
     private Main() {
     }
@@ -91,7 +45,7 @@ public final class Main {
     /** {@code fr-trace DIR}: prints {@link FlightRecorderTrace}'s report; 0 when the ranks agree, 1 when not. */
     private static int frTrace(String[] args, PrintStream out, PrintStream err) {
         if (args.length != 1) {
-            return usage(err, "fr-trace needs one directory of flight-recorder dumps");
+            return Usage.error(err, "fr-trace needs one directory of flight-recorder dumps", "fr-trace");
         }
         try {
             FlightRecorderTrace.Report report = FlightRecorderTrace.analyze(Path.of(args[0]));
@@ -111,9 +65,12 @@ public final class Main {
     /** Runs one command with {@code args}, writing to {@code out} and {@code err}; returns the exit status. */
     public static int run(String[] args, PrintStream out, PrintStream err) {
         if (args.length == 0) {
-            return usage(err, "no command given");
+            return Usage.error(err, "no command given", null);
         }
         String[] rest = Arrays.copyOfRange(args, 1, args.length);
+        if (!args[0].equals("launch") && Usage.of(args[0]) != null && Usage.asksForHelp(List.of(rest))) {
+            return help(args[0], rest, out);
+        }
         return switch (args[0]) {
             case "info" -> {
                 Info.print(out);
@@ -128,23 +85,30 @@ public final class Main {
                 yield 0;
             }
             case "help", "-h", "--help" -> {
-                out.println(USAGE_TEXT);
+                out.println(Usage.all());
                 yield 0;
             }
-            default -> usage(err, "unknown command '" + args[0] + "'");
+            default -> Usage.error(err, "unknown command '" + args[0] + "'", null);
         };
+    }
+
+    /** {@code COMMAND ... --help}: that command's usage, or the workload's for {@code run WORKLOAD --help}. */
+    private static int help(String command, String[] rest, PrintStream out) {
+        String workload = command.equals("run") && rest.length > 0 ? Usage.ofWorkload(rest[0]) : null;
+        out.println(workload != null ? workload : Usage.of(command));
+        return 0;
     }
 
     private static int bench(String[] args, PrintStream out, PrintStream err) {
         if (args.length == 0) {
-            return usage(err, "bench needs a suite");
+            return Usage.error(err, "bench needs a suite", "bench");
         }
         Path json = null;
         List<String> suiteArgs = new ArrayList<>();
         for (int i = 1; i < args.length; i++) {
             if (args[i].equals("--json")) {
                 if (i + 1 >= args.length) {
-                    return usage(err, "bench: --json needs a file");
+                    return Usage.error(err, "bench: --json needs a file", "bench");
                 }
                 json = Path.of(args[++i]);
             } else {
@@ -205,7 +169,7 @@ public final class Main {
                 default -> throw new IllegalArgumentException("unknown bench suite '" + args[0] + "'");
             };
         } catch (IllegalArgumentException e) {
-            return usage(err, "bench " + args[0] + ": " + e.getMessage());
+            return Usage.error(err, "bench " + args[0] + ": " + e.getMessage(), "bench");
         }
         sink.accept(machine(CpuInfo.current()));
         int status = suite.getAsInt();
@@ -247,7 +211,7 @@ public final class Main {
 
     private static int runWorkload(String[] args, PrintStream out, PrintStream err) {
         if (args.length == 0) {
-            return usage(err, "run needs a workload");
+            return Usage.error(err, "run needs a workload", "run");
         }
         List<String> options = List.of(args).subList(1, args.length);
         try {
@@ -259,19 +223,14 @@ public final class Main {
                 case DdpFashionMnistCommand.NAME -> DdpFashionMnistCommand.run(options, System.getenv(), out, err);
                 case ParameterServerCommand.NAME -> ParameterServerCommand.run(options, System.getenv(), out, err);
                 case PipelineResNet50Command.NAME -> PipelineResNet50Command.run(options, out, err);
-                default -> usage(err, "unknown workload '" + args[0] + "'");
+                default -> Usage.error(err, "unknown workload '" + args[0] + "'", "run");
             };
         } catch (IllegalArgumentException e) {
-            return usage(err, "run " + args[0] + ": " + e.getMessage());
+            return Usage.error(err, "run " + args[0] + ": " + e.getMessage(), "run " + args[0]);
         } catch (IOException e) {
             err.println("tensorbus: " + e.getMessage());
             return 1;
         }
     }
 
-    private static int usage(PrintStream err, String problem) {
-        err.println("tensorbus: " + problem);
-        err.println(USAGE_TEXT);
-        return USAGE;
-    }
 }

@@ -307,7 +307,7 @@ class LauncherTest {
     @Timeout(30)
     void badOptionsFailWithUsageAndSayWhatIsAllowed(List<String> args, String message) {
         assertEquals(Main.USAGE, launch(args.toArray(String[]::new)));
-        assertContains(err(), "tensorbus launch: " + message, "usage: tensorbus launch");
+        assertContains(err(), "tensorbus launch: " + message, "(tensorbus launch --help shows its options)");
         assertEquals("", out());
     }
 

@@ -6,6 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class MainTest {
@@ -18,10 +20,43 @@ class MainTest {
     }
 
     @Test
-    void unknownCommandPrintsUsageAndExitsWithTwo() {
+    void unknownCommandSaysSoAndWhereTheUsageIsAndExitsWithTwo() {
         assertEquals(2, run("frobnicate"));
-        assertTrue(err.toString(StandardCharsets.UTF_8).contains("unknown command 'frobnicate'"));
-        assertTrue(err.toString(StandardCharsets.UTF_8).contains("usage: tensorbus"));
+        assertEquals("tensorbus: unknown command 'frobnicate'\n(tensorbus help lists the commands and their options)\n",
+                err.toString(StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void helpOfEveryCommandAndWorkloadPrintsItsUsageAndExitsWithZero() {
+        List<List<String>> asks = new ArrayList<>();
+        for (String command : Usage.COMMANDS.keySet()) {
+            asks.add(List.of(command, "--help"));
+            asks.add(List.of(command, "-h"));
+        }
+        asks.add(List.of("launch", "--help"));
+        asks.add(List.of("launch", "-h"));
+        for (String workload : Usage.WORKLOADS.keySet()) {
+            asks.add(List.of("run", workload, "--help"));
+            asks.add(List.of("run", workload, "--epochs", "2", "-h"));
+        }
+        for (String suite : List.of("tensor", "nn", "p2p", "collectives", "ddp", "rpc", "dist-autograd", "pipeline",
+                "zero")) {
+            asks.add(List.of("bench", suite, "--help"));
+        }
+        for (List<String> ask : asks) {
+            out.reset();
+            err.reset();
+            assertEquals(0, run(ask.toArray(String[]::new)), ask + ": " + err);
+            String o = out.toString(StandardCharsets.UTF_8);
+            String name = ask.get(0);
+            assertTrue(o.startsWith("usage: tensorbus") && o.contains(ask.size() > 2 ? ask.get(1) : name),
+                    ask + ": " + o);
+            assertEquals("", err.toString(StandardCharsets.UTF_8), ask.toString());
+        }
+        out.reset();
+        assertEquals(0, run("run", "pipeline-resnet50", "--help"));
+        assertTrue(out.toString(StandardCharsets.UTF_8).startsWith("usage: tensorbus run pipeline-resnet50 "
+                + "[--micro-batches 1,2,4,8]"), out.toString(StandardCharsets.UTF_8));
     }
 
     @Test
@@ -49,8 +84,8 @@ class MainTest {
     void badDdpWorkloadArgumentsExitWithTwoAndSayWhatIsAllowed() {
         assertEquals(2, run("run", "ddp-fashion-mnist", "--nproc", "0"));
         String e = err.toString(StandardCharsets.UTF_8);
-        assertTrue(e.contains("tensorbus: run ddp-fashion-mnist: --nproc must be a whole number from 1 to 1024"), e);
-        assertTrue(e.contains("usage: tensorbus"), e);
+        assertEquals("tensorbus: run ddp-fashion-mnist: --nproc must be a whole number from 1 to 1024, got '0'\n"
+                + "(tensorbus run ddp-fashion-mnist --help shows its options)\n", e);
     }
 
     @Test
