@@ -1,5 +1,6 @@
 package io.tensorbus.distributed;
 
+import io.tensorbus.c10d.CommunicationException;
 import io.tensorbus.tensor.Tensor;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -61,13 +62,20 @@ class FlightRecorderTest {
                         .await(10, TimeUnit.SECONDS);
                 Tensor t = Tensor.ones(4);
                 g.allReduce(t).await(10, TimeUnit.SECONDS);
-                assertThrows(Exception.class, () -> {
+                Exception e = assertThrows(Exception.class, () -> {
                     if (pg.rank() == 2) {
                         g.barrier().await(20, TimeUnit.SECONDS);
                     } else {
                         g.allReduce(t).await(20, TimeUnit.SECONDS);
                     }
                 });
+                // The exceptions number the collective as the dumps and fr-trace do.
+                CommunicationException ce = communicationException(e);
+                assertEquals(2, ce.sequence(), ce.getMessage());
+                assertTrue(ce.getMessage().contains("#2"), ce.getMessage());
+                Exception later = assertThrows(Exception.class, () -> g.allReduce(t).await(20, TimeUnit.SECONDS));
+                assertTrue(later.getMessage().contains(") #3 in group '"), later.getMessage());
+                assertTrue(!later.getMessage().contains("' in group '"), "no phrase twice: " + later.getMessage());
             });
         } finally {
             System.clearProperty(FlightRecorder.DIR_PROPERTY);
@@ -81,6 +89,15 @@ class FlightRecorderTest {
         assertEquals(3, report.dumps(), text);
         assertTrue(text.contains("collective #2 differs: rank(s) [0, 1] issued allReduce(float32[4]), rank(s) [2]"
                 + " issued barrier(): rank(s) [2] skipped or reordered allReduce(float32[4]) #2"), text);
+    }
+
+    private static CommunicationException communicationException(Throwable t) {
+        for (Throwable c = t; c != null; c = c.getCause()) {
+            if (c instanceof CommunicationException ce) {
+                return ce;
+            }
+        }
+        throw new AssertionError("no CommunicationException in " + t, t);
     }
 
     @Test

@@ -37,7 +37,8 @@ final class NcclBackend implements Backend {
     private final DeviceBuffer barrierBuffer;
     private final ExecutorService issuer;
     private final NcclWatchdog watchdog;
-    private final AtomicLong collectives = new AtomicLong();
+    /** The sequence number of the next collective, from 1 as the flight recorder numbers them. */
+    private final AtomicLong collectives = new AtomicLong(1);
     private volatile CommunicationException broken;
     private volatile boolean closed;
     /** The tcp group that checks collectives and watches peers, or null without one. */

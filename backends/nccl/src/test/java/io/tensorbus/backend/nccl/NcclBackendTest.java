@@ -170,10 +170,10 @@ class NcclBackendTest {
         Future<Void> second = b.broadcast(FakeStream.buffer(0x200, DType.FLOAT32, 64), 0);
         Throwable t = failure(first);
         CommunicationTimeoutException e = assertInstanceOf(CommunicationTimeoutException.class, t);
-        assertMentions(e, "allReduce(float32[64], SUM) #0", "rank 1", "did not finish within", "group 'g'");
-        assertMentions(failure(second), "broadcast(float32[64], root=0) #1", "rank 1");
+        assertMentions(e, "allReduce(float32[64], SUM) #1", "rank 1", "did not finish within", "group 'g'");
+        assertMentions(failure(second), "broadcast(float32[64], root=0) #2", "rank 1");
         assertEquals(1, nccl.aborts.get(), "ncclCommAbort is called once");
-        assertMentions(failure(b.barrier()), "barrier #2", "cannot run on rank 1", "did not finish within");
+        assertMentions(failure(b.barrier()), "barrier #3", "cannot run on rank 1", "did not finish within");
         assertEquals(1, nccl.aborts.get());
     }
 

@@ -101,7 +101,7 @@ class NcclShadowTest {
         for (Future<Void> f : List.of(reduce, cast)) {
             Throwable t = failureWithin(f, 10);
             assertInstanceOf(CollectiveMismatchException.class, t);
-            for (String part : List.of("allReduce", "broadcast", "rank 0", "rank 1", "#0")) {
+            for (String part : List.of("allReduce", "broadcast", "rank 0", "rank 1", "#1")) {
                 assertTrue(t.getMessage().contains(part), "expected '" + part + "' in: " + t.getMessage());
             }
         }

@@ -10,7 +10,7 @@ import java.util.List;
 /**
  * What a timed-out collective tells its caller: which ranks never joined it. When the deadline passes, the
  * rank asks every peer how many collectives of the group it has called; a peer that has called fewer than
- * {@code sequence + 1} never reached this one. Peers that do not answer in time are named as such. A peer
+ * {@code sequence} (numbered from 1) never reached this one. Peers that do not answer in time are named as such. A peer
  * whose answer carries a different call for this collective disagrees rather than stalls: that is a
  * {@link CollectiveMismatchException} (the case of two ranks that both only receive, so no frame crossed).
  */
@@ -26,7 +26,7 @@ final class StallReport {
         this.op = op;
         this.called = new long[backend.size()];
         java.util.Arrays.fill(called, -1);
-        called[backend.rank()] = op.sequence + 1;
+        called[backend.rank()] = op.sequence;
     }
 
     /** {@code peer}'s answer: how many collectives it called, and the fingerprint of its call of this one if any. */
@@ -50,7 +50,7 @@ final class StallReport {
         for (int r = 0; r < called.length; r++) {
             if (called[r] < 0) {
                 silent.add(r);
-            } else if (called[r] <= op.sequence) {
+            } else if (called[r] < op.sequence) {
                 missing.add(r);
                 behind.add(backend.who(r) + " has called " + called[r] + " collectives");
             }

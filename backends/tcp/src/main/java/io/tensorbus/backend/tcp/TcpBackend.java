@@ -47,7 +47,11 @@ final class TcpBackend implements Backend {
     private final Router router = new Router();
     private final StagingPool staging = new StagingPool();
     private final PeerConnection[] peers;
-    private final AtomicLong calls = new AtomicLong();
+    /**
+     * The sequence number of the next collective. Numbered from 1, as the flight recorder and PyTorch's
+     * {@code collective_seq_id}: collective #N is the N-th this rank called, in exceptions, dumps and fr-trace alike.
+     */
+    private final AtomicLong calls = new AtomicLong(1);
     private final Map<Long, CollectiveOp> active = new HashMap<>();
     private final Map<Long, StallReport> reports = new HashMap<>();
     /** The chunk size set by {@code tcp.chunkBytes}, or -1 for the default of the group's links. */
@@ -233,7 +237,7 @@ final class TcpBackend implements Backend {
         Promise<Void> promise = context.promise();
         promise.future().onComplete(ar -> queuedSends[dst].decrementAndGet());
         context.runOnContext(v -> {
-            if (failIfBroken(promise, "send to " + who(dst))) {
+            if (failIfBroken(promise, inGroup("send to " + who(dst)))) {
                 return;
             }
             long timer = vertx.setTimer(options.timeout().toMillis(), id -> promise.tryFail(p2pTimeout("send to", dst, tag)));
@@ -247,7 +251,7 @@ final class TcpBackend implements Backend {
                 if (ar.succeeded()) {
                     promise.tryComplete();
                 } else {
-                    promise.tryFail(broken != null ? broken : lost(dst, -1, "send to " + who(dst), ar.cause()));
+                    promise.tryFail(broken != null ? broken : lost(dst, -1, inGroup("send to " + who(dst)), ar.cause()));
                 }
             });
         });
@@ -283,7 +287,7 @@ final class TcpBackend implements Backend {
 
     /** Registers a receive with the router, on the event loop, with its timeout. */
     private void post(Promise<Integer> promise, DeviceBuffer buffer, int src, int tag) {
-        if (failIfBroken(promise, "recv from " + (src < 0 ? "any rank" : who(src)))) {
+        if (failIfBroken(promise, inGroup("recv from " + (src < 0 ? "any rank" : who(src))))) {
             return;
         }
         MemorySegment landing = buffer.isHost() ? buffer.segment() : staging.take(buffer.byteSize());
@@ -292,7 +296,7 @@ final class TcpBackend implements Backend {
         if (src >= 0 && gone[src] && router.unmatched(p)) {
             // Nothing more can come from a rank that left (what it sent before is matched above).
             router.withdraw(p);
-            promise.tryFail(lost(src, -1, "recv from " + who(src) + " (tag " + tag + ")", null, leftMessage(src)));
+            promise.tryFail(lost(src, -1, inGroup("recv from " + who(src) + " (tag " + tag + ")"), null, leftMessage(src)));
             return;
         }
         long timer = vertx.setTimer(options.timeout().toMillis(), id -> {
@@ -339,17 +343,20 @@ final class TcpBackend implements Backend {
         return failIfBroken(promise, what, -1);
     }
 
-    /** Fails {@code promise} (of operation {@code what}, collective {@code sequence} or -1) if the group is unusable. */
+    /**
+     * Fails {@code promise} (of operation {@code what}, which names the group, collective {@code sequence} or -1)
+     * if the group is unusable.
+     */
     private boolean failIfBroken(Promise<?> promise, String what, long sequence) {
         CommunicationException b = broken;
         if (b == null && !closed) {
             return false;
         }
         if (b == null) {
-            promise.tryFail(new CommunicationException(options.groupName(), sequence, what + " in group '"
-                    + options.groupName() + "' cannot run: the group was closed on " + who(rank()), null));
+            promise.tryFail(new CommunicationException(options.groupName(), sequence, what
+                    + " cannot run: the group was closed on " + who(rank()), null));
         } else {
-            promise.tryFail(derived(b, sequence, what + " in group '" + options.groupName() + "' cannot run on "
+            promise.tryFail(derived(b, sequence, what + " cannot run on "
                     + who(rank()) + ": " + b.getMessage()));
         }
         return true;
@@ -678,7 +685,7 @@ final class TcpBackend implements Backend {
      */
     private void peerLeft(int peer) {
         gone[peer] = true;
-        router.failFrom(peer, lost(peer, -1, "recv from " + who(peer), null, leftMessage(peer)));
+        router.failFrom(peer, lost(peer, -1, inGroup("recv from " + who(peer)), null, leftMessage(peer)));
         for (CollectiveOp op : new ArrayList<>(active.values())) {
             failIfDeparted(op);
         }
@@ -690,7 +697,7 @@ final class TcpBackend implements Backend {
 
     private boolean failIfDeparted(CollectiveOp op) {
         for (int p = 0; p < departed.length; p++) {
-            if (departed[p] >= 0 && departed[p] <= op.sequence) {
+            if (departed[p] >= 0 && departed[p] < op.sequence) {
                 breakGroup(lost(p, op.sequence, describe(op), null, leftMessage(p)));
                 return true;
             }
@@ -708,10 +715,17 @@ final class TcpBackend implements Backend {
         return lost(peer, sequence, what, cause, String.valueOf(cause.getMessage()));
     }
 
+    /** {@code peer} is lost to operation {@code what} (which names the group), or to the group when null. */
     private PeerLostException lost(int peer, long sequence, String what, Throwable cause, String why) {
-        return new PeerLostException(options.groupName(), sequence, peer, (what == null ? "" : what + ": ")
-                + "lost " + who(peer) + " of group '" + options.groupName() + "' on " + who(rank()) + ": " + why,
+        String lost = what == null ? "lost " + who(peer) + " of group '" + options.groupName() + "'"
+                : what + ": lost " + who(peer);
+        return new PeerLostException(options.groupName(), sequence, peer, lost + " on " + who(rank()) + ": " + why,
                 cause);
+    }
+
+    /** "{@code what} in group 'NAME'". */
+    private String inGroup(String what) {
+        return what + " in group '" + options.groupName() + "'";
     }
 
     // ---- stall reports ---------------------------------------------------------------------------------
@@ -753,10 +767,15 @@ final class TcpBackend implements Backend {
         Call call = op != null ? op.call : finishedCall(sequence);
         if (call == null) {
             return new Frame(Frame.STATUS_REPLY, 0, 0, Frame.NO_REDUCE, -1, -1, sequence, 0, 0, groupHash, 0,
-                    calls.get());
+                    called());
         }
         return new Frame(Frame.STATUS_REPLY, call.opcode().code, call.dtype().ordinal(), call.reduceOpCode(),
-                call.root(), -1, sequence, call.numel(), call.shapeHash(), groupHash, 0, calls.get());
+                call.root(), -1, sequence, call.numel(), call.shapeHash(), groupHash, 0, called());
+    }
+
+    /** How many collectives this rank has called. */
+    private long called() {
+        return calls.get() - 1;
     }
 
     void statusArrived(int peer, Frame reply) {
@@ -781,7 +800,7 @@ final class TcpBackend implements Backend {
                     abortPeers(failure.sequence(), failure.getMessage(), Frame.ABORT_FAILED);
                 }
                 // Peers may rely on the collectives this rank finished, not on those cut short here.
-                long finished = active.keySet().stream().mapToLong(Long::longValue).min().orElse(calls.get());
+                long finished = active.keySet().stream().mapToLong(Long::longValue).min().orElse(calls.get()) - 1;
                 breakGroup(new CommunicationException(options.groupName(), -1, "the group '" + options.groupName()
                         + "' was closed on " + who(rank()), null));
                 List<Future<Void>> goodbyes = new ArrayList<>();
