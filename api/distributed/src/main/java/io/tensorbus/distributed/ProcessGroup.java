@@ -42,6 +42,11 @@ import java.util.concurrent.atomic.AtomicInteger;
  * failed collective (a mismatch, a lost peer, a timeout) makes the group unusable, as with NCCL. The
  * blocking {@link #send}/{@link #recv} wait off the event loop only. Mutiny users wrap a group in
  * {@code io.tensorbus.mutiny.UniProcessGroup}.
+ *
+ * <p>On a rank that is not a member ({@link #isMember()} false), as in PyTorch, an operation does nothing: its
+ * future completes at once (with null, or -1 for a sender's rank, which {@link #recv} returns too) and the first
+ * one logs a warning; only the operations that make groups from this one fail their future there. Arguments are
+ * not checked on such a rank.
  */
 public final class ProcessGroup implements AutoCloseable {
     /** {@code src} of {@link #irecv(Tensor, int)}: receive from whichever rank sends first. */
@@ -56,6 +61,7 @@ public final class ProcessGroup implements AutoCloseable {
     /** The tag of {@link #sendObjectList} messages, apart from tensors' (tags below 0 are the group's). */
     private static final int OBJECT_LIST_TAG = -4;
     private static final int BARRIER_ACK_TAG = -3;
+    private static final System.Logger LOG = System.getLogger(ProcessGroup.class.getName());
 
     private final Backend backend;
     private final String name;
@@ -69,6 +75,8 @@ public final class ProcessGroup implements AutoCloseable {
     private final Runnable release;
     private final AtomicInteger subgroups = new AtomicInteger();
     private final AtomicBoolean closed = new AtomicBoolean();
+    /** Whether a non-member's call was warned about already. */
+    private final AtomicBoolean warnedOutside = new AtomicBoolean();
     private final FlightRecorder flightRecorder = new FlightRecorder(this);
     /** The default group's entry in the exit hook's list; null for subgroups. */
     private volatile ProcessExit.Registration atExit;
@@ -165,12 +173,18 @@ public final class ProcessGroup implements AutoCloseable {
      * @throws IllegalArgumentException for a rank outside the group, this rank itself, or a negative tag
      */
     public Future<Void> isend(Tensor tensor, int dst, int tag) {
+        if (outside("isend")) {
+            return Future.succeededFuture();
+        }
         member();
         return isend(tensor, toGroup(dst, "dst"), tag);
     }
 
     /** {@link #isend(Tensor, int, int)} to rank {@code dst} of this group ({@code group_dst}). */
     public Future<Void> isend(Tensor tensor, GroupRank dst, int tag) {
+        if (outside("isend")) {
+            return Future.succeededFuture();
+        }
         Backend b = member();
         checkPeer(dst, "dst");
         checkTag(tag);
@@ -195,12 +209,18 @@ public final class ProcessGroup implements AutoCloseable {
      * global rank.
      */
     public Future<Integer> irecv(Tensor tensor, int src, int tag) {
+        if (outside("irecv")) {
+            return Future.succeededFuture(-1);
+        }
         member();
         return irecvFrom(tensor, src == ANY_SOURCE ? ANY_SOURCE : toGroup(src, "src").rank(), tag);
     }
 
     /** {@link #irecv(Tensor, int, int)} from rank {@code src} of this group ({@code group_src}). */
     public Future<Integer> irecv(Tensor tensor, GroupRank src, int tag) {
+        if (outside("irecv")) {
+            return Future.succeededFuture(-1);
+        }
         member();
         checkPeer(src, "src");
         return irecvFrom(tensor, src.rank(), tag);
@@ -238,6 +258,9 @@ public final class ProcessGroup implements AutoCloseable {
      * thread where the backend can (shared memory), sparing two thread hand-offs.
      */
     public int recv(Tensor tensor, int src, int tag) {
+        if (outside("recv")) {
+            return -1;
+        }
         if (src == ANY_SOURCE) {
             Blocking.checkMayBlock("recv from any rank");
             return Blocking.await(irecv(tensor, src, tag), deadline(), "recv from any rank");
@@ -248,6 +271,9 @@ public final class ProcessGroup implements AutoCloseable {
 
     /** Blocking {@link #irecv(Tensor, GroupRank, int)}; returns the sender's global rank. */
     public int recv(Tensor tensor, GroupRank src, int tag) {
+        if (outside("recv")) {
+            return -1;
+        }
         Backend b = member();
         checkPeer(src, "src");
         String what = "recv from rank " + globalRanks[src.rank()];
@@ -277,12 +303,18 @@ public final class ProcessGroup implements AutoCloseable {
 
     /** Copies global rank {@code src}'s {@code tensor} into every member's {@code tensor}. */
     public Future<Void> broadcast(Tensor tensor, int src) {
+        if (outside("broadcast")) {
+            return Future.succeededFuture();
+        }
         member();
         return broadcast(tensor, toGroup(src, "src"));
     }
 
     /** {@link #broadcast(Tensor, int)} from rank {@code src} of this group ({@code group_src}). */
     public Future<Void> broadcast(Tensor tensor, GroupRank src) {
+        if (outside("broadcast")) {
+            return Future.succeededFuture();
+        }
         Backend b = member();
         checkRank(src, "src");
         DeviceBuffer buf = TensorBuffers.of(tensor, "tensor");
@@ -296,6 +328,9 @@ public final class ProcessGroup implements AutoCloseable {
 
     /** Reduces {@code tensor} over the members with {@code op}, in place on every member. */
     public Future<Void> allReduce(Tensor tensor, ReduceOp op) {
+        if (outside("allReduce")) {
+            return Future.succeededFuture();
+        }
         Backend b = member();
         DeviceBuffer buf = TensorBuffers.of(tensor, "tensor");
         checkOp(op, buf.dtype());
@@ -309,12 +344,18 @@ public final class ProcessGroup implements AutoCloseable {
 
     /** Reduces {@code tensor} over the members with {@code op} into global rank {@code dst}'s; others keep theirs. */
     public Future<Void> reduce(Tensor tensor, int dst, ReduceOp op) {
+        if (outside("reduce")) {
+            return Future.succeededFuture();
+        }
         member();
         return reduce(tensor, toGroup(dst, "dst"), op);
     }
 
     /** {@link #reduce(Tensor, int, ReduceOp)} into rank {@code dst} of this group ({@code group_dst}). */
     public Future<Void> reduce(Tensor tensor, GroupRank dst, ReduceOp op) {
+        if (outside("reduce")) {
+            return Future.succeededFuture();
+        }
         Backend b = member();
         checkRank(dst, "dst");
         DeviceBuffer buf = TensorBuffers.of(tensor, "tensor");
@@ -324,6 +365,9 @@ public final class ProcessGroup implements AutoCloseable {
 
     /** Fills {@code outputs.get(r)} with rank r's {@code input} on every member ({@code all_gather}). */
     public Future<Void> allGather(List<Tensor> outputs, Tensor input) {
+        if (outside("allGather")) {
+            return Future.succeededFuture();
+        }
         Backend b = member();
         DeviceBuffer in = TensorBuffers.of(input, "input");
         List<DeviceBuffer> outs = TensorBuffers.list(outputs, size(), in.dtype(), in.numel(), "outputs");
@@ -336,6 +380,9 @@ public final class ProcessGroup implements AutoCloseable {
      * holds {@code size() * input.numel()} elements of the same dtype.
      */
     public Future<Void> allGatherIntoTensor(Tensor output, Tensor input) {
+        if (outside("allGatherIntoTensor")) {
+            return Future.succeededFuture();
+        }
         Backend b = member();
         DeviceBuffer in = TensorBuffers.of(input, "input");
         DeviceBuffer out = TensorBuffers.of(output, "output");
@@ -349,12 +396,18 @@ public final class ProcessGroup implements AutoCloseable {
      * (others pass an empty list).
      */
     public Future<Void> gather(Tensor input, List<Tensor> outputs, int dst) {
+        if (outside("gather")) {
+            return Future.succeededFuture();
+        }
         member();
         return gather(input, outputs, toGroup(dst, "dst"));
     }
 
     /** {@link #gather(Tensor, List, int)} on rank {@code dst} of this group ({@code group_dst}). */
     public Future<Void> gather(Tensor input, List<Tensor> outputs, GroupRank dst) {
+        if (outside("gather")) {
+            return Future.succeededFuture();
+        }
         Backend b = member();
         checkRank(dst, "dst");
         DeviceBuffer in = TensorBuffers.of(input, "input");
@@ -370,12 +423,18 @@ public final class ProcessGroup implements AutoCloseable {
      * list).
      */
     public Future<Void> scatter(Tensor output, List<Tensor> inputs, int src) {
+        if (outside("scatter")) {
+            return Future.succeededFuture();
+        }
         member();
         return scatter(output, inputs, toGroup(src, "src"));
     }
 
     /** {@link #scatter(Tensor, List, int)} from rank {@code src} of this group ({@code group_src}). */
     public Future<Void> scatter(Tensor output, List<Tensor> inputs, GroupRank src) {
+        if (outside("scatter")) {
+            return Future.succeededFuture();
+        }
         Backend b = member();
         checkRank(src, "src");
         DeviceBuffer out = TensorBuffers.of(output, "output");
@@ -393,6 +452,9 @@ public final class ProcessGroup implements AutoCloseable {
 
     /** Reduces {@code inputs.get(r)} over the members with {@code op} into rank r's {@code output}. */
     public Future<Void> reduceScatter(Tensor output, List<Tensor> inputs, ReduceOp op) {
+        if (outside("reduceScatter")) {
+            return Future.succeededFuture();
+        }
         Backend b = member();
         DeviceBuffer out = TensorBuffers.of(output, "output");
         checkOp(op, out.dtype());
@@ -432,6 +494,9 @@ public final class ProcessGroup implements AutoCloseable {
      * @throws IllegalArgumentException when {@code tensors} is empty or mixes dtypes or devices
      */
     public Future<Void> allReduceCoalesced(List<Tensor> tensors, ReduceOp op) {
+        if (outside("allReduceCoalesced")) {
+            return Future.succeededFuture();
+        }
         member();
         Tensor flat = Coalesced.flatten(tensors, "tensors");
         return allReduce(flat, op).map(v -> {
@@ -448,6 +513,9 @@ public final class ProcessGroup implements AutoCloseable {
      *                                  not hold one list per rank whose tensors match the inputs' element counts
      */
     public Future<Void> allGatherCoalesced(List<List<Tensor>> outputs, List<Tensor> inputs) {
+        if (outside("allGatherCoalesced")) {
+            return Future.succeededFuture();
+        }
         member();
         Tensor flat = Coalesced.flatten(inputs, "inputs");
         Coalesced.checkOutputs(outputs, inputs, size());
@@ -474,6 +542,9 @@ public final class ProcessGroup implements AutoCloseable {
      *                                  {@code size() * output.numel()} elements
      */
     public Future<Void> reduceScatterTensor(Tensor output, Tensor input, ReduceOp op) {
+        if (outside("reduceScatterTensor")) {
+            return Future.succeededFuture();
+        }
         Backend b = member();
         DeviceBuffer out = TensorBuffers.of(output, "output");
         DeviceBuffer in = TensorBuffers.of(input, "input");
@@ -490,6 +561,9 @@ public final class ProcessGroup implements AutoCloseable {
      * @throws IllegalArgumentException for a non-floating-point dtype
      */
     public Future<Void> allReduce(Tensor tensor, PremulSum op) {
+        if (outside("allReduce")) {
+            return Future.succeededFuture();
+        }
         member();
         checkPremul(op, tensor, "tensor");
         tensor.muli(op.factor());
@@ -502,6 +576,9 @@ public final class ProcessGroup implements AutoCloseable {
      * @throws IllegalArgumentException for a non-floating-point dtype or {@code dst} outside the group
      */
     public Future<Void> reduce(Tensor tensor, int dst, PremulSum op) {
+        if (outside("reduce")) {
+            return Future.succeededFuture();
+        }
         member();
         GroupRank to = toGroup(dst, "dst");
         checkPremul(op, tensor, "tensor");
@@ -521,6 +598,9 @@ public final class ProcessGroup implements AutoCloseable {
      * @throws IllegalArgumentException for a non-floating-point dtype or inputs that do not match the output
      */
     public Future<Void> reduceScatter(Tensor output, List<Tensor> inputs, PremulSum op) {
+        if (outside("reduceScatter")) {
+            return Future.succeededFuture();
+        }
         member();
         checkPremul(op, output, "output");
         TensorBuffers.list(inputs, size(), output.dtype(), output.numel(), "inputs");
@@ -535,6 +615,9 @@ public final class ProcessGroup implements AutoCloseable {
      * @throws IllegalArgumentException for a non-floating-point dtype or an input that does not match the output
      */
     public Future<Void> reduceScatterTensor(Tensor output, Tensor input, PremulSum op) {
+        if (outside("reduceScatterTensor")) {
+            return Future.succeededFuture();
+        }
         member();
         checkPremul(op, output, "output");
         Objects.requireNonNull(input, "input must not be null");
@@ -556,6 +639,9 @@ public final class ProcessGroup implements AutoCloseable {
      *                                  not one per rank, or does not add up to the first dimension
      */
     public Future<Void> allToAllSingle(Tensor output, Tensor input, int[] outputSplitSizes, int[] inputSplitSizes) {
+        if (outside("allToAllSingle")) {
+            return Future.succeededFuture();
+        }
         Backend b = member();
         DeviceBuffer out = TensorBuffers.of(output, "output");
         DeviceBuffer in = TensorBuffers.of(input, "input");
@@ -634,6 +720,9 @@ public final class ProcessGroup implements AutoCloseable {
      * ({@code all_to_all}); sizes may differ per pair but each output must match what its sender sends.
      */
     public Future<Void> allToAll(List<Tensor> outputs, List<Tensor> inputs) {
+        if (outside("allToAll")) {
+            return Future.succeededFuture();
+        }
         Backend b = member();
         List<DeviceBuffer> ins = TensorBuffers.list(inputs, size(), null, 0, "inputs");
         List<DeviceBuffer> outs = TensorBuffers.list(outputs, size(), null, 0, "outputs");
@@ -649,6 +738,9 @@ public final class ProcessGroup implements AutoCloseable {
 
     /** Completes once every member has called it. */
     public Future<Void> barrier() {
+        if (outside("barrier")) {
+            return Future.succeededFuture();
+        }
         return flightRecorder.collective("barrier", member().barrier());
     }
 
@@ -658,6 +750,9 @@ public final class ProcessGroup implements AutoCloseable {
      * others wait for rank 0's release. A debugging aid for finding the rank that hangs.
      */
     public Future<Void> monitoredBarrier(Duration timeout, boolean waitAllRanks) {
+        if (outside("monitoredBarrier")) {
+            return Future.succeededFuture();
+        }
         Backend b = member();
         if (timeout == null || timeout.isNegative() || timeout.isZero()) {
             throw new IllegalArgumentException("timeout=" + timeout + " must be positive");
@@ -700,6 +795,9 @@ public final class ProcessGroup implements AutoCloseable {
      * {@link io.tensorbus.io.ObjectCodec#standard()} codec (never Java serialization).
      */
     public Future<List<Object>> allGatherObject(Object object) {
+        if (outside("allGatherObject")) {
+            return Future.succeededFuture(null);
+        }
         return flightRecorder.collective("allGatherObject", ObjectCollectives.allGather(member(), object));
     }
 
@@ -708,12 +806,18 @@ public final class ProcessGroup implements AutoCloseable {
      * {@code src}'s (the lists must have the same size everywhere and be mutable); completes with the list.
      */
     public Future<List<Object>> broadcastObjectList(List<Object> objects, int src) {
+        if (outside("broadcastObjectList")) {
+            return Future.succeededFuture(null);
+        }
         member();
         return broadcastObjectList(objects, toGroup(src, "src"));
     }
 
     /** {@link #broadcastObjectList(List, int)} from rank {@code src} of this group ({@code group_src}). */
     public Future<List<Object>> broadcastObjectList(List<Object> objects, GroupRank src) {
+        if (outside("broadcastObjectList")) {
+            return Future.succeededFuture(null);
+        }
         Backend b = member();
         checkRank(src, "src");
         if (objects == null) {
@@ -728,12 +832,18 @@ public final class ProcessGroup implements AutoCloseable {
      * other members' futures complete with an empty list.
      */
     public Future<List<Object>> gatherObject(Object object, int dst) {
+        if (outside("gatherObject")) {
+            return Future.succeededFuture(null);
+        }
         member();
         return gatherObject(object, toGroup(dst, "dst"));
     }
 
     /** {@link #gatherObject(Object, int)} on rank {@code dst} of this group ({@code group_dst}). */
     public Future<List<Object>> gatherObject(Object object, GroupRank dst) {
+        if (outside("gatherObject")) {
+            return Future.succeededFuture(null);
+        }
         Backend b = member();
         checkRank(dst, "dst");
         return flightRecorder.collective("gatherObject", ObjectCollectives.gather(b, object, dst.rank()));
@@ -748,12 +858,18 @@ public final class ProcessGroup implements AutoCloseable {
      *                                  hold one object per rank
      */
     public Future<List<Object>> scatterObjectList(List<Object> output, List<Object> inputs, int src) {
+        if (outside("scatterObjectList")) {
+            return Future.succeededFuture(null);
+        }
         member();
         return scatterObjectList(output, inputs, toGroup(src, "src"));
     }
 
     /** {@link #scatterObjectList(List, List, int)} from rank {@code src} of this group ({@code group_src}). */
     public Future<List<Object>> scatterObjectList(List<Object> output, List<Object> inputs, GroupRank src) {
+        if (outside("scatterObjectList")) {
+            return Future.succeededFuture(null);
+        }
         Backend b = member();
         checkRank(src, "src");
         if (output == null || output.isEmpty()) {
@@ -777,12 +893,18 @@ public final class ProcessGroup implements AutoCloseable {
      * {@link #recvObjectList}. Object lists travel with a tag of their own, apart from tensor messages.
      */
     public Future<Void> sendObjectList(List<Object> objects, int dst) {
+        if (outside("sendObjectList")) {
+            return Future.succeededFuture();
+        }
         member();
         return sendObjectList(objects, toGroup(dst, "dst"));
     }
 
     /** {@link #sendObjectList(List, int)} to rank {@code dst} of this group ({@code group_dst}). */
     public Future<Void> sendObjectList(List<Object> objects, GroupRank dst) {
+        if (outside("sendObjectList")) {
+            return Future.succeededFuture();
+        }
         Backend b = member();
         checkPeer(dst, "dst");
         if (objects == null) {
@@ -797,12 +919,18 @@ public final class ProcessGroup implements AutoCloseable {
      * sender's global rank.
      */
     public Future<Integer> recvObjectList(List<Object> objects, int src) {
+        if (outside("recvObjectList")) {
+            return Future.succeededFuture(-1);
+        }
         member();
         return recvObjectListFrom(objects, src == ANY_SOURCE ? ANY_SOURCE : toGroup(src, "src").rank());
     }
 
     /** {@link #recvObjectList(List, int)} from rank {@code src} of this group ({@code group_src}). */
     public Future<Integer> recvObjectList(List<Object> objects, GroupRank src) {
+        if (outside("recvObjectList")) {
+            return Future.succeededFuture(-1);
+        }
         member();
         checkPeer(src, "src");
         return recvObjectListFrom(objects, src.rank());
@@ -836,6 +964,9 @@ public final class ProcessGroup implements AutoCloseable {
      *                                  or no backend plugin has that name
      */
     public Future<ProcessGroup> newGroup(int[] ranks, Duration timeout, String backend) {
+        if (outside("newGroup")) {
+            return Future.failedFuture(notMember("newGroup"));
+        }
         member();
         int[] members = checkSubgroup(ranks);
         if (timeout != null && (timeout.isNegative() || timeout.isZero())) {
@@ -868,6 +999,9 @@ public final class ProcessGroup implements AutoCloseable {
      * @throws IllegalArgumentException when {@code groupSize} is below 1 or does not divide the group's size
      */
     public Future<Subgroups> newSubgroups(int groupSize) {
+        if (outside("newSubgroups")) {
+            return Future.failedFuture(notMember("newSubgroups"));
+        }
         member();
         if (groupSize < 1 || size() % groupSize != 0) {
             throw new IllegalArgumentException("groupSize=" + groupSize + " must be at least 1 and divide the group's"
@@ -893,6 +1027,9 @@ public final class ProcessGroup implements AutoCloseable {
      *                                  or a rank is in two lists
      */
     public Future<Subgroups> newSubgroupsByEnumeration(List<int[]> ranksPerSubgroup) {
+        if (outside("newSubgroupsByEnumeration")) {
+            return Future.failedFuture(notMember("newSubgroupsByEnumeration"));
+        }
         member();
         if (ranksPerSubgroup == null || ranksPerSubgroup.isEmpty()) {
             throw new IllegalArgumentException("ranksPerSubgroup must hold at least one list of ranks");
@@ -925,6 +1062,9 @@ public final class ProcessGroup implements AutoCloseable {
      * @throws IllegalArgumentException as {@link #newSubgroupsByEnumeration} does, or for a rank outside the group
      */
     public Future<java.util.Optional<ProcessGroup>> splitGroup(List<int[]> splitRanks) {
+        if (outside("splitGroup")) {
+            return Future.failedFuture(notMember("splitGroup"));
+        }
         member();
         if (splitRanks == null) {
             throw new NullPointerException("splitRanks must not be null");
@@ -982,13 +1122,33 @@ public final class ProcessGroup implements AutoCloseable {
 
     private Backend member() {
         if (backend == null) {
-            throw new IllegalStateException("global rank " + globalRank + " is not a member of group '" + name
-                    + "' (ranks " + Arrays.toString(globalRanks) + ")");
+            throw notMember("this operation");
         }
         if (closed.get()) {
             throw new IllegalStateException("group '" + name + "' was destroyed");
         }
         return backend;
+    }
+
+    /**
+     * True on a rank outside this group, where an operation of the group does nothing (PyTorch's
+     * {@code _rank_not_in_group}); the first such call on this group logs a warning naming {@code op}.
+     */
+    private boolean outside(String op) {
+        if (backend != null) {
+            return false;
+        }
+        if (warnedOutside.compareAndSet(false, true)) {
+            LOG.log(System.Logger.Level.WARNING, "global rank {0} ran {1} on group ''{2}'' (ranks {3}), which it is"
+                    + " not a member of: it does nothing there (warned once per group)", globalRank, op, name,
+                    Arrays.toString(globalRanks));
+        }
+        return true;
+    }
+
+    private IllegalStateException notMember(String op) {
+        return new IllegalStateException("global rank " + globalRank + " is not a member of group '" + name
+                + "' (ranks " + Arrays.toString(globalRanks) + "): " + op + " cannot run on it");
     }
 
     private void checkRank(int r, String what) {

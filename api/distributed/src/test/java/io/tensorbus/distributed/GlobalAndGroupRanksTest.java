@@ -29,6 +29,52 @@ class GlobalAndGroupRanksTest {
         return pg.newGroup(world - 2, world - 1).await(10, TimeUnit.SECONDS);
     }
 
+    @org.junit.jupiter.api.Test
+    void aRankOutsideTheGroupGetsCompletedNoOpsAndOneWarningAsInPyTorch() {
+        java.util.logging.Logger log = java.util.logging.Logger.getLogger(ProcessGroup.class.getName());
+        List<String> warnings = java.util.Collections.synchronizedList(new ArrayList<>());
+        java.util.logging.Handler handler = new java.util.logging.Handler() {
+            @Override
+            public void publish(java.util.logging.LogRecord r) {
+                warnings.add(java.text.MessageFormat.format(r.getMessage(), r.getParameters()));
+            }
+
+            @Override
+            public void flush() {
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        log.addHandler(handler);
+        try {
+            Distributed.spawn(3, pg -> {
+                ProcessGroup g = lastTwo(pg, 3);
+                if (g.isMember()) {
+                    g.allReduce(Tensor.ones(2)).await(10, TimeUnit.SECONDS);
+                    return;
+                }
+                Tensor t = Tensor.ones(2);
+                // Nothing is thrown, whatever the arguments: nothing runs here.
+                List<Future<?>> ops = List.of(g.allReduce(t), g.broadcast(t, 0), g.barrier(), g.isend(t, 5),
+                        g.allGatherObject("x"));
+                for (Future<?> f : ops) {
+                    assertTrue(f.succeeded(), "completed at once: " + f);
+                }
+                assertEquals(-1, g.irecv(t, 1).result());
+                assertEquals(-1, g.recv(t, 1, 0));
+                assertArrayEquals(new float[] {1, 1}, t.toFloatArray(), "untouched");
+                assertTrue(g.newGroup(new int[] {1}).failed(), "making groups from it fails its future");
+            });
+        } finally {
+            log.removeHandler(handler);
+        }
+        assertEquals(1, warnings.stream().filter(w -> w.contains("which it is not a member of")).count(), warnings
+                .toString());
+        assertTrue(warnings.getFirst().contains("global rank 0 ran allReduce on group"), warnings.toString());
+    }
+
     @ParameterizedTest
     @ValueSource(ints = {2, 3})
     void collectivesTakeGlobalRanksAndGroupRanksAsGroupRank(int world) {
