@@ -2,7 +2,7 @@
 
     /usr/bin/python3 tools/make_dist_autograd_data.py
 
-Two workers over TensorPipe on loopback, as ../shared/anchors/torch_dist_autograd.py, run the computations
+Two workers over TensorPipe on loopback, as tools/anchors/torch_dist_autograd.py, run the computations
 through torch.distributed.autograd and DistributedOptimizer, and worker0 writes what they produced under
 api/distributed/src/test/resources/dist_autograd/ as safetensors (little-endian float32, int64 for labels):
 

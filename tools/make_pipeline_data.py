@@ -2,7 +2,7 @@
 
     /usr/bin/python3 tools/make_pipeline_data.py
 
-The seed's pipeline-parallel ResNet50 (../shared/seeds/004) cuts the model into ResNetShard1 (conv1, bn1,
+The seed's pipeline-parallel ResNet50 (PyTorch's dist_pipeline_parallel_tutorial) cuts the model into ResNetShard1 (conv1, bn1,
 ReLU, max pool, layer1, layer2) and ResNetShard2 (layer3, layer4, average pool, flatten, fc), and its
 DistResNet50.forward sends every micro-batch through both and concatenates the outputs: each BatchNorm in
 training mode normalises one micro-batch and updates its running statistics once per micro-batch. This

@@ -8,7 +8,7 @@ import java.util.Map;
 import java.util.function.Consumer;
 
 /**
- * The {@code collectives} suite, the measurements of {@code ../shared/anchors/torch_collectives.py} (gloo):
+ * The {@code collectives} suite, the measurements of {@code tools/anchors/torch_collectives.py} (gloo):
  * all-reduce (SUM), broadcast (from rank 0) and all-gather of float32 tensors of 4 B, 4 KiB, 256 KiB, 4 MiB
  * and 64 MiB across {@code --world} processes, each a separate JVM started through {@code tensorbus launch}
  * ({@link CollectivesWorker}) with one compute thread. Each measurement is the median of 50, 10 or 4 calls

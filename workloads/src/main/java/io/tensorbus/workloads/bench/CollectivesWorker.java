@@ -10,7 +10,7 @@ import java.util.List;
 
 /**
  * One rank of {@code tensorbus bench collectives}, started by {@link CollectivesBench} through the launcher:
- * the measurements of {@code ../shared/anchors/torch_collectives.py}. For each operation and size it runs 3
+ * the measurements of {@code tools/anchors/torch_collectives.py}. For each operation and size it runs 3
  * untimed calls, then {@link CollectivesBench#iterations(long)} timed ones, each after an untimed barrier, and
  * rank 0 prints the median as {@code collectives OP bytes=B world=N latency_us=T busbw_GBps=BW}, with the
  * bus bandwidth of nccl-tests ({@link CollectivesBench#busBandwidthFactor}).

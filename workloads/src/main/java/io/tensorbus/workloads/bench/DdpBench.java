@@ -17,7 +17,7 @@ import java.util.Objects;
 import java.util.function.Consumer;
 
 /**
- * The {@code ddp} suite, the measurement of {@code ../shared/anchors/torch_ddp.py}: training steps (zero grad,
+ * The {@code ddp} suite, the measurement of {@code tools/anchors/torch_ddp.py}: training steps (zero grad,
  * forward, NLL loss, backward, SGD lr 0.01 momentum 0.5) of the tutorial network at global batch 128 on
  * synthetic 28x28 data, each of {@code --world} processes taking {@code 128 / world} images, with one compute
  * thread per process. The JVM compiles the kernels while it runs, and on a machine with one core per rank

@@ -7,7 +7,7 @@ import java.util.Objects;
 import java.util.function.Consumer;
 
 /**
- * The {@code dist-autograd} suite, the measurement of {@code ../shared/anchors/torch_dist_autograd.py}: two
+ * The {@code dist-autograd} suite, the measurement of {@code tools/anchors/torch_dist_autograd.py}: two
  * workers as separate JVMs ({@link DistAutogradBenchWorker}, started through {@code tensorbus launch}). One step
  * is the seed's forward ({@code t3 = rpcSync(worker1, my_add, t1, t2)}, {@code loss = (t3 * t4).sum()}) in a
  * distributed autograd context, the distributed backward, {@code getGradients} and a

@@ -10,7 +10,7 @@ import io.tensorbus.tensor.Threads;
 import java.util.function.Consumer;
 
 /**
- * The {@code nn} suite, the shapes of {@code ../shared/anchors/torch_compute.py} and {@code torch_ddp.py 1}:
+ * The {@code nn} suite, the shapes of {@code tools/anchors/torch_compute.py} and {@code torch_ddp.py 1}:
  * ResNet-50 forward+backward images/s in training mode at batch 8, 64x64 and 128x128, on one thread and on
  * all threads; and a training step (forward, backward, SGD) of the tutorial network at batch 128.
  */

@@ -6,7 +6,7 @@ import java.util.Map;
 import java.util.function.Consumer;
 
 /**
- * The {@code p2p} suite, the measurement of {@code ../shared/anchors/torch_p2p.py} (gloo): a ping-pong of a
+ * The {@code p2p} suite, the measurement of {@code tools/anchors/torch_p2p.py} (gloo): a ping-pong of a
  * float32 tensor of 4 B, 4 KiB, 1 MiB and 64 MiB between two processes (separate JVMs started through
  * {@code tensorbus launch}, {@link P2pWorker}, one compute thread each): rank 0 sends and then receives, rank 1
  * receives and sends back. The median round trip of 200 (up to 4 KiB) or 10 round trips after 3 warm-ups is

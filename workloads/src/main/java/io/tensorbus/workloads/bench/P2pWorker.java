@@ -6,7 +6,7 @@ import java.util.List;
 
 /**
  * One rank of {@code tensorbus bench p2p}, started by {@link P2pBench} through the launcher: the ping-pong of
- * {@code ../shared/anchors/torch_p2p.py} with the blocking {@code send}/{@code recv}. Rank 0 prints
+ * {@code tools/anchors/torch_p2p.py} with the blocking {@code send}/{@code recv}. Rank 0 prints
  * {@code p2p pingpong bytes=B rtt_us=T GBps=G} per size, after {@code --jit-warmup} round trips of 4 KiB.
  *
  * <p>Arguments: the suite's options as {@link P2pBench.Options#toArgs()} writes them.

@@ -11,7 +11,7 @@ import java.util.function.Consumer;
 /**
  * {@code tensorbus bench pipeline [--batch B] [--img PX] [--batches N] [--micro-batches 1,2,4,8]}: the seed's
  * pipeline-parallel ResNet50 ({@link PipelineResNet50}, a master and two shard workers as three JVMs) as
- * {@code ../shared/anchors/torch_pipeline.py BATCH IMG NUM_BATCHES} runs it, under the GPipe schedule and then
+ * {@code tools/anchors/torch_pipeline.py BATCH IMG NUM_BATCHES} runs it, under the GPipe schedule and then
  * 1F1B: {@code pipeline gpipe batch=32 img=64 micro_batches=M s_per_batch=T} and {@code pipeline 1f1b ...}, the
  * fastest of the timed batches for each micro-batch count.
  */

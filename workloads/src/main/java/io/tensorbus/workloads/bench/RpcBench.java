@@ -7,7 +7,7 @@ import java.util.Objects;
 import java.util.function.Consumer;
 
 /**
- * The {@code rpc} suite, the measurement of {@code ../shared/anchors/torch_rpc.py} (TensorPipe): two
+ * The {@code rpc} suite, the measurement of {@code tools/anchors/torch_rpc.py} (TensorPipe): two
  * workers as separate JVMs ({@link RpcBenchWorker}, started through {@code tensorbus launch}); worker0 calls
  * worker1. Lines: {@code rpc sync rtt_us=T} (median of 500 {@code rpcSync} round trips of an add-one on a
  * number), {@code rpc async calls_per_s=C} (5000 {@code rpcAsync} calls in flight at once),

@@ -14,7 +14,7 @@ import java.util.Objects;
 
 /**
  * The local training demo: the PyTorch distributed tutorial's network trained on Fashion-MNIST with SGD
- * (lr 0.01, momentum 0.5, batch 128), as {@code ../shared/anchors/torch_fashion_mnist.py} does in PyTorch.
+ * (lr 0.01, momentum 0.5, batch 128), as {@code tools/anchors/torch_fashion_mnist.py} does in PyTorch.
  * It reads the embedded subset by default (no download) or a directory with the full set, shows a progress
  * bar and the loss of each epoch, and ends with the test accuracy. The DDP workload
  * ({@code io.tensorbus.workloads.ddp}) trains the same network with the same settings on several processes.

@@ -524,7 +524,9 @@ public final class ZeroRedundancyOptimizer implements Joinable {
         /**
          * Steps inside DistributedDataParallel's backward pass, bucket by bucket, through the hook of
          * {@link ZeroRedundancyOptimizer#hookWithZeroStep} ({@code overlap_with_ddp}); {@link #step()} then only
-         * waits for those steps and broadcasts the parameters.
+         * waits for those steps and broadcasts the parameters. Unlike PyTorch's, whose first two iterations update
+         * no parameter (DDP rebuilds its buckets, then the optimizer learns their layout), this one updates them
+         * from the first step: DDP's buckets here are fixed when it is built.
          */
         public Builder overlapWithDdp(boolean overlap) {
             this.overlap = overlap;
