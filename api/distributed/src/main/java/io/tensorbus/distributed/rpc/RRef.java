@@ -18,7 +18,8 @@ import java.util.function.Function;
  * value). {@link #toHere()} copies the value here; the typed proxies call a method of the value on its
  * owner: {@code rref.rpcSync(Model.class).forward(x)}, {@code rref.rpcAsync(Model.class, m -> m.forward(x))},
  * {@code rref.remote(Model.class, m -> m.forward(x))}. Close a reference when done; one that is collected
- * without being closed is released too, later. A graceful {@link RpcAgent#shutdown} reports the values and
+ * without being closed is released too, later. A reference a function receives as an argument is released when
+ * the call returns, as in PyTorch, unless the function {@link #keep()}s it. A graceful {@link RpcAgent#shutdown} reports the values and
  * references never released ({@link RpcAgent#rrefLeaks()}). Thread-safe.
  *
  * @param <T> the type of the value
@@ -29,6 +30,7 @@ public final class RRef<T> implements AutoCloseable {
 
     private final RRefHandle handle;
     private final Cleaner.Cleanable cleanable;
+    private volatile boolean kept;
 
     RRef(RRefHandle handle) {
         this.handle = handle;
@@ -193,6 +195,24 @@ public final class RRef<T> implements AutoCloseable {
         } finally {
             Reference.reachabilityFence(this);
         }
+    }
+
+    /**
+     * Keeps a reference that a function received as an argument past the end of the call. Such references are
+     * released when the call that received them returns, as PyTorch's are when the function's frame goes: a
+     * function that stores one (in an object it builds or a field) calls {@code keep()} and later
+     * {@link #close()}s it. On any other reference it changes nothing.
+     *
+     * @return this reference
+     */
+    public RRef<T> keep() {
+        kept = true;
+        return this;
+    }
+
+    /** True once {@link #keep()} was called. */
+    boolean isKept() {
+        return kept;
     }
 
     /**

@@ -175,7 +175,9 @@ final class RRefOwnerTable {
             e.accept(fork);
         }
         // The user's function runs as any call does; its outcome is what to_here answers.
-        serving.invoke(caller, args.subList(2, args.size())).onComplete(r -> {
+        List<Object> call = args.subList(2, args.size());
+        serving.invoke(caller, call).onComplete(r -> {
+            RpcPayload.releaseArguments(call);
             if (r.succeeded()) {
                 e.value().tryComplete(r.result());
             } else {

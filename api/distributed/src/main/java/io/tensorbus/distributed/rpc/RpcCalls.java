@@ -3,6 +3,7 @@ package io.tensorbus.distributed.rpc;
 import io.netty.buffer.ByteBuf;
 import io.tensorbus.distributed.rpc.impl.RpcFrame;
 import io.tensorbus.internal.distributed.autograd.DistAutogradContext;
+import io.vertx.core.AsyncResult;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.net.NetClient;
@@ -139,31 +140,40 @@ final class RpcCalls implements RpcCaller {
         List<Object> values = args.values();
         DistAutogradContext context = worker.autograd().recordRecv(worker.self().id(), args.meta(), args.tensors());
         invokeHere.apply(values, context).onComplete(r -> {
-            if (r.failed()) {
-                fail(id, RpcServe.asRemote(worker.self().name(), function, r.cause()));
-                return;
-            }
-            RpcPayload.Encoded result;
-            Object copy;
             try {
-                result = RpcPayload.encode(rrefs, Collections.singletonList(r.result()),
-                        RpcPayload.recorder(worker.autograd(), context, worker.self(), "result", function));
-            } catch (RuntimeException e) {
-                fail(id, RpcServe.asRemote(worker.self().name(), function, e));
-                return;
+                selfAnswered(id, function, context, r);
+            } finally {
+                RpcServe.releaseArguments(values);
             }
-            try {
-                RpcPayload.Decoded d = RpcPayload.copy(rrefs, result);
-                copy = d.values().get(0);
-                worker.autograd().recordRecv(worker.self().id(), d.meta(), d.tensors());
-            } catch (RuntimeException e) {
-                sent(result, false);
-                fail(id, RpcServe.asRemote(worker.self().name(), function, e));
-                return;
-            }
-            sent(result, true);
-            complete(id, copy);
         });
+    }
+
+    /** Completes call {@code id} to this worker itself with the outcome {@code r}, copied as on the wire. */
+    private void selfAnswered(long id, String function, DistAutogradContext context, AsyncResult<Object> r) {
+        if (r.failed()) {
+            fail(id, RpcServe.asRemote(worker.self().name(), function, r.cause()));
+            return;
+        }
+        RpcPayload.Encoded result;
+        Object copy;
+        try {
+            result = RpcPayload.encode(rrefs, Collections.singletonList(r.result()),
+                    RpcPayload.recorder(worker.autograd(), context, worker.self(), "result", function));
+        } catch (RuntimeException e) {
+            fail(id, RpcServe.asRemote(worker.self().name(), function, e));
+            return;
+        }
+        try {
+            RpcPayload.Decoded d = RpcPayload.copy(rrefs, result);
+            copy = d.values().get(0);
+            worker.autograd().recordRecv(worker.self().id(), d.meta(), d.tensors());
+        } catch (RuntimeException e) {
+            sent(result, false);
+            fail(id, RpcServe.asRemote(worker.self().name(), function, e));
+            return;
+        }
+        sent(result, true);
+        complete(id, copy);
     }
 
     /** The number of calls of this worker waiting for an answer. */

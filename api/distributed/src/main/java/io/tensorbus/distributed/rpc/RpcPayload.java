@@ -142,6 +142,27 @@ final class RpcPayload {
         return v;
     }
 
+    /**
+     * Releases the references in a served call's decoded arguments (in lists and map values too), once the call
+     * has returned, as PyTorch's reference counting does for a function's arguments; those the function
+     * {@link RRef#keep() kept} stay. Every reference there arrived with the call: a handle of its own.
+     */
+    static void releaseArguments(Object args) {
+        releaseArguments(args, 0);
+    }
+
+    private static void releaseArguments(Object v, int depth) {
+        if (v instanceof RRef<?> r) {
+            if (!r.isKept()) {
+                r.close();
+            }
+        } else if (depth <= ObjectCodec.MAX_DEPTH && v instanceof List<?> list) {
+            list.forEach(x -> releaseArguments(x, depth + 1));
+        } else if (depth <= ObjectCodec.MAX_DEPTH && v instanceof Map<?, ?> map) {
+            map.values().forEach(x -> releaseArguments(x, depth + 1));
+        }
+    }
+
     /** Where an attached tensor goes in the decoded values. */
     record TensorSlot(int index) {
     }

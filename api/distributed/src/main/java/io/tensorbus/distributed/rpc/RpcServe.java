@@ -3,6 +3,7 @@ package io.tensorbus.distributed.rpc;
 import io.tensorbus.distributed.rpc.impl.RpcFrame;
 import io.tensorbus.internal.distributed.autograd.DistAutogradContext;
 import io.tensorbus.internal.distributed.autograd.DistAutogradRuntime;
+import io.vertx.core.AsyncResult;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -56,43 +57,64 @@ final class RpcServe implements RpcServing {
         try {
             context = worker.autograd().recordRecv(connection.caller().id(), call.meta(), call.tensors());
         } catch (RuntimeException e) {
+            RpcPayload.releaseArguments(values);
             raise(connection, id, e);
             return;
         }
         invoke(connection.caller(), values, context).onComplete(r -> {
-            if (context != null && context.isReleased()) {
-                LOG.log(System.Logger.Level.INFO, "dropping the result of call {0} from {1}: its distributed "
-                        + "autograd context {2} was released while it ran", id, connection.caller(), context);
-                raise(connection, id, new IllegalStateException("the distributed autograd context " + context
-                        + " was released while the call ran: its result is dropped"));
-                return;
-            }
-            if (r.failed()) {
-                raise(connection, id, r.cause());
-                return;
-            }
-            RpcPayload.Encoded value;
             try {
-                value = RpcPayload.encode(rrefs, Collections.singletonList(r.result()),
-                        RpcPayload.recorder(worker.autograd(), context, connection.caller(), "result",
-                                values.get(0)));
-            } catch (RuntimeException e) {
-                raise(connection, id, e);
-                return;
+                reply(connection, id, context, r, values.isEmpty() ? null : values.get(0));
+            } finally {
+                releaseArguments(values);
             }
-            if (value.bytes() >= OFF_LOOP_ANSWER_BYTES && Context.isOnEventLoopThread()) {
-                // A function that returned at once has its result here, on the event loop: a large answer is
-                // written from a pool thread instead, which may wait for room in a shared-memory ring while the
-                // caller reads, where the event loop would copy it aside.
-                try {
-                    executor.execute(() -> answerOrRaise(connection, id, value));
-                    return;
-                } catch (RejectedExecutionException e) {
-                    // Shutting down: answer from here.
-                }
-            }
-            answerOrRaise(connection, id, value);
         });
+    }
+
+    /** Answers call {@code id} of {@code context} (may be null) with the outcome {@code r}. */
+    private void reply(RpcIncoming connection, long id, DistAutogradContext context, AsyncResult<Object> r,
+                       Object function) {
+        if (context != null && context.isReleased()) {
+            LOG.log(System.Logger.Level.INFO, "dropping the result of call {0} from {1}: its distributed "
+                    + "autograd context {2} was released while it ran", id, connection.caller(), context);
+            raise(connection, id, new IllegalStateException("the distributed autograd context " + context
+                    + " was released while the call ran: its result is dropped"));
+            return;
+        }
+        if (r.failed()) {
+            raise(connection, id, r.cause());
+            return;
+        }
+        RpcPayload.Encoded value;
+        try {
+            value = RpcPayload.encode(rrefs, Collections.singletonList(r.result()),
+                    RpcPayload.recorder(worker.autograd(), context, connection.caller(), "result", function));
+        } catch (RuntimeException e) {
+            raise(connection, id, e);
+            return;
+        }
+        if (value.bytes() >= OFF_LOOP_ANSWER_BYTES && Context.isOnEventLoopThread()) {
+            // A function that returned at once has its result here, on the event loop: a large answer is
+            // written from a pool thread instead, which may wait for room in a shared-memory ring while the
+            // caller reads, where the event loop would copy it aside.
+            try {
+                executor.execute(() -> answerOrRaise(connection, id, value));
+                return;
+            } catch (RejectedExecutionException e) {
+                // Shutting down: answer from here.
+            }
+        }
+        answerOrRaise(connection, id, value);
+    }
+
+    /**
+     * Releases the references among a served call's arguments; the answer is encoded by now, so one it returns
+     * was forked already. A {@code remote} creation answers before its function ran: the owner table releases
+     * its arguments once the value is made.
+     */
+    static void releaseArguments(List<Object> values) {
+        if (values.isEmpty() || !RRefOwnerTable.CREATE.equals(values.get(0))) {
+            RpcPayload.releaseArguments(values);
+        }
     }
 
     private void answerOrRaise(RpcIncoming connection, long id, RpcPayload.Encoded value) {

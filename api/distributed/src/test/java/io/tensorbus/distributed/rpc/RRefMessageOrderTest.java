@@ -51,14 +51,14 @@ class RRefMessageOrderTest {
     private List<RpcAgent> agents;
     private final Map<String, RRef<?>> kept = new ConcurrentHashMap<>();
     private final RpcRegistry registry = new RpcRegistry()
-            .register("review.keep", args -> kept.put((String) args.get(0), rref(args.get(1))) == null)
+            .register("review.keep", args -> kept.put((String) args.get(0), rref(args.get(1)).keep()) == null)
             .register("review.keepAll", args -> {
                 // [prefix, values...]: keeps every RRef found in the values (lists, maps, records)
                 String prefix = (String) args.get(0);
                 int n = 0;
                 for (Object o : args.subList(1, args.size())) {
                     for (RRef<?> r : found(o)) {
-                        kept.put(prefix + n++, r);
+                        kept.put(prefix + n++, r.keep());
                     }
                 }
                 return n;

@@ -44,7 +44,7 @@ class RRefSlowCreationAndStaleMessageTest {
     private List<RpcAgent> agents;
     private final Map<String, RRef<?>> kept = new ConcurrentHashMap<>();
     private final RpcRegistry registry = new RpcRegistry()
-            .register("review2.keep", args -> kept.put((String) args.get(0), rref(args.get(1))) == null)
+            .register("review2.keep", args -> kept.put((String) args.get(0), rref(args.get(1)).keep()) == null)
             .register("review2.fetchKept", args -> kept.get((String) args.get(0)).toHere(Duration.ofSeconds(3)))
             .register("review2.release", args -> {
                 kept.remove((String) args.get(0)).close();
@@ -52,7 +52,7 @@ class RRefSlowCreationAndStaleMessageTest {
             })
             // [rref, to, keyHere, keyThere]: keeps the reference here and passes it on to `to`, which keeps it.
             .register("review2.forward", args -> {
-                RRef<Object> r = rref(args.get(0));
+                RRef<Object> r = RRefSlowCreationAndStaleMessageTest.<Object>rref(args.get(0)).keep();
                 kept.put((String) args.get(2), r);
                 return RpcAgent.current().rpcSync(RpcAgent.current().workerInfo((String) args.get(1)), LONG,
                         "review2.keep", args.get(3), r);

@@ -68,7 +68,9 @@ class RRefTest {
                     return r.toHere().add(1);
                 }
             })
-            .register("test.keep", args -> kept.put((String) args.get(0), rref(args.get(1))) == null)
+            // A function that stores an argument RRef keeps it; the call's end releases the others.
+            .register("test.keep", args -> kept.put((String) args.get(0), rref(args.get(1)).keep()) == null)
+            .register("test.fetchSum", args -> RRefTest.<Tensor>rref(args.get(0)).toHere().sum().item())
             .register("test.fetchKept", args -> kept.get((String) args.get(0)).toHere())
             .register("test.release", args -> {
                 kept.remove((String) args.get(0)).close();
@@ -111,6 +113,27 @@ class RRefTest {
 
     private void ownerTablesEmptyEventually(boolean collect) throws InterruptedException {
         workers.ownerTablesEmptyEventually(collect);
+    }
+
+    @Test
+    void anArgumentRRefIsReleasedWhenTheCallReturnsSoAChainOfThreeLeaksNothing() throws Exception {
+        // The RPC tutorial's pattern: worker0 makes a value on worker1 and hands its RRef to worker2, whose function
+        // fetches it and never closes it.
+        try (RRef<Tensor> r = w(0).remote("worker1", "builtin.add", Tensor.ones(4), 1.0)) {
+            assertEquals(8.0, (Double) w(0).rpcSync("worker2", "test.fetchSum", r), 1e-9);
+            assertEquals(8.0, (Double) w(0).rpcSync("worker0", "test.fetchSum", r), 1e-9, "a call to itself too");
+        }
+        ownerTablesEmptyEventually();
+        for (int rank = 0; rank < 3; rank++) {
+            assertEquals(0, info(rank, "num_user_rrefs"), "worker" + rank + " holds no reference");
+        }
+        for (RpcAgent a : agents) {
+            a.shutdown(true);
+        }
+        for (RpcAgent a : agents) {
+            RpcWorkers.eventually(a::isClosed, a + " closed");
+            assertEquals(List.of(), a.rrefLeaks(), a + " reports no leak");
+        }
     }
 
     @Test
