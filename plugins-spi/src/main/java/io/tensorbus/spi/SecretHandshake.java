@@ -30,7 +30,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * channel or in the other role. A side without a secret ({@link JobSecret#none()}) sends zero proofs and
  * accepts only a peer without one either. Bytes sent before the verdict, a wrong proof, another channel's
  * name or a secret on one side only refuse the connection, with a reason for a peer that speaks this
- * handshake.
+ * handshake; until the connector has proven the secret the acceptor says nothing about itself (not what its port
+ * serves). Every refusal on the accepting side, random bytes and connections left idle until the deadline
+ * included, is counted ({@link #refusedConnections()}) and logged with who, which port and why, as a warning at
+ * most once a second (then with how many were refused meanwhile) and at debug level otherwise.
  *
  * <p>Both futures complete on the connection's event loop before any further byte is read: install the
  * protocol's handlers in a continuation attached before completion ({@code onSuccess}, {@code compose}). The
@@ -61,6 +64,10 @@ public final class SecretHandshake {
     private static final System.Logger LOG = System.getLogger(SecretHandshake.class.getName());
     /** When the next refusal may be logged as a warning ({@link System#nanoTime()}). */
     private static final AtomicLong nextWarning = new AtomicLong(System.nanoTime());
+    /** Connections refused by the accepting side in this process. */
+    private static final AtomicLong refused = new AtomicLong();
+    /** Refusals since the last warning. */
+    private static final AtomicLong unwarned = new AtomicLong();
 
     private SecretHandshake() {
     }
@@ -89,6 +96,11 @@ public final class SecretHandshake {
     public static Future<Void> accept(NetSocket socket, JobSecret secret, String channel, Duration timeout,
             Vertx vertx) {
         return new Acceptor(socket, secret, channel, vertx).start(timeout);
+    }
+
+    /** How many connections the accepting side refused in this process, for every channel. */
+    public static long refusedConnections() {
+        return refused.get();
     }
 
     /** What both sides share: the bytes read so far, the deadline, the outcome. */
@@ -176,9 +188,19 @@ public final class SecretHandshake {
 
         void fail(String why, boolean close) {
             vertx.cancelTimer(timer);
-            if (done.tryFail(new AuthenticationException(why)) && close) {
+            if (done.future().isComplete()) {
+                return;
+            }
+            // Logged before the failure is seen: a caller that waits on it finds the log line written.
+            failed(why);
+            done.tryFail(new AuthenticationException(why));
+            if (close) {
                 socket.close();
             }
+        }
+
+        /** The handshake failed for {@code why}; nothing to do by default. */
+        void failed(String why) {
         }
 
         String channelName() {
@@ -314,19 +336,20 @@ public final class SecretHandshake {
             if (channelBytes > MAX_CHANNEL) {
                 return "a channel name of " + channelBytes + " bytes (at most " + MAX_CHANNEL + ")";
             }
+            // Said to a peer that has proven nothing: what it asked for, never what this port serves.
             String wanted = printable(m.getString(OPENING_HEADER, OPENING_HEADER + channelBytes, "US-ASCII"));
             if (!wanted.equals(channelName())) {
-                return "this port serves '" + channelName() + "', not '" + wanted + "'";
+                return "this port does not serve '" + wanted + "'";
             }
             boolean theyHaveOne = (m.getByte(5) & HAS_SECRET) != 0;
             if (secret.isPresent() && !theyHaveOne) {
-                return "this " + channelName() + " belongs to a job with a secret and the connecting process has "
-                        + "none; give every process of the job the same " + JobSecret.ENV + " or "
-                        + JobSecret.FILE_ENV + " (tensorbus launch does so for its ranks)";
+                return "the connecting process has no job secret and this port requires one; give every process of "
+                        + "the job the same " + JobSecret.ENV + " or " + JobSecret.FILE_ENV + " (tensorbus launch "
+                        + "does so for its ranks)";
             }
             if (!secret.isPresent() && theyHaveOne) {
-                return "this " + channelName() + " belongs to a job without a secret, but the connecting process "
-                        + "has one (processes of two different jobs?)";
+                return "this port's job has no secret, but the connecting process has one (processes of two "
+                        + "different jobs?)";
             }
             return null;
         }
@@ -352,14 +375,26 @@ public final class SecretHandshake {
         }
 
         private void refuse(String why) {
+            socket.write(answer(REFUSED, why));
+            fail(peer() + " was refused: " + why, true);
+        }
+
+        /** Counts and logs the refusal: who, which port, why. */
+        @Override
+        void failed(String why) {
+            refused.incrementAndGet();
+            long meanwhile = unwarned.incrementAndGet();
             // At most one warning a second: strangers must not be able to flood the log.
             long now = System.nanoTime();
             long next = nextWarning.get();
             boolean warn = now - next >= 0 && nextWarning.compareAndSet(next, now + 1_000_000_000L);
+            if (warn) {
+                unwarned.addAndGet(-meanwhile);
+            }
             LOG.log(warn ? System.Logger.Level.WARNING : System.Logger.Level.DEBUG, "refused a connection from "
-                    + socket.remoteAddress() + " to the " + channelName() + " on " + socket.localAddress() + ": " + why);
-            socket.write(answer(REFUSED, why));
-            fail(peer() + " was refused: " + why, true);
+                    + socket.remoteAddress() + " to the " + channelName() + " on " + socket.localAddress() + ": " + why
+                    + (warn && meanwhile > 1 ? " (" + meanwhile + " refused since the last warning, "
+                    + refused.get() + " in all)" : ""));
         }
 
         @Override

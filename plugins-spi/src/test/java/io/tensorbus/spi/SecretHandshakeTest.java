@@ -137,21 +137,61 @@ class SecretHandshakeTest {
         NetSocket s = connect(serve(JobSecret.none(), "test", LIMIT));
         Future<Void> mine = SecretHandshake.connect(s, JobSecret.random(), "test", LIMIT, vertx);
         Exception e = assertThrows(Exception.class, () -> mine.await(5, TimeUnit.SECONDS));
-        assertTrue(e.getMessage().contains("belongs to a job without a secret, but the connecting process has one"),
+        assertTrue(e.getMessage().contains("this port's job has no secret, but the connecting process has one"),
                 e.getMessage());
     }
 
     @Test
-    void anotherChannelIsRefusedNamingBoth() throws Exception {
+    void anotherChannelIsRefusedWithoutThePortSayingWhatItServes() throws Exception {
         JobSecret secret = JobSecret.random();
         NetSocket s = connect(serve(secret, "store", LIMIT));
         Future<Void> mine = SecretHandshake.connect(s, secret, "mesh", LIMIT, vertx);
         Exception e = assertThrows(Exception.class, () -> mine.await(5, TimeUnit.SECONDS));
-        assertTrue(e.getMessage().contains("this port serves 'store', not 'mesh'"), e.getMessage());
+        assertTrue(e.getMessage().contains("refused the connection: this port does not serve 'mesh'"), e.getMessage());
+        assertTrue(!e.getMessage().contains("store"), "a peer that proved nothing learns nothing: " + e.getMessage());
+        // Nor does one without the secret.
+        Future<Void> none = SecretHandshake.connect(connect(serve(secret, "store", LIMIT)), JobSecret.none(), "store",
+                LIMIT, vertx);
+        Exception n = assertThrows(Exception.class, () -> none.await(5, TimeUnit.SECONDS));
+        String reason = n.getMessage().substring(n.getMessage().indexOf("refused the connection:"));
+        assertTrue(!reason.contains("store"), reason);
     }
 
     @Test
-    void aStrangerIsDroppedAtItsFirstWrongByteAndOneThatStallsAtTheDeadline() throws Exception {
+    void aStrangerIsDroppedAtItsFirstWrongByteAndOneThatStallsAtTheDeadlineBothCountedAndLogged() throws Exception {
+        java.util.logging.Logger log = java.util.logging.Logger.getLogger(SecretHandshake.class.getName());
+        java.util.List<String> lines = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
+        java.util.logging.Handler handler = new java.util.logging.Handler() {
+            @Override
+            public void publish(java.util.logging.LogRecord r) {
+                lines.add(r.getLevel() + " " + r.getMessage());
+            }
+
+            @Override
+            public void flush() {
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        log.addHandler(handler);
+        log.setLevel(java.util.logging.Level.ALL);
+        long before = SecretHandshake.refusedConnections();
+        try {
+            strangerAndStaller();
+        } finally {
+            log.removeHandler(handler);
+            log.setLevel(null);
+        }
+        assertEquals(2, SecretHandshake.refusedConnections() - before);
+        assertTrue(lines.stream().anyMatch(l -> l.contains("refused a connection from 127.0.0.1:")
+                && l.contains("to the test on 127.0.0.1:") && l.contains("did not open with a tensorbus handshake")),
+                lines.toString());
+        assertTrue(lines.stream().anyMatch(l -> l.contains("did not finish within")), lines.toString());
+    }
+
+    private void strangerAndStaller() throws Exception {
         int port = serve(JobSecret.random(), "test", Duration.ofMillis(500));
         NetSocket stranger = connect(port);
         long t0 = System.nanoTime();

@@ -188,7 +188,7 @@ class TcpStoreTest extends StoreContractTest {
         assertTrue(other.getMessage().contains("a wrong proof of the job's secret"), other.getMessage());
         Exception none = assertThrows(Exception.class,
                 () -> await(TcpStore.client(vertx, HOST, port, LONG, JobSecret.none())));
-        assertTrue(none.getMessage().contains("belongs to a job with a secret and the connecting process has none")
+        assertTrue(none.getMessage().contains("the connecting process has no job secret and this port requires one")
                 && none.getMessage().contains(JobSecret.ENV), none.getMessage());
         assertTrue(System.nanoTime() - t0 < LONG.toNanos(), "a refused client waited for its timeout");
     }

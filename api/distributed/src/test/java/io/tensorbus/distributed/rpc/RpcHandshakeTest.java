@@ -118,7 +118,7 @@ class RpcHandshakeTest {
                 String.valueOf(e));
         Future<Void> none = SecretHandshake.connect(raw(0), JobSecret.none(), "rpc", Duration.ofSeconds(5), vertx);
         Exception n = assertThrows(Exception.class, () -> none.await(10, TimeUnit.SECONDS));
-        assertTrue(n.getMessage().contains("belongs to a job with a secret and the connecting process has none"),
+        assertTrue(n.getMessage().contains("the connecting process has no job secret and this port requires one"),
                 n.getMessage());
         w.shutdown(false);
     }

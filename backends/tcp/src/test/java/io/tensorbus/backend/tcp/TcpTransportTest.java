@@ -190,7 +190,7 @@ class TcpTransportTest {
                     AuthenticationException e = assertThrows(AuthenticationException.class,
                             () -> BlockingHandshake.connect(s, wrong, Mesh.CHANNEL));
                     String expected = wrong.isPresent() ? "a wrong proof of the job's secret"
-                            : "belongs to a job with a secret";
+                            : "the connecting process has no job secret";
                     assertTrue(e.getMessage().contains(expected), e.getMessage());
                     assertDisconnected(s, "a connection refused at the handshake");
                 }
@@ -198,7 +198,7 @@ class TcpTransportTest {
             try (Socket s = connect(ranks.store(), 1)) {
                 AuthenticationException e = assertThrows(AuthenticationException.class,
                         () -> BlockingHandshake.connect(s, ranks.secret(), "store"));
-                assertTrue(e.getMessage().contains("this port serves 'mesh', not 'store'"), e.getMessage());
+                assertTrue(e.getMessage().contains("this port does not serve 'store'"), e.getMessage());
             }
             assertGroupWorks(ranks);
         }
