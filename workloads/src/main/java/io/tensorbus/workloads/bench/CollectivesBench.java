@@ -98,7 +98,7 @@ public final class CollectivesBench {
             long maxBytes = d.maxBytes();
             int jitWarmup = d.jitWarmup();
             String backend = d.backend();
-            Device device = d.device();
+            Device device = null;
             for (Map.Entry<String, String> pair : MultiProcessBench.options(args).entrySet()) {
                 String option = pair.getKey();
                 String value = pair.getValue();
@@ -112,7 +112,20 @@ public final class CollectivesBench {
                     default -> throw new IllegalArgumentException("unknown option '" + option + "'; " + USAGE);
                 }
             }
-            return new Options(world, ops, maxBytes, jitWarmup, backend, device);
+            return new Options(world, ops, maxBytes, jitWarmup, backend, device != null ? device
+                    : deviceOf(backend));
+        }
+
+        /**
+         * Where a backend's tensors live when {@code --device} is not given: each rank's own device of the type
+         * the backend reduces on (opencl: OpenCL, nccl: CUDA), the host otherwise.
+         */
+        static Device deviceOf(String backend) {
+            return switch (backend) {
+                case "opencl" -> Device.parse("opencl");
+                case "nccl" -> Device.parse("cuda");
+                default -> Device.CPU;
+            };
         }
 
         /** The arguments that make {@link #parse} return these options (what the workers are given). */

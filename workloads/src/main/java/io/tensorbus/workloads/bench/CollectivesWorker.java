@@ -2,11 +2,13 @@ package io.tensorbus.workloads.bench;
 
 import io.tensorbus.DType;
 import io.tensorbus.Device;
+import io.tensorbus.spi.DeviceRuntimeProvider;
 import io.tensorbus.c10d.ReduceOp;
 import io.tensorbus.distributed.ProcessGroup;
 import io.tensorbus.tensor.Tensor;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.ToIntFunction;
 
 /**
  * One rank of {@code tensorbus bench collectives}, started by {@link CollectivesBench} through the launcher:
@@ -30,7 +32,8 @@ public final class CollectivesWorker {
     public static void main(String[] args) throws Exception {
         CollectivesBench.Options options = CollectivesBench.Options.parse(List.of(args));
         ProcessGroup pg = MultiProcessBench.join(options.backend());
-        Device device = placed(options.device(), System.getenv("LOCAL_RANK"), pg.rank());
+        Device device = placed(options.device(), System.getenv("LOCAL_RANK"), pg.rank(),
+                CollectivesWorker::deviceCount);
         try {
             for (String op : options.ops()) {
                 jitWarmup(pg, op, options.jitWarmup(), device);
@@ -57,13 +60,26 @@ public final class CollectivesWorker {
     /**
      * This rank's device: {@code device} itself when it names an index ({@code opencl:0}), else, for a type alone
      * ({@code cuda}), the rank's own device of that type as PyTorch ranks pick theirs: index {@code LOCAL_RANK},
-     * else the rank.
+     * else the rank, modulo the number of such devices {@code count} gives, so that ranks share a device when
+     * there are fewer devices than ranks (one CPU OpenCL device, say).
      */
-    static Device placed(Device device, String localRank, int rank) {
+    static Device placed(Device device, String localRank, int rank, ToIntFunction<String> count) {
         if (device.isCpu() || device.index() >= 0) {
             return device;
         }
-        return new Device(device.type(), localRank != null ? Integer.parseInt(localRank.trim()) : rank);
+        int wanted = localRank != null ? Integer.parseInt(localRank.trim()) : rank;
+        int devices = count.applyAsInt(device.type());
+        return new Device(device.type(), devices > 0 ? wanted % devices : wanted);
+    }
+
+    /** How many devices of {@code type} this machine has; 0 when their runtime is missing (its error says why). */
+    private static int deviceCount(String type) {
+        for (DeviceRuntimeProvider p : DeviceRuntimeProvider.all()) {
+            if (p.type().equals(type) && p.isAvailable()) {
+                return p.runtime().devices().size();
+            }
+        }
+        return 0;
     }
 
     /** One (operation, size) measurement of the anchor, the tensors on {@code device}. */

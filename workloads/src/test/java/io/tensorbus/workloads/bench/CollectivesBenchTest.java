@@ -33,10 +33,17 @@ class CollectivesBenchTest {
 
     @Test
     void aDeviceTypeAlonePutsEachRankOnItsOwnDevice() {
-        assertEquals(io.tensorbus.Device.cuda(3), CollectivesWorker.placed(io.tensorbus.Device.parse("cuda"), "3", 1));
-        assertEquals(io.tensorbus.Device.cuda(1), CollectivesWorker.placed(io.tensorbus.Device.parse("cuda"), null, 1));
-        assertEquals(io.tensorbus.Device.opencl(0), CollectivesWorker.placed(io.tensorbus.Device.opencl(0), "1", 1));
-        assertEquals(io.tensorbus.Device.CPU, CollectivesWorker.placed(io.tensorbus.Device.CPU, "1", 1));
+        java.util.function.ToIntFunction<String> eight = type -> 8;
+        assertEquals(io.tensorbus.Device.cuda(3), CollectivesWorker.placed(io.tensorbus.Device.parse("cuda"), "3", 1,
+                eight));
+        assertEquals(io.tensorbus.Device.cuda(1), CollectivesWorker.placed(io.tensorbus.Device.parse("cuda"), null, 1,
+                eight));
+        assertEquals(io.tensorbus.Device.opencl(0), CollectivesWorker.placed(io.tensorbus.Device.opencl(0), "1", 1,
+                eight));
+        assertEquals(io.tensorbus.Device.CPU, CollectivesWorker.placed(io.tensorbus.Device.CPU, "1", 1, eight));
+        // One device (pocl): every rank shares it.
+        assertEquals(io.tensorbus.Device.opencl(0), CollectivesWorker.placed(io.tensorbus.Device.parse("opencl"), "1",
+                1, type -> 1));
     }
 
     @Test
@@ -82,6 +89,23 @@ class CollectivesBenchTest {
                         + " world=2 latency_us=\\d+\\.\\d busbw_GBps=\\d+\\.\\d{4}"), line);
             }
         }
+    }
+
+    @Test
+    @Timeout(value = 180, unit = TimeUnit.SECONDS)
+    void theOpenClBackendAloneBringsItsTensorsToTheOneDeviceBothRanksShare() {
+        org.junit.jupiter.api.Assumptions.assumeTrue(io.tensorbus.spi.DeviceRuntimeProvider.all().stream()
+                .anyMatch(p -> p.type().equals("opencl") && p.isAvailable()), "no OpenCL platform here");
+        CollectivesBench.Options o = CollectivesBench.Options.parse(List.of("--backend", "opencl", "--ops",
+                "allreduce", "--max-bytes", "4", "--jit-warmup", "1"));
+        assertEquals(io.tensorbus.Device.parse("opencl"), o.device(), "each rank's OpenCL device");
+        List<Measurement> got = new ArrayList<>();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int code = new CollectivesBench(o).run(got::add, new PrintStream(err, true, StandardCharsets.UTF_8));
+        assertEquals(0, code, err.toString(StandardCharsets.UTF_8));
+        assertEquals(1, got.size(), got.toString());
+        assertTrue(got.getFirst().line().matches("collectives allreduce bytes=4 world=2 latency_us=\\d+\\.\\d"
+                + " busbw_GBps=\\d+\\.\\d{4} backend=opencl device=opencl"), got.getFirst().line());
     }
 
     private static void assertMessage(String expected, String... args) {
