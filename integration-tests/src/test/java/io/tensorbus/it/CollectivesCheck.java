@@ -598,12 +598,8 @@ public final class CollectivesCheck {
             expect(all.equals(Arrays.stream(sorted).mapToObj(g -> "global " + g).toList()), "subgroup objects " + all);
             run("subgroup barrier", sub.barrier());
         } else {
-            try {
-                sub.barrier();
-                expect(false, "a non-member's barrier did not fail");
-            } catch (IllegalStateException e) {
-                expect(e.getMessage().contains("not a member"), "non-member message: " + e.getMessage());
-            }
+            // As in PyTorch, a rank outside the group does nothing there: a completed no-op.
+            expect(sub.barrier().succeeded(), "a non-member's barrier is a completed no-op");
         }
         Vals.await(sub.destroy(), wait, "subgroup destroy");
 

@@ -26,7 +26,10 @@ import java.util.function.BooleanSupplier;
  *       pass then gives the gradients it would have given anyway ({@code GRADIENTS OK}). Then worker0 runs the
  *       seed's unused-RPC graph with builtins, {@code d = builtin.add(a, b)} and an unused {@code builtin.mul(b, c)}
  *       on worker1, backward from {@code d.sum()} in each mode: {@code FAST FAILED <seconds> <message>} and
- *       {@code SMART OK <true when a and b got ones and c nothing>}.</li>
+ *       {@code SMART OK <true when a and b got ones and c nothing>}; then the builtins' chain of the golden file
+ *       (issue 32: {@code f = (a + b) * c + 0.5} on worker1, {@code loss = (f * f).sum()}), whose gradients must
+ *       be those of the same computation in one process ({@code BUILTINS OK true}, which DistAutogradTest ties to
+ *       PyTorch's golden values).</li>
  *   <li>{@code late} (2 workers): worker0 closes its context while a call of it still runs on worker1; the call
  *       fails ({@code LATE <message>}), no context is left on either worker ({@code CONTEXTS 0}) and both shut
  *       down gracefully ({@code SHUTDOWN OK}).</li>
@@ -144,6 +147,7 @@ public final class DistAutogradFaultCheck {
                         ? "GRADIENTS OK" : "GRADIENTS WRONG " + grad + " for " + y);
             }
             unusedRpc(agent);
+            builtinChain(agent);
         }
         expectNoContext(agent);
         agent.shutdown();
@@ -169,6 +173,30 @@ public final class DistAutogradFaultCheck {
                 }
             }
         }
+    }
+
+    private static void builtinChain(RpcAgent agent) {
+        DistAutograd dist = agent.distAutograd();
+        List<Tensor> abc = List.of(Tensor.rand(3, 3).requiresGrad(true), Tensor.rand(3, 3).requiresGrad(true),
+                Tensor.rand(3, 3).requiresGrad(true));
+        java.util.Map<Tensor, Tensor> grads;
+        try (DistAutograd.Context context = dist.context()) {
+            Tensor d = agent.rpcSync("worker1", "builtin.add", abc.get(0), abc.get(1));
+            Tensor e = agent.rpcSync("worker1", "builtin.mul", d, abc.get(2));
+            Tensor f = agent.rpcSync("worker1", "builtin.add", e, 0.5);
+            dist.backward(context.id(), List.of(f.mul(f).sum()));
+            grads = dist.getGradients(context.id());
+        }
+        List<Tensor> local = abc.stream().map(t -> t.detach().clone().requiresGrad(true)).toList();
+        Tensor f = local.get(0).add(local.get(1)).mul(local.get(2)).add(0.5);
+        f.mul(f).sum().backward();
+        boolean same = true;
+        for (int i = 0; i < 3; i++) {
+            float[] want = local.get(i).grad().toFloatArray();
+            Tensor got = grads.get(abc.get(i));
+            same &= got != null && java.util.Arrays.equals(want, got.toFloatArray());
+        }
+        System.out.println("BUILTINS OK " + same);
     }
 
     private static boolean ones(Tensor t) {

@@ -49,6 +49,7 @@ class MultiJvmDistAutogradTest {
         assertTrue(fast.group(2).contains("no gradient came back for the arguments of 'builtin.mul' to worker1 (rank 1)"
                 + " (recorded on worker0 (rank 0))") && fast.group(2).contains("SMART"), o);
         assertTrue(o.contains("[rank 0] SMART OK true"), o);
+        assertTrue(o.contains("[rank 0] BUILTINS OK true"), "builtins recorded across JVMs: " + o);
         for (int r = 0; r < 3; r++) {
             assertTrue(o.contains("[rank " + r + "] CONTEXTS 0") && o.contains("[rank " + r + "] SHUTDOWN OK"), o);
         }

@@ -25,11 +25,9 @@ class MultiJvmPipelineTest {
     @Test
     @Timeout(150)
     void launchRunsTheMasterAndShardVerticlesUnderVertxApplication() {
-        String o = tensorbus("launch", "--nproc-per-node", "3", "io.vertx.launcher.application.VertxApplication",
-                "io.tensorbus.workloads.pipeline.PipelineResNet50Verticle", "-conf",
-                "{\"microBatches\": [2], \"batch\": 4, \"img\": 32, \"batches\": 1}");
         assertTrue(Pattern.compile("(?m)^\\[rank 0] pipeline gpipe batch=4 img=32 micro_batches=2"
-                + " s_per_batch=\\d+\\.\\d{3}$").matcher(o).find(), o);
+                + " s_per_batch=\\d+\\.\\d{3}$").matcher(PipelineOnLoopback.output()).find(),
+                PipelineOnLoopback.output());
     }
 
     @Test
