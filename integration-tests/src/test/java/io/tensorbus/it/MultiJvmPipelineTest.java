@@ -25,9 +25,9 @@ class MultiJvmPipelineTest {
     @Test
     @Timeout(150)
     void launchRunsTheMasterAndShardVerticlesUnderVertxApplication() {
+        String o = LoopbackRuns.output(LoopbackRuns.PIPELINE);
         assertTrue(Pattern.compile("(?m)^\\[rank 0] pipeline gpipe batch=4 img=32 micro_batches=2"
-                + " s_per_batch=\\d+\\.\\d{3}$").matcher(PipelineOnLoopback.output()).find(),
-                PipelineOnLoopback.output());
+                + " s_per_batch=\\d+\\.\\d{3}$").matcher(o).find(), o);
     }
 
     @Test

@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.tensorbus.it.ChildJvm;
 import io.tensorbus.it.CollectivesCheck;
-import io.tensorbus.it.PipelineOnLoopback;
+import io.tensorbus.it.LoopbackRuns;
 import io.tensorbus.workloads.cli.Launcher;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -80,17 +80,15 @@ class MultiHostTest {
     }
 
     /**
-     * Runs {@code job} on loopback with {@code 2 * perHost} ranks, then on 2 hosts of {@code perHost} ranks; the
-     * losses and accuracy must agree (both workloads are deterministic); rank 0's output on the hosts must contain
-     * {@code shape}.
+     * Runs {@code job} on loopback with 4 ranks, then on 2 hosts of 2 ranks; the losses and accuracy must agree (the
+     * workload is deterministic); rank 0's output on the hosts must contain {@code shape}.
      */
-    private static void sameResultsAcrossHostsAsOnLoopback(String shape, int perHost, Duration limit, String... job)
+    private static void sameResultsAcrossHostsAsOnLoopback(String shape, Duration limit, String... job)
             throws Exception {
-        List<String> loopback = results(onLoopback(concat(new String[] {"--nproc-per-node",
-            String.valueOf(2 * perHost)}, job)));
+        List<String> loopback = results(onLoopback(concat(new String[] {"--nproc-per-node", "4"}, job)));
         assertEquals(2, loopback.size(), loopback.toString());
         try (HostJob hosts = HostJob.create(2)) {
-            String o = acrossHosts(hosts, perHost, limit, job);
+            String o = acrossHosts(hosts, 2, limit, job);
             assertTrue(o.contains(shape), hosts.report());
             assertEquals(loopback, results(o), hosts.report());
         }
@@ -99,26 +97,32 @@ class MultiHostTest {
     @Test
     @Timeout(value = 200, unit = TimeUnit.SECONDS)
     void theMainJobTrainsOnTwoHostsOfTwoRanksAsOnLoopback() throws Exception {
-        sameResultsAcrossHostsAsOnLoopback("4 rank(s) x batch 32 (global 128)", 2, Duration.ofSeconds(90),
+        sameResultsAcrossHostsAsOnLoopback("4 rank(s) x batch 32 (global 128)", Duration.ofSeconds(90),
                 "ddp-fashion-mnist", "--epochs", "1", "--limit", "640");
     }
 
     @Test
     @Timeout(value = 200, unit = TimeUnit.SECONDS)
     void theParameterServerMeetsOverHazelcastAcrossTwoHostsAsOnLoopback() throws Exception {
-        // The server on one host, its trainer on the other: one Hazelcast member a host, as the costly part.
-        sameResultsAcrossHostsAsOnLoopback("1 trainer(s)", 1, Duration.ofSeconds(120),
-                "io.vertx.launcher.application.VertxApplication", "io.tensorbus.workloads.ps.ParameterServerVerticle",
-                "-conf", "{\"epochs\": 1, \"limit\": 256}");
+        // The server on one host, its trainer on the other. On loopback: the run MultiJvmParameterServerTest checks
+        // (under the legacy launcher; the results do not depend on the launcher), made once for both.
+        List<String> loopback = results(LoopbackRuns.output(LoopbackRuns.PARAMETER_SERVER));
+        assertEquals(2, loopback.size(), loopback.toString());
+        try (HostJob hosts = HostJob.create(2)) {
+            String o = acrossHosts(hosts, 1, Duration.ofSeconds(120), LoopbackRuns.PARAMETER_SERVER.target()
+                    .toArray(String[]::new));
+            assertTrue(o.contains("1 trainer(s)"), hosts.report());
+            assertEquals(loopback, results(o), hosts.report());
+        }
     }
 
     @Test
     @Timeout(value = 200, unit = TimeUnit.SECONDS)
     void thePipelineRunsItsStagesOnThreeHostsAsOnLoopback() throws Exception {
-        String[] job = PipelineOnLoopback.JOB;
+        String[] job = LoopbackRuns.PIPELINE.target().toArray(String[]::new);
         Pattern loss = Pattern.compile("(?m)^\\[rank 0] micro-batches 2: loss of the last batch [\\d.]+$");
         // The same run MultiJvmPipelineTest checks: made once for both.
-        Matcher onLoopback = loss.matcher(PipelineOnLoopback.output());
+        Matcher onLoopback = loss.matcher(LoopbackRuns.output(LoopbackRuns.PIPELINE));
         assertTrue(onLoopback.find(), "a loss line on loopback");
         try (HostJob hosts = HostJob.create(3)) {
             String o = acrossHosts(hosts, 1, Duration.ofSeconds(120), job);
