@@ -87,9 +87,11 @@ final class RpcShutdown {
             Map<Integer, String> known = gone.get();
             if (!known.isEmpty()) {
                 String why = String.join("; ", known.values()) + " (learnt by " + worker.self() + ")";
-                // The first to know tells the others; done fails whether or not the write succeeds.
+                // The first to know tells the others, and everyone names what the first wrote: a worker that
+                // closed because it learnt of a loss is a consequence, not the cause. Done fails either way.
                 store.compareSet(LOST, new byte[0], why.getBytes(StandardCharsets.UTF_8))
-                        .onComplete(r -> done.tryFail(new RpcException(why)));
+                        .onComplete(r -> done.tryFail(new RpcException(r.succeeded() && r.result() != null
+                                && r.result().length > 0 ? new String(r.result(), StandardCharsets.UTF_8) : why)));
             } else if (reading.compareAndSet(false, true)) {
                 store.check(List.of(LOST)).compose(set -> set ? store.get(LOST) : Future.succeededFuture(null))
                         .onComplete(r -> {
