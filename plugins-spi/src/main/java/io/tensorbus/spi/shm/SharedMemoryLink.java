@@ -463,6 +463,27 @@ public final class SharedMemoryLink {
     }
 
 
+    /**
+     * Hands the reader what the peer left in the incoming ring, even while a caller's thread polls: the peer
+     * closed, so nothing more will come for that caller, and frames it wrote before it left (a GOODBYE, the data
+     * of sends it finished) must not be lost with the link. Stops, as {@link #poll} does, when a payload parks.
+     * Event loop only; does nothing inside a poll (whose reader is mid-frame) or once the link is closed.
+     *
+     * @return true when the reader took bytes
+     */
+    public boolean drainRemaining() {
+        assert loop.inEventLoop() : "a shared-memory link drained on " + Thread.currentThread().getName();
+        if (closed || polling) {
+            return false;
+        }
+        consumer.lock();
+        try {
+            return drainLocked();
+        } finally {
+            consumer.unlock();
+        }
+    }
+
     /** Hands readable bytes to the reader until the ring is empty or a payload parks; true on progress. */
     private boolean drain() {
         if (callersPolling.get() > 0 || !consumer.tryLock()) {

@@ -256,4 +256,40 @@ class SharedMemoryLinkTest {
         }
         assertEquals(List.of(), ourFiles());
     }
+
+    /**
+     * When the peer has closed, its last frames belong to the event loop even while a caller's thread still polls
+     * for a frame of its own: a plain poll leaves them to that caller, {@code drainRemaining} reads them. Losing
+     * them lost a leaving rank's GOODBYE and the data of its last send.
+     */
+    @Test
+    void drainRemainingReadsWhatTheLeavingPeerWroteWhileACallerPolls() throws Exception {
+        Collect collect = new Collect(1) {
+            @Override
+            public boolean betweenFrames() {
+                return true;
+            }
+        };
+        // The caller needs two header bytes to decide; the peer writes only one, so the caller polls on.
+        SharedMemoryLink.Taker never = h -> null;
+        try (LinkPair links = new LinkPair(collect)) {
+            CountDownLatch polling = new CountDownLatch(1);
+            var taken = java.util.concurrent.CompletableFuture.supplyAsync(
+                    () -> links.reader.pollOnCallerThread(TimeUnit.SECONDS.toNanos(20), 2, never, () -> {
+                        polling.countDown();
+                        return true;
+                    }));
+            assertTrue(polling.await(30, TimeUnit.SECONDS));
+            assertTrue(links.writer.tryWriteNow(MemorySegment.ofArray(new byte[] {42})));
+            links.readerLoop.submit(links.reader::poll).get();
+            assertEquals(0, collect.filled, "a plain poll leaves the ring to the polling caller");
+            assertTrue(links.readerLoop.submit(links.reader::drainRemaining).get());
+            assertEquals(1, collect.filled);
+            assertEquals(42, collect.into[0]);
+            assertFalse(taken.isDone(), "the caller was still polling");
+            links.readerLoop.submit(() -> links.reader.close(new IOException("the peer closed"))).get();
+            assertFalse(taken.get(30, TimeUnit.SECONDS), "a closed link gives the caller nothing");
+        }
+        assertEquals(List.of(), ourFiles());
+    }
 }

@@ -162,13 +162,15 @@ final class PeerConnection implements FrameReader.Listener {
         if (l == null) {
             return;
         }
-        // Each round consumes at least the parked frame, so the ring's finite contents bound the loop.
-        l.poll();
+        // Each round consumes at least the parked frame, so the ring's finite contents bound the loop. A caller's
+        // thread may be polling the ring for its receive right now: what is left is this loop's to read all the same.
+        l.drainRemaining();
         while (parked != null) {
             Router.Early e = parked;
             cancelParkTimer();
             parked = null;
             resumeReading(backend.router().unpark(e));
+            l.drainRemaining();
         }
         closeSharedMemory();
     }
