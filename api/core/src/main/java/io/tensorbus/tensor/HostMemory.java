@@ -13,7 +13,7 @@ public final class HostMemory {
         return CachingHostAllocator.get().stats();
     }
 
-    /** Drops every cached block (live storage is untouched); the garbage collector frees them. */
+    /** Frees every cached block (live storage is untouched). */
     public static void emptyCache() {
         CachingHostAllocator.get().trim(0);
     }

@@ -9,13 +9,15 @@ package io.tensorbus.tensor;
  * @param peakAllocatedBytes the most {@code allocatedBytes} has been since start or {@link HostMemory#resetPeakStats()}
  * @param cachedBytes bytes of freed blocks kept for reuse
  * @param cacheLimitBytes the most {@code cachedBytes} may grow to before the cache trims itself
+ * @param memoryLimitBytes the most tensor memory, live and cached, this JVM allocates: past it an allocation
+ *        fails with an {@link OutOfMemoryError} (system property {@code tensorbus.hostMemoryBytes})
  * @param allocations storage allocations so far
  * @param cacheHits allocations served from the cache
  * @param frees blocks given back (by the garbage collector's cleaners or by releases)
  * @param evictedBytes bytes the cache dropped to stay under its limit, or on {@link HostMemory#emptyCache()}
  */
 public record MemoryStats(boolean caching, long allocatedBytes, long peakAllocatedBytes, long cachedBytes,
-                          long cacheLimitBytes, long allocations, long cacheHits, long frees, long evictedBytes) {
+                          long cacheLimitBytes, long memoryLimitBytes, long allocations, long cacheHits, long frees, long evictedBytes) {
 
     /** The share of allocations the cache served, from 0 to 1 (0 before any). */
     public double hitRate() {

@@ -16,7 +16,6 @@ import org.junit.jupiter.api.Timeout;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -27,7 +26,7 @@ class CachingHostAllocatorTest {
 
     @Test
     void aFreedBlockIsHandedOutAgainZeroedOnlyWhenAskedTo() {
-        CachingHostAllocator cache = new CachingHostAllocator(true, 1L << 20);
+        CachingHostAllocator cache = new CachingHostAllocator(true, 1L << 20, Long.MAX_VALUE);
         MemorySegment first = cache.take(1000, true);
         assertEquals(1024, first.byteSize(), "1,000 bytes take a 1,024-byte block");
         first.fill((byte) 7);
@@ -71,7 +70,7 @@ class CachingHostAllocatorTest {
 
     @Test
     void theCacheStaysUnderItsLimitAndEmptiesOnRequest() {
-        CachingHostAllocator cache = new CachingHostAllocator(true, 1L << 20);
+        CachingHostAllocator cache = new CachingHostAllocator(true, 1L << 20, Long.MAX_VALUE);
         List<MemorySegment> blocks = new ArrayList<>();
         for (int i = 0; i < 40; i++) {
             blocks.add(cache.take(64L << 10, false));
@@ -88,16 +87,127 @@ class CachingHostAllocatorTest {
         assertEquals(0, cache.stats().cachedBytes());
     }
 
+    /**
+     * The cache holds no more than live storage ever held at once (64 MiB at least), and frees the blocks returned
+     * longest ago first: sizes that do not come back make way for those that do.
+     */
+    @Test
+    void theCacheHoldsNoMoreThanTheMostStorageEverLiveOldestFreedFirst() {
+        CachingHostAllocator cache = new CachingHostAllocator(true, 1L << 30, Long.MAX_VALUE);
+        for (int i = 0; i < 100; i++) {
+            // 100 sizes of about 1 MiB, one live at a time: only the floor of 64 MiB stays cached.
+            cache.give(cache.take((1L << 20) + i * (64L << 10), false));
+        }
+        MemoryStats s = cache.stats();
+        assertTrue(s.cachedBytes() <= CachingHostAllocator.MIN_BOUND_BYTES, s.toString());
+        assertTrue(s.evictedBytes() > 0, s.toString());
+        List<MemorySegment> live = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            live.add(cache.take(32L << 20, false));
+        }
+        live.forEach(cache::give);
+        s = cache.stats();
+        assertTrue(s.cachedBytes() <= 128L << 20, "at most the 128 MiB once live: " + s);
+        long hits = s.cacheHits();
+        for (int i = 0; i < 4; i++) {
+            cache.take(32L << 20, false);
+        }
+        assertEquals(hits + 4, cache.stats().cacheHits(), "the 1 MiB blocks went first, the 32 MiB ones stayed");
+    }
+
+    /** A cached block up to half larger than the request serves it; a larger one does not. */
+    @Test
+    void aSomewhatLargerCachedBlockServesARequestAndCountsWhole() {
+        CachingHostAllocator cache = new CachingHostAllocator(true, 1L << 30, Long.MAX_VALUE);
+        MemorySegment block = cache.take(1L << 20, false);
+        cache.give(block);
+        MemorySegment smaller = cache.take(800L << 10, true);
+        assertEquals(block.address(), smaller.address());
+        assertEquals(1L << 20, smaller.byteSize());
+        assertEquals(1L << 20, cache.stats().allocatedBytes(), "the whole block is counted");
+        assertEquals(0, smaller.get(ValueLayout.JAVA_BYTE, (800L << 10) - 1), "the requested bytes are zeroed");
+        cache.give(smaller);
+        MemorySegment small = cache.take(400L << 10, false);
+        assertEquals(400L << 10, small.byteSize(), "a block 2.5 times the request is left in the cache");
+        assertEquals(1, cache.stats().cacheHits());
+        cache.give(small);
+        assertEquals(0, cache.stats().allocatedBytes());
+    }
+
     @Test
     void withCachingOffNothingIsReused() {
-        CachingHostAllocator cache = new CachingHostAllocator(false, 1L << 20);
+        CachingHostAllocator cache = new CachingHostAllocator(false, 1L << 20, Long.MAX_VALUE);
         MemorySegment a = cache.take(4096, true);
         cache.give(a);
         MemorySegment b = cache.take(4096, true);
-        assertNotEquals(a.address(), b.address());
-        assertEquals(0, cache.stats().cacheHits());
-        assertEquals(0, cache.stats().cachedBytes());
-        assertThrows(IllegalArgumentException.class, () -> new CachingHostAllocator(true, -1));
+        cache.give(b);
+        MemoryStats s = cache.stats();
+        assertEquals(2, s.allocations());
+        assertEquals(0, s.cacheHits());
+        assertEquals(0, s.cachedBytes());
+        assertEquals(0, s.allocatedBytes());
+        assertThrows(IllegalArgumentException.class, () -> new CachingHostAllocator(true, -1, 1));
+        assertThrows(IllegalArgumentException.class, () -> new CachingHostAllocator(true, 1, -1));
+    }
+
+    /** Live and cached blocks together stay under the memory limit: a fresh block first frees cached ones. */
+    @Test
+    void anAllocationPastTheMemoryLimitFreesCachedBlocksFirst() {
+        CachingHostAllocator cache = new CachingHostAllocator(true, 1L << 20, 1L << 20);
+        MemorySegment a = cache.take(512L << 10, false);
+        MemorySegment b = cache.take(256L << 10, false);
+        cache.give(a);
+        cache.give(b);
+        assertEquals(768L << 10, cache.stats().cachedBytes());
+        MemorySegment c = cache.take(768L << 10, true);
+        MemoryStats s = cache.stats();
+        assertEquals(768L << 10, s.allocatedBytes());
+        assertTrue(s.allocatedBytes() + s.cachedBytes() <= 1L << 20, s.toString());
+        assertTrue(s.evictedBytes() >= 512L << 10, s.toString());
+        assertEquals(1L << 20, s.memoryLimitBytes());
+        cache.give(c);
+    }
+
+    /**
+     * Past the limit with nothing cached and nothing dead, an allocation fails on the allocating thread with an
+     * OutOfMemoryError naming the sizes and the setting, and counts nothing.
+     */
+    @Test
+    void anAllocationPastTheLimitFailsNamingLiveCachedAndTheSetting() {
+        CachingHostAllocator cache = new CachingHostAllocator(true, 1L << 20, 1L << 20);
+        MemorySegment live = cache.take(768L << 10, false);
+        OutOfMemoryError e = assertThrows(OutOfMemoryError.class, () -> cache.take(512L << 10, false));
+        assertTrue(e.getMessage().startsWith("cannot allocate 512.0 KiB of tensor memory: that would pass the limit"
+                + " (live tensors 768.0 KiB, cached 0 B, limit 1.0 MiB); raise the limit with"
+                + " -Dtensorbus.hostMemoryBytes=BYTES"), e.getMessage());
+        MemoryStats s = cache.stats();
+        assertEquals(1, s.allocations());
+        assertEquals(768L << 10, s.allocatedBytes());
+        cache.give(live);
+        MemorySegment again = cache.take(512L << 10, false);
+        assertEquals(again.byteSize(), cache.stats().allocatedBytes(), "it fits once the live block is freed");
+        cache.give(again);
+    }
+
+    /** Storage nobody refers to any more, not yet found by the collector, is collected to make room. */
+    @Test
+    void deadStorageIsCollectedToMakeRoom() {
+        CachingHostAllocator cache = new CachingHostAllocator(true, 1L << 20, 1L << 20);
+        for (int i = 0; i < 8; i++) {
+            // Each handout dies at once; only its cleaner, after a collection, gives the block back.
+            assertEquals(700L << 10, cache.hand(700L << 10, false).segment().byteSize());
+        }
+        assertTrue(cache.stats().allocatedBytes() <= 1L << 20, cache.stats().toString());
+    }
+
+    @Test
+    void theDefaultLimitsLeaveTheHeapItsRoomAndBoundTheCache() {
+        long total = CachingHostAllocator.totalMemory();
+        long limit = CachingHostAllocator.defaultMemoryLimit();
+        assertTrue(limit <= total && limit >= total / 4, limit + " of " + total);
+        assertTrue(limit >= total - Runtime.getRuntime().maxMemory(), limit + " of " + total);
+        assertEquals("1.5 GiB", CachingHostAllocator.bytes(3L << 29));
+        assertEquals("512 B", CachingHostAllocator.bytes(512));
     }
 
     @Test
