@@ -12,6 +12,7 @@ import io.vertx.core.Future;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -78,6 +79,14 @@ public final class RpcCheck {
             agent.shutdown();
             if (!agent.rrefLeaks().isEmpty()) {
                 throw new AssertionError("RRefs leaked: " + agent.rrefLeaks());
+            }
+            // After a graceful shutdown nothing is held or pending: connections, calls, references.
+            Map<String, Long> info = agent.debugInfo();
+            for (String held : List.of("num_owner_rrefs", "num_user_rrefs", "num_pending_rref_messages",
+                    "num_pending_calls", "num_shared_memory_connections")) {
+                if (info.get(held) != 0) {
+                    throw new AssertionError(held + " after shutdown on worker" + rank + ": " + info);
+                }
             }
             System.out.println("RPC OK worker" + rank);
         }

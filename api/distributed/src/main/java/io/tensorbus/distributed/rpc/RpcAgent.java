@@ -239,7 +239,8 @@ public final class RpcAgent {
      * {@code num_pending_calls}, {@code num_rref_messages_applied}, {@code num_rref_messages_repeated}
      * (arrived again, or too late, and changed nothing), {@code num_rref_message_retries}, and
      * {@code num_shared_memory_connections} (connections to and from this worker whose frames go through shared
-     * memory, {@link RpcOptions#sharedMemory()}).
+     * memory, {@link RpcOptions#sharedMemory()}). After a graceful shutdown every count of what is held or pending
+     * is 0; the totals ({@code num_rref_messages_applied}, {@code _repeated}, {@code _retries}) remain.
      */
     public Map<String, Long> debugInfo() {
         long[] counts = rrefs.owned().counts();
@@ -417,6 +418,8 @@ public final class RpcAgent {
         calls.closeAll(why);
         worker.autograd().close();
         List.copyOf(incoming).forEach(RpcIncoming::close);
+        incoming.clear();
+        latestIncoming.clear();
         executor.shutdownNow();
         server.close().onComplete(r -> {
             releaseStore.run();

@@ -267,6 +267,8 @@ final class RpcCalls implements RpcCaller {
                     + " was pending"));
         }
         outgoing.values().forEach(f -> f.onSuccess(RpcOutgoing::close));
+        // Closed connections are no longer this worker's: its counters say so at once, not when sockets end.
+        outgoing.clear();
         client.close();
     }
 

@@ -14,6 +14,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.function.IntFunction;
 import java.util.stream.Stream;
@@ -64,6 +65,32 @@ class RpcSharedMemoryTest {
             assertEquals(2, workers.info(r, SHARED), "worker" + r + " calls out and is called through shared memory");
         }
         assertEquals(List.of(), ourFiles(), "channel files are deleted once both sides mapped them");
+    }
+
+    /** What is held or pending is 0 on every worker after a graceful shutdown: connections, calls, references. */
+    @Test
+    void everyCountOfHeldThingsIsZeroAfterAGracefulShutdown() throws Exception {
+        List<RpcAgent> w = start(2, r -> RpcOptions.builder().timeout(Duration.ofSeconds(20)));
+        RRef<Tensor> ref = w.get(0).remote("worker1", "builtin.add", Tensor.ones(3), 1.0);
+        assertArrayEquals(new float[] {2, 2, 2}, ref.toHere().toFloatArray());
+        Tensor back = w.get(1).rpcSync("worker0", "builtin.echo", ramp(1000));
+        assertEquals(999, back.getDouble(999));
+        assertEquals(2, workers.info(0, SHARED));
+        ref.close();
+        List<java.util.concurrent.CompletableFuture<Void>> stops = new ArrayList<>();
+        for (RpcAgent a : w) {
+            stops.add(java.util.concurrent.CompletableFuture.runAsync(a::shutdown));
+        }
+        for (var stop : stops) {
+            stop.get(60, java.util.concurrent.TimeUnit.SECONDS);
+        }
+        for (int r = 0; r < 2; r++) {
+            Map<String, Long> info = w.get(r).debugInfo();
+            for (String held : List.of("num_owner_rrefs", "num_user_rrefs", "num_pending_rref_messages",
+                    "num_pending_calls", SHARED)) {
+                assertEquals(0, info.get(held), "worker" + r + " " + held + " after shutdown: " + info);
+            }
+        }
     }
 
     @Test
