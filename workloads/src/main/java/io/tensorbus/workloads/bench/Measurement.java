@@ -59,6 +59,25 @@ public final class Measurement {
         return this;
     }
 
+    /** The measurement's name within its suite, such as {@code sgemm}. */
+    public String name() {
+        return name;
+    }
+
+    /**
+     * The number under {@code key}.
+     *
+     * @throws IllegalArgumentException when there is no such key or its value is text
+     */
+    public double number(String key) {
+        for (Field f : fields) {
+            if (f.key().equals(key) && f.number()) {
+                return Double.parseDouble(f.value());
+            }
+        }
+        throw new IllegalArgumentException("no number " + key + " in '" + line() + "'");
+    }
+
     /** The measurement as one line: {@code SUITE NAME key=value key=value ...}. */
     public String line() {
         StringBuilder sb = new StringBuilder(suite).append(' ').append(name);

@@ -11,6 +11,7 @@ import io.tensorbus.workloads.bench.NnBench;
 import io.tensorbus.workloads.bench.P2pBench;
 import io.tensorbus.workloads.bench.PipelineBench;
 import io.tensorbus.workloads.bench.RpcBench;
+import io.tensorbus.workloads.bench.SoakBench;
 import io.tensorbus.workloads.bench.TensorBench;
 import io.tensorbus.workloads.bench.ZeroBench;
 import io.tensorbus.workloads.ddp.DdpFashionMnistCommand;
@@ -161,6 +162,10 @@ public final class Main {
                 case "dist-autograd" -> {
                     DistAutogradBench da = new DistAutogradBench(DistAutogradBench.Options.parse(suiteArgs));
                     yield () -> da.run(sink, err);
+                }
+                case "soak" -> {
+                    SoakBench soak = new SoakBench(SoakBench.Options.parse(suiteArgs));
+                    yield () -> soak.run(sink, err);
                 }
                 case "zero" -> {
                     ZeroBench zero = ZeroBench.parse(suiteArgs);

@@ -45,7 +45,10 @@ final class Usage {
                 "dist-autograd [--jit-warmup STEPS],", "pipeline [--batch B] [--img PX] [--batches N]",
                 "  [--micro-batches 1,2,4,8]", "zero [--world N] (ZeroRedundancyOptimizer's Adam state",
                 "  per rank on ResNet-50, ranks as threads)",
-                "(p2p, collectives, ddp, rpc, dist-autograd and pipeline", "run one JVM per rank)"));
+                "soak [--world N] [--iterations N] [--rpc-calls N] [--max-bytes B]",
+                "  [--sample-every N] [--warmup N] [--parts collectives,rpc]",
+                "  (long runs, every result checked; memory sampled)",
+                "(p2p, collectives, ddp, rpc, dist-autograd, pipeline and", "soak run one JVM per rank)"));
         COMMANDS.put("launch", """
                   launch --nproc-per-node N [--nnodes M --node-rank K --master-addr A --master-port P]
                          [--timeout SECONDS] [--classpath PATH] TARGET [args] | -jar APP.jar [args]
