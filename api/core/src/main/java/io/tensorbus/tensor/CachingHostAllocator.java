@@ -12,11 +12,11 @@ import java.util.concurrent.atomic.AtomicBoolean;
 /**
  * The host counterpart of PyTorch's CUDA caching allocator: storage that dies goes back to pools of blocks of
  * the same size class, already touched, and the next allocation of that class (or of one up to a third smaller,
- * {@link #BEST_FIT_SLACK}) takes one instead of fresh native
- * memory (which the kernel faults in page by page). A training step allocates the same sizes every time, so after
- * the first steps nearly every allocation is a hit. The pools keep at most {@link #limit()} bytes, and never more
- * than live storage ever held at once ({@link #MIN_BOUND_BYTES} at least); past that, the blocks returned longest
- * ago go back to the C library, so that sizes that stopped coming back do not hold memory.
+ * {@link #BEST_FIT_SLACK}) takes one instead of fresh native memory (which the kernel faults in page by page). A
+ * training step allocates the same sizes every time, so after the first steps nearly every allocation is a hit.
+ * The pools keep at most {@link #limit()} bytes, and never more than live storage held at once in the last 10 to
+ * 20 s ({@link #MIN_BOUND_BYTES} at least); past that, the blocks returned longest ago go back to the C library,
+ * so that sizes that stopped coming back do not hold memory.
  *
  * <p>Blocks come from {@link NativeBlocks}, outside the JVM's direct-memory reservation, and all tensor memory
  * (live and cached) stays under {@link #memoryLimit()}: an allocation that would pass it first empties the cache,
@@ -42,11 +42,16 @@ final class CachingHostAllocator {
     /** The most the cache keeps by default, in bytes. */
     static final long DEFAULT_CACHE_BYTES = 1L << 30;
     /**
-     * The cache keeps at most as many bytes as live storage ever held at once ({@link #bound()}): more could never
-     * be handed out together, and blocks of sizes that do not come back would only raise the footprint. Below
+     * The cache keeps at most as many bytes as live storage held at once lately ({@link #bound()}): more could
+     * not be handed out together, and blocks of sizes that do not come back would only raise the footprint. Below
      * this many bytes it keeps them all the same, for small jobs.
      */
     static final long MIN_BOUND_BYTES = 64L << 20;
+    /**
+     * "Lately" is this window and the one before it, in nanoseconds: a peak of live storage (dead tensors the
+     * collector found late, a larger batch) raises the bound for 10 to 20 s, not for the rest of the run.
+     */
+    static final long PEAK_WINDOW_NANOS = 10_000_000_000L;
     /**
      * How much larger than asked a cached block may be and still be handed out, as a share of the request: with
      * sizes that vary (a data loader's last batch, a collective's buckets, RPC payloads) an exact size class alone
@@ -82,8 +87,11 @@ final class CachingHostAllocator {
     private long cachedBytes;
     private long allocatedBytes;
     private long peakAllocatedBytes;
-    /** The most bytes live storage ever held (unlike the peak, never reset): what the cache may usefully hold. */
-    private long highWater;
+    private final long windowNanos;
+    /** The most bytes live storage held in this window and in the one before: what the cache may usefully hold. */
+    private long windowPeak;
+    private long previousWindowPeak;
+    private long windowStart = System.nanoTime();
     private long allocations;
     private long hits;
     private long frees;
@@ -95,6 +103,11 @@ final class CachingHostAllocator {
      * @throws IllegalArgumentException when a limit is negative
      */
     CachingHostAllocator(boolean enabled, long limit, long memoryLimit) {
+        this(enabled, limit, memoryLimit, PEAK_WINDOW_NANOS);
+    }
+
+    /** With windows of {@code windowNanos} for the recent peak of live storage (tests shorten them). */
+    CachingHostAllocator(boolean enabled, long limit, long memoryLimit, long windowNanos) {
         if (limit < 0) {
             throw new IllegalArgumentException(LIMIT_PROPERTY + "=" + limit + " must be at least 0");
         }
@@ -104,6 +117,7 @@ final class CachingHostAllocator {
         this.enabled = enabled;
         this.limit = limit;
         this.memoryLimit = memoryLimit;
+        this.windowNanos = windowNanos;
     }
 
     private static CachingHostAllocator fromProperties() {
@@ -268,7 +282,8 @@ final class CachingHostAllocator {
         }
         String why = refused ? "the C library has no memory left for it" : "that would pass the limit";
         return new OutOfMemoryError("cannot allocate " + bytes(size) + " of tensor memory: " + why + " (live tensors "
-                + bytes(live) + ", cached " + bytes(cached) + ", limit " + bytes(memoryLimit) + "); raise the limit with -D"
+                + bytes(live) + ", cached " + bytes(cached) + ", limit " + bytes(memoryLimit)
+                + "); raise the limit with -D"
                 + MEMORY_LIMIT_PROPERTY + "=BYTES (by default the machine's or container's memory less the heap cap)"
                 + " or free tensors sooner (MemoryScope, Storage.release())");
     }
@@ -313,7 +328,7 @@ final class CachingHostAllocator {
         }
         allocatedBytes += block == null ? size : block.byteSize();
         peakAllocatedBytes = Math.max(peakAllocatedBytes, allocatedBytes);
-        highWater = Math.max(highWater, allocatedBytes);
+        observePeak();
         return block;
     }
 
@@ -322,9 +337,21 @@ final class CachingHostAllocator {
         return allocatedBytes;
     }
 
-    /** The most the cache holds now: the configured limit, or the most storage ever live if that is less. */
+    /** Counts live storage toward this window's peak, and starts a new window when this one is over. */
+    private void observePeak() {
+        long now = System.nanoTime();
+        if (now - windowStart >= windowNanos) {
+            // A window with no handout at all leaves no peak of its own: the one before it is over too.
+            previousWindowPeak = now - windowStart >= 2 * windowNanos ? 0 : windowPeak;
+            windowPeak = 0;
+            windowStart = now;
+        }
+        windowPeak = Math.max(windowPeak, allocatedBytes);
+    }
+
+    /** The most the cache holds now: the configured limit, or the most storage live lately if that is less. */
     private long bound() {
-        return Math.min(limit, Math.max(MIN_BOUND_BYTES, highWater));
+        return Math.min(limit, Math.max(MIN_BOUND_BYTES, Math.max(windowPeak, previousWindowPeak)));
     }
 
     /** Takes back a block {@link #take} handed out, whose storage is gone; past the bound, frees the oldest. */
@@ -369,8 +396,8 @@ final class CachingHostAllocator {
     }
 
     synchronized MemoryStats stats() {
-        return new MemoryStats(enabled, allocatedBytes, peakAllocatedBytes, cachedBytes, limit, memoryLimit, allocations, hits,
-                frees, evictedBytes);
+        return new MemoryStats(enabled, allocatedBytes, peakAllocatedBytes, cachedBytes, limit, memoryLimit,
+                allocations, hits, frees, evictedBytes);
     }
 
     synchronized void resetPeak() {

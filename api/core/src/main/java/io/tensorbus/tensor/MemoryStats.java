@@ -17,7 +17,8 @@ package io.tensorbus.tensor;
  * @param evictedBytes bytes the cache dropped to stay under its limit, or on {@link HostMemory#emptyCache()}
  */
 public record MemoryStats(boolean caching, long allocatedBytes, long peakAllocatedBytes, long cachedBytes,
-                          long cacheLimitBytes, long memoryLimitBytes, long allocations, long cacheHits, long frees, long evictedBytes) {
+                          long cacheLimitBytes, long memoryLimitBytes, long allocations, long cacheHits, long frees,
+                          long evictedBytes) {
 
     /** The share of allocations the cache served, from 0 to 1 (0 before any). */
     public double hitRate() {

@@ -115,6 +115,22 @@ class CachingHostAllocatorTest {
         assertEquals(hits + 4, cache.stats().cacheHits(), "the 1 MiB blocks went first, the 32 MiB ones stayed");
     }
 
+    /** A peak of live storage raises the cache's bound for two windows, not for good. */
+    @Test
+    void aPeakOfLiveStorageRaisesTheBoundOnlyForAWhile() throws Exception {
+        CachingHostAllocator cache = new CachingHostAllocator(true, 1L << 30, Long.MAX_VALUE, 50_000_000L);
+        List<MemorySegment> live = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            live.add(cache.take(32L << 20, false));
+        }
+        live.forEach(cache::give);
+        assertEquals(128L << 20, cache.stats().cachedBytes(), "within the window all 128 MiB may stay");
+        Thread.sleep(120);
+        cache.give(cache.take(1L << 20, false));
+        MemoryStats s = cache.stats();
+        assertTrue(s.cachedBytes() <= CachingHostAllocator.MIN_BOUND_BYTES, "two windows later: " + s);
+    }
+
     /** A cached block up to half larger than the request serves it; a larger one does not. */
     @Test
     void aSomewhatLargerCachedBlockServesARequestAndCountsWhole() {

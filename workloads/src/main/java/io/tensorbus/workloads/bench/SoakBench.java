@@ -22,12 +22,14 @@ import java.util.function.Consumer;
  * Every {@code --sample-every} iterations (or calls) rank 0 prints a {@code soak PART-sample} line: its resident
  * memory, heap and tensor memory (live and cached). At the end it prints {@code soak PART} with the count of
  * wrong results over all ranks and the largest resident-memory growth of any rank from the end of the warm-up
- * ({@code --warmup}, the first tenth by default) to the end: {@code growth_pct}.
+ * ({@code --warmup}, the first tenth by default) to the end: {@code growth_pct}. With {@code --memory-scope true}
+ * each iteration (or call) runs in a {@code MemoryScope}: the difference shows what waiting for the garbage
+ * collector to find dead tensors costs.
  */
 public final class SoakBench {
     /** The usage of the suite's options. */
     public static final String USAGE = "soak [--world N] [--iterations N] [--rpc-calls N] [--max-bytes B]"
-            + " [--sample-every N] [--warmup N] [--parts collectives,rpc]";
+            + " [--sample-every N] [--warmup N] [--parts collectives,rpc] [--memory-scope true|false]";
     /** The parts, in the order they run. */
     static final List<String> PARTS = List.of("collectives", "rpc");
 
@@ -42,9 +44,11 @@ public final class SoakBench {
      * @param warmup iterations (or calls) before the resident memory that growth is measured from; -1 for a
      *        tenth of the run
      * @param parts the parts to run
+     * @param memoryScope whether each iteration (or call) runs in a {@code MemoryScope}, which gives its tensors
+     *        back when it ends rather than when the garbage collector finds them
      */
     public record Options(int world, int iterations, int rpcCalls, long maxBytes, int sampleEvery, int warmup,
-                          List<String> parts) {
+                          List<String> parts, boolean memoryScope) {
         /** @throws IllegalArgumentException for values out of range or an unknown part */
         public Options {
             if (world < 2 || world > 8) {
@@ -67,7 +71,7 @@ public final class SoakBench {
 
         /** The soak: 3 ranks, 20,000 collectives up to 1 MiB, 300,000 calls per worker. */
         public static Options defaults() {
-            return new Options(3, 20_000, 300_000, 1L << 20, 1000, -1, PARTS);
+            return new Options(3, 20_000, 300_000, 1L << 20, 1000, -1, PARTS, false);
         }
 
         /** The iterations (or calls) before the baseline of growth, out of {@code total}. */
@@ -89,6 +93,7 @@ public final class SoakBench {
             int sampleEvery = d.sampleEvery();
             int warmup = d.warmup();
             List<String> parts = d.parts();
+            boolean memoryScope = d.memoryScope();
             for (Map.Entry<String, String> pair : MultiProcessBench.options(args).entrySet()) {
                 String option = pair.getKey();
                 String value = pair.getValue();
@@ -100,17 +105,27 @@ public final class SoakBench {
                     case "--sample-every" -> sampleEvery = (int) MultiProcessBench.number(option, value, 1, 1L << 30);
                     case "--warmup" -> warmup = (int) MultiProcessBench.number(option, value, 0, 1L << 30);
                     case "--parts" -> parts = List.of(value.split(","));
+                    case "--memory-scope" -> memoryScope = bool(option, value);
                     default -> throw new IllegalArgumentException("unknown option '" + option + "'; " + USAGE);
                 }
             }
-            return new Options(world, iterations, rpcCalls, maxBytes, sampleEvery, warmup, parts);
+            return new Options(world, iterations, rpcCalls, maxBytes, sampleEvery, warmup, parts, memoryScope);
+        }
+
+        private static boolean bool(String option, String value) {
+            return switch (value) {
+                case "true" -> true;
+                case "false" -> false;
+                default -> throw new IllegalArgumentException(option + " takes true or false, got '" + value + "'");
+            };
         }
 
         /** The arguments of one part's workers: these options with {@code --parts part}. */
         List<String> toArgs(String part) {
             List<String> args = new ArrayList<>(List.of("--world", Integer.toString(world), "--iterations",
                     Integer.toString(iterations), "--rpc-calls", Integer.toString(rpcCalls), "--max-bytes",
-                    Long.toString(maxBytes), "--sample-every", Integer.toString(sampleEvery), "--parts", part));
+                    Long.toString(maxBytes), "--sample-every", Integer.toString(sampleEvery), "--parts", part,
+                    "--memory-scope", Boolean.toString(memoryScope)));
             if (warmup >= 0) {
                 args.addAll(List.of("--warmup", Integer.toString(warmup)));
             }

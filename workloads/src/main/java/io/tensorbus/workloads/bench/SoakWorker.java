@@ -9,6 +9,7 @@ import io.tensorbus.distributed.rpc.RpcAgent;
 import io.tensorbus.distributed.rpc.RpcOptions;
 import io.tensorbus.distributed.rpc.RpcRegistry;
 import io.tensorbus.tensor.HostMemory;
+import io.tensorbus.tensor.MemoryScope;
 import io.tensorbus.tensor.MemoryStats;
 import io.tensorbus.tensor.Tensor;
 import io.tensorbus.tensor.Threads;
@@ -62,7 +63,9 @@ public final class SoakWorker {
             long start = System.nanoTime();
             for (int i = 0; i < options.iterations(); i++) {
                 int n = elements(sizes, options.maxBytes() / 4);
-                totals.wrong += oneCollective(pg, i, n, totals);
+                try (MemoryScope scope = options.memoryScope() ? MemoryScope.open() : null) {
+                    totals.wrong += oneCollective(pg, i, n, totals);
+                }
                 sample(pg.rank() == 0, "collectives", i + 1, options, totals);
             }
             double seconds = (System.nanoTime() - start) / 1e9;
@@ -147,7 +150,9 @@ public final class SoakWorker {
             Totals totals = new Totals(options.warmupOf(options.rpcCalls()));
             long start = System.nanoTime();
             for (int k = 0; k < options.rpcCalls(); k++) {
-                totals.wrong += oneCall(agent, next, k);
+                try (MemoryScope scope = options.memoryScope() ? MemoryScope.open() : null) {
+                    totals.wrong += oneCall(agent, next, k);
+                }
                 totals.checked++;
                 sample(rank == 0, "rpc", k + 1, options, totals);
             }

@@ -146,6 +146,7 @@ final class LaunchedRank {
             }
         }
         cmd.addAll(gcFlags(o.nprocPerNode(), cores, user));
+        cmd.addAll(memoryFlags(o.nprocPerNode(), totalMemory()));
         cmd.addAll(target.jvmFlags());
         cmd.addAll(user);
         String own = System.getProperty("java.class.path");
@@ -172,6 +173,28 @@ final class LaunchedRank {
         }
         boolean userSizedYoung = userOpts.stream().anyMatch(f -> f.startsWith("-Xmn") || f.contains("NewSize"));
         return userSizedYoung ? List.of("-XX:+UseSerialGC") : List.of("-XX:+UseSerialGC", "-Xmn" + YOUNG_GENERATION);
+    }
+
+    /**
+     * Each rank's share of the node's memory ({@code totalBytes}, the container's inside one), so that the ranks
+     * together stay within it as one JVM alone would: the heaps a quarter of it between them (the JVM's own
+     * default for one process, {@code -XX:MaxRAMPercentage=25}), tensor memory the other three quarters
+     * ({@code tensorbus.hostMemoryBytes}). The user's {@code TENSORBUS_JVM_OPTS} come later and win ({@code -Xmx}
+     * always does).
+     */
+    static List<String> memoryFlags(int nprocPerNode, long totalBytes) {
+        String heapPercent = String.format(java.util.Locale.ROOT, "%.3f", 25.0 / nprocPerNode);
+        return List.of("-XX:MaxRAMPercentage=" + heapPercent,
+                "-Dtensorbus.hostMemoryBytes=" + totalBytes / 4 * 3 / nprocPerNode);
+    }
+
+    /** The memory of this machine, or of the container the launcher runs in, in bytes. */
+    private static long totalMemory() {
+        if (java.lang.management.ManagementFactory.getOperatingSystemMXBean()
+                instanceof com.sun.management.OperatingSystemMXBean os) {
+            return os.getTotalMemorySize();
+        }
+        return Runtime.getRuntime().maxMemory() * 4;
     }
 
     /**

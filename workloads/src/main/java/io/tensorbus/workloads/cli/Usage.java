@@ -47,6 +47,7 @@ final class Usage {
                 "  per rank on ResNet-50, ranks as threads)",
                 "soak [--world N] [--iterations N] [--rpc-calls N] [--max-bytes B]",
                 "  [--sample-every N] [--warmup N] [--parts collectives,rpc]",
+                "  [--memory-scope true|false]",
                 "  (long runs, every result checked; memory sampled)",
                 "(p2p, collectives, ddp, rpc, dist-autograd, pipeline and", "soak run one JVM per rank)"));
         COMMANDS.put("launch", """

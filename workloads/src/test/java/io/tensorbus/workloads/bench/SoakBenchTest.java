@@ -18,8 +18,9 @@ class SoakBenchTest {
         assertEquals(SoakBench.Options.defaults(), d);
         assertEquals(2000, d.warmupOf(20_000), "a tenth of the run by default");
         SoakBench.Options o = SoakBench.Options.parse(List.of("--world", "2", "--iterations", "50", "--rpc-calls",
-                "70", "--max-bytes", "4096", "--sample-every", "5", "--warmup", "10", "--parts", "rpc"));
-        assertEquals(new SoakBench.Options(2, 50, 70, 4096, 5, 10, List.of("rpc")), o);
+                "70", "--max-bytes", "4096", "--sample-every", "5", "--warmup", "10", "--parts", "rpc",
+                "--memory-scope", "true"));
+        assertEquals(new SoakBench.Options(2, 50, 70, 4096, 5, 10, List.of("rpc"), true), o);
         assertEquals(10, o.warmupOf(50));
         assertEquals(o, SoakBench.Options.parse(o.toArgs("rpc")));
         assertEquals(List.of("collectives"), SoakBench.Options.parse(d.toArgs("collectives")).parts());
@@ -34,6 +35,9 @@ class SoakBenchTest {
                 .contains("--parts takes collectives,rpc"));
         assertTrue(assertThrows(IllegalArgumentException.class, () -> SoakBench.Options.parse(List.of("--speed", "1")))
                 .getMessage().contains(SoakBench.USAGE));
+        assertTrue(assertThrows(IllegalArgumentException.class,
+                () -> SoakBench.Options.parse(List.of("--memory-scope", "yes"))).getMessage()
+                .contains("--memory-scope takes true or false"));
     }
 
     @Test

@@ -22,6 +22,19 @@ class LaunchedRankTest {
     }
 
     @Test
+    void ranksShareTheNodesMemoryAndTheUsersHeapSizeComesAfter() {
+        assertEquals(List.of("-XX:MaxRAMPercentage=12.500", "-Dtensorbus.hostMemoryBytes=" + (6L << 30)),
+                LaunchedRank.memoryFlags(2, 16L << 30));
+        assertEquals(List.of("-XX:MaxRAMPercentage=25.000", "-Dtensorbus.hostMemoryBytes=" + (3L << 30)),
+                LaunchedRank.memoryFlags(1, 4L << 30));
+        List<String> cmd = LaunchedRank.command(TWO, TARGET, "-Xmx1g -Dtensorbus.hostMemoryBytes=1", 2);
+        int share = cmd.indexOf(cmd.stream().filter(f -> f.startsWith("-XX:MaxRAMPercentage=")).findFirst()
+                .orElseThrow());
+        assertTrue(share < cmd.indexOf("-Xmx1g") && share < cmd.indexOf("-Dtensorbus.hostMemoryBytes=1"),
+                cmd.toString());
+    }
+
+    @Test
     void theUsersYoungGenerationSizeWins() {
         for (String opt : List.of("-Xmn64m", "-XX:NewSize=32m", "-XX:MaxNewSize=128m")) {
             List<String> cmd = LaunchedRank.command(TWO, TARGET, opt, 2);
