@@ -58,7 +58,7 @@ public final class SoakWorker {
     private static void collectives(SoakBench.Options options) {
         ProcessGroup pg = MultiProcessBench.join();
         try {
-            Totals totals = new Totals(options.warmupOf(options.iterations()));
+            Totals totals = new Totals(options.warmupOf(options.iterations()), options.iterations());
             SplittableRandom sizes = new SplittableRandom(2026);
             long start = System.nanoTime();
             for (int i = 0; i < options.iterations(); i++) {
@@ -66,7 +66,7 @@ public final class SoakWorker {
                 try (MemoryScope scope = options.memoryScope() ? MemoryScope.open() : null) {
                     totals.wrong += oneCollective(pg, i, n, totals);
                 }
-                sample(pg.rank() == 0, "collectives", i + 1, options, totals);
+                sample(pg.rank() == 0, "collectives", i + 1, options.sampleEvery(), totals);
             }
             double seconds = (System.nanoTime() - start) / 1e9;
             Tensor sums = Tensor.of(new double[] {totals.wrong, totals.checked}, 2);
@@ -147,14 +147,14 @@ public final class SoakWorker {
                 .timeout(MultiProcessBench.OPERATION_TIMEOUT).build()).await(2, TimeUnit.MINUTES);
         try {
             String next = "worker" + (rank + 1) % world;
-            Totals totals = new Totals(options.warmupOf(options.rpcCalls()));
+            Totals totals = new Totals(options.warmupOf(options.rpcCalls()), options.rpcCalls());
             long start = System.nanoTime();
             for (int k = 0; k < options.rpcCalls(); k++) {
                 try (MemoryScope scope = options.memoryScope() ? MemoryScope.open() : null) {
                     totals.wrong += oneCall(agent, next, k);
                 }
                 totals.checked++;
-                sample(rank == 0, "rpc", k + 1, options, totals);
+                sample(rank == 0, "rpc", k + 1, options.sampleEvery(), totals);
             }
             double seconds = (System.nanoTime() - start) / 1e9;
             Tensor mine = Tensor.of(new double[] {totals.wrong, totals.checked}, 2);
@@ -222,14 +222,13 @@ public final class SoakWorker {
     // ---- memory ----------------------------------------------------------------------------------------
 
     /** After iteration (or call) {@code done}: samples memory, and on {@code print} every sample's line. */
-    private static void sample(boolean print, String part, int done, SoakBench.Options options, Totals totals) {
-        boolean atWarmup = done == totals.warmup;
-        if (done % options.sampleEvery() != 0 && !atWarmup && done != totals.last(options, part)) {
+    private static void sample(boolean print, String part, int done, int sampleEvery, Totals totals) {
+        if (done % sampleEvery != 0 && done != totals.warmup && done != totals.total) {
             return;
         }
         long rss = residentBytes();
         totals.observe(done, rss);
-        if (print && done % options.sampleEvery() == 0) {
+        if (print && done % sampleEvery == 0) {
             Runtime rt = Runtime.getRuntime();
             MemoryStats host = HostMemory.stats();
             MultiProcessBench.report(new Measurement("soak", part + "-sample").with("done", done)
@@ -262,18 +261,17 @@ public final class SoakWorker {
     static final class Totals {
         static final int MEMORY_FIELDS = 4;
         final int warmup;
+        /** The iterations (or calls) of the whole run. */
+        final int total;
         long wrong;
         long checked;
         long rssWarm;
         long rssEnd;
         long rssPeak;
 
-        Totals(int warmup) {
+        Totals(int warmup, int total) {
             this.warmup = warmup;
-        }
-
-        int last(SoakBench.Options options, String part) {
-            return part.equals("rpc") ? options.rpcCalls() : options.iterations();
+            this.total = total;
         }
 
         void observe(int done, long rss) {
