@@ -1,5 +1,6 @@
 package io.tensorbus.distributed;
 
+import io.tensorbus.c10d.PeerLostException;
 import io.vertx.core.Future;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -35,6 +36,13 @@ public final class ProcessExit {
 
     /** The file a rank writes the exception that ended its {@code main} to, set by {@code tensorbus launch}. */
     public static final String ERROR_FILE_ENV = "TENSORBUS_ERROR_FILE";
+
+    /**
+     * The second line of the error file when the exception that ended {@code main} came from losing a peer
+     * ({@code PeerLostException} in its causes): the rank failed because another did, so the launcher looks for
+     * the cause elsewhere first, whichever rank's failure it saw first.
+     */
+    public static final String LOST_A_PEER = "lost a peer";
 
     /** The exit status of a rank whose launcher is gone. */
     public static final int LAUNCHER_GONE_EXIT = 1;
@@ -197,8 +205,7 @@ public final class ProcessExit {
         Thread.setDefaultUncaughtExceptionHandler((thread, e) -> {
             if (thread.getName().equals("main")) {
                 try {
-                    Files.writeString(path, String.valueOf(e).lines().findFirst().orElse("") + "\n",
-                            StandardCharsets.UTF_8);
+                    Files.writeString(path, errorText(e), StandardCharsets.UTF_8);
                 } catch (IOException ignored) {
                     // The launcher then reports the exit status alone.
                 }
@@ -207,5 +214,18 @@ public final class ProcessExit {
             System.err.print("Exception in thread \"" + thread.getName() + "\" ");
             e.printStackTrace(System.err);
         });
+    }
+
+    /** The error file's text: the exception's first line, then {@link #LOST_A_PEER} where that was the cause. */
+    static String errorText(Throwable e) {
+        String text = String.valueOf(e).lines().findFirst().orElse("") + "\n";
+        Throwable t = e;
+        // A bounded walk: a cause chain may loop.
+        for (int depth = 0; t != null && depth < 32; depth++, t = t.getCause()) {
+            if (t instanceof PeerLostException) {
+                return text + LOST_A_PEER + "\n";
+            }
+        }
+        return text;
     }
 }

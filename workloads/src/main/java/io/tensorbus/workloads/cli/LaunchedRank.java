@@ -55,6 +55,35 @@ final class LaunchedRank {
     }
 
     /**
+     * Whether this rank's {@code main} ended with an exception that came from losing a peer
+     * ({@link ProcessExit#LOST_A_PEER}): such a rank failed because another did, so it is the cause of a job's
+     * failure only when no other rank could be.
+     */
+    boolean lostAPeer() {
+        try {
+            return Files.readAllLines(errorFile).contains(ProcessExit.LOST_A_PEER);
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    /** Whether this rank wrote the exception that ended its {@code main}: it is on its way out by itself. */
+    boolean wroteItsError() {
+        try {
+            return Files.size(errorFile) > 0;
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    /** Whether this rank's failure more likely caused the job's than {@code other}'s: its own, else the earlier. */
+    boolean causedBefore(LaunchedRank other) {
+        boolean mine = !lostAPeer();
+        boolean theirs = !other.lostAPeer();
+        return mine != theirs ? mine : failedAt() < other.failedAt();
+    }
+
+    /**
      * When this rank failed, in epoch milliseconds: when its {@code main} wrote the exception that ended it, else
      * when it exited with a non-zero status; {@link Long#MAX_VALUE} when it has not failed (yet).
      */

@@ -533,8 +533,8 @@ public final class Launcher {
                 for (LaunchedRank r : ranks) {
                     if (r.process().isAlive()) {
                         running = true;
-                    } else if (r.process().exitValue() != 0 && (failed == null || r.failedAt() < failed.failedAt())) {
-                        // The first to fail is the cause: the others fail because they lost it.
+                    } else if (r.process().exitValue() != 0 && (failed == null || r.causedBefore(failed))) {
+                        // The first to fail of its own is the cause: the others fail because they lost it.
                         failed = r;
                     }
                 }
@@ -572,13 +572,15 @@ public final class Launcher {
     /**
      * The rank that failed first, by the time of its failure (its exception, else its exit), not of its exit: ranks
      * fail within moments of each other once one does, and the one whose process ended first need not be the
-     * cause. Failures after the launcher began to stop the ranks are consequences, not causes.
+     * cause. A rank that failed because it lost a peer yields to one that failed of its own (a rank killed by a
+     * signal writes no error and may be seen to end after the peers that lost it). Failures after the launcher
+     * began to stop the ranks are consequences, not causes.
      */
     private LaunchedRank firstFailure(LaunchedRank detected) {
         LaunchedRank first = detected;
         for (LaunchedRank r : ranks) {
             long at = r.failedAt();
-            if (at < stoppingSince && !r.process().isAlive() && at < first.failedAt()) {
+            if (at < stoppingSince && !r.process().isAlive() && r.causedBefore(first)) {
                 first = r;
             }
         }
@@ -593,7 +595,8 @@ public final class Launcher {
     /** ": " and the exception that ended the rank's {@code main}, as it wrote it, or "". */
     private String whyFailed(LaunchedRank r) {
         try {
-            String text = Files.readString(errors.resolve("rank-" + r.rank() + ".error")).strip();
+            String text = Files.readString(errors.resolve("rank-" + r.rank() + ".error")).lines().findFirst()
+                    .orElse("").strip();
             return text.isEmpty() ? "" : ": " + text;
         } catch (IOException e) {
             return "";
@@ -618,8 +621,10 @@ public final class Launcher {
     }
 
     /**
-     * Stops every child still running: SIGTERM, up to {@link #GRACE} to exit, then SIGKILL. Runs from the
-     * supervisor and from the shutdown hook (Ctrl-C), hence synchronized.
+     * Stops every child still running: SIGTERM, up to {@link #GRACE} to exit, then SIGKILL. A child that already
+     * wrote the exception ending its {@code main} is ending by itself (its shutdown hooks run) and gets no SIGTERM,
+     * which would replace its exit status with 143. Runs from the supervisor and from the shutdown hook (Ctrl-C),
+     * hence synchronized.
      */
     private synchronized void stopAll() {
         List<LaunchedRank> alive = ranks.stream().filter(r -> r.process().isAlive()).toList();
@@ -627,7 +632,7 @@ public final class Launcher {
             return;
         }
         stoppingSince = Math.min(stoppingSince, System.currentTimeMillis());
-        alive.forEach(LaunchedRank::terminate);
+        alive.stream().filter(r -> !r.wroteItsError()).forEach(LaunchedRank::terminate);
         long deadline = System.nanoTime() + GRACE.toNanos();
         try {
             for (LaunchedRank r : alive) {

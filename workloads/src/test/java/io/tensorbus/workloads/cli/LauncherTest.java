@@ -161,6 +161,21 @@ class LauncherTest {
 
     @Test
     @Timeout(120)
+    void aRankThatFailedOfItsOwnIsTheCauseThoughAPeerThatLostItFailedFirst() {
+        assertEquals(9, launch("--nproc-per-node", "2", CauseMain.class.getName(), "lost-peer"), err());
+        assertContains(err(), "failed: rank 1 exited with code 9\n");
+    }
+
+    @Test
+    @Timeout(120)
+    void aRankStillEndingAfterItsExceptionIsNotSignalledAndKeepsItsStatus() {
+        assertEquals(1, launch("--nproc-per-node", "2", CauseMain.class.getName(), "own"), err());
+        assertContains(err(), "rank 1 (local rank 1, pid ", "exited with code 9; stopping the other ranks",
+                "failed: rank 0 exited with code 1: java.lang.IllegalStateException: rank 0 gives up\n");
+    }
+
+    @Test
+    @Timeout(120)
     void theTimeoutStopsEveryRankAndFails() throws IOException {
         assertEquals(Launcher.TIMEOUT_EXIT, launch("--nproc-per-node", "2", "--timeout", "3", FAILING, dir.toString(),
                 "never-fail"), err());
