@@ -6,7 +6,6 @@ import io.tensorbus.spi.DeviceBuffer;
 import io.tensorbus.spi.HostReductions;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
@@ -31,6 +30,8 @@ final class CollectiveOp {
     long timer = -1;
     /** Device scratch buffers of this collective, released when it ends. */
     private final List<Region> scratch = new ArrayList<>();
+    /** Host scratch of this collective from the backend's {@link StagingPool}, given back when it ends. */
+    private final List<MemorySegment> hostScratch = new ArrayList<>();
 
     CollectiveOp(TcpBackend backend, long sequence, Call call) {
         this.backend = backend;
@@ -169,18 +170,33 @@ final class CollectiveOp {
         return backend.onLoop(region.runtime().divide(region.buffer(), region.offset(), region.byteSize(), divisor));
     }
 
-    /** Frees this op's device scratch (queued device work keeps it alive until it finished). */
-    void releaseScratch() {
+    /**
+     * Frees this op's device scratch (queued device work keeps it alive until it finished) and gives its host
+     * scratch back to the pool when the algorithm {@code succeeded}: every send and receive of it has then
+     * completed. After a failure a write may still be reading it, so it is left to the garbage collector.
+     */
+    void releaseScratch(boolean succeeded) {
         for (Region r : scratch) {
             r.runtime().release(r.buffer());
         }
         scratch.clear();
+        if (succeeded) {
+            hostScratch.forEach(backend.staging()::give);
+        }
+        hostScratch.clear();
     }
 
-    /** A temporary host buffer of {@code bytes} bytes, freed by the garbage collector after the collective. */
-    static MemorySegment scratch(long bytes) {
-        return bytes <= Router.PARK_BYTES ? MemorySegment.ofArray(new byte[(int) bytes])
-                : Arena.ofAuto().allocate(bytes, 64);
+    /**
+     * A temporary host buffer of {@code bytes} bytes for this collective: a heap array when small (the young
+     * generation frees it at no cost), else native memory from the backend's pool, back there when it ends.
+     */
+    MemorySegment scratch(long bytes) {
+        if (bytes <= Router.PARK_BYTES) {
+            return MemorySegment.ofArray(new byte[(int) bytes]);
+        }
+        MemorySegment s = backend.staging().take(bytes);
+        hostScratch.add(s);
+        return s;
     }
 
 

@@ -72,7 +72,7 @@ final class RecursiveDoubling {
                                          ReduceOp reduceOp, DType dtype) {
         // Device memory reduces from native memory without a further copy; host memory from a cheap heap array.
         if (buf.isHost()) {
-            Region theirs = Region.host(CollectiveOp.scratch(buf.byteSize()));
+            Region theirs = Region.host(op.scratch(buf.byteSize()));
             Future<Void> recv = op.recvInto(partner, tag, theirs);
             Future<Void> send = op.send(partner, tag, buf);
             return Future.all(send, recv).compose(v -> op.reduce(buf, theirs, reduceOp, dtype));

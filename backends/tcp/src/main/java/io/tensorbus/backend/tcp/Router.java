@@ -3,7 +3,6 @@ package io.tensorbus.backend.tcp;
 import io.tensorbus.DType;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -61,6 +60,8 @@ final class Router {
         }
     }
 
+    /** Where payloads too large for a heap array are buffered. */
+    private final StagingPool pool;
     private final Map<Key, Pending> posted = new HashMap<>();
     private final Map<Key, Early> early = new HashMap<>();
     private final List<Pending> postedP2p = new ArrayList<>();
@@ -73,6 +74,11 @@ final class Router {
     private volatile int p2pBacklog;
 
     /** The message {@link #arrived} just parked. */
+    /** @param pool where payloads of {@link #PARK_BYTES} or more wait when they cannot stay parked */
+    Router(StagingPool pool) {
+        this.pool = pool;
+    }
+
     Early lastEarly() {
         return lastParked;
     }
@@ -230,7 +236,7 @@ final class Router {
 
     private Sink buffer(Early e) {
         long n = e.frame.payloadBytes();
-        e.data = n <= PARK_BYTES ? MemorySegment.ofArray(new byte[(int) n]) : Arena.ofAuto().allocate(n, 64);
+        e.data = n <= PARK_BYTES ? MemorySegment.ofArray(new byte[(int) n]) : pool.take(n);
         Sink s = Sink.copyInto(e.data);
         s.whenFull = () -> {
             e.complete = true;
@@ -259,5 +265,10 @@ final class Router {
             s.accept(e.data);
             p.complete(e.peer);
         }
+        if (e.data.isNative()) {
+            // Sinks copy or reduce as they accept: nothing reads the buffer any more.
+            pool.give(e.data);
+        }
+        e.data = null;
     }
 }

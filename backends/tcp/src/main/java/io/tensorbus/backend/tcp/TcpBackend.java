@@ -44,8 +44,8 @@ final class TcpBackend implements Backend {
     private final BackendOptions options;
     private final VertxInternal vertx;
     private final ContextInternal context;
-    private final Router router = new Router();
     private final StagingPool staging = new StagingPool();
+    private final Router router = new Router(staging);
     private final PeerConnection[] peers;
     /**
      * The sequence number of the next collective. Numbered from 1, as the flight recorder and PyTorch's
@@ -541,7 +541,7 @@ final class TcpBackend implements Backend {
             expectData();
         }
         done.onComplete(ar -> {
-            op.releaseScratch();
+            op.releaseScratch(ar.succeeded());
             if (ar.succeeded()) {
                 finish(op);
                 op.promise.tryComplete();
