@@ -2,6 +2,8 @@ package io.tensorbus.tensor;
 
 import java.lang.management.GarbageCollectorMXBean;
 import java.lang.management.ManagementFactory;
+import java.lang.management.MemoryPoolMXBean;
+import java.lang.management.MemoryType;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -23,6 +25,15 @@ import java.util.concurrent.atomic.AtomicLong;
  *       storage that outlived a young collection and died later.</li>
  * </ul>
  * {@code -XX:+DisableExplicitGC} turns it off.
+ *
+ * <p>Between those steps, where the young generation is small (the launcher's ranks run with an 8 MiB one), a loop
+ * that allocates tensors and little else on the heap would still hold hundreds of iterations of dead tensors
+ * between two young collections, and the C library keeps the pages of the highest such point: resident memory
+ * creeps up with the rarest peaks. PyTorch frees a tensor the moment its last reference dies. So when the storage
+ * alive has grown by {@code tensorbus.youngGcStepBytes} (16 MiB; 0 turns it off) since the last collection, the
+ * pacer fills what is left of a small eden with short-lived arrays: a young collection (a millisecond or two)
+ * finds the tensors that died since, and their storage goes back to the cache. Loops whose tensors go back at once
+ * ({@code MemoryScope}, {@code Storage.release}) keep the storage alive flat and never trigger it.
  */
 final class NativeMemoryPacer {
     private static final long STEP = Long.getLong("tensorbus.gcStepBytes", 256L << 20);
@@ -34,11 +45,47 @@ final class NativeMemoryPacer {
     private static long floor = -1;
     private static long collectionsAtDecision = collections();
 
+    /** Growth of the storage alive since the last collection that nudges a young one, in bytes; 0: never. */
+    private static final long YOUNG_STEP = Long.getLong("tensorbus.youngGcStepBytes", 16L << 20);
+    /** A young generation larger than this is not filled: that would cost more than the storage it finds. */
+    private static final long EDEN_MAX_BYTES = 32L << 20;
+    /** Handouts between two looks at the storage alive, in bytes. */
+    private static final long LOOK_BYTES = 1L << 20;
+    private static final int FILL_CHUNK = 256 << 10;
+    private static final AtomicLong SINCE_LOOK = new AtomicLong();
+    private static final AtomicLong NUDGED = new AtomicLong();
+    private static final MemoryPoolMXBean EDEN = eden();
+    /** Where the arrays that fill eden go, so that the compiler cannot drop their allocation. */
+    private static volatile Object filler;
+    /** The lowest storage alive seen since the last collection. */
+    private static long liveSinceCollection;
+    private static long collectionsAtLook = -1;
+    /** Looks since the last collection; fewer than {@link #MIN_LOOKS} tell too little of the level it left. */
+    private static int looksSinceCollection;
+    private static final int MIN_LOOKS = 4;
+    /**
+     * The lowest storage alive right after a collection since the last full one asked for; -1 for none yet. Storage
+     * that survived a young collection and died later waits for a full one: past this level by {@link #fullStep},
+     * the pacer asks for it.
+     */
+    private static long retainedFloor = -1;
+    /**
+     * How far what collections leave alive may grow before a full one is asked for, in bytes: halved (down to a
+     * young step) after a full collection that found dead storage, doubled (up to {@link #STEP}) after one that
+     * found little, so that storage that really grows (a model being built) costs few full collections.
+     */
+    private static long fullStep = YOUNG_STEP;
+    /** What collections left alive before the last full one asked for; -1 when none awaits its verdict. */
+    private static long retainedBeforeFull = -1;
+
     private NativeMemoryPacer() {
     }
 
     /** Counts an allocation of {@code bytes} and, after each step of handouts, decides whether to collect. */
     static void beforeAllocate(long bytes) {
+        if (YOUNG_STEP > 0 && EDEN != null && SINCE_LOOK.addAndGet(bytes) > LOOK_BYTES) {
+            lookForDeadStorage();
+        }
         if (SINCE_DECISION.addAndGet(bytes) <= STEP) {
             return;
         }
@@ -62,6 +109,96 @@ final class NativeMemoryPacer {
             }
             SINCE_DECISION.set(0);
         }
+    }
+
+    /**
+     * Nudges a young collection when the storage alive grew by {@link #YOUNG_STEP} since the last collection, and
+     * asks for a full one when what collections leave alive grew by {@link #fullStep}; only where the young
+     * generation is small enough to fill (elsewhere its own collections come often enough, and the step rule of
+     * {@link #beforeAllocate} covers the rest).
+     */
+    private static void lookForDeadStorage() {
+        synchronized (LOCK) {
+            if (SINCE_LOOK.get() <= LOOK_BYTES) {
+                return;
+            }
+            SINCE_LOOK.set(0);
+            if (EDEN.getUsage().getCommitted() > EDEN_MAX_BYTES) {
+                collectionsAtLook = -1;
+                return;
+            }
+            long live = liveBytes();
+            long count = collections();
+            if (count != collectionsAtLook) {
+                intervalEnded(count, live);
+                return;
+            }
+            looksSinceCollection++;
+            // The cleaners give storage back some moments after a collection found it dead: follow the lowest level.
+            liveSinceCollection = Math.min(liveSinceCollection, live);
+            if (live - liveSinceCollection > YOUNG_STEP && fillEden()) {
+                NUDGED.incrementAndGet();
+            }
+        }
+    }
+
+    /** A collection ran since the last look: judges what the one before it left alive and starts a new interval. */
+    private static void intervalEnded(long count, long live) {
+        // The lowest level between two collections, seen often enough, is what the earlier one left alive.
+        if (collectionsAtLook >= 0 && looksSinceCollection >= MIN_LOOKS && retainedGrew(liveSinceCollection)) {
+            REQUESTED.incrementAndGet();
+            System.gc();
+            count = collections();
+            live = liveBytes();
+        }
+        collectionsAtLook = count;
+        liveSinceCollection = live;
+        looksSinceCollection = 0;
+    }
+
+    /**
+     * Whether what a collection left alive ({@code retained}) grew {@link #fullStep} over its floor: then a full
+     * collection is due, and the floor starts anew.
+     */
+    private static boolean retainedGrew(long retained) {
+        if (retainedBeforeFull >= 0) {
+            boolean found = retained < retainedBeforeFull - fullStep / 2;
+            fullStep = found ? Math.max(YOUNG_STEP, fullStep / 2) : Math.min(STEP, fullStep * 2);
+            retainedBeforeFull = -1;
+        }
+        if (retainedFloor >= 0 && retained > retainedFloor + fullStep) {
+            retainedFloor = -1;
+            retainedBeforeFull = retained;
+            return true;
+        }
+        retainedFloor = retainedFloor < 0 ? retained : Math.min(retainedFloor, retained);
+        return false;
+    }
+
+    /** Allocates short-lived arrays until a collection runs (true), or twice eden's size without one (false). */
+    private static boolean fillEden() {
+        long eden = EDEN.getUsage().getCommitted();
+        long start = collections();
+        for (long filled = 0; filled <= 2 * eden + FILL_CHUNK && collections() == start; filled += FILL_CHUNK) {
+            filler = new byte[FILL_CHUNK];
+        }
+        filler = null;
+        return collections() != start;
+    }
+
+    /** The heap's eden (young objects' first space), or null under a collector without one. */
+    private static MemoryPoolMXBean eden() {
+        for (MemoryPoolMXBean pool : ManagementFactory.getMemoryPoolMXBeans()) {
+            if (pool.getType() == MemoryType.HEAP && pool.getName().contains("Eden")) {
+                return pool;
+            }
+        }
+        return null;
+    }
+
+    /** Young collections this pacer has nudged so far (for tests and benchmarks). */
+    static long nudged() {
+        return NUDGED.get();
     }
 
     /** Collections run so far by every collector of this JVM (young and full). */

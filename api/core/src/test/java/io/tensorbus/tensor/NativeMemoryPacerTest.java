@@ -3,7 +3,16 @@ package io.tensorbus.tensor;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.tensorbus.DType;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 class NativeMemoryPacerTest {
     @Test
@@ -40,5 +49,33 @@ class NativeMemoryPacerTest {
         assertTrue(asked <= 2, "full collections asked for: " + asked + " (sink " + sink + ")");
         long live = NativeMemoryPacer.liveBytes();
         assertTrue(live < (800L << 20), "off-heap storage still held: " + (live >> 20) + " MiB");
+    }
+
+    @Test
+    @Timeout(120)
+    void aLoopOfDeadTensorsUnderASmallYoungGenerationHoldsAboutOneYoungStep() throws Exception {
+        // The launcher's ranks on a small machine: the serial collector and an 8 MiB young generation.
+        long paced = maxLiveMiB(run("-Dtensorbus.youngGcStepBytes=" + (16 << 20)));
+        assertTrue(paced <= 40, "storage alive peaked at " + paced + " MiB with young collections nudged");
+        long unpaced = maxLiveMiB(run("-Dtensorbus.youngGcStepBytes=0"));
+        assertTrue(unpaced >= 100, "without the nudge the dead tensors pile up to a full step, but peaked at "
+                + unpaced + " MiB: the test no longer shows the difference");
+    }
+
+    private static String run(String pacing) throws IOException, InterruptedException {
+        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "--add-modules", "jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED", "-XX:+UseSerialGC",
+                "-Xmn8m", "-Xmx256m", pacing, "-cp", System.getProperty("java.class.path"),
+                DeadTensorLoop.class.getName(), "4000"));
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(p.waitFor(60, TimeUnit.SECONDS) && p.exitValue() == 0, out);
+        return out;
+    }
+
+    private static long maxLiveMiB(String out) {
+        Matcher m = Pattern.compile("maxLiveMiB=(\\d+) nudged=(\\d+)").matcher(out);
+        assertTrue(m.find(), out);
+        return Long.parseLong(m.group(1));
     }
 }
