@@ -46,7 +46,7 @@ final class CachingHostAllocator {
      * not be handed out together, and blocks of sizes that do not come back would only raise the footprint. Below
      * this many bytes it keeps them all the same, for small jobs.
      */
-    static final long MIN_BOUND_BYTES = 64L << 20;
+    static final long MIN_BOUND_BYTES = 32L << 20;
     /**
      * "Lately" is this window and the one before it, in nanoseconds: a peak of live storage (dead tensors the
      * collector found late, a larger batch) raises the bound for 10 to 20 s, not for the rest of the run.

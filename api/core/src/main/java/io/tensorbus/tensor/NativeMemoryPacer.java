@@ -26,9 +26,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * </ul>
  * {@code -XX:+DisableExplicitGC} turns it off.
  *
- * <p>Between those steps, where the young generation is small (the launcher's ranks run with an 8 MiB one), a loop
- * that allocates tensors and little else on the heap would still hold hundreds of iterations of dead tensors
- * between two young collections, and the C library keeps the pages of the highest such point: resident memory
+ * <p>Between those steps, under the serial collector with a small young generation (the launcher's ranks on a
+ * machine with no more cores than ranks run with an 8 MiB one), a loop that allocates tensors and little else on
+ * the heap would still hold hundreds of iterations of dead tensors between two young collections, and the C library keeps the pages of the highest such point: resident memory
  * creeps up with the rarest peaks. PyTorch frees a tensor the moment its last reference dies. So when the storage
  * alive has grown by {@code tensorbus.youngGcStepBytes} (16 MiB; 0 turns it off) since the last collection, the
  * pacer fills what is left of a small eden with short-lived arrays: a young collection (a millisecond or two)
@@ -186,10 +186,14 @@ final class NativeMemoryPacer {
         return collections() != start;
     }
 
-    /** The heap's eden (young objects' first space), or null under a collector without one. */
+    /**
+     * The serial collector's eden (young objects' first space), or null under another collector: G1 sizes its young
+     * generation as it goes and counts concurrent phases as collections, so a filled eden there proves nothing, and
+     * its young generations are rarely small; the step rule of {@link #beforeAllocate} serves it.
+     */
     private static MemoryPoolMXBean eden() {
         for (MemoryPoolMXBean pool : ManagementFactory.getMemoryPoolMXBeans()) {
-            if (pool.getType() == MemoryType.HEAP && pool.getName().contains("Eden")) {
+            if (pool.getType() == MemoryType.HEAP && pool.getName().equals("Eden Space")) {
                 return pool;
             }
         }

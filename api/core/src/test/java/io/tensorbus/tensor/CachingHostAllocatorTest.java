@@ -88,14 +88,14 @@ class CachingHostAllocatorTest {
     }
 
     /**
-     * The cache holds no more than live storage ever held at once (64 MiB at least), and frees the blocks returned
+     * The cache holds no more than live storage ever held at once (32 MiB at least), and frees the blocks returned
      * longest ago first: sizes that do not come back make way for those that do.
      */
     @Test
     void theCacheHoldsNoMoreThanTheMostStorageEverLiveOldestFreedFirst() {
         CachingHostAllocator cache = new CachingHostAllocator(true, 1L << 30, Long.MAX_VALUE);
         for (int i = 0; i < 100; i++) {
-            // 100 sizes of about 1 MiB, one live at a time: only the floor of 64 MiB stays cached.
+            // 100 sizes of about 1 MiB, one live at a time: only the floor of 32 MiB stays cached.
             cache.give(cache.take((1L << 20) + i * (64L << 10), false));
         }
         MemoryStats s = cache.stats();

@@ -23,10 +23,10 @@ class LaunchedRankTest {
 
     @Test
     void ranksShareTheNodesMemoryAndTheUsersHeapSizeComesAfter() {
-        assertEquals(List.of("-XX:MaxRAMPercentage=12.500", "-Dtensorbus.hostMemoryBytes=" + (6L << 30)),
-                LaunchedRank.memoryFlags(2, 16L << 30));
-        assertEquals(List.of("-XX:MaxRAMPercentage=25.000", "-Dtensorbus.hostMemoryBytes=" + (3L << 30)),
-                LaunchedRank.memoryFlags(1, 4L << 30));
+        assertEquals(List.of("-XX:MaxRAMPercentage=12.500", "-Dtensorbus.hostMemoryBytes=" + (6L << 30),
+                "-XX:TrimNativeHeapInterval=1000"), LaunchedRank.memoryFlags(2, 16L << 30));
+        assertEquals(List.of("-XX:MaxRAMPercentage=25.000", "-Dtensorbus.hostMemoryBytes=" + (3L << 30),
+                "-XX:TrimNativeHeapInterval=1000"), LaunchedRank.memoryFlags(1, 4L << 30));
         List<String> cmd = LaunchedRank.command(TWO, TARGET, "-Xmx1g -Dtensorbus.hostMemoryBytes=1", 2);
         int share = cmd.indexOf(cmd.stream().filter(f -> f.startsWith("-XX:MaxRAMPercentage=")).findFirst()
                 .orElseThrow());
