@@ -223,12 +223,13 @@ public final class SoakWorker {
 
     /** After iteration (or call) {@code done}: samples memory, and on {@code print} every sample's line. */
     private static void sample(boolean print, String part, int done, int sampleEvery, Totals totals) {
-        if (done % sampleEvery != 0 && done != totals.warmup && done != totals.total) {
+        boolean printed = print && done % sampleEvery == 0;
+        if (!printed && !totals.probes(done)) {
             return;
         }
         long rss = residentBytes();
         totals.observe(done, rss);
-        if (print && done % sampleEvery == 0) {
+        if (printed) {
             Runtime rt = Runtime.getRuntime();
             MemoryStats host = HostMemory.stats();
             MultiProcessBench.report(new Measurement("soak", part + "-sample").with("done", done)
@@ -257,12 +258,19 @@ public final class SoakWorker {
         return 0;
     }
 
-    /** What one rank counted: wrong results, checked elements (or calls), and its resident memory over time. */
+    /**
+     * What one rank counted: wrong results, checked elements (or calls), and its resident memory over time. Growth
+     * compares the highest resident memory of two windows, each a tenth of the run, probed 20 times: the one right
+     * after the warm-up and the last. One sample each would measure where the JVM's periodic trim of the C
+     * library's heap happened to leave the footprint (it swings by 10-20 MiB within a second), not its trend.
+     */
     static final class Totals {
         static final int MEMORY_FIELDS = 4;
         final int warmup;
         /** The iterations (or calls) of the whole run. */
         final int total;
+        private final int window;
+        private final int probeEvery;
         long wrong;
         long checked;
         long rssWarm;
@@ -272,17 +280,34 @@ public final class SoakWorker {
         Totals(int warmup, int total) {
             this.warmup = warmup;
             this.total = total;
+            this.window = Math.max(1, total / 10);
+            this.probeEvery = Math.max(1, window / 20);
+        }
+
+        /** Whether iteration {@code done} is one whose resident memory a window of growth needs. */
+        boolean probes(int done) {
+            return done % probeEvery == 0 && (afterWarmup(done) || last(done)) || done == warmup || done == total;
+        }
+
+        private boolean afterWarmup(int done) {
+            return done >= warmup && done <= warmup + window;
+        }
+
+        private boolean last(int done) {
+            return done > total - window;
         }
 
         void observe(int done, long rss) {
-            if (done <= warmup || rssWarm == 0) {
-                rssWarm = rss;
+            if (afterWarmup(done) || rssWarm == 0) {
+                rssWarm = Math.max(rssWarm, rss);
             }
-            rssEnd = rss;
+            if (last(done)) {
+                rssEnd = Math.max(rssEnd, rss);
+            }
             rssPeak = Math.max(rssPeak, rss);
         }
 
-        /** The resident-memory growth from the warm-up to the end, in percent. */
+        /** The growth of the highest resident memory from the window after the warm-up to the last, in percent. */
         double growthPct() {
             return rssWarm == 0 ? 0 : 100.0 * (rssEnd - rssWarm) / rssWarm;
         }

@@ -62,4 +62,21 @@ class SoakBenchTest {
         assertEquals(1000, SoakWorker.wrong(t, 7, 1000));
         assertEquals(999, SoakWorker.wrong(Tensor.full(7, DType.FLOAT32, 998), 7, 999), "an element missing");
     }
+
+    @Test
+    void growthComparesTheHighestFootprintOfTheWindowAfterWarmUpWithTheLast() {
+        SoakWorker.Totals t = new SoakWorker.Totals(2000, 20000);
+        long mib = 1 << 20;
+        for (int done = 1; done <= 20000; done++) {
+            if (t.probes(done)) {
+                // A footprint that swings by 20 MiB around a flat 180 MiB, then rises to 230 MiB at the very end.
+                long rss = (done / 100 % 2 == 0 ? 170 : 190) * mib + (done >= 19900 ? 40 * mib : 0);
+                t.observe(done, rss);
+            }
+        }
+        assertEquals(190, SoakWorker.mib(t.rssWarm), 1e-9, "the highest of the window after the warm-up");
+        assertEquals(230, SoakWorker.mib(t.rssEnd), 1e-9, "the highest of the last tenth");
+        assertEquals(100.0 * 40 / 190, t.growthPct(), 1e-9);
+        assertTrue(t.probes(2000) && t.probes(2100) && !t.probes(2050) && !t.probes(10000) && t.probes(18100));
+    }
 }
