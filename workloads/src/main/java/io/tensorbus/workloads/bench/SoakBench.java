@@ -23,9 +23,9 @@ import java.util.function.Consumer;
  * memory, heap and tensor memory (live and cached). At the end it prints {@code soak PART} with the count of
  * wrong results over all ranks and the largest resident-memory growth of any rank from the end of the warm-up
  * ({@code --warmup}, the first tenth by default) to the end: {@code growth_pct}, the highest resident memory of the
- * last tenth of the run over that of the tenth after the warm-up ({@code rss_warm_mib}, {@code rss_end_mib}). With {@code --memory-scope true}
- * each iteration (or call) runs in a {@code MemoryScope}: the difference shows what waiting for the garbage
- * collector to find dead tensors costs.
+ * last tenth of the run over that of the tenth after the warm-up ({@code rss_warm_mib}, {@code rss_end_mib}).
+ * With {@code --memory-scope true} each iteration (or call) runs in a {@code MemoryScope}: the difference shows
+ * what waiting for the garbage collector to find dead tensors costs.
  */
 public final class SoakBench {
     /** The usage of the suite's options. */

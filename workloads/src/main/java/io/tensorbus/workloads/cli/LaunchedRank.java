@@ -60,10 +60,20 @@ final class LaunchedRank {
      * failure only when no other rank could be.
      */
     boolean lostAPeer() {
+        return errorLines().contains(ProcessExit.LOST_A_PEER);
+    }
+
+    /** The exception that ended this rank's {@code main}, as it wrote it (its first line); "" when none. */
+    String error() {
+        List<String> lines = errorLines();
+        return lines.isEmpty() ? "" : lines.get(0).strip();
+    }
+
+    private List<String> errorLines() {
         try {
-            return Files.readAllLines(errorFile).contains(ProcessExit.LOST_A_PEER);
+            return Files.readAllLines(errorFile);
         } catch (IOException e) {
-            return false;
+            return List.of();
         }
     }
 
@@ -88,12 +98,12 @@ final class LaunchedRank {
      * when it exited with a non-zero status; {@link Long#MAX_VALUE} when it has not failed (yet).
      */
     long failedAt() {
-        try {
-            if (Files.size(errorFile) > 0) {
+        if (wroteItsError()) {
+            try {
                 return Files.getLastModifiedTime(errorFile).toMillis();
+            } catch (IOException e) {
+                // Gone since: the exit tells.
             }
-        } catch (IOException e) {
-            // No error file: the exit tells.
         }
         if (process.isAlive() || process.exitValue() == 0) {
             return Long.MAX_VALUE;

@@ -593,14 +593,9 @@ public final class Launcher {
     }
 
     /** ": " and the exception that ended the rank's {@code main}, as it wrote it, or "". */
-    private String whyFailed(LaunchedRank r) {
-        try {
-            String text = Files.readString(errors.resolve("rank-" + r.rank() + ".error")).lines().findFirst()
-                    .orElse("").strip();
-            return text.isEmpty() ? "" : ": " + text;
-        } catch (IOException e) {
-            return "";
-        }
+    private static String whyFailed(LaunchedRank r) {
+        String text = r.error();
+        return text.isEmpty() ? "" : ": " + text;
     }
 
     private int timedOut() {
