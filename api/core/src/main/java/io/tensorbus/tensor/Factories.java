@@ -2,11 +2,38 @@ package io.tensorbus.tensor;
 
 import io.tensorbus.DType;
 import io.tensorbus.internal.tensor.Access;
+import io.tensorbus.internal.tensor.Shapes;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 
-/** The factories behind {@code Tensor.arange}, {@code linspace}, {@code eye} and the random ones. */
+/** The factories behind {@code Tensor.of}, {@code arange}, {@code linspace}, {@code eye} and the random ones. */
 final class Factories {
     private Factories() {
+    }
+
+    /** A copy of the Java array {@code data} of {@code length} elements, as {@code layout}, in a new tensor. */
+    static Tensor of(Object data, int length, DType dtype, ValueLayout layout, int[] shape) {
+        Tensor t = Tensor.empty(dtype, shapeFor(length, shape));
+        MemorySegment.copy(data, 0, t.storage().segment(), layout, 0, length);
+        return t;
+    }
+
+    static Tensor of(boolean[] data, int[] shape) {
+        Tensor t = Tensor.empty(DType.BOOL, shapeFor(data.length, shape));
+        MemorySegment s = t.storage().segment();
+        for (int i = 0; i < data.length; i++) {
+            s.set(ValueLayout.JAVA_BYTE, i, (byte) (data[i] ? 1 : 0));
+        }
+        return t;
+    }
+
+    private static int[] shapeFor(int length, int[] shape) {
+        int[] s = shape.length == 0 ? new int[] {length} : shape.clone();
+        if (Shapes.numel(s) != length) {
+            throw new IllegalArgumentException("shape " + Shapes.str(s) + " holds " + Shapes.numel(s)
+                    + " elements but " + length + " values were given");
+        }
+        return s;
     }
 
     static Tensor arange(double start, double end, double step, DType dtype) {

@@ -344,12 +344,12 @@ final class Ops {
 
     /** {@code self.filli(v)}: recorded (a zero gradient for the overwritten value) when self is in a graph. */
     static Tensor filli(Tensor self, double v) {
-        self.checkInplace("filli");
+        AutogradMeta.checkInplace(self, "filli");
         boolean inGraph = self.requiresGrad() || (self.base() != null && self.base().requiresGrad());
         if (Autograd.isGradEnabled() && inGraph) {
             Tensor history = self.detach();
             if (self.gradFn() != null) {
-                history.setGradFn(self.gradFn(), self.outputNr());
+                AutogradMeta.setGradFn(history, self.gradFn(), self.outputNr());
             }
             Tensor value = Tensor.full(v, self.dtype(), self.shape());
             return writeResult(self, Autograd.record("FillBackward0", value,
@@ -448,7 +448,7 @@ final class Ops {
 
     /** {@code self op= other} for op in add (with alpha), mul, div. */
     static Tensor inplace(Tensor self, Tensor other, double alpha, String op) {
-        self.checkInplace(op + "i");
+        AutogradMeta.checkInplace(self, op + "i");
         checkWritable(self, other, op);
         if (op.equals("div") && !self.dtype().isFloatingPoint()) {
             throw new IllegalArgumentException("divi: result type float32 can't be cast to the desired output type "
@@ -523,7 +523,7 @@ final class Ops {
     private static Tensor snapshot(Tensor self) {
         Tensor copy = ViewOps.copyRaw(self, self.dtype());
         if (self.gradFn() != null) {
-            copy.setGradFn(self.gradFn(), self.outputNr());
+            AutogradMeta.setGradFn(copy, self.gradFn(), self.outputNr());
         }
         return copy;
     }
@@ -539,14 +539,14 @@ final class Ops {
         Strided.copy(result.view(), self.view(), self.shape());
         self.storage().bumpVersion();
         if (result.gradFn() != null) {
-            self.setGradFn(result.gradFn(), result.outputNr());
+            AutogradMeta.setGradFn(self, result.gradFn(), result.outputNr());
         }
-        self.bumpHistory();
+        AutogradMeta.bumpHistory(self);
         return self;
     }
 
     static Tensor copyi(Tensor self, Tensor src) {
-        self.checkInplace("copyi");
+        AutogradMeta.checkInplace(self, "copyi");
         checkWritableShape(self, src);
         checkNoInternalOverlap(self, "copyi");
         checkNoPartialOverlap(self, src, "copyi");
@@ -554,7 +554,7 @@ final class Ops {
             // The old value of self gets a zero gradient (it was overwritten), src gets the incoming one.
             Tensor history = self.detach();
             if (self.gradFn() != null) {
-                history.setGradFn(self.gradFn(), self.outputNr());
+                AutogradMeta.setGradFn(history, self.gradFn(), self.outputNr());
             }
             Tensor value = ViewOps.copyRaw(src.detach().expand(self.shape()), self.dtype());
             Tensor r = Autograd.record("CopyBackwards", value,

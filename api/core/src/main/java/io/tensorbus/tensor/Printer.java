@@ -13,6 +13,10 @@ final class Printer {
     }
 
     static String print(Tensor t) {
+        if (!t.device().isCpu()) {
+            String host = print(t.cpu());
+            return host.substring(0, host.length() - 1) + ", device='" + t.device() + "')";
+        }
         Tensor c = t.detach();
         boolean summarize = c.numel() > THRESHOLD;
         Format f = Format.of(c);

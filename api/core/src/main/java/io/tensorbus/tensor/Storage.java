@@ -147,12 +147,11 @@ public final class Storage {
     /**
      * The memory itself. Writing to it directly bypasses autograd's version check.
      *
-     * @throws UnsupportedOperationException when the storage is on a device (the message names the operation
-     *         that asked for host memory)
+     * @throws UnsupportedOperationException when the storage is on a device
      */
     public MemorySegment segment() {
         if (segment == null) {
-            throw DeviceOps.unsupported(deviceBuffer.device());
+            throw Dispatch.hostMemoryOf(deviceBuffer.device());
         }
         if (released) {
             throw new IllegalStateException("this tensor's storage (" + segment.byteSize() + " bytes) was released "

@@ -2,7 +2,6 @@ package io.tensorbus.tensor;
 
 import io.tensorbus.DType;
 import io.tensorbus.Device;
-import io.tensorbus.autograd.AccumulateGrad;
 import io.tensorbus.autograd.Autograd;
 import io.tensorbus.autograd.Node;
 import io.tensorbus.autograd.RemovableHandle;
@@ -10,9 +9,9 @@ import io.tensorbus.internal.tensor.Access;
 import io.tensorbus.internal.tensor.Shapes;
 import io.tensorbus.internal.tensor.Strided;
 import io.tensorbus.internal.tensor.TensorInternals;
-import io.tensorbus.spi.ElementwiseOp;
 import java.lang.foreign.MemorySegment;
-import java.util.Arrays;
+import java.lang.foreign.ValueLayout;
+import java.util.Collections;
 import java.util.List;
 import java.util.Objects;
 import java.util.function.UnaryOperator;
@@ -28,37 +27,7 @@ import java.util.function.UnaryOperator;
  */
 public final class Tensor {
     static {
-        TensorInternals.install(new TensorInternals.Access() {
-            @Override
-            public void setGradFn(Tensor t, Node node, int outputNr) {
-                t.setGradFn(node, outputNr);
-            }
-
-            @Override
-            public AccumulateGrad gradAccumulator(Tensor t) {
-                return t.gradAccumulator();
-            }
-
-            @Override
-            public Tensor uninitialized(DType dtype, int... shape) {
-                return Tensor.uninitialized(dtype, shape);
-            }
-
-            @Override
-            public Storage storage(Tensor t) {
-                return t.storage();
-            }
-
-            @Override
-            public io.tensorbus.spi.DeviceBuffer deviceBuffer(Tensor t, String what) {
-                return DeviceOps.buffer(t, what);
-            }
-
-            @Override
-            public void adoptIntoScope(Tensor t) {
-                MemoryScope.track(t.storage());
-            }
-        });
+        TensorInternals.install(new TensorAccess());
     }
 
     private final Storage storage;
@@ -68,15 +37,8 @@ public final class Tensor {
     private final long offset;
     private final Tensor base;
 
-    private boolean requiresGrad;
-    private Tensor grad;
-    private Node gradFn;
-    private int outputNr;
-    private AccumulateGrad accumulator;
-    private boolean retainsGrad;
-    private int historyVersion;
-    private int viewVersion;
-    private boolean viewMadeWithoutGrad;
+    /** Made on first need, by {@link AutogradMeta}: most tensors never join a graph. */
+    AutogradMeta autograd;
 
     Tensor(Storage storage, DType dtype, int[] shape, int[] strides, long offset, Tensor base) {
         this.storage = storage;
@@ -132,7 +94,7 @@ public final class Tensor {
     public static Tensor full(double value, DType dtype, int... shape) {
         Tensor t = empty(dtype, shape);
         if (value != 0) {
-            t.fillRaw(value);
+            Ops.fill(t, value);
         }
         return t;
     }
@@ -163,39 +125,27 @@ public final class Tensor {
      * @throws IllegalArgumentException when the shape does not hold {@code data.length} elements
      */
     public static Tensor of(float[] data, int... shape) {
-        Tensor t = empty(DType.FLOAT32, shapeFor(data.length, shape));
-        MemorySegment.copy(data, 0, t.storage.segment(), java.lang.foreign.ValueLayout.JAVA_FLOAT, 0, data.length);
-        return t;
+        return Factories.of(data, data.length, DType.FLOAT32, ValueLayout.JAVA_FLOAT, shape);
     }
 
     /** A float64 tensor holding a copy of {@code data}; see {@link #of(float[], int...)}. */
     public static Tensor of(double[] data, int... shape) {
-        Tensor t = empty(DType.FLOAT64, shapeFor(data.length, shape));
-        MemorySegment.copy(data, 0, t.storage.segment(), java.lang.foreign.ValueLayout.JAVA_DOUBLE, 0, data.length);
-        return t;
+        return Factories.of(data, data.length, DType.FLOAT64, ValueLayout.JAVA_DOUBLE, shape);
     }
 
     /** An int32 tensor holding a copy of {@code data}; see {@link #of(float[], int...)}. */
     public static Tensor of(int[] data, int... shape) {
-        Tensor t = empty(DType.INT32, shapeFor(data.length, shape));
-        MemorySegment.copy(data, 0, t.storage.segment(), java.lang.foreign.ValueLayout.JAVA_INT, 0, data.length);
-        return t;
+        return Factories.of(data, data.length, DType.INT32, ValueLayout.JAVA_INT, shape);
     }
 
     /** An int64 tensor holding a copy of {@code data}; see {@link #of(float[], int...)}. */
     public static Tensor of(long[] data, int... shape) {
-        Tensor t = empty(DType.INT64, shapeFor(data.length, shape));
-        MemorySegment.copy(data, 0, t.storage.segment(), java.lang.foreign.ValueLayout.JAVA_LONG, 0, data.length);
-        return t;
+        return Factories.of(data, data.length, DType.INT64, ValueLayout.JAVA_LONG, shape);
     }
 
     /** A bool tensor holding a copy of {@code data}; see {@link #of(float[], int...)}. */
     public static Tensor of(boolean[] data, int... shape) {
-        Tensor t = empty(DType.BOOL, shapeFor(data.length, shape));
-        for (int i = 0; i < data.length; i++) {
-            t.storage.segment().set(java.lang.foreign.ValueLayout.JAVA_BYTE, i, (byte) (data[i] ? 1 : 0));
-        }
-        return t;
+        return Factories.of(data, shape);
     }
 
     /**
@@ -211,15 +161,6 @@ public final class Tensor {
                     + dtype + " " + Shapes.str(s) + " (" + need + " bytes)");
         }
         return new Tensor(Storage.wrap(segment.asSlice(0, need)), dtype, s, Shapes.contiguousStrides(s), 0, null);
-    }
-
-    private static int[] shapeFor(int length, int[] shape) {
-        int[] s = shape.length == 0 ? new int[] {length} : shape.clone();
-        if (Shapes.numel(s) != length) {
-            throw new IllegalArgumentException("shape " + Shapes.str(s) + " holds " + Shapes.numel(s)
-                    + " elements but " + length + " values were given");
-        }
-        return s;
     }
 
     /** {@code [0, end)} as int64, as {@code torch.arange(end)}. */
@@ -316,12 +257,12 @@ public final class Tensor {
      * @throws UnsupportedOperationException when autograd would have to record the move (a tensor that requires grad)
      */
     public Tensor to(Device target) {
-        return DeviceOps.to(this, target);
+        return Placement.to(this, target);
     }
 
     /** This tensor in host memory: itself, or a copy of a device tensor. */
     public Tensor cpu() {
-        return DeviceOps.to(this, Device.CPU);
+        return Placement.to(this, Device.CPU);
     }
 
     /**
@@ -330,22 +271,22 @@ public final class Tensor {
      * @throws IllegalArgumentException when no device runtime serves the device, or a size is negative
      */
     public static Tensor empty(Device device, DType dtype, int... shape) {
-        return DeviceOps.empty(device, dtype, shape);
+        return Placement.empty(device, dtype, shape);
     }
 
     /** {@link #empty(Device, DType, int...)}: zeros on {@code device}. */
     public static Tensor zeros(Device device, DType dtype, int... shape) {
-        return DeviceOps.empty(device, dtype, shape);
+        return Placement.empty(device, dtype, shape);
     }
 
     /** Ones on {@code device}. */
     public static Tensor ones(Device device, DType dtype, int... shape) {
-        return DeviceOps.full(device, dtype, 1.0, shape);
+        return Placement.full(device, dtype, 1.0, shape);
     }
 
     /** {@code value} in every element, on {@code device}. */
     public static Tensor full(double value, DType dtype, Device device, int... shape) {
-        return DeviceOps.full(device, dtype, value, shape);
+        return Placement.full(device, dtype, value, shape);
     }
 
     /**
@@ -356,7 +297,7 @@ public final class Tensor {
      * @throws IllegalArgumentException when the handle is not memory of that device, or is too small for the shape
      */
     public static Tensor fromDeviceMemory(Device device, Object memory, DType dtype, int... shape) {
-        return DeviceOps.wrap(device, memory, dtype, shape);
+        return Placement.wrap(device, memory, dtype, shape);
     }
 
     /** A copy of the shape. */
@@ -414,11 +355,7 @@ public final class Tensor {
      * @throws IllegalStateException when the tensor is not contiguous (call {@link #contiguous()} first)
      */
     public MemorySegment dataSegment() {
-        if (!isContiguous()) {
-            throw new IllegalStateException("dataSegment() needs a contiguous tensor; call contiguous() first");
-        }
-        long es = dtype.byteSize();
-        return storage.segment().asSlice(offset * es, (long) numel() * es);
+        return Dispatch.of(this).dataSegment(this);
     }
 
     /** Operand description for kernels in {@code impl}. */
@@ -434,23 +371,19 @@ public final class Tensor {
      * @throws IllegalStateException when the tensor has more or fewer than one element
      */
     public double item() {
-        if (DeviceOps.onDevice(this)) {
-            return cpu().item();
-        }
-        if (numel() != 1) {
+        Tensor h = Dispatch.of(this).readable(this);
+        if (h.numel() != 1) {
             throw new IllegalStateException("item() needs a tensor with one element, this one has shape "
                     + Shapes.str(shape) + " (" + numel() + " elements)");
         }
-        return Access.getDouble(storage.segment(), dtype, offset);
+        return Access.getDouble(h.storage.segment(), dtype, h.offset);
     }
 
     /** The value of a one-element integer or bool tensor as a long (exact for int64). */
     public long longItem() {
-        if (DeviceOps.onDevice(this)) {
-            return cpu().longItem();
-        }
-        item();
-        return Access.getLong(storage.segment(), dtype, offset);
+        Tensor h = Dispatch.of(this).readable(this);
+        h.item();
+        return Access.getLong(h.storage.segment(), dtype, h.offset);
     }
 
     /**
@@ -459,18 +392,14 @@ public final class Tensor {
      * @throws IllegalArgumentException for the wrong number of indices or one out of range
      */
     public double getDouble(int... index) {
-        if (DeviceOps.onDevice(this)) {
-            return cpu().getDouble(index);
-        }
-        return Access.getDouble(storage.segment(), dtype, elementOffset(index));
+        Tensor h = Dispatch.of(this).readable(this);
+        return Access.getDouble(h.storage.segment(), dtype, h.elementOffset(index));
     }
 
     /** The element at {@code index} as a long; see {@link #getDouble(int...)}. */
     public long getLong(int... index) {
-        if (DeviceOps.onDevice(this)) {
-            return cpu().getLong(index);
-        }
-        return Access.getLong(storage.segment(), dtype, elementOffset(index));
+        Tensor h = Dispatch.of(this).readable(this);
+        return Access.getLong(h.storage.segment(), dtype, h.elementOffset(index));
     }
 
     /**
@@ -479,70 +408,44 @@ public final class Tensor {
      * @throws IllegalArgumentException for a bad index
      */
     public Tensor set(double value, int... index) {
-        checkInplace("set");
-        Access.setDouble(storage.segment(), dtype, elementOffset(index), value);
-        storage.bumpVersion();
-        return this;
+        return Dispatch.of(this).set(this, value, index);
     }
 
-    private long elementOffset(int[] index) {
-        if (index.length != shape.length) {
-            throw new IllegalArgumentException("got " + index.length + " indices for a tensor of "
-                    + shape.length + " dimensions (shape " + Shapes.str(shape) + ")");
-        }
-        long o = offset;
-        for (int d = 0; d < index.length; d++) {
-            int i = index[d] < 0 ? index[d] + shape[d] : index[d];
-            if (i < 0 || i >= shape[d]) {
-                throw new IllegalArgumentException("index " + index[d] + " is out of bounds for dimension " + d
-                        + " with size " + shape[d]);
-            }
-            o += (long) i * strides[d];
-        }
-        return o;
+    /** The storage index of the element at {@code index}, checked. */
+    long elementOffset(int[] index) {
+        return Shapes.elementOffset(shape, strides, offset, index);
+    }
+
+    /** The elements converted to {@code as}, contiguous, in host memory. */
+    private MemorySegment hostElements(DType as) {
+        return Dispatch.of(this).readable(this).to(as).contiguous().dataSegment();
     }
 
     /** The elements in row-major order as floats (converted from any dtype). */
     public float[] toFloatArray() {
-        if (DeviceOps.onDevice(this)) {
-            return cpu().toFloatArray();
-        }
-        Tensor c = to(DType.FLOAT32).contiguous();
-        return c.dataSegment().toArray(java.lang.foreign.ValueLayout.JAVA_FLOAT);
+        return hostElements(DType.FLOAT32).toArray(ValueLayout.JAVA_FLOAT);
     }
 
     /** The elements in row-major order as doubles. */
     public double[] toDoubleArray() {
-        if (DeviceOps.onDevice(this)) {
-            return cpu().toDoubleArray();
-        }
-        Tensor c = to(DType.FLOAT64).contiguous();
-        return c.dataSegment().toArray(java.lang.foreign.ValueLayout.JAVA_DOUBLE);
+        return hostElements(DType.FLOAT64).toArray(ValueLayout.JAVA_DOUBLE);
     }
 
     /** The elements in row-major order as longs (floats truncate). */
     public long[] toLongArray() {
-        if (DeviceOps.onDevice(this)) {
-            return cpu().toLongArray();
-        }
-        Tensor c = to(DType.INT64).contiguous();
-        return c.dataSegment().toArray(java.lang.foreign.ValueLayout.JAVA_LONG);
+        return hostElements(DType.INT64).toArray(ValueLayout.JAVA_LONG);
     }
 
     /** The elements in row-major order as ints (floats truncate). */
     public int[] toIntArray() {
-        if (DeviceOps.onDevice(this)) {
-            return cpu().toIntArray();
-        }
-        Tensor c = to(DType.INT32).contiguous();
-        return c.dataSegment().toArray(java.lang.foreign.ValueLayout.JAVA_INT);
+        return hostElements(DType.INT32).toArray(ValueLayout.JAVA_INT);
     }
 
     // ---------------------------------------------------------------- autograd state
 
     /** True when gradients are computed for this tensor. */
     public boolean requiresGrad() {
-        return requiresGrad || gradFn() != null;
+        return AutogradMeta.requiresGrad(this);
     }
 
     /**
@@ -551,13 +454,7 @@ public final class Tensor {
      * @throws IllegalArgumentException for a non-floating dtype, or to turn it off on a non-leaf
      */
     public Tensor requiresGrad(boolean value) {
-        if (value && !dtype.isFloatingPoint()) {
-            throw new IllegalArgumentException("only tensors of floating point dtype can require gradients, got " + dtype);
-        }
-        if (!value && gradFn != null) {
-            throw new IllegalArgumentException("requiresGrad(false) is only allowed on leaf tensors; use detach()");
-        }
-        this.requiresGrad = value;
+        AutogradMeta.setRequiresGrad(this, value);
         return this;
     }
 
@@ -568,67 +465,26 @@ public final class Tensor {
 
     /** The accumulated gradient of a leaf, or null before the first backward. */
     public Tensor grad() {
-        return grad;
+        return AutogradMeta.grad(this);
     }
 
     /**
      * Replaces the accumulated gradient (null clears it).
      *
-     * @throws IllegalArgumentException when the gradient's shape differs from this tensor's
+     * @throws IllegalArgumentException when the gradient's shape or dtype differs from this tensor's
      */
     public void setGrad(Tensor grad) {
-        if (grad != null && !Arrays.equals(grad.shape, shape)) {
-            throw new IllegalArgumentException("assigned grad has shape " + Shapes.str(grad.shape)
-                    + " but the tensor has shape " + Shapes.str(shape));
-        }
-        if (grad != null && grad.dtype != dtype) {
-            throw new IllegalArgumentException("assigned grad has dtype " + grad.dtype + " but the tensor has dtype "
-                    + dtype);
-        }
-        if (grad != null) {
-            MemoryScope.detach(grad); // a gradient outlives the step that computed it
-        }
-        this.grad = grad;
+        AutogradMeta.setGrad(this, grad);
     }
 
     /** The node that computes this tensor's gradient inputs, or null for a leaf. */
     public Node gradFn() {
-        if (base != null && viewVersion != base.historyVersion) {
-            // The base was changed in place after this view was taken: its history now starts there.
-            ViewHistory.regenerate(this);
-            viewVersion = base.historyVersion;
-        }
-        return gradFn;
+        return AutogradMeta.gradFn(this);
     }
 
     /** Which output of {@link #gradFn()} this tensor is. */
     public int outputNr() {
-        return outputNr;
-    }
-
-    /**
-     * Attaches the backward node that produced this tensor; used by {@link Autograd#record}, and by
-     * distributed autograd for its receive nodes, through {@link TensorInternals#setGradFn}.
-     */
-    void setGradFn(Node node, int outputNr) {
-        this.gradFn = node;
-        this.outputNr = outputNr;
-    }
-
-    /**
-     * The node that accumulates into this leaf's {@code .grad}; DDP registers its post-hooks on it, through
-     * {@link TensorInternals#gradAccumulator}.
-     *
-     * @throws IllegalStateException for a non-leaf or a tensor that does not require grad
-     */
-    synchronized AccumulateGrad gradAccumulator() {
-        if (gradFn != null || !requiresGrad) {
-            throw new IllegalStateException("only leaf tensors that require grad have a gradient accumulator");
-        }
-        if (accumulator == null) {
-            accumulator = new AccumulateGrad(this);
-        }
-        return accumulator;
+        return AutogradMeta.outputNr(this);
     }
 
     /**
@@ -641,20 +497,14 @@ public final class Tensor {
         if (!requiresGrad()) {
             throw new IllegalStateException("cannot register a hook on a tensor that doesn't require gradient");
         }
-        return gradFn != null ? gradFn.registerTensorPreHook(outputNr, hook)
-                : gradAccumulator().registerTensorPreHook(0, hook);
+        Node node = gradFn();
+        return node != null ? node.registerTensorPreHook(outputNr(), hook)
+                : AutogradMeta.gradAccumulator(this).registerTensorPreHook(0, hook);
     }
 
     /** Keeps the gradient of a non-leaf tensor in {@link #grad()} after backward ({@code retain_grad}). */
     public Tensor retainGrad() {
-        if (gradFn != null && !retainsGrad) {
-            retainsGrad = true;
-            registerHook(g -> {
-                grad = grad == null ? g.clone() : grad.add(g);
-                MemoryScope.detach(grad);
-                return g;
-            });
-        }
+        AutogradMeta.retainGrad(this);
         return this;
     }
 
@@ -670,7 +520,7 @@ public final class Tensor {
 
     /** Backward with an explicit gradient (null for a scalar), keeping the graph when {@code retainGraph}. */
     public void backward(Tensor gradient, boolean retainGraph) {
-        Autograd.backward(List.of(this), java.util.Collections.singletonList(gradient), retainGraph);
+        Autograd.backward(List.of(this), Collections.singletonList(gradient), retainGraph);
     }
 
     /** A tensor sharing storage with this one but cut from the graph. */
@@ -680,80 +530,25 @@ public final class Tensor {
 
     /** Marks this tensor as cut from the graph in place; returns this. */
     public Tensor detachi() {
-        gradFn = null;
-        requiresGrad = false;
+        AutogradMeta.detach(this);
         return this;
-    }
-
-    /**
-     * Called by every in-place op: refuses to change a leaf that requires grad (while recording) or a view
-     * of a tensor in the graph, where the gradient would silently be wrong.
-     */
-    void checkInplace(String op) {
-        if (!Autograd.isGradEnabled()) {
-            return;
-        }
-        if (requiresGrad && gradFn == null) {
-            throw new IllegalStateException("a leaf tensor that requires grad is being used in an in-place"
-                    + " operation (" + op + "); do it inside Autograd.noGrad() or on a clone()");
-        }
-        if (base != null && base.requiresGrad && base.gradFn == null) {
-            throw new IllegalStateException("a view of a leaf tensor that requires grad is being used in an in-place"
-                    + " operation (" + op + "); do it inside Autograd.noGrad() or on a clone()");
-        }
-        if (base != null && viewMadeWithoutGrad && base.requiresGrad()) {
-            // Its history was never recorded, so the write could not be either (PyTorch refuses it too).
-            throw new IllegalStateException("a view made in noGrad mode (or by split/chunk) is being modified in"
-                    + " place (" + op + ") with grad mode enabled; take the view with grad enabled, or clone() it");
-        }
-    }
-
-    /** Counts recorded in-place writes into this base tensor, so its views know their history is stale. */
-    int historyVersion() {
-        return historyVersion;
-    }
-
-    /** Records that a recorded in-place op rewrote this (base) tensor's history. */
-    void bumpHistory() {
-        historyVersion++;
-    }
-
-    /** Marks a new view's history as current with respect to its base, and notes the grad mode it was made in. */
-    void syncView() {
-        if (base != null) {
-            viewVersion = base.historyVersion;
-            viewMadeWithoutGrad = !Autograd.isGradEnabled();
-        }
-    }
-
-    void fillRaw(double v) {
-        Ops.fill(this, v);
     }
 
     // ---------------------------------------------------------------- conversions and views
 
     /** A contiguous copy when needed, else this tensor. */
     public Tensor contiguous() {
-        if (DeviceOps.onDevice(this) && isContiguous()) {
-            return this;
-        }
-        return isContiguous() ? this : ViewOps.clone(this);
+        return Dispatch.of(this).contiguous(this);
     }
 
     /** A contiguous copy with its own storage, recorded by autograd. */
     public Tensor clone() {
-        if (DeviceOps.onDevice(this)) {
-            return DeviceOps.clone(this);
-        }
-        return ViewOps.clone(this);
+        return Dispatch.of(this).clone(this);
     }
 
     /** This tensor converted to {@code target} (this tensor when it already has that dtype). */
     public Tensor to(DType target) {
-        if (DeviceOps.onDevice(this)) {
-            return DeviceOps.cast(this, Objects.requireNonNull(target, "dtype"));
-        }
-        return ViewOps.to(this, target);
+        return Dispatch.of(this).to(this, target);
     }
 
     /**
@@ -859,249 +654,191 @@ public final class Tensor {
 
     /** Concatenates along an existing dimension. */
     public static Tensor cat(List<Tensor> tensors, int dim) {
-        return ViewOps.cat(tensors, dim);
+        return Dispatch.of(tensors).cat(tensors, dim);
     }
 
     /** Stacks along a new dimension. */
     public static Tensor stack(List<Tensor> tensors, int dim) {
-        return ViewOps.stack(tensors, dim);
+        return Dispatch.of(tensors).stack(tensors, dim);
     }
 
     /** Reduces a broadcast gradient back to {@code target} by summing the broadcast dimensions. */
     public Tensor sumToShape(int... target) {
-        return ReduceOps.sumToShape(this, target);
+        return Dispatch.of(this).sumToShape(this, target);
     }
 
     // ---------------------------------------------------------------- arithmetic
 
     /** {@code this + other} with broadcasting. */
     public Tensor add(Tensor other) {
-        if (DeviceOps.onDevice(this) || DeviceOps.onDevice(other)) {
-            return DeviceOps.binary(ElementwiseOp.ADD, this, other, "add");
-        }
-        return Ops.add(this, other, 1.0);
+        return Dispatch.of(this, other).add(this, other, 1.0);
     }
 
     /** {@code this + alpha * other} with broadcasting ({@code torch.add(..., alpha=)}). */
     public Tensor add(Tensor other, double alpha) {
-        if (DeviceOps.onDevice(this) || DeviceOps.onDevice(other)) {
-            return DeviceOps.addScaled(this, other, alpha, "add");
-        }
-        return Ops.add(this, other, alpha);
+        return Dispatch.of(this, other).add(this, other, alpha);
     }
 
     /** {@code this + value}. */
     public Tensor add(double value) {
-        if (DeviceOps.onDevice(this)) {
-            return DeviceOps.scalar(ElementwiseOp.ADD, this, value, "add");
-        }
-        return Ops.addScalar(this, value);
+        return Dispatch.of(this).add(this, value);
     }
 
     /** {@code this - other} with broadcasting. */
     public Tensor sub(Tensor other) {
-        if (DeviceOps.onDevice(this) || DeviceOps.onDevice(other)) {
-            return DeviceOps.binary(ElementwiseOp.SUB, this, other, "sub");
-        }
-        return Ops.add(this, other, -1.0);
+        return Dispatch.of(this, other).sub(this, other);
     }
 
     /** {@code this - value}. */
     public Tensor sub(double value) {
-        if (DeviceOps.onDevice(this)) {
-            return DeviceOps.scalar(ElementwiseOp.SUB, this, value, "sub");
-        }
-        return Ops.addScalar(this, -value);
+        return Dispatch.of(this).add(this, -value);
     }
 
     /** {@code this * other} with broadcasting. */
     public Tensor mul(Tensor other) {
-        if (DeviceOps.onDevice(this) || DeviceOps.onDevice(other)) {
-            return DeviceOps.binary(ElementwiseOp.MUL, this, other, "mul");
-        }
-        return Ops.mul(this, other);
+        return Dispatch.of(this, other).mul(this, other);
     }
 
     /** {@code this * value}. */
     public Tensor mul(double value) {
-        if (DeviceOps.onDevice(this)) {
-            return DeviceOps.scalar(ElementwiseOp.MUL, this, value, "mul");
-        }
-        return Ops.mulScalar(this, value);
+        return Dispatch.of(this).mul(this, value);
     }
 
     /** {@code this / other} with broadcasting (true division: integers give float32). */
     public Tensor div(Tensor other) {
-        if (DeviceOps.onDevice(this) || DeviceOps.onDevice(other)) {
-            return DeviceOps.binary(ElementwiseOp.DIV, this, other, "div");
-        }
-        return Ops.div(this, other);
+        return Dispatch.of(this, other).div(this, other);
     }
 
     /** {@code this / value}. */
     public Tensor div(double value) {
-        if (DeviceOps.onDevice(this)) {
-            return DeviceOps.scalar(ElementwiseOp.DIV, this, value, "div");
-        }
-        return Ops.divScalar(this, value);
+        return Dispatch.of(this).div(this, value);
     }
 
     /** {@code -this}. */
     public Tensor neg() {
-        if (DeviceOps.onDevice(this)) {
-            return DeviceOps.scalar(ElementwiseOp.MUL, this, -1.0, "neg");
-        }
-        return Ops.mulScalar(this, -1.0);
+        return Dispatch.of(this).mul(this, -1.0);
     }
 
     /** {@code e^this}. */
     public Tensor exp() {
-        return Ops.exp(this);
+        return Dispatch.of(this).exp(this);
     }
 
     /** Natural logarithm. */
     public Tensor log() {
-        return Ops.log(this);
+        return Dispatch.of(this).log(this);
     }
 
     /** {@code this ^ exponent}. */
     public Tensor pow(double exponent) {
-        return Ops.powScalar(this, exponent);
+        return Dispatch.of(this).pow(this, exponent);
     }
 
     /** {@code this ^ exponent} elementwise, with broadcasting. */
     public Tensor pow(Tensor exponent) {
-        return Ops.pow(this, exponent);
+        return Dispatch.of(this, exponent).pow(this, exponent);
     }
 
     /** Square root. */
     public Tensor sqrt() {
-        return Ops.sqrt(this);
+        return Dispatch.of(this).sqrt(this);
     }
 
     /** Absolute value. */
     public Tensor abs() {
-        return Ops.abs(this);
+        return Dispatch.of(this).abs(this);
     }
 
     /** Clamps into {@code [min, max]}; pass infinities for a one-sided clamp. */
     public Tensor clamp(double min, double max) {
-        return Ops.clamp(this, min, max);
+        return Dispatch.of(this).clamp(this, min, max);
     }
 
     /** {@code max(this, 0)}. */
     public Tensor relu() {
-        return Ops.relu(this);
+        return Dispatch.of(this).relu(this);
     }
 
     /** The logistic function. */
     public Tensor sigmoid() {
-        return Ops.sigmoid(this);
+        return Dispatch.of(this).sigmoid(this);
     }
 
     /** Hyperbolic tangent. */
     public Tensor tanh() {
-        return Ops.tanh(this);
+        return Dispatch.of(this).tanh(this);
     }
 
     /** Elementwise {@code this == other} as bool (not differentiable). */
     public Tensor eq(Tensor other) {
-        return Ops.compare(this, other, "eq");
+        return Dispatch.of(this, other).compare(this, other, "eq");
     }
 
     /** Elementwise {@code this > other} as bool. */
     public Tensor gt(Tensor other) {
-        return Ops.compare(this, other, "gt");
+        return Dispatch.of(this, other).compare(this, other, "gt");
     }
 
     /** Elementwise {@code this < other} as bool. */
     public Tensor lt(Tensor other) {
-        return Ops.compare(this, other, "lt");
+        return Dispatch.of(this, other).compare(this, other, "lt");
     }
 
     /** Elementwise {@code this > value} as bool. */
     public Tensor gt(double value) {
-        return Ops.compare(this, scalar(value, dtype.isFloatingPoint() ? dtype : DType.FLOAT64), "gt");
+        return gt(scalar(value, dtype.isFloatingPoint() ? dtype : DType.FLOAT64));
     }
 
     /** Elementwise {@code this < value} as bool. */
     public Tensor lt(double value) {
-        return Ops.compare(this, scalar(value, dtype.isFloatingPoint() ? dtype : DType.FLOAT64), "lt");
+        return lt(scalar(value, dtype.isFloatingPoint() ? dtype : DType.FLOAT64));
     }
 
     // ---------------------------------------------------------------- in place
 
     /** {@code this += other} in place (broadcasting {@code other}); returns this. */
     public Tensor addi(Tensor other) {
-        if (DeviceOps.onDevice(this) || DeviceOps.onDevice(other)) {
-            return DeviceOps.inplace(ElementwiseOp.ADD, this, other, "addi");
-        }
-        return Ops.inplace(this, other, 1.0, "add");
+        return Dispatch.of(this, other).addi(this, other, 1.0);
     }
 
     /** {@code this += alpha * other} in place; returns this. */
     public Tensor addi(Tensor other, double alpha) {
-        if (DeviceOps.onDevice(this) || DeviceOps.onDevice(other)) {
-            return alpha == 1.0 ? DeviceOps.inplace(ElementwiseOp.ADD, this, other, "addi")
-                    : copyi(DeviceOps.addScaled(this, other, alpha, "addi"));
-        }
-        return Ops.inplace(this, other, alpha, "add");
+        return Dispatch.of(this, other).addi(this, other, alpha);
     }
 
     /** {@code this += value} in place. */
     public Tensor addi(double value) {
-        if (DeviceOps.onDevice(this)) {
-            return DeviceOps.inplace(ElementwiseOp.ADD, this, value, "addi");
-        }
-        return Ops.inplaceScalar(this, value, "add");
+        return Dispatch.of(this).addi(this, value);
     }
 
     /** {@code this -= other} in place. */
     public Tensor subi(Tensor other) {
-        if (DeviceOps.onDevice(this) || DeviceOps.onDevice(other)) {
-            return DeviceOps.inplace(ElementwiseOp.SUB, this, other, "subi");
-        }
-        return Ops.inplace(this, other, -1.0, "add");
+        return Dispatch.of(this, other).subi(this, other);
     }
 
     /** {@code this -= value} in place. */
     public Tensor subi(double value) {
-        if (DeviceOps.onDevice(this)) {
-            return DeviceOps.inplace(ElementwiseOp.SUB, this, value, "subi");
-        }
-        return Ops.inplaceScalar(this, -value, "add");
+        return Dispatch.of(this).addi(this, -value);
     }
 
     /** {@code this *= other} in place. */
     public Tensor muli(Tensor other) {
-        if (DeviceOps.onDevice(this) || DeviceOps.onDevice(other)) {
-            return DeviceOps.inplace(ElementwiseOp.MUL, this, other, "muli");
-        }
-        return Ops.inplace(this, other, 1.0, "mul");
+        return Dispatch.of(this, other).muli(this, other);
     }
 
     /** {@code this *= value} in place. */
     public Tensor muli(double value) {
-        if (DeviceOps.onDevice(this)) {
-            return DeviceOps.inplace(ElementwiseOp.MUL, this, value, "muli");
-        }
-        return Ops.inplaceScalar(this, value, "mul");
+        return Dispatch.of(this).muli(this, value);
     }
 
     /** {@code this /= other} in place. */
     public Tensor divi(Tensor other) {
-        if (DeviceOps.onDevice(this) || DeviceOps.onDevice(other)) {
-            return DeviceOps.inplace(ElementwiseOp.DIV, this, other, "divi");
-        }
-        return Ops.inplace(this, other, 1.0, "div");
+        return Dispatch.of(this, other).divi(this, other);
     }
 
     /** {@code this /= value} in place. */
     public Tensor divi(double value) {
-        if (DeviceOps.onDevice(this)) {
-            return DeviceOps.inplace(ElementwiseOp.DIV, this, value, "divi");
-        }
-        return Ops.inplaceScalar(this, value, "div");
+        return Dispatch.of(this).divi(this, value);
     }
 
     /** Sets every element to zero in place. */
@@ -1111,10 +848,7 @@ public final class Tensor {
 
     /** Sets every element to {@code value} in place. */
     public Tensor filli(double value) {
-        if (DeviceOps.onDevice(this)) {
-            return DeviceOps.fill(this, value);
-        }
-        return Ops.filli(this, value);
+        return Dispatch.of(this).filli(this, value);
     }
 
     /**
@@ -1123,138 +857,126 @@ public final class Tensor {
      * @throws IllegalArgumentException when {@code src} cannot be broadcast to this shape
      */
     public Tensor copyi(Tensor src) {
-        if (DeviceOps.onDevice(this)) {
-            return DeviceOps.copyInto(this, src);
-        }
-        if (DeviceOps.onDevice(src)) {
-            return copyi(src.cpu());
-        }
-        return Ops.copyi(this, src);
+        return Dispatch.of(this).copyi(this, Objects.requireNonNull(src, "src"));
     }
 
     // ---------------------------------------------------------------- reductions
 
     /** Sum of all elements. */
     public Tensor sum() {
-        if (DeviceOps.onDevice(this)) {
-            return DeviceOps.sum(this);
-        }
-        return ReduceOps.sum(this, null, false);
+        return Dispatch.of(this).sum(this);
     }
 
     /** Sum over {@code dims}. */
     public Tensor sum(int[] dims, boolean keepDim) {
-        return ReduceOps.sum(this, dims, keepDim);
+        return Dispatch.of(this).sum(this, dims, keepDim);
     }
 
     /** Sum over one dimension. */
     public Tensor sum(int dim, boolean keepDim) {
-        return ReduceOps.sum(this, new int[] {dim}, keepDim);
+        return sum(new int[] {dim}, keepDim);
     }
 
     /** Mean of all elements. */
     public Tensor mean() {
-        if (DeviceOps.onDevice(this)) {
-            return DeviceOps.mean(this);
-        }
-        return ReduceOps.mean(this, null, false);
+        return Dispatch.of(this).mean(this);
     }
 
     /** Mean over {@code dims}. */
     public Tensor mean(int[] dims, boolean keepDim) {
-        return ReduceOps.mean(this, dims, keepDim);
+        return Dispatch.of(this).mean(this, dims, keepDim);
     }
 
     /** Mean over one dimension. */
     public Tensor mean(int dim, boolean keepDim) {
-        return ReduceOps.mean(this, new int[] {dim}, keepDim);
+        return mean(new int[] {dim}, keepDim);
     }
 
     /** The largest element. */
     public Tensor max() {
-        return ReduceOps.maxAll(this, true);
+        return Dispatch.of(this).maxAll(this, true);
     }
 
     /** The largest element along {@code dim} (values; see {@link #argmax} for indices). */
     public Tensor max(int dim, boolean keepDim) {
-        return ReduceOps.maxDim(this, dim, keepDim, true)[0];
+        return Dispatch.of(this).maxDim(this, dim, keepDim, true)[0];
     }
 
     /** The smallest element. */
     public Tensor min() {
-        return ReduceOps.maxAll(this, false);
+        return Dispatch.of(this).maxAll(this, false);
     }
 
     /** The smallest element along {@code dim}. */
     public Tensor min(int dim, boolean keepDim) {
-        return ReduceOps.maxDim(this, dim, keepDim, false)[0];
+        return Dispatch.of(this).maxDim(this, dim, keepDim, false)[0];
     }
 
     /** The index (int64) of the largest element along {@code dim}; the first one on ties. */
     public Tensor argmax(int dim, boolean keepDim) {
-        return ReduceOps.maxDim(this, dim, keepDim, true)[1];
+        return Dispatch.of(this).maxDim(this, dim, keepDim, true)[1];
     }
 
     /** The flat index of the largest element. */
     public Tensor argmax() {
-        return ReduceOps.maxDim(this.reshape(-1), 0, false, true)[1];
+        return reshape(-1).argmax(0, false);
     }
 
     /** The index (int64) of the smallest element along {@code dim}. */
     public Tensor argmin(int dim, boolean keepDim) {
-        return ReduceOps.maxDim(this, dim, keepDim, false)[1];
+        return Dispatch.of(this).maxDim(this, dim, keepDim, false)[1];
     }
 
     /** Softmax along {@code dim}. */
     public Tensor softmax(int dim) {
-        return ReduceOps.softmax(this, dim);
+        return Dispatch.of(this).softmax(this, dim);
     }
 
     /** Log-softmax along {@code dim}, computed stably. */
     public Tensor logSoftmax(int dim) {
-        return ReduceOps.logSoftmax(this, dim);
+        return Dispatch.of(this).logSoftmax(this, dim);
     }
 
     // ---------------------------------------------------------------- linear algebra and indexing
 
     /** Matrix product with NumPy's rules for 1-d and batched operands ({@code torch.matmul}). */
     public Tensor matmul(Tensor other) {
-        return LinalgOps.matmul(this, other);
+        return Dispatch.of(this, other).matmul(this, other);
     }
 
     /** Product of two matrices. */
     public Tensor mm(Tensor other) {
-        return LinalgOps.mm(this, other);
+        return Dispatch.of(this, other).mm(this, other);
     }
 
     /** Batched product of {@code [b, n, k]} and {@code [b, k, m]}. */
     public Tensor bmm(Tensor other) {
-        return LinalgOps.bmm(this, other);
+        return Dispatch.of(this, other).bmm(this, other);
     }
 
     /** The rows (entries along {@code dim}) listed in an int64 {@code index} ({@code index_select}). */
     public Tensor indexSelect(int dim, Tensor index) {
-        return IndexOps.indexSelect(this, dim, index);
+        return Dispatch.of(this, index).indexSelect(this, dim, index);
     }
 
     /** {@code torch.gather}: {@code out[i][j] = this[i][index[i][j]]} for {@code dim = 1}. */
     public Tensor gather(int dim, Tensor index) {
-        return IndexOps.gather(this, dim, index);
+        return Dispatch.of(this, index).gather(this, dim, index);
     }
 
     /** {@code torch.scatter}: a copy with {@code src} written at {@code index} along {@code dim}. */
     public Tensor scatter(int dim, Tensor index, Tensor src) {
-        return IndexOps.scatter(this, dim, index, src);
+        return Dispatch.of(List.of(this, index, src)).scatter(this, dim, index, src);
     }
 
     /** {@code torch.scatter} with one value written at every {@code index}. */
     public Tensor scatter(int dim, Tensor index, double value) {
-        return IndexOps.scatterValue(this, dim, index, value);
+        return Dispatch.of(this, index).scatter(this, dim, index, value);
     }
 
     /** One-hot encoding of an int64 tensor of class indices, as int64 ({@code F.one_hot}). */
     public static Tensor oneHot(Tensor indices, int numClasses) {
-        return IndexOps.oneHot(indices, numClasses);
+        return Dispatch.of(indices).oneHot(indices, numClasses);
     }
 
     // ---------------------------------------------------------------- printing
@@ -1262,11 +984,6 @@ public final class Tensor {
     /** Prints like PyTorch: values (summarised past 1000 elements), shape, dtype and {@code grad_fn}. */
     @Override
     public String toString() {
-        if (DeviceOps.onDevice(this)) {
-            String host = cpu().toString();
-            return host.endsWith(")") ? host.substring(0, host.length() - 1) + ", device='" + device() + "')"
-                    : host + " on " + device();
-        }
         return Printer.print(this);
     }
 }

@@ -41,7 +41,7 @@ final class ViewHistory {
         Tensor base = view.base();
         Tensor baseOld = base.detach();
         if (base.gradFn() != null) {
-            baseOld.setGradFn(base.gradFn(), base.outputNr());
+            AutogradMeta.setGradFn(baseOld, base.gradFn(), base.outputNr());
         }
         Strided.copy(result.view(), view.view(), view.shape());
         view.storage().bumpVersion();
@@ -56,7 +56,7 @@ final class ViewHistory {
             region.filli(0.0);
             return new Tensor[] {asStrided(buf, geometryOfBase, origin).clone(), gResult};
         }, baseOld, result);
-        base.bumpHistory();
+        AutogradMeta.bumpHistory(base);
         return view;
     }
 
@@ -67,7 +67,7 @@ final class ViewHistory {
     static void regenerate(Tensor view) {
         Tensor base = view.base();
         if (!base.requiresGrad()) {
-            view.setGradFn(null, 0);
+            AutogradMeta.setGradFn(view, null, 0);
             return;
         }
         int[] shape = view.shape();

@@ -17,7 +17,7 @@ final class ViewOps {
     static Tensor makeView(Tensor t, int[] shape, int[] strides, long offset) {
         Tensor base = t.base() != null ? t.base() : t;
         Tensor view = new Tensor(t.storage(), t.dtype(), shape, strides, offset, base);
-        view.syncView();
+        AutogradMeta.syncView(view);
         return view;
     }
 

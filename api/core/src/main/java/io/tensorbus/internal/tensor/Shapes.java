@@ -90,6 +90,29 @@ public final class Shapes {
         return dim < 0 ? dim + r : dim;
     }
 
+    /**
+     * The storage index of the element at {@code index} (negative entries count from the end) of a tensor of
+     * this geometry.
+     *
+     * @throws IllegalArgumentException for the wrong number of indices or one out of range
+     */
+    public static long elementOffset(int[] shape, int[] strides, long offset, int[] index) {
+        if (index.length != shape.length) {
+            throw new IllegalArgumentException("got " + index.length + " indices for a tensor of "
+                    + shape.length + " dimensions (shape " + str(shape) + ")");
+        }
+        long o = offset;
+        for (int d = 0; d < index.length; d++) {
+            int i = index[d] < 0 ? index[d] + shape[d] : index[d];
+            if (i < 0 || i >= shape[d]) {
+                throw new IllegalArgumentException("index " + index[d] + " is out of bounds for dimension " + d
+                        + " with size " + shape[d]);
+            }
+            o += (long) i * strides[d];
+        }
+        return o;
+    }
+
     /** A shape as PyTorch prints it: {@code [2, 3]}. */
     public static String str(int[] shape) {
         return Arrays.toString(shape);

@@ -17,117 +17,103 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 /**
- * Tensors on devices: moving them between the host and a device, the element-wise arithmetic, fills, copies,
- * casts and whole-tensor sums that device runtimes compute, and the refusal of everything else. Device tensors
- * here are contiguous: all of their storage or a contiguous part of it (a narrow on the first dimension, a
- * select, a split); strided views of device memory are refused.
+ * The kernel table of device memory: the element-wise arithmetic, fills, copies, casts and whole-tensor sums that
+ * device runtimes compute; the {@link Kernels} defaults refuse everything else. Device tensors here are
+ * contiguous: all of their storage or a contiguous part of it (a narrow on the first dimension, a select, a
+ * split); strided views of device memory are refused.
  *
  * <p>Each operation waits for its device work before it returns (with a deadline), so a device tensor behaves
  * as a CPU tensor to its caller: errors surface where the operation was called, and the result is ready.
  * Autograd does not record device operations: one whose input requires grad is refused.
  */
-final class DeviceOps {
+final class DeviceRuntimeKernels implements Kernels {
+    static final DeviceRuntimeKernels INSTANCE = new DeviceRuntimeKernels();
+
+    /** What device tensors support, for refusals. */
+    static final String SUPPORTED = "device tensors support add, sub, mul, div, neg and their in-place forms, "
+            + "filli, zeroi, copyi, clone, to(DType), sum(), mean(), reshape/view, contiguous narrow/select/split, "
+            + "item and toXxxArray";
+
     /** How long one device operation may take before the caller gets a timeout, in minutes. */
     private static final long DEVICE_WAIT_MINUTES = 10;
-    private static final String SUPPORTED = "add, sub, mul, div, neg and their in-place forms, filli, zeroi, copyi, "
-            + "clone, to(DType), sum(), mean(), reshape/view, contiguous narrow/select/split, item and toXxxArray";
 
-    /** The classes a user calls: the outermost frame of one names the operation in a refusal. */
-    private static final java.util.regex.Pattern API = java.util.regex.Pattern.compile(
-            "io\\.tensorbus\\.(tensor|autograd|nn|optim|data|io)\\.[A-Z]");
-
-    private DeviceOps() {
-    }
-
-    static boolean onDevice(Tensor t) {
-        return !t.device().isCpu();
-    }
-
-    /**
-     * The failure of a host-only operation on device memory, naming the operation the user called (the
-     * outermost tensorbus frame on the stack) and the device.
-     */
-    static UnsupportedOperationException unsupported(Device device) {
-        String op = StackWalker.getInstance().walk(frames -> frames
-                .filter(f -> API.matcher(f.getClassName()).lookingAt()
-                        && !f.getClassName().equals(Storage.class.getName())
-                        && !f.getClassName().equals(DeviceOps.class.getName()))
-                .reduce((inner, outer) -> outer)
-                .map(f -> f.getClassName().substring(f.getClassName().lastIndexOf('.') + 1) + "." + f.getMethodName())
-                .orElse("this operation"));
-        return new UnsupportedOperationException(op + " is not supported for tensors on " + device
-                + ": device tensors support " + SUPPORTED + "; move the tensor to the host with cpu() first");
-    }
-
-    // ---- placement ------------------------------------------------------------------------------------------
-
-    static Tensor empty(Device device, DType dtype, int[] shape) {
-        Objects.requireNonNull(device, "device");
-        Objects.requireNonNull(dtype, "dtype");
-        int[] s = shape.clone();
-        int n = Shapes.numel(s);
-        if (device.isCpu()) {
-            return Tensor.empty(dtype, s);
-        }
-        DeviceRuntime runtime = DeviceRuntimeProvider.of(device);
-        return onDevice(runtime, runtime.allocate(device, dtype, longs(s)), dtype, s);
-    }
-
-    /** A result of an operation on {@code like}: zeros of {@code dtype} where {@code like}'s memory lives. */
-    private static Tensor emptyNear(Tensor like, DType dtype, int[] shape) {
-        DeviceRuntime runtime = runtime(like);
-        return onDevice(runtime, runtime.allocateNear(buffer(like, "allocate"), dtype, longs(shape)), dtype, shape);
-    }
-
-    private static Tensor onDevice(DeviceRuntime runtime, DeviceBuffer buffer, DType dtype, int[] shape) {
-        int[] s = shape.clone();
-        return new Tensor(Storage.onDevice(buffer, runtime, true), dtype, s, Shapes.contiguousStrides(s), 0, null);
-    }
-
-    static Tensor full(Device device, DType dtype, double value, int[] shape) {
-        Tensor t = empty(device, dtype, shape);
-        if (value == 0) {
-            return t; // empty storage is zero-filled, on the host and on devices
-        }
-        return device.isCpu() ? t.filli(value) : fill(t, value);
-    }
-
-    static Tensor wrap(Device device, Object memory, DType dtype, int[] shape) {
-        Objects.requireNonNull(device, "device");
-        if (device.isCpu()) {
-            throw new IllegalArgumentException("fromDeviceMemory wraps device memory; for host memory use fromSegment");
-        }
-        int[] s = shape.clone();
-        DeviceRuntime runtime = DeviceRuntimeProvider.of(device);
-        DeviceBuffer buffer = runtime.wrap(device, memory, dtype, longs(s));
-        return new Tensor(Storage.onDevice(buffer, runtime, false), dtype, s, Shapes.contiguousStrides(s), 0, null);
-    }
-
-    static Tensor to(Tensor t, Device target) {
-        Objects.requireNonNull(target, "device");
-        if (t.device().equals(target)) {
-            return t;
-        }
-        refuseGrad("to(" + target + ")", t);
-        if (!onDevice(t)) {
-            Tensor src = t.contiguous();
-            Tensor out = empty(target, t.dtype(), t.shape());
-            DeviceBuffer host = DeviceBuffer.host(src.dataSegment(), t.dtype(), src.numel());
-            await(runtime(out).copy(host, 0, buffer(out, "to"), 0, host.byteSize()), "to(" + target + ")", out);
-            return out;
-        }
-        if (!target.isCpu()) {
-            return to(to(t, Device.CPU), target);
-        }
-        Tensor out = Tensor.empty(t.dtype(), t.shape());
-        DeviceBuffer host = DeviceBuffer.host(out.dataSegment(), t.dtype(), out.numel());
-        await(runtime(t).copy(buffer(t, "cpu"), 0, host, 0, host.byteSize()), "cpu()", t);
-        return out;
+    private DeviceRuntimeKernels() {
     }
 
     // ---- arithmetic -----------------------------------------------------------------------------------------
 
-    static Tensor binary(ElementwiseOp op, Tensor a, Tensor b, String name) {
+    @Override
+    public Tensor add(Tensor a, Tensor b, double alpha) {
+        return addScaled(a, b, alpha, "add");
+    }
+
+    @Override
+    public Tensor sub(Tensor a, Tensor b) {
+        return binary(ElementwiseOp.SUB, a, b, "sub");
+    }
+
+    @Override
+    public Tensor mul(Tensor a, Tensor b) {
+        return binary(ElementwiseOp.MUL, a, b, "mul");
+    }
+
+    @Override
+    public Tensor div(Tensor a, Tensor b) {
+        return binary(ElementwiseOp.DIV, a, b, "div");
+    }
+
+    @Override
+    public Tensor add(Tensor a, double v) {
+        return scalar(ElementwiseOp.ADD, a, v, "add");
+    }
+
+    @Override
+    public Tensor mul(Tensor a, double v) {
+        return scalar(ElementwiseOp.MUL, a, v, "mul");
+    }
+
+    @Override
+    public Tensor div(Tensor a, double v) {
+        return scalar(ElementwiseOp.DIV, a, v, "div");
+    }
+
+    @Override
+    public Tensor addi(Tensor self, Tensor other, double alpha) {
+        return alpha == 1.0 ? inplace(ElementwiseOp.ADD, self, other, "addi")
+                : copyi(self, addScaled(self, other, alpha, "addi"));
+    }
+
+    @Override
+    public Tensor subi(Tensor self, Tensor other) {
+        return inplace(ElementwiseOp.SUB, self, other, "subi");
+    }
+
+    @Override
+    public Tensor muli(Tensor self, Tensor other) {
+        return inplace(ElementwiseOp.MUL, self, other, "muli");
+    }
+
+    @Override
+    public Tensor divi(Tensor self, Tensor other) {
+        return inplace(ElementwiseOp.DIV, self, other, "divi");
+    }
+
+    @Override
+    public Tensor addi(Tensor self, double v) {
+        return inplace(ElementwiseOp.ADD, self, v, "addi");
+    }
+
+    @Override
+    public Tensor muli(Tensor self, double v) {
+        return inplace(ElementwiseOp.MUL, self, v, "muli");
+    }
+
+    @Override
+    public Tensor divi(Tensor self, double v) {
+        return inplace(ElementwiseOp.DIV, self, v, "divi");
+    }
+
+    private static Tensor binary(ElementwiseOp op, Tensor a, Tensor b, String name) {
         refuseGrad(name, a, b);
         sameDevice(name, a, b);
         DType rt = op == ElementwiseOp.DIV ? Ops.floatResult(Ops.promote(a, b)) : Ops.promote(a, b);
@@ -145,7 +131,7 @@ final class DeviceOps {
         return out;
     }
 
-    static Tensor scalar(ElementwiseOp op, Tensor a, double v, String name) {
+    private static Tensor scalar(ElementwiseOp op, Tensor a, double v, String name) {
         refuseGrad(name, a);
         DType rt = op == ElementwiseOp.DIV ? Ops.floatResult(a.dtype()) : Ops.scalarResult(a.dtype(), v);
         Tensor x = cast(a, rt);
@@ -158,7 +144,7 @@ final class DeviceOps {
      * {@code a + alpha * b}. Half-precision tensors compute in float32 and round once, as the host does, rather
      * than rounding {@code alpha * b} first.
      */
-    static Tensor addScaled(Tensor a, Tensor b, double alpha, String name) {
+    private static Tensor addScaled(Tensor a, Tensor b, double alpha, String name) {
         if (alpha == 1.0) {
             return binary(ElementwiseOp.ADD, a, b, name);
         }
@@ -171,7 +157,7 @@ final class DeviceOps {
     }
 
     /** {@code self = self op other} (other cast to self's dtype), in place. */
-    static Tensor inplace(ElementwiseOp op, Tensor self, Tensor other, String name) {
+    private static Tensor inplace(ElementwiseOp op, Tensor self, Tensor other, String name) {
         refuseGrad(name, self, other);
         sameDevice(name, self, other);
         checkInplaceType(op, self, name);
@@ -187,7 +173,7 @@ final class DeviceOps {
         return self;
     }
 
-    static Tensor inplace(ElementwiseOp op, Tensor self, double v, String name) {
+    private static Tensor inplace(ElementwiseOp op, Tensor self, double v, String name) {
         refuseGrad(name, self);
         checkInplaceType(op, self, name);
         DeviceBuffer s = buffer(self, name);
@@ -203,7 +189,10 @@ final class DeviceOps {
         }
     }
 
-    static Tensor fill(Tensor t, double v) {
+    // ---- fills, copies, casts, sums -------------------------------------------------------------------------
+
+    @Override
+    public Tensor filli(Tensor t, double v) {
         refuseGrad("filli", t);
         await(runtime(t).fill(buffer(t, "filli"), v), "filli", t);
         t.storage().bumpVersion();
@@ -211,11 +200,12 @@ final class DeviceOps {
     }
 
     /** Copies {@code src} (of this shape, or one element) into {@code dst}, converting its dtype. */
-    static Tensor copyInto(Tensor dst, Tensor src) {
+    @Override
+    public Tensor copyi(Tensor dst, Tensor src) {
         refuseGrad("copyi", dst, src);
-        Tensor s = to(src, dst.device());
+        Tensor s = Placement.to(src, dst.device());
         if (s.numel() == 1 && dst.numel() != 1) {
-            return fill(dst, s.to(Device.CPU).item());
+            return filli(dst, s.to(Device.CPU).item());
         }
         if (!Arrays.equals(dst.shape(), s.shape())) {
             throw new IllegalArgumentException("copyi on " + dst.device() + " needs a source of shape "
@@ -228,14 +218,28 @@ final class DeviceOps {
         return dst;
     }
 
-    static Tensor clone(Tensor t) {
+    @Override
+    public Tensor clone(Tensor t) {
         refuseGrad("clone", t);
         Tensor out = emptyNear(t, t.dtype(), t.shape());
         await(runtime(t).copy(buffer(t, "clone"), 0, buffer(out, "clone"), 0, bytes(t)), "clone", t);
         return out;
     }
 
-    static Tensor cast(Tensor t, DType to) {
+    @Override
+    public Tensor contiguous(Tensor t) {
+        if (!t.isContiguous()) {
+            throw Dispatch.missing("contiguous", t);
+        }
+        return t;
+    }
+
+    @Override
+    public Tensor to(Tensor t, DType dtype) {
+        return cast(t, Objects.requireNonNull(dtype, "dtype"));
+    }
+
+    private static Tensor cast(Tensor t, DType to) {
         if (t.dtype() == to) {
             return t;
         }
@@ -245,14 +249,16 @@ final class DeviceOps {
         return out;
     }
 
-    static Tensor sum(Tensor t) {
+    @Override
+    public Tensor sum(Tensor t) {
         refuseGrad("sum", t);
         Tensor out = emptyNear(t, t.dtype().isFloatingPoint() ? t.dtype() : DType.INT64, new int[0]);
         await(runtime(t).sum(buffer(t, "sum"), buffer(out, "sum")), "sum", t);
         return out;
     }
 
-    static Tensor mean(Tensor t) {
+    @Override
+    public Tensor mean(Tensor t) {
         if (!t.dtype().isFloatingPoint()) {
             throw new IllegalArgumentException("mean(): could not infer output dtype; input dtype must be floating"
                     + " point, got " + t.dtype() + " (convert with to(DType.FLOAT32))");
@@ -260,9 +266,27 @@ final class DeviceOps {
         return scalar(ElementwiseOp.DIV, sum(t), t.numel(), "mean");
     }
 
-    // ---- helpers --------------------------------------------------------------------------------------------
+    /** Reading elements on the host goes through a host copy. */
+    @Override
+    public Tensor readable(Tensor t) {
+        return Placement.to(t, Device.CPU);
+    }
 
-    private static DeviceRuntime runtime(Tensor t) {
+    // ---- helpers shared with Placement ----------------------------------------------------------------------
+
+    /** A device tensor over {@code buffer}, which this storage owns. */
+    static Tensor onDevice(DeviceRuntime runtime, DeviceBuffer buffer, DType dtype, int[] shape) {
+        int[] s = shape.clone();
+        return new Tensor(Storage.onDevice(buffer, runtime, true), dtype, s, Shapes.contiguousStrides(s), 0, null);
+    }
+
+    /** A result of an operation on {@code like}: zeros of {@code dtype} where {@code like}'s memory lives. */
+    private static Tensor emptyNear(Tensor like, DType dtype, int[] shape) {
+        DeviceRuntime runtime = runtime(like);
+        return onDevice(runtime, runtime.allocateNear(buffer(like, "allocate"), dtype, longs(shape)), dtype, shape);
+    }
+
+    static DeviceRuntime runtime(Tensor t) {
         return DeviceRuntimeProvider.of(t.device());
     }
 
@@ -297,7 +321,7 @@ final class DeviceOps {
         }
     }
 
-    private static void refuseGrad(String op, Tensor... ts) {
+    static void refuseGrad(String op, Tensor... ts) {
         if (!Autograd.isGradEnabled()) {
             return;
         }
@@ -309,7 +333,7 @@ final class DeviceOps {
         }
     }
 
-    private static void await(CompletableFuture<Void> f, String op, Tensor on) {
+    static void await(CompletableFuture<Void> f, String op, Tensor on) {
         try {
             f.get(DEVICE_WAIT_MINUTES, TimeUnit.MINUTES);
         } catch (ExecutionException e) {
