@@ -7,6 +7,7 @@ import static io.tensorbus.parallel.DistributedDataParallelTest.loss;
 import static io.tensorbus.parallel.DistributedDataParallelTest.part;
 import static io.tensorbus.parallel.DistributedDataParallelTest.shard;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
 import io.tensorbus.autograd.Autograd;
@@ -143,14 +144,34 @@ class DistributedDataParallelEdgeCaseTest {
 
     @Test
     void closingTheWrapperDetachesItsHooks() {
+        Map<Integer, List<Tensor>> afterClose = new ConcurrentHashMap<>();
+        Map<Integer, List<Tensor>> alone = new ConcurrentHashMap<>();
+        Map<Integer, List<Tensor>> rewrapped = new ConcurrentHashMap<>();
         Distributed.spawn(2, pg -> {
             Mlp m = new Mlp(1);
             DistributedDataParallel first = DistributedDataParallel.builder(m, pg).build();
+            // A forward through the wrapper arms its hooks for the next backward: closing must take them off.
+            Tensor l = loss(first, shard(X.get(0), pg), shard(Y.get(0), pg));
             first.close();
+            l.backward();
+            afterClose.put(pg.rank(), grads(m));
+            Mlp reference = new Mlp(1);
+            loss(reference, shard(X.get(0), pg), shard(Y.get(0), pg)).backward();
+            alone.put(pg.rank(), grads(reference));
+            m.zeroGrad();
             DistributedDataParallel second = DistributedDataParallel.builder(m, pg).build();
-            loss(second, shard(X.get(0), pg), shard(Y.get(0), pg)).backward();
             loss(second, shard(X.get(1), pg), shard(Y.get(1), pg)).backward();
+            rewrapped.put(pg.rank(), grads(m));
         });
+        assertAllEqual(alone.get(0), afterClose.get(0), 0, "rank 0 after close: local gradients only");
+        assertAllEqual(alone.get(1), afterClose.get(1), 0, "rank 1 after close: local gradients only");
+        assertNotEquals(alone.get(0).get(0).getDouble(0, 0), alone.get(1).get(0).getDouble(0, 0),
+                "the ranks' shards give different local gradients, so an all-reduce would show");
+        assertAllEqual(rewrapped.get(0), rewrapped.get(1), 0, "the module wrapped again averages");
+    }
+
+    private static List<Tensor> grads(Module m) {
+        return m.parameters().stream().map(p -> p.grad().clone()).toList();
     }
 
     /** lin1, then lin2 recomputed in backward (activation checkpointing: a backward inside the backward). */
