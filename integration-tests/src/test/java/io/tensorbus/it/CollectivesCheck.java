@@ -171,7 +171,7 @@ public final class CollectivesCheck {
         double acc = xs[0];
         for (int k = 1; k < xs.length; k++) {
             double x = xs[k];
-            acc = switch (op) {
+            acc = switch (op.type()) {
                 case SUM, AVG -> acc + x;
                 case PRODUCT -> acc * x;
                 case MAX -> Math.max(acc, x);
@@ -186,7 +186,7 @@ public final class CollectivesCheck {
         long acc = xs[0];
         for (int k = 1; k < xs.length; k++) {
             long x = xs[k];
-            acc = switch (op) {
+            acc = switch (op.type()) {
                 case SUM -> acc + x;
                 case PRODUCT -> acc * x;
                 case MAX -> Math.max(acc, x);
@@ -248,7 +248,7 @@ public final class CollectivesCheck {
                         int acc = xs.length == 0 ? 0 : (int) xs[0];
                         for (int k = 1; k < xs.length; k++) {
                             int x = (int) xs[k];
-                            acc = switch (op) {
+                            acc = switch (op.type()) {
                                 case SUM -> acc + x;
                                 case PRODUCT -> acc * x;
                                 case MAX -> Math.max(acc, x);

@@ -120,7 +120,7 @@ public final class HostReductions {
         // One loop per operator: the Vector API compiles lanewise(...) to SIMD only for a constant operator.
         long bound = FS.loopBound(n);
         long step = FS.length();
-        switch (op) {
+        switch (op.type()) {
             case SUM, AVG -> {
                 for (long i = 0; i < bound; i += step) {
                     floatAt(acc, i).add(floatAt(src, i)).intoMemorySegment(acc, i * 4, LE);
@@ -159,7 +159,7 @@ public final class HostReductions {
     private static void doubles(ReduceOp op, MemorySegment acc, MemorySegment src, long n) {
         long bound = DS.loopBound(n);
         long step = DS.length();
-        switch (op) {
+        switch (op.type()) {
             case SUM, AVG -> {
                 for (long i = 0; i < bound; i += step) {
                     doubleAt(acc, i).add(doubleAt(src, i)).intoMemorySegment(acc, i * 8, LE);
@@ -188,7 +188,7 @@ public final class HostReductions {
     }
 
     private static double scalar(ReduceOp op, double a, double b) {
-        return switch (op) {
+        return switch (op.type()) {
             case SUM, AVG -> a + b;
             case PRODUCT -> a * b;
             case MAX -> Math.max(a, b);
@@ -223,7 +223,7 @@ public final class HostReductions {
     }
 
     private static long integer(ReduceOp op, long a, long b) {
-        return switch (op) {
+        return switch (op.type()) {
             case SUM -> a + b;
             case PRODUCT -> a * b;
             case MAX -> Math.max(a, b);
@@ -252,7 +252,7 @@ public final class HostReductions {
         for (long i = 0; i < n; i++) {
             long a = acc.get(ValueLayout.JAVA_BYTE, i) != 0 ? 1 : 0;
             long b = src.get(ValueLayout.JAVA_BYTE, i) != 0 ? 1 : 0;
-            long r = switch (op) {
+            long r = switch (op.type()) {
                 case SUM, MAX, BOR -> a | b;
                 case PRODUCT, MIN, BAND -> a & b;
                 case BXOR -> a ^ b;

@@ -195,7 +195,7 @@ public abstract class KernelDeviceRuntime<B extends DeviceBuffer> implements Dev
             if (bufferType.isInstance(src) && together(a, bufferType.cast(src))) {
                 long n = bytes / acc.dtype().byteSize();
                 return launch(a, DeviceKernels.reduceName(acc.dtype()), n, args(operand(a, accOffset),
-                        operand(bufferType.cast(src), srcOffset), n, op.ordinal()));
+                        operand(bufferType.cast(src), srcOffset), n, op.code()));
             }
             return reduceFrom(op, a, accOffset, src, srcOffset, bytes);
         } catch (RuntimeException e) {
@@ -207,7 +207,7 @@ public abstract class KernelDeviceRuntime<B extends DeviceBuffer> implements Dev
     protected final CompletableFuture<Void> reduceNear(ReduceOp op, B acc, long accOffset, B src, long bytes) {
         long n = bytes / acc.dtype().byteSize();
         return launch(acc, DeviceKernels.reduceName(acc.dtype()), n, args(operand(acc, accOffset), operand(src, 0), n,
-                op.ordinal()));
+                op.code()));
     }
 
     @Override

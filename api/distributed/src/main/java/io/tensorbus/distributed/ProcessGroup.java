@@ -3,7 +3,6 @@ package io.tensorbus.distributed;
 import io.tensorbus.DType;
 import io.tensorbus.c10d.CommunicationTimeoutException;
 import io.tensorbus.c10d.JobSecret;
-import io.tensorbus.c10d.PremulSum;
 import io.tensorbus.c10d.ReduceOp;
 import io.tensorbus.c10d.Store;
 import io.tensorbus.distributed.impl.ObjectCollectives;
@@ -334,7 +333,10 @@ public final class ProcessGroup implements AutoCloseable {
         Backend b = member();
         DeviceBuffer buf = TensorBuffers.of(tensor, "tensor");
         checkOp(op, buf.dtype());
-        return written(flightRecorder.collective("allReduce", b.allReduce(buf, op), buf), tensor);
+        if (isPremul(op)) {
+            tensor.muli(op.factor());
+        }
+        return written(flightRecorder.collective("allReduce", b.allReduce(buf, onWire(op)), buf), tensor);
     }
 
     /** Sums {@code tensor} over the members into global rank {@code dst}'s {@code tensor}. */
@@ -360,6 +362,12 @@ public final class ProcessGroup implements AutoCloseable {
         checkRank(dst, "dst");
         DeviceBuffer buf = TensorBuffers.of(tensor, "tensor");
         checkOp(op, buf.dtype());
+        if (isPremul(op)) {
+            // Only the destination's tensor may change: the others reduce a scaled copy.
+            Tensor scaled = tensor.mul(op.factor());
+            return reduce(scaled, dst, ReduceOp.SUM).map(v -> rank() == dst.rank() ? tensor.copyi(scaled) : null)
+                    .mapEmpty();
+        }
         return written(flightRecorder.collective("reduce", b.reduce(buf, dst.rank(), op), buf), tensor);
     }
 
@@ -459,6 +467,9 @@ public final class ProcessGroup implements AutoCloseable {
         DeviceBuffer out = TensorBuffers.of(output, "output");
         checkOp(op, out.dtype());
         List<DeviceBuffer> ins = TensorBuffers.list(inputs, size(), out.dtype(), out.numel(), "inputs");
+        if (isPremul(op)) {
+            return reduceScatter(output, inputs.stream().map(t -> t.mul(op.factor())).toList(), ReduceOp.SUM);
+        }
         return readUntilDone(written(flightRecorder.collective("reduceScatter", b.reduceScatter(out, ins, op), out),
                 output), inputs);
     }
@@ -549,79 +560,12 @@ public final class ProcessGroup implements AutoCloseable {
         DeviceBuffer out = TensorBuffers.of(output, "output");
         DeviceBuffer in = TensorBuffers.of(input, "input");
         checkOp(op, out.dtype());
+        if (isPremul(op)) {
+            return reduceScatterTensor(output, input.mul(op.factor()), ReduceOp.SUM);
+        }
         List<DeviceBuffer> blocks = rankBlocks(in, "input", out, "output");
         return readUntilDone(written(flightRecorder.collective("reduceScatterTensor", b.reduceScatter(out, blocks, op),
                 in, out), output), input);
-    }
-
-    /**
-     * All-reduce with {@link ReduceOp#PREMUL_SUM}: every member's {@code tensor} times {@code op.factor()}, summed in
-     * place on every member (PyTorch has it on NCCL only; here every backend runs it).
-     *
-     * @throws IllegalArgumentException for a non-floating-point dtype
-     */
-    public Future<Void> allReduce(Tensor tensor, PremulSum op) {
-        if (outside("allReduce")) {
-            return Future.succeededFuture();
-        }
-        member();
-        checkPremul(op, tensor, "tensor");
-        tensor.muli(op.factor());
-        return allReduce(tensor, ReduceOp.SUM);
-    }
-
-    /**
-     * Reduce with {@link ReduceOp#PREMUL_SUM} into global rank {@code dst}'s {@code tensor}; the others keep theirs.
-     *
-     * @throws IllegalArgumentException for a non-floating-point dtype or {@code dst} outside the group
-     */
-    public Future<Void> reduce(Tensor tensor, int dst, PremulSum op) {
-        if (outside("reduce")) {
-            return Future.succeededFuture();
-        }
-        member();
-        GroupRank to = toGroup(dst, "dst");
-        checkPremul(op, tensor, "tensor");
-        Tensor scaled = tensor.mul(op.factor());
-        return reduce(scaled, to, ReduceOp.SUM).map(v -> {
-            if (rank() == to.rank()) {
-                tensor.copyi(scaled);
-            }
-            return null;
-        });
-    }
-
-    /**
-     * Reduce-scatter with {@link ReduceOp#PREMUL_SUM}: rank r's {@code output} is the sum over the members of their
-     * {@code inputs.get(r)} times {@code op.factor()}; the inputs are left as they are.
-     *
-     * @throws IllegalArgumentException for a non-floating-point dtype or inputs that do not match the output
-     */
-    public Future<Void> reduceScatter(Tensor output, List<Tensor> inputs, PremulSum op) {
-        if (outside("reduceScatter")) {
-            return Future.succeededFuture();
-        }
-        member();
-        checkPremul(op, output, "output");
-        TensorBuffers.list(inputs, size(), output.dtype(), output.numel(), "inputs");
-        List<Tensor> scaled = inputs.stream().map(t -> t.mul(op.factor())).toList();
-        return reduceScatter(output, scaled, ReduceOp.SUM);
-    }
-
-    /**
-     * {@link #reduceScatterTensor(Tensor, Tensor, ReduceOp)} with {@link ReduceOp#PREMUL_SUM}; {@code input} is left
-     * as it is.
-     *
-     * @throws IllegalArgumentException for a non-floating-point dtype or an input that does not match the output
-     */
-    public Future<Void> reduceScatterTensor(Tensor output, Tensor input, PremulSum op) {
-        if (outside("reduceScatterTensor")) {
-            return Future.succeededFuture();
-        }
-        member();
-        checkPremul(op, output, "output");
-        Objects.requireNonNull(input, "input must not be null");
-        return reduceScatterTensor(output, input.mul(op.factor()), ReduceOp.SUM);
     }
 
     /** {@link #allToAllSingle(Tensor, Tensor, int[], int[])} with equal splits. */
@@ -1194,10 +1138,16 @@ public final class ProcessGroup implements AutoCloseable {
         }
     }
 
-    private static void checkPremul(PremulSum op, Tensor tensor, String what) {
-        Objects.requireNonNull(op, "op must not be null");
-        Objects.requireNonNull(tensor, what + " must not be null");
-        op.checkSupports(tensor.dtype());
+    /**
+     * PREMUL_SUM reaches backends as the SUM of pre-multiplied tensors, so every backend runs it (PyTorch has it on
+     * NCCL only).
+     */
+    private static boolean isPremul(ReduceOp op) {
+        return op.type() == ReduceOp.Type.PREMUL_SUM;
+    }
+
+    private static ReduceOp onWire(ReduceOp op) {
+        return isPremul(op) ? ReduceOp.SUM : op;
     }
 
     private static void checkOp(ReduceOp op, DType dtype) {

@@ -12,6 +12,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -82,9 +83,10 @@ class PremulSumTest {
             var ints = assertThrows(IllegalArgumentException.class,
                     () -> pg.allReduce(Tensor.zeros(DType.INT32, 2), ReduceOp.premulSum(2)));
             assertTrue(ints.getMessage().contains("int32"), ints.getMessage());
-            var bare = assertThrows(IllegalArgumentException.class,
-                    () -> pg.allReduce(Tensor.zeros(DType.FLOAT32, 2), ReduceOp.PREMUL_SUM));
+            var bare = assertThrows(IllegalArgumentException.class, () -> ReduceOp.of(ReduceOp.Type.PREMUL_SUM));
             assertTrue(bare.getMessage().contains("premulSum(factor)"), bare.getMessage());
+            assertEquals(ReduceOp.premulSum(0.5), ReduceOp.premulSum(0.5), "a value: equal type and factor");
+            assertEquals("PREMUL_SUM(0.5)", ReduceOp.premulSum(0.5).toString());
             assertThrows(IllegalArgumentException.class,
                     () -> pg.reduce(Tensor.zeros(DType.FLOAT32, 2), 2, ReduceOp.premulSum(2)));
             assertThrows(IllegalArgumentException.class, () -> pg.reduceScatter(Tensor.zeros(DType.FLOAT32, 2),

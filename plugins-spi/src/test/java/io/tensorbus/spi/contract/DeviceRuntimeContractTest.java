@@ -117,12 +117,12 @@ public abstract class DeviceRuntimeContractTest {
     void reductionKernelsMatchTheHostBitForBitForEveryOpAndDtype() throws Exception {
         long n = 10_007;
         for (DType dtype : DType.values()) {
-            for (ReduceOp op : ReduceOp.values()) {
+            for (ReduceOp op : ReduceOp.plain()) {
                 if (!supports(op, dtype)) {
                     continue;
                 }
-                MemorySegment a = randomElements(dtype, n, 1 + op.ordinal());
-                MemorySegment b = randomElements(dtype, n, 100 + op.ordinal());
+                MemorySegment a = randomElements(dtype, n, 1 + op.code());
+                MemorySegment b = randomElements(dtype, n, 100 + op.code());
                 DeviceBuffer acc = upload(a, dtype);
                 DeviceBuffer src = upload(b, dtype);
                 runtime.reduce(op, acc, 0, src, 0, a.byteSize()).get(30, TimeUnit.SECONDS);

@@ -29,7 +29,7 @@ public final class Reference {
      */
     public static List<ReduceOp> opsFor(DType dtype) {
         List<ReduceOp> ops = new ArrayList<>();
-        for (ReduceOp op : ReduceOp.values()) {
+        for (ReduceOp op : ReduceOp.plain()) {
             try {
                 op.checkSupports(dtype);
                 ops.add(op);
@@ -70,7 +70,7 @@ public final class Reference {
     }
 
     static double floatValue(ReduceOp op, int rank, int world, long i) {
-        return switch (op) {
+        return switch (op.type()) {
             case PRODUCT -> FLOAT_FACTORS[(int) ((i + 3L * rank) % FLOAT_FACTORS.length)];
             // Offsets that sum to zero over the ranks: the mean is exactly (i % 9) - 4.
             case AVG -> (i % 9) - 4 + (2 * rank - (world - 1));
@@ -82,13 +82,13 @@ public final class Reference {
         long m = mix(rank, i);
         if (t == DType.BOOL) {
             // Mostly true for the "and" ops, mostly false for the "or" ops, so that both outcomes occur.
-            return switch (op) {
+            return switch (op.type()) {
                 case PRODUCT, MIN, BAND -> (m & 7) != 0 ? 1 : 0;
                 case SUM, MAX, BOR -> (m & 7) == 0 ? 1 : 0;
                 default -> m & 1;
             };
         }
-        return switch (op) {
+        return switch (op.type()) {
             // Large enough that the sum of several ranks wraps around, as two's complement does in PyTorch.
             case SUM -> (t == DType.INT64 ? Long.MAX_VALUE / 3 : Integer.MAX_VALUE / 3) * (rank + 1) + i * 7 - rank;
             case PRODUCT -> INT_FACTORS[(int) ((i + 3L * rank) % INT_FACTORS.length)];
@@ -113,7 +113,7 @@ public final class Reference {
                 boolean acc = getLong(inputs.getFirst(), i) != 0;
                 for (int r = 1; r < world; r++) {
                     boolean v = getLong(inputs.get(r), i) != 0;
-                    acc = switch (op) {
+                    acc = switch (op.type()) {
                         case SUM, MAX, BOR -> acc | v;
                         case PRODUCT, MIN, BAND -> acc & v;
                         case BXOR -> acc ^ v;
@@ -133,7 +133,7 @@ public final class Reference {
     }
 
     static double combine(ReduceOp op, double a, double b) {
-        return switch (op) {
+        return switch (op.type()) {
             case SUM, AVG -> a + b;
             case PRODUCT -> a * b;
             case MAX -> Math.max(a, b);
@@ -143,7 +143,7 @@ public final class Reference {
     }
 
     static long combine(ReduceOp op, long a, long b) {
-        return switch (op) {
+        return switch (op.type()) {
             case SUM -> a + b;
             case PRODUCT -> a * b;
             case MAX -> Math.max(a, b);

@@ -66,13 +66,13 @@ final class NcclConstants {
      */
     static int redOp(ReduceOp op, DType dtype) {
         if (dtype == DType.BOOL) {
-            return switch (op) {
+            return switch (op.type()) {
                 case SUM, MAX, BOR -> MAX;
                 case PRODUCT, MIN, BAND -> MIN;
                 default -> throw unsupported(op, dtype);
             };
         }
-        return switch (op) {
+        return switch (op.type()) {
             case SUM -> SUM;
             case PRODUCT -> PROD;
             case MAX -> MAX;

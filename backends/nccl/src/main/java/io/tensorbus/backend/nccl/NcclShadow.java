@@ -157,7 +157,7 @@ final class NcclShadow {
                 throw new IllegalArgumentException("no collective called " + op);
             }
             return new Fingerprint(index, buffer == null ? -1 : buffer.dtype().ordinal(),
-                    buffer == null ? -1 : buffer.numel(), root, reduceOp == null ? -1 : reduceOp.ordinal());
+                    buffer == null ? -1 : buffer.numel(), root, reduceOp == null ? -1 : reduceOp.code());
         }
 
         void writeTo(MemorySegment s) {
@@ -178,8 +178,8 @@ final class NcclShadow {
             String name = op >= 0 && op < OPS.size() ? OPS.get((int) op) : "op#" + op;
             String type = dtype >= 0 && dtype < DType.values().length ? DType.values()[(int) dtype].toString() : null;
             String what = type == null ? "" : type + " with " + numel + " elements";
-            String reduce = reduceOp >= 0 && reduceOp < ReduceOp.values().length
-                    ? (what.isEmpty() ? "" : ", ") + ReduceOp.values()[(int) reduceOp] : "";
+            String reduce = reduceOp >= 0 && reduceOp < ReduceOp.Type.values().length
+                    ? (what.isEmpty() ? "" : ", ") + ReduceOp.Type.values()[(int) reduceOp] : "";
             String r = root >= 0 ? ((what + reduce).isEmpty() ? "" : ", ") + "root=" + root : "";
             return name + "(" + what + reduce + r + ")";
         }

@@ -220,7 +220,7 @@ public final class OpenClRuntime extends KernelDeviceRuntime<OpenClBuffer> {
             MemorySegment bytesIn = src.segment().asSlice(srcOffset, bytes);
             cl_mem view = c.hostView(bytesIn);
             Object[] at = operand(a, accOffset);
-            return c.run(DeviceKernels.reduceName(dtype), n, bytesIn, at[0], at[1], view, 0L, n, op.ordinal())
+            return c.run(DeviceKernels.reduceName(dtype), n, bytesIn, at[0], at[1], view, 0L, n, op.code())
                     .whenComplete((v, t) -> CL.clReleaseMemObject(view));
         }
         // The operand is in another context: bring it next to the accumulator first.

@@ -29,7 +29,7 @@ record Call(Opcode opcode, DType dtype, ReduceOp reduceOp, int root, long numel,
     }
 
     int reduceOpCode() {
-        return reduceOp == null ? Frame.NO_REDUCE : reduceOp.ordinal();
+        return reduceOp == null ? Frame.NO_REDUCE : reduceOp.code();
     }
 
     /** The header of a data frame of this call. */
@@ -50,7 +50,7 @@ record Call(Opcode opcode, DType dtype, ReduceOp reduceOp, int root, long numel,
         Opcode op = Opcode.of(f.opcode());
         String dtype = f.dtype() < DType.values().length ? DType.values()[f.dtype()].toString() : "dtype#" + f.dtype();
         String what = f.opNumel() < 0 ? dtype : dtype + " with " + f.opNumel() + " elements";
-        String reduce = f.reduceOp() == Frame.NO_REDUCE ? "" : ", " + ReduceOp.values()[f.reduceOp()];
+        String reduce = f.reduceOp() == Frame.NO_REDUCE ? "" : ", " + ReduceOp.Type.values()[f.reduceOp()];
         return (op == null ? "op#" + f.opcode() : op.javaName) + "(" + what + reduce
                 + (f.root() < 0 ? "" : ", root=" + f.root()) + ")";
     }

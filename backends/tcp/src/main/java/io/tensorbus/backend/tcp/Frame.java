@@ -108,7 +108,7 @@ record Frame(int kind, int opcode, int dtype, int reduceOp, int root, long seque
             throw new MalformedFrameException("payload of " + payloadBytes + " bytes in a frame of kind " + kind);
         }
         if ((kind == DATA || kind == STATUS_REPLY) && (dtype >= io.tensorbus.DType.values().length
-                || (reduceOp != NO_REDUCE && reduceOp >= io.tensorbus.c10d.ReduceOp.values().length))) {
+                || (reduceOp != NO_REDUCE && reduceOp >= io.tensorbus.c10d.ReduceOp.Type.values().length))) {
             throw new MalformedFrameException("dtype " + dtype + " or reduce op " + reduceOp + " out of range");
         }
     }
