@@ -574,7 +574,7 @@ public final class CollectivesCheck {
     private void subgroups() {
         // Without rank 1 when there are three or more ranks; ranks given out of order.
         int[] members = world > 2 ? new int[] {world - 1, 0} : new int[] {1, 0};
-        ProcessGroup sub = run("newGroup " + Arrays.toString(members), pg.newGroup(members));
+        ProcessGroup sub = run("newGroup " + Arrays.toString(members), Distributed.newGroup(pg, members));
         int[] sorted = members.clone();
         Arrays.sort(sorted);
         boolean member = Arrays.binarySearch(sorted, rank) >= 0;
@@ -604,7 +604,7 @@ public final class CollectivesCheck {
         Vals.await(sub.destroy(), wait, "subgroup destroy");
 
         // A group of one.
-        ProcessGroup solo = run("newGroup [0]", pg.newGroup(0));
+        ProcessGroup solo = run("newGroup [0]", Distributed.newGroup(pg, 0));
         if (rank == 0) {
             Tensor t = real(DType.FLOAT32, 10, i -> i);
             run("allReduce in a group of one", solo.allReduce(t));

@@ -39,8 +39,6 @@ import java.util.function.Function;
  */
 public final class ClusterStore implements Store {
 
-    /** The timeout of {@link #open(Vertx, String)}: 30 minutes, as PyTorch's {@code default_pg_timeout}. */
-    public static final Duration DEFAULT_TIMEOUT = Duration.ofMinutes(30);
     /** The longest name {@link #open} accepts, in chars. */
     public static final int MAX_NAME_LENGTH = 200;
     /** What the map's cluster-wide name starts with, before the store's name. */
@@ -89,9 +87,9 @@ public final class ClusterStore implements Store {
                 .map(map -> new ClusterStore(vertx, name, map, timeout));
     }
 
-    /** {@link #open(Vertx, String, Duration)} with the {@link #DEFAULT_TIMEOUT}. */
+    /** {@link #open(Vertx, String, Duration)} with the {@link Distributed#DEFAULT_TIMEOUT}. */
     public static Future<ClusterStore> open(Vertx vertx, String name) {
-        return open(vertx, name, DEFAULT_TIMEOUT);
+        return open(vertx, name, Distributed.DEFAULT_TIMEOUT);
     }
 
     /** The store's name, as given to {@link #open}. */

@@ -15,6 +15,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -27,6 +28,12 @@ import java.util.concurrent.TimeoutException;
  * {@link #backendNames()} lists the backends the class path provides.
  */
 public final class Distributed {
+    /**
+     * How long a group's operations and a store's waits take before they fail when no timeout is given: 30 minutes,
+     * as {@code torch.distributed.default_pg_timeout}. The one default of every group and store here.
+     */
+    public static final Duration DEFAULT_TIMEOUT = Duration.ofMinutes(30);
+
     private Distributed() {
     }
 
@@ -109,6 +116,62 @@ public final class Distributed {
             throw new IllegalStateException("no default process group: call Distributed.initProcessGroup first");
         }
         return g;
+    }
+
+    /**
+     * {@code new_group(ranks)}: a group of the given global ranks of {@code parent}, with its own connections and
+     * {@code parent}'s timeout and backend. Every member of {@code parent} must call it, in the same order as its
+     * other group creations; processes outside {@code ranks} get a handle whose {@link ProcessGroup#isMember()} is
+     * false. On a process outside {@code parent}, the future fails.
+     *
+     * @throws IllegalArgumentException when a rank is not a member of {@code parent} or appears twice
+     */
+    public static Future<ProcessGroup> newGroup(ProcessGroup parent, int... ranks) {
+        return GroupCreation.newGroup(parent, ranks, null, null);
+    }
+
+    /**
+     * {@code new_group(ranks, timeout, backend)}: as {@link #newGroup(ProcessGroup, int...)}, with the subgroup's
+     * own {@code timeout} for its operations and the {@code backend} it runs on (null for {@code parent}'s).
+     *
+     * @throws IllegalArgumentException when a rank is not a member or appears twice, the timeout is not positive,
+     *                                  or no backend plugin has that name
+     */
+    public static Future<ProcessGroup> newGroup(ProcessGroup parent, int[] ranks, Duration timeout, String backend) {
+        return GroupCreation.newGroup(parent, ranks, timeout, backend);
+    }
+
+    /**
+     * {@code new_subgroups(group_size)}: splits {@code parent} into subgroups of {@code groupSize} consecutive ranks
+     * (a node's ranks, say); every member must call it. Completes with every subgroup and this process's own.
+     *
+     * @throws IllegalArgumentException when {@code groupSize} is below 1 or does not divide the group's size
+     */
+    public static Future<Subgroups> newSubgroups(ProcessGroup parent, int groupSize) {
+        return GroupCreation.newSubgroups(parent, groupSize);
+    }
+
+    /**
+     * {@code new_subgroups_by_enumeration}: one subgroup of {@code parent} per list of global ranks, created in list
+     * order; every member must call it with the same lists. A rank may be in at most one list; a process in none
+     * has no current subgroup.
+     *
+     * @throws IllegalArgumentException when a list is empty, names a rank that is not a member or appears twice,
+     *                                  or a rank is in two lists
+     */
+    public static Future<Subgroups> newSubgroupsByEnumeration(ProcessGroup parent, List<int[]> ranksPerSubgroup) {
+        return GroupCreation.newSubgroupsByEnumeration(parent, ranksPerSubgroup);
+    }
+
+    /**
+     * {@code split_group}: splits {@code parent} into disjoint subgroups, each a list of its group ranks (as
+     * PyTorch's {@code split_ranks}); every member must call it. Completes with the subgroup this process is in,
+     * or empty.
+     *
+     * @throws IllegalArgumentException as {@link #newSubgroupsByEnumeration} does, or for a rank outside the group
+     */
+    public static Future<Optional<ProcessGroup>> splitGroup(ProcessGroup parent, List<int[]> splitRanks) {
+        return GroupCreation.splitGroup(parent, splitRanks);
     }
 
     /**

@@ -41,8 +41,6 @@ import java.util.concurrent.TimeoutException;
  */
 public final class FileStore implements Store {
 
-    /** The timeout of the constructor without one: 30 minutes, as PyTorch's {@code default_pg_timeout}. */
-    public static final Duration DEFAULT_TIMEOUT = Duration.ofMinutes(30);
 
     /** Prefix of the counters of users; a NUL keeps it out of the way of user keys. */
     private static final String INTERNAL = "\u0000tensorbus.filestore/";
@@ -62,12 +60,12 @@ public final class FileStore implements Store {
     private volatile boolean closed;
 
     /**
-     * Opens (creating when absent) the store in {@code file} with the {@link #DEFAULT_TIMEOUT}.
+     * Opens (creating when absent) the store in {@code file} with the {@link Distributed#DEFAULT_TIMEOUT}.
      *
      * @see #FileStore(Path, int, Duration)
      */
     public FileStore(Path file, int worldSize) {
-        this(file, worldSize, DEFAULT_TIMEOUT);
+        this(file, worldSize, Distributed.DEFAULT_TIMEOUT);
     }
 
     /**

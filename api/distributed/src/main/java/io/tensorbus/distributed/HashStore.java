@@ -26,8 +26,6 @@ import java.util.concurrent.TimeoutException;
  */
 public sealed class HashStore implements Store permits TcpStoreHost {
 
-    /** The timeout of {@link #HashStore()}: 30 minutes, as PyTorch's {@code default_pg_timeout}. */
-    public static final Duration DEFAULT_TIMEOUT = Duration.ofMinutes(30);
 
     private final StoreState state;
     private volatile Duration timeout;
@@ -35,9 +33,9 @@ public sealed class HashStore implements Store permits TcpStoreHost {
     private final Map<StoreWaiter, Promise<?>> pending = new ConcurrentHashMap<>();
     private volatile boolean closed;
 
-    /** An empty store whose waits time out after {@link #DEFAULT_TIMEOUT}. */
+    /** An empty store whose waits time out after {@link Distributed#DEFAULT_TIMEOUT}. */
     public HashStore() {
-        this(DEFAULT_TIMEOUT);
+        this(Distributed.DEFAULT_TIMEOUT);
     }
 
     /**

@@ -19,8 +19,6 @@ import java.util.Objects;
  * }</pre>
  */
 public final class InitOptions {
-    /** PyTorch's default process-group timeout: 30 minutes. */
-    public static final Duration DEFAULT_TIMEOUT = Duration.ofMinutes(30);
 
     /**
      * The deadline of set-up when neither the builder nor {@value #SETUP_TIMEOUT_ENV} gives one: 5 minutes (or the
@@ -168,7 +166,7 @@ public final class InitOptions {
         private String initMethod = "env://";
         private int rank = -1;
         private int worldSize = -1;
-        private Duration timeout = DEFAULT_TIMEOUT;
+        private Duration timeout = Distributed.DEFAULT_TIMEOUT;
         private String groupName = "default";
         private Store store;
         private Vertx vertx;

@@ -1,11 +1,12 @@
 package io.tensorbus.distributed;
 
 import io.tensorbus.DType;
-import io.tensorbus.c10d.CommunicationTimeoutException;
 import io.tensorbus.c10d.JobSecret;
 import io.tensorbus.c10d.ReduceOp;
 import io.tensorbus.c10d.Store;
+import io.tensorbus.distributed.impl.MonitoredBarrier;
 import io.tensorbus.distributed.impl.ObjectCollectives;
+import io.tensorbus.distributed.impl.RankBlocks;
 import io.tensorbus.distributed.impl.TensorBuffers;
 import io.tensorbus.internal.distributed.Blocking;
 import io.tensorbus.spi.Backend;
@@ -14,9 +15,7 @@ import io.tensorbus.spi.BackendProvider;
 import io.tensorbus.spi.DeviceBuffer;
 import io.tensorbus.tensor.Tensor;
 import io.vertx.core.Future;
-import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
-import java.lang.foreign.MemorySegment;
 import java.lang.ref.Reference;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -24,7 +23,6 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -55,11 +53,8 @@ public final class ProcessGroup implements AutoCloseable {
      * loop, in nanoseconds ({@code -Dtensorbus.recvPollMicros}, 0 turns it off).
      */
     private static final long RECV_POLL_NANOS = Math.max(0, Long.getLong("tensorbus.recvPollMicros", 1000)) * 1000;
-    /** Tags below 0 are reserved for the group's own messages (monitored barrier). */
-    private static final int BARRIER_TAG = -2;
     /** The tag of {@link #sendObjectList} messages, apart from tensors' (tags below 0 are the group's). */
     private static final int OBJECT_LIST_TAG = -4;
-    private static final int BARRIER_ACK_TAG = -3;
     private static final System.Logger LOG = System.getLogger(ProcessGroup.class.getName());
 
     private final Backend backend;
@@ -122,7 +117,7 @@ public final class ProcessGroup implements AutoCloseable {
         return backend == null ? null : backend.name();
     }
 
-    /** False for the handle {@link #newGroup} returns to processes outside the new group. */
+    /** False for the handle {@link Distributed#newGroup} returns to processes outside the new group. */
     public boolean isMember() {
         return backend != null;
     }
@@ -394,7 +389,7 @@ public final class ProcessGroup implements AutoCloseable {
         Backend b = member();
         DeviceBuffer in = TensorBuffers.of(input, "input");
         DeviceBuffer out = TensorBuffers.of(output, "output");
-        List<DeviceBuffer> blocks = rankBlocks(out, "output", in, "input");
+        List<DeviceBuffer> blocks = RankBlocks.equal(out, "output", in, "input", size());
         return readUntilDone(written(flightRecorder.collective("allGatherIntoTensor", b.allGather(blocks, in), in, out),
                 output), input);
     }
@@ -563,7 +558,7 @@ public final class ProcessGroup implements AutoCloseable {
         if (isPremul(op)) {
             return reduceScatterTensor(output, input.mul(op.factor()), ReduceOp.SUM);
         }
-        List<DeviceBuffer> blocks = rankBlocks(in, "input", out, "output");
+        List<DeviceBuffer> blocks = RankBlocks.equal(in, "input", out, "output", size());
         return readUntilDone(written(flightRecorder.collective("reduceScatterTensor", b.reduceScatter(out, blocks, op),
                 in, out), output), input);
     }
@@ -593,70 +588,15 @@ public final class ProcessGroup implements AutoCloseable {
             throw new IllegalArgumentException("allToAllSingle needs one dtype: input is " + in.dtype()
                     + ", output " + out.dtype());
         }
-        long[] rowShape = rowShape(in, "input");
-        if (!Arrays.equals(rowShape, rowShape(out, "output"))) {
+        long[] rowShape = RankBlocks.rowShape(in, "input");
+        if (!Arrays.equals(rowShape, RankBlocks.rowShape(out, "output"))) {
             throw new IllegalArgumentException("input " + in + " and output " + out + " must have rows of one shape"
                     + " (all dimensions but the first)");
         }
-        List<DeviceBuffer> ins = rows(in, inputSplitSizes, "inputSplitSizes", rowShape);
-        List<DeviceBuffer> outs = rows(out, outputSplitSizes, "outputSplitSizes", rowShape);
+        List<DeviceBuffer> ins = RankBlocks.rows(in, inputSplitSizes, "inputSplitSizes", rowShape, size());
+        List<DeviceBuffer> outs = RankBlocks.rows(out, outputSplitSizes, "outputSplitSizes", rowShape, size());
         Future<Void> work = flightRecorder.collective("allToAllSingle", b.allToAll(outs, ins), in, out);
         return readUntilDone(written(work, output), input);
-    }
-
-    /**
-     * {@code whole} cut into {@code size()} blocks shaped as {@code block}, one per rank in rank order.
-     *
-     * @throws IllegalArgumentException when {@code whole} is not {@code size()} times {@code block} of its dtype
-     */
-    private List<DeviceBuffer> rankBlocks(DeviceBuffer whole, String wholeName, DeviceBuffer block, String blockName) {
-        if (whole.dtype() != block.dtype() || whole.numel() != block.numel() * size()) {
-            throw new IllegalArgumentException(wholeName + " is " + whole + " but must be " + block.dtype() + " with "
-                    + block.numel() * size() + " elements (size() x " + blockName + ".numel())");
-        }
-        List<DeviceBuffer> blocks = new ArrayList<>(size());
-        for (int r = 0; r < size(); r++) {
-            blocks.add(TensorBuffers.block(whole, r * block.byteSize(), block.dtype(), block.shape()));
-        }
-        return blocks;
-    }
-
-    /** The shape of one row (all dimensions but the first) of {@code buf}, which must have a first dimension. */
-    private static long[] rowShape(DeviceBuffer buf, String what) {
-        if (buf.shape().length == 0) {
-            throw new IllegalArgumentException(what + " is a scalar; it needs a first dimension to split");
-        }
-        return Arrays.copyOfRange(buf.shape(), 1, buf.shape().length);
-    }
-
-    /** {@code buf} cut along its first dimension into blocks of {@code splits} rows (null: equal blocks). */
-    private List<DeviceBuffer> rows(DeviceBuffer buf, int[] splits, String what, long[] rowShape) {
-        long rows = buf.shape()[0];
-        long rowBytes = rows == 0 ? 0 : buf.byteSize() / rows;
-        int[] counts = splits;
-        if (counts == null) {
-            if (rows % size() != 0) {
-                throw new IllegalArgumentException("the first dimension of " + buf + " (" + rows + ") does not divide"
-                        + " into " + size() + " equal blocks: give " + what);
-            }
-            counts = new int[size()];
-            Arrays.fill(counts, (int) (rows / size()));
-        }
-        if (counts.length != size() || Arrays.stream(counts).anyMatch(c -> c < 0)
-                || Arrays.stream(counts).asLongStream().sum() != rows) {
-            throw new IllegalArgumentException(what + " " + Arrays.toString(counts) + " must hold " + size()
-                    + " counts of at least 0 that add up to the first dimension, " + rows);
-        }
-        List<DeviceBuffer> blocks = new ArrayList<>(size());
-        long at = 0;
-        for (int c : counts) {
-            long[] shape = new long[rowShape.length + 1];
-            shape[0] = c;
-            System.arraycopy(rowShape, 0, shape, 1, rowShape.length);
-            blocks.add(TensorBuffers.block(buf, at, buf.dtype(), shape));
-            at += c * rowBytes;
-        }
-        return blocks;
     }
 
     /**
@@ -701,35 +641,7 @@ public final class ProcessGroup implements AutoCloseable {
         if (timeout == null || timeout.isNegative() || timeout.isZero()) {
             throw new IllegalArgumentException("timeout=" + timeout + " must be positive");
         }
-        DeviceBuffer empty = DeviceBuffer.host(MemorySegment.NULL, DType.BOOL, 0);
-        if (rank() != 0) {
-            return b.send(empty, 0, BARRIER_TAG)
-                    .compose(v -> within(b.recv(empty, 0, BARRIER_ACK_TAG), timeout, "monitoredBarrier release from rank 0"))
-                    .mapEmpty();
-        }
-        List<Future<Integer>> arrivals = new ArrayList<>();
-        for (int r = 1; r < size(); r++) {
-            arrivals.add(within(b.recv(empty, r, BARRIER_TAG), timeout, "rank " + r));
-        }
-        return Future.join(arrivals).transform(ar -> {
-            TreeSet<Integer> missing = new TreeSet<>();
-            for (int r = 1; r < size(); r++) {
-                if (arrivals.get(r - 1).failed()) {
-                    missing.add(r);
-                }
-            }
-            if (!missing.isEmpty()) {
-                Object named = waitAllRanks ? missing : missing.first();
-                return Future.failedFuture(new CommunicationTimeoutException(name, -1, "monitoredBarrier in group '"
-                        + name + "': rank" + (waitAllRanks ? "s " : " ") + named + " did not reach the barrier within "
-                        + timeout, missing.stream().mapToInt(Integer::intValue).toArray()));
-            }
-            List<Future<Void>> acks = new ArrayList<>();
-            for (int r = 1; r < size(); r++) {
-                acks.add(b.send(empty, r, BARRIER_ACK_TAG));
-            }
-            return Future.all(acks).mapEmpty();
-        });
+        return MonitoredBarrier.run(b, name, vertx, timeout, waitAllRanks);
     }
 
     // ---- objects ---------------------------------------------------------------------------------------------
@@ -888,43 +800,15 @@ public final class ProcessGroup implements AutoCloseable {
         return ObjectCollectives.recvList(b, objects, groupSrc, OBJECT_LIST_TAG).map(from -> globalRanks[from]);
     }
 
-    // ---- groups -----------------------------------------------------------------------------------------------
+    // ---- subgroups ---------------------------------------------------------------------------------------------
 
     /**
-     * {@code new_group}: a group of the given global ranks (members of this group), with its own
-     * connections, this group's timeout and backend. Every member of this group must call it, in the same order
-     * as its other {@code newGroup} calls; processes outside {@code ranks} get a handle whose {@link #isMember()}
-     * is false.
+     * The handle of a new subgroup of {@code members} (sorted global ranks of this group): on a member, with its
+     * own connections from {@code provider}, under a prefix of this group's store; elsewhere, a non-member's.
      */
-    public Future<ProcessGroup> newGroup(int... ranks) {
-        return newGroup(ranks, null, null);
-    }
-
-    /**
-     * {@code new_group(ranks, timeout, backend)}: as {@link #newGroup(int...)}, with the subgroup's own
-     * {@code timeout} for its operations and the {@code backend} it runs on (null for this group's).
-     *
-     * @throws IllegalArgumentException when a rank is not a member or appears twice, the timeout is not positive,
-     *                                  or no backend plugin has that name
-     */
-    public Future<ProcessGroup> newGroup(int[] ranks, Duration timeout, String backend) {
-        if (outside("newGroup")) {
-            return Future.failedFuture(notMember("newGroup"));
-        }
-        member();
-        int[] members = checkSubgroup(ranks);
-        if (timeout != null && (timeout.isNegative() || timeout.isZero())) {
-            throw new IllegalArgumentException("timeout=" + timeout + " must be positive");
-        }
-        Duration limit = timeout == null ? this.timeout : timeout;
-        BackendProvider provider = BackendProvider.named(backend == null ? this.backend.name() : backend);
+    Future<ProcessGroup> subgroup(int[] members, Duration limit, BackendProvider provider) {
         String subName = name + ".sub" + subgroups.getAndIncrement();
-        int mine = -1;
-        for (int i = 0; i < members.length; i++) {
-            if (members[i] == globalRank) {
-                mine = i;
-            }
-        }
+        int mine = Arrays.binarySearch(members, globalRank);
         if (mine < 0) {
             return Future.succeededFuture(new ProcessGroup(null, subName, members, globalRank, store, vertx, limit,
                     properties, secret, () -> { }));
@@ -934,98 +818,6 @@ public final class ProcessGroup implements AutoCloseable {
                 properties, secret);
         return provider.create(options).map(b -> new ProcessGroup(b, subName, members, globalRank, sub, vertx, limit,
                 properties, secret, () -> { }));
-    }
-
-    /**
-     * {@code new_subgroups(group_size)}: splits this group into subgroups of {@code groupSize} consecutive ranks
-     * (a node's ranks, say); every member must call it. Completes with every subgroup and this process's own.
-     *
-     * @throws IllegalArgumentException when {@code groupSize} is below 1 or does not divide the group's size
-     */
-    public Future<Subgroups> newSubgroups(int groupSize) {
-        if (outside("newSubgroups")) {
-            return Future.failedFuture(notMember("newSubgroups"));
-        }
-        member();
-        if (groupSize < 1 || size() % groupSize != 0) {
-            throw new IllegalArgumentException("groupSize=" + groupSize + " must be at least 1 and divide the group's"
-                    + " size, " + size());
-        }
-        List<int[]> lists = new ArrayList<>();
-        for (int start = 0; start < size(); start += groupSize) {
-            int[] ranks = new int[groupSize];
-            for (int i = 0; i < groupSize; i++) {
-                ranks[i] = globalRanks[start + i];
-            }
-            lists.add(ranks);
-        }
-        return newSubgroupsByEnumeration(lists);
-    }
-
-    /**
-     * {@code new_subgroups_by_enumeration}: one subgroup per list of global ranks, created in list order; every
-     * member must call it with the same lists. A rank may be in at most one list; a process in none has no
-     * current subgroup.
-     *
-     * @throws IllegalArgumentException when a list is empty, names a rank that is not a member or appears twice,
-     *                                  or a rank is in two lists
-     */
-    public Future<Subgroups> newSubgroupsByEnumeration(List<int[]> ranksPerSubgroup) {
-        if (outside("newSubgroupsByEnumeration")) {
-            return Future.failedFuture(notMember("newSubgroupsByEnumeration"));
-        }
-        member();
-        if (ranksPerSubgroup == null || ranksPerSubgroup.isEmpty()) {
-            throw new IllegalArgumentException("ranksPerSubgroup must hold at least one list of ranks");
-        }
-        Map<Integer, Integer> seenIn = new java.util.HashMap<>();
-        for (int i = 0; i < ranksPerSubgroup.size(); i++) {
-            for (int r : checkSubgroup(ranksPerSubgroup.get(i))) {
-                Integer before = seenIn.put(r, i);
-                if (before != null) {
-                    throw new IllegalArgumentException("rank " + r + " is in subgroup " + before + " and in subgroup "
-                            + i + "; a rank may be in one subgroup only");
-                }
-            }
-        }
-        List<Future<ProcessGroup>> created = new ArrayList<>();
-        for (int[] ranks : ranksPerSubgroup) {
-            created.add(newGroup(ranks));
-        }
-        return Future.all(created).map(all -> {
-            List<ProcessGroup> groups = created.stream().map(Future::result).toList();
-            return new Subgroups(groups.stream().filter(ProcessGroup::isMember).findFirst(), groups);
-        });
-    }
-
-    /**
-     * {@code split_group}: splits this group into disjoint subgroups, each a list of this group's ranks (group
-     * ranks, as PyTorch's {@code split_ranks}); every member must call it. Completes with the subgroup this
-     * process is in, or empty.
-     *
-     * @throws IllegalArgumentException as {@link #newSubgroupsByEnumeration} does, or for a rank outside the group
-     */
-    public Future<java.util.Optional<ProcessGroup>> splitGroup(List<int[]> splitRanks) {
-        if (outside("splitGroup")) {
-            return Future.failedFuture(notMember("splitGroup"));
-        }
-        member();
-        if (splitRanks == null) {
-            throw new NullPointerException("splitRanks must not be null");
-        }
-        List<int[]> global = new ArrayList<>();
-        for (int[] ranks : splitRanks) {
-            if (ranks == null) {
-                throw new NullPointerException("splitRanks must not hold null");
-            }
-            int[] g = new int[ranks.length];
-            for (int i = 0; i < ranks.length; i++) {
-                checkRank(ranks[i], "splitRanks rank");
-                g[i] = globalRanks[ranks[i]];
-            }
-            global.add(g);
-        }
-        return newSubgroupsByEnumeration(global).map(Subgroups::current);
     }
 
     /** Closes the connections (and, for the default group, the store and Vert.x it created); idempotent. */
@@ -1078,7 +870,8 @@ public final class ProcessGroup implements AutoCloseable {
      * True on a rank outside this group, where an operation of the group does nothing (PyTorch's
      * {@code _rank_not_in_group}); the first such call on this group logs a warning naming {@code op}.
      */
-    private boolean outside(String op) {
+    /** True, with a warning the first time, on a process that is not a member: the operation does nothing. */
+    boolean outside(String op) {
         if (backend != null) {
             return false;
         }
@@ -1090,7 +883,8 @@ public final class ProcessGroup implements AutoCloseable {
         return true;
     }
 
-    private IllegalStateException notMember(String op) {
+    /** The failure of an operation that cannot run on a process outside the group. */
+    IllegalStateException notMember(String op) {
         return new IllegalStateException("global rank " + globalRank + " is not a member of group '" + name
                 + "' (ranks " + Arrays.toString(globalRanks) + "): " + op + " cannot run on it");
     }
@@ -1165,41 +959,8 @@ public final class ProcessGroup implements AutoCloseable {
         return List.of();
     }
 
-    private int[] checkSubgroup(int[] ranks) {
-        if (ranks == null || ranks.length == 0) {
-            throw new IllegalArgumentException("newGroup needs at least one rank");
-        }
-        int[] sorted = ranks.clone();
-        Arrays.sort(sorted);
-        for (int i = 0; i < sorted.length; i++) {
-            if (i > 0 && sorted[i] == sorted[i - 1]) {
-                throw new IllegalArgumentException("rank " + sorted[i] + " appears twice in " + Arrays.toString(ranks));
-            }
-            if (groupRank(sorted[i]) < 0) {
-                throw new IllegalArgumentException("rank " + sorted[i] + " is not a member of group '" + name
-                        + "' (global ranks " + Arrays.toString(globalRanks) + ")");
-            }
-        }
-        return sorted;
-    }
-
     private Duration deadline() {
         return timeout.plusSeconds(5);
-    }
-
-    private <T> Future<T> within(Future<T> f, Duration limit, String what) {
-        Promise<T> p = Promise.promise();
-        long timer = vertx.setTimer(limit.toMillis(), id -> p.tryFail(new CommunicationTimeoutException(name, -1,
-                what + " did not arrive within " + limit, new int[0])));
-        f.onComplete(ar -> {
-            vertx.cancelTimer(timer);
-            if (ar.succeeded()) {
-                p.tryComplete(ar.result());
-            } else {
-                p.tryFail(ar.cause());
-            }
-        });
-        return p.future();
     }
 
     /**

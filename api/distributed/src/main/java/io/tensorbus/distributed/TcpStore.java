@@ -35,8 +35,6 @@ import java.util.Objects;
  */
 public interface TcpStore extends Store {
 
-    /** The timeout of the factories without one: 30 minutes, as PyTorch's {@code default_pg_timeout}. */
-    Duration DEFAULT_TIMEOUT = Duration.ofMinutes(30);
 
     /**
      * Starts the server of a store on {@code host:port}; the future completes once it listens, with the store
@@ -75,9 +73,9 @@ public interface TcpStore extends Store {
         return server(vertx, host, port, timeout, JobSecret.fromEnvironment(System.getenv()));
     }
 
-    /** {@link #server(Vertx, String, int, Duration)} with the {@link #DEFAULT_TIMEOUT}. */
+    /** {@link #server(Vertx, String, int, Duration)} with the {@link Distributed#DEFAULT_TIMEOUT}. */
     static Future<TcpStore> server(Vertx vertx, String host, int port) {
-        return server(vertx, host, port, DEFAULT_TIMEOUT);
+        return server(vertx, host, port, Distributed.DEFAULT_TIMEOUT);
     }
 
     /**
@@ -114,9 +112,9 @@ public interface TcpStore extends Store {
         return client(vertx, host, port, timeout, JobSecret.fromEnvironment(System.getenv()));
     }
 
-    /** {@link #client(Vertx, String, int, Duration)} with the {@link #DEFAULT_TIMEOUT}. */
+    /** {@link #client(Vertx, String, int, Duration)} with the {@link Distributed#DEFAULT_TIMEOUT}. */
     static Future<TcpStore> client(Vertx vertx, String host, int port) {
-        return client(vertx, host, port, DEFAULT_TIMEOUT);
+        return client(vertx, host, port, Distributed.DEFAULT_TIMEOUT);
     }
 
     /**

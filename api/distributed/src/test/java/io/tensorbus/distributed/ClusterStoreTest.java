@@ -100,7 +100,7 @@ class ClusterStoreTest extends StoreContractTest {
         IllegalArgumentException zero = assertThrows(IllegalArgumentException.class,
                 () -> ClusterStore.open(node, "job", Duration.ZERO));
         assertTrue(zero.getMessage().contains("positive"), zero.getMessage());
-        assertEquals(ClusterStore.DEFAULT_TIMEOUT, await(ClusterStore.open(node, "job")).timeout());
+        assertEquals(Distributed.DEFAULT_TIMEOUT, await(ClusterStore.open(node, "job")).timeout());
     }
 
     @Test

@@ -58,7 +58,7 @@ class FlightRecorderTest {
         System.setProperty(FlightRecorder.DIR_PROPERTY, dir.toString());
         try {
             Distributed.spawn(3, Duration.ofSeconds(60), pg -> {
-                ProcessGroup g = pg.newGroup(new int[] {0, 1, 2}, Duration.ofSeconds(3), "tcp")
+                ProcessGroup g = Distributed.newGroup(pg, new int[] {0, 1, 2}, Duration.ofSeconds(3), "tcp")
                         .await(10, TimeUnit.SECONDS);
                 Tensor t = Tensor.ones(4);
                 g.allReduce(t).await(10, TimeUnit.SECONDS);

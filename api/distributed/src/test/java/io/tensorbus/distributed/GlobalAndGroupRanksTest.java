@@ -26,7 +26,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class GlobalAndGroupRanksTest {
 
     private static ProcessGroup lastTwo(ProcessGroup pg, int world) throws Exception {
-        return pg.newGroup(world - 2, world - 1).await(10, TimeUnit.SECONDS);
+        return Distributed.newGroup(pg, world - 2, world - 1).await(10, TimeUnit.SECONDS);
     }
 
     @org.junit.jupiter.api.Test
@@ -65,7 +65,7 @@ class GlobalAndGroupRanksTest {
                 assertEquals(-1, g.irecv(t, 1).result());
                 assertEquals(-1, g.recv(t, 1, 0));
                 assertArrayEquals(new float[] {1, 1}, t.toFloatArray(), "untouched");
-                assertTrue(g.newGroup(new int[] {1}).failed(), "making groups from it fails its future");
+                assertTrue(Distributed.newGroup(g, new int[] {1}).failed(), "making groups from it fails its future");
             });
         } finally {
             log.removeHandler(handler);

@@ -22,8 +22,8 @@ class GroupsAndBarriersTest {
     @Test
     void operationsOnTwoGroupsInterleaveWithoutMixingUp() {
         Distributed.spawn(4, pg -> {
-            ProcessGroup even = pg.newGroup(0, 2).await(20, TimeUnit.SECONDS);
-            ProcessGroup odd = pg.newGroup(1, 3).await(20, TimeUnit.SECONDS);
+            ProcessGroup even = Distributed.newGroup(pg, 0, 2).await(20, TimeUnit.SECONDS);
+            ProcessGroup odd = Distributed.newGroup(pg, 1, 3).await(20, TimeUnit.SECONDS);
             ProcessGroup mine = pg.rank() % 2 == 0 ? even : odd;
             List<Tensor> ts = new ArrayList<>();
             List<Future<Void>> ops = new ArrayList<>();

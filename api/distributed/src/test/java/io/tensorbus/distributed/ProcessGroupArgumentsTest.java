@@ -73,7 +73,7 @@ class ProcessGroupArgumentsTest {
     @Test
     void nonMembersOfASubgroupGetAHandleWhoseOperationsDoNothing() {
         Distributed.spawn(3, pg -> {
-            ProcessGroup sub = pg.newGroup(0, 2).await(20, TimeUnit.SECONDS);
+            ProcessGroup sub = Distributed.newGroup(pg, 0, 2).await(20, TimeUnit.SECONDS);
             if (pg.rank() == 1) {
                 assertFalse(sub.isMember());
                 assertEquals(-1, sub.rank());
@@ -85,8 +85,8 @@ class ProcessGroupArgumentsTest {
                 assertEquals(2.0, t.getDouble(1), 0.0);
                 sub.destroy().await(10, TimeUnit.SECONDS);
             }
-            assertTrue(message(() -> pg.newGroup(0, 0)).contains("twice"));
-            assertTrue(message(() -> pg.newGroup(0, 7)).contains("not a member"));
+            assertTrue(message(() -> Distributed.newGroup(pg, 0, 0)).contains("twice"));
+            assertTrue(message(() -> Distributed.newGroup(pg, 0, 7)).contains("not a member"));
         });
     }
 }

@@ -34,7 +34,7 @@ class SubgroupsTest {
     void newSubgroupsSplitsConsecutiveRanksAsInPyTorchsExample(int world) {
         Distributed.spawn(world, pg -> {
             int groupSize = world % 2 == 0 ? 2 : world;
-            Subgroups subgroups = pg.newSubgroups(groupSize).await(10, TimeUnit.SECONDS);
+            Subgroups subgroups = Distributed.newSubgroups(pg, groupSize).await(10, TimeUnit.SECONDS);
             assertEquals(world / groupSize, subgroups.all().size());
             ProcessGroup mine = subgroups.current().orElseThrow();
             int first = pg.rank() / groupSize * groupSize;
@@ -53,7 +53,7 @@ class SubgroupsTest {
         Distributed.spawn(world, pg -> {
             // {0, last} together; with three ranks rank 1 is in no list.
             List<int[]> lists = List.of(new int[] {world - 1, 0});
-            Subgroups subgroups = pg.newSubgroupsByEnumeration(lists).await(10, TimeUnit.SECONDS);
+            Subgroups subgroups = Distributed.newSubgroupsByEnumeration(pg, lists).await(10, TimeUnit.SECONDS);
             assertEquals(1, subgroups.all().size());
             if (pg.rank() == 0 || pg.rank() == world - 1) {
                 assertEquals(world - 1, sumInto(subgroups.current().orElseThrow(), pg.rank()), 0.0);
@@ -69,11 +69,11 @@ class SubgroupsTest {
     void splitGroupNamesGroupRanksOfASubgroup(int world) {
         Distributed.spawn(world, pg -> {
             // The subgroup {0, 1}, split again by its own group ranks.
-            ProcessGroup pair = pg.newGroup(1, 0).await(10, TimeUnit.SECONDS);
+            ProcessGroup pair = Distributed.newGroup(pg, 1, 0).await(10, TimeUnit.SECONDS);
             if (!pair.isMember()) {
                 return;
             }
-            var mine = pair.splitGroup(List.of(new int[] {0}, new int[] {1})).await(10, TimeUnit.SECONDS);
+            var mine = Distributed.splitGroup(pair, List.of(new int[] {0}, new int[] {1})).await(10, TimeUnit.SECONDS);
             ProcessGroup alone = mine.orElseThrow();
             assertEquals(1, alone.size());
             assertEquals(pg.rank(), alone.ranks()[0], "group rank r of the pair is global rank r here");
@@ -84,7 +84,7 @@ class SubgroupsTest {
     @Test
     void newGroupTakesItsOwnTimeoutAndBackend() {
         Distributed.spawn(2, pg -> {
-            ProcessGroup g = pg.newGroup(new int[] {0, 1}, Duration.ofSeconds(7), "tcp").await(10, TimeUnit.SECONDS);
+            ProcessGroup g = Distributed.newGroup(pg, new int[] {0, 1}, Duration.ofSeconds(7), "tcp").await(10, TimeUnit.SECONDS);
             assertEquals(Duration.ofSeconds(7), g.timeout());
             assertEquals("tcp", g.backendName());
             assertEquals(1.0, sumInto(g, pg.rank()), 0.0);
@@ -94,26 +94,26 @@ class SubgroupsTest {
     @Test
     void badSizesListsTimeoutsAndBackendsAreRefused() {
         Distributed.spawn(3, pg -> {
-            var e = assertThrows(IllegalArgumentException.class, () -> pg.newSubgroups(2));
+            var e = assertThrows(IllegalArgumentException.class, () -> Distributed.newSubgroups(pg, 2));
             assertTrue(e.getMessage().contains("divide the group's size, 3"), e.getMessage());
-            e = assertThrows(IllegalArgumentException.class, () -> pg.newSubgroups(0));
+            e = assertThrows(IllegalArgumentException.class, () -> Distributed.newSubgroups(pg, 0));
             assertTrue(e.getMessage().contains("groupSize=0"), e.getMessage());
             e = assertThrows(IllegalArgumentException.class,
-                    () -> pg.newSubgroupsByEnumeration(List.of(new int[] {0, 1}, new int[] {1, 2})));
+                    () -> Distributed.newSubgroupsByEnumeration(pg, List.of(new int[] {0, 1}, new int[] {1, 2})));
             assertTrue(e.getMessage().contains("rank 1 is in subgroup 0 and in subgroup 1"), e.getMessage());
             e = assertThrows(IllegalArgumentException.class,
-                    () -> pg.newSubgroupsByEnumeration(List.of(new int[] {0, 3})));
+                    () -> Distributed.newSubgroupsByEnumeration(pg, List.of(new int[] {0, 3})));
             assertTrue(e.getMessage().contains("rank 3 is not a member"), e.getMessage());
-            e = assertThrows(IllegalArgumentException.class, () -> pg.splitGroup(List.of(new int[] {0, 5})));
+            e = assertThrows(IllegalArgumentException.class, () -> Distributed.splitGroup(pg, List.of(new int[] {0, 5})));
             assertTrue(e.getMessage().contains("splitRanks rank"), e.getMessage());
             e = assertThrows(IllegalArgumentException.class,
-                    () -> pg.newGroup(new int[] {0, 1}, Duration.ZERO, null));
+                    () -> Distributed.newGroup(pg, new int[] {0, 1}, Duration.ZERO, null));
             assertTrue(e.getMessage().contains("must be positive"), e.getMessage());
             e = assertThrows(IllegalArgumentException.class,
-                    () -> pg.newGroup(new int[] {0, 1}, null, "no-such-backend"));
+                    () -> Distributed.newGroup(pg, new int[] {0, 1}, null, "no-such-backend"));
             assertTrue(e.getMessage().contains("no-such-backend"), e.getMessage());
             // The refused calls created nothing: the next subgroup still forms on every rank.
-            assertEquals(3.0, sumInto(pg.newGroup(0, 1, 2).await(10, TimeUnit.SECONDS), pg.rank()), 0.0);
+            assertEquals(3.0, sumInto(Distributed.newGroup(pg, 0, 1, 2).await(10, TimeUnit.SECONDS), pg.rank()), 0.0);
         });
     }
 }

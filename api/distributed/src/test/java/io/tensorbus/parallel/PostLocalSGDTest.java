@@ -32,7 +32,7 @@ class PostLocalSGDTest {
     @ValueSource(ints = {2, 3})
     void theHookAllReducesOverTheGroupThenOnlyWithinTheSubgroup(int world) {
         Distributed.spawn(world, pg -> {
-            ProcessGroup alone = pg.newSubgroups(1).await(10, TimeUnit.SECONDS).current().orElseThrow();
+            ProcessGroup alone = Distributed.newSubgroups(pg, 1).await(10, TimeUnit.SECONDS).current().orElseThrow();
             PostLocalSGDState state = new PostLocalSGDState(alone, 2, true);
             CommHook hook = CommHooks.postLocalSGD(state);
             float mean = (world - 1) / 2f;
@@ -75,7 +75,7 @@ class PostLocalSGDTest {
     void ddpReplicasDriftBetweenAveragesAndAgreeAfterEach() {
         Distributed.spawn(2, pg -> {
             DistributedDataParallel ddp = DistributedDataParallel.builder(new Mlp(7), pg).build();
-            ProcessGroup alone = pg.newSubgroups(1).await(10, TimeUnit.SECONDS).current().orElseThrow();
+            ProcessGroup alone = Distributed.newSubgroups(pg, 1).await(10, TimeUnit.SECONDS).current().orElseThrow();
             ddp.registerCommHook(CommHooks.postLocalSGD(new PostLocalSGDState(alone, 2, true)));
             PostLocalSGDOptimizer opt = new PostLocalSGDOptimizer(
                     DistributedDataParallelTest.optimizer("sgd", ddp.parameters()),

@@ -2,6 +2,7 @@ package io.tensorbus.mutiny;
 
 import io.smallrye.mutiny.Uni;
 import io.tensorbus.c10d.ReduceOp;
+import io.tensorbus.distributed.Distributed;
 import io.tensorbus.distributed.ProcessGroup;
 import io.tensorbus.tensor.Tensor;
 import io.vertx.core.Future;
@@ -94,8 +95,8 @@ public final class UniProcessGroup {
         return uni(() -> group.allGatherObject(object));
     }
 
-    /** {@link ProcessGroup#newGroup(int...)}. */
+    /** {@link Distributed#newGroup(ProcessGroup, int...)} of this group. */
     public Uni<ProcessGroup> newGroup(int... ranks) {
-        return uni(() -> group.newGroup(ranks));
+        return uni(() -> Distributed.newGroup(group, ranks));
     }
 }

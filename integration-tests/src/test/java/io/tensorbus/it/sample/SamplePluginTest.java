@@ -104,7 +104,7 @@ class SamplePluginTest {
             onAll(groups, r -> groups.get(r).barrier());
 
             // A subgroup is created through the plugin too (ProcessGroup finds the backend by its name).
-            List<ProcessGroup> subs = onAll(groups, r -> groups.get(r).newGroup(0, 1));
+            List<ProcessGroup> subs = onAll(groups, r -> Distributed.newGroup(groups.get(r), 0, 1));
             try {
                 assertEquals("traced", subs.get(0).backendName());
                 Tensor[] s = {Tensor.ones(2), Tensor.ones(2)};

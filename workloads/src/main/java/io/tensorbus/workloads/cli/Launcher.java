@@ -1,6 +1,7 @@
 package io.tensorbus.workloads.cli;
 
 import io.tensorbus.c10d.JobSecret;
+import io.tensorbus.distributed.Distributed;
 import io.tensorbus.distributed.InitOptions;
 import io.tensorbus.distributed.ProcessExit;
 import io.tensorbus.distributed.TcpStore;
@@ -259,7 +260,7 @@ public final class Launcher {
 
     /** How long the job's stores let a waiting call wait: the job's {@code --timeout}, else the group default. */
     private Duration storeTimeout() {
-        return options.timeout() != null ? options.timeout() : TcpStore.DEFAULT_TIMEOUT;
+        return options.timeout() != null ? options.timeout() : Distributed.DEFAULT_TIMEOUT;
     }
 
     /** The rounds of an elastic job on this node. */

@@ -2,6 +2,7 @@ package io.tensorbus.workloads.ddp;
 
 import io.tensorbus.c10d.JobSecret;
 import io.tensorbus.distributed.HashStore;
+import io.tensorbus.distributed.Distributed;
 import io.tensorbus.distributed.InitOptions;
 import io.tensorbus.workloads.demo.ConfigFields;
 import io.tensorbus.workloads.demo.FashionMnistTraining;
@@ -69,7 +70,7 @@ public record DdpConfig(FashionMnistTraining.Options training, int rank, int wor
             "backend", "timeoutSeconds", "threads", "epochs", "dataDir", "batchSize", "lr", "momentum", "seed",
             "limit", "commHook", "powerSgdRank", "powerSgdStart", "checkpointDir");
 
-    private static final long DEFAULT_TIMEOUT_SECONDS = InitOptions.DEFAULT_TIMEOUT.toSeconds();
+    private static final long DEFAULT_TIMEOUT_SECONDS = Distributed.DEFAULT_TIMEOUT.toSeconds();
 
     /** Checks that the fields agree. */
     public DdpConfig {

@@ -1,6 +1,7 @@
 package io.tensorbus.workloads.examples;
 
 import io.tensorbus.c10d.ReduceOp;
+import io.tensorbus.distributed.Distributed;
 import io.tensorbus.distributed.ProcessGroup;
 import io.tensorbus.tensor.Tensor;
 import java.io.PrintStream;
@@ -34,7 +35,7 @@ public final class GroupAllReduce {
     public static Tensor run(ProcessGroup pg, PrintStream out) {
         BlockingPointToPoint.requireTwoRanks(pg);
         // Every rank takes part in creating the group, members or not.
-        ProcessGroup group = pg.newGroup(0, 1).await();
+        ProcessGroup group = Distributed.newGroup(pg, 0, 1).await();
         try {
             Tensor tensor = Tensor.ones(1);
             if (group.isMember()) {

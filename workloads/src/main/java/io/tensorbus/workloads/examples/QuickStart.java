@@ -23,7 +23,7 @@ public final class QuickStart {
         ProcessGroup pg = Distributed.initProcessGroup(InitOptions.builder().build()).await();  // env://
         Tensor t = Tensor.ones(4);
         pg.allReduce(t, ReduceOp.SUM).await();           // every rank now holds the sum
-        ProcessGroup pair = pg.newGroup(0, 1).await();    // every rank calls newGroup, in the same order
+        ProcessGroup pair = Distributed.newGroup(pg, 0, 1).await();    // every rank calls newGroup, in the same order
         if (pg.rank() == 0) {
             pg.isend(t, 1).await();                       // non-blocking point-to-point, awaited here
         } else if (pg.rank() == 1) {

@@ -67,7 +67,7 @@ import java.util.concurrent.Executors;
  * returned future completes (the save reads them, the load writes them, on that thread), and no other
  * collective may be issued on {@code group} before it completes: the checkpoint's own synchronization is a
  * collective issued when this rank's file I/O ends. To go on training while saving, as PyTorch's
- * {@code async_save} advises, give the checkpoint a group of its own ({@code pg.newGroup(...)}).
+ * {@code async_save} advises, give the checkpoint a group of its own ({@code Distributed.newGroup(pg, ...)}).
  */
 public final class Checkpoint {
     /** The name of the model's state-dict file in a checkpoint directory. */
