@@ -200,7 +200,7 @@ public final class CollectivesCheck {
         return acc;
     }
 
-    private double[] realsAt(java.util.function.IntToDoubleFunction perRank) {
+    private double[] realsAt(IntToDoubleFunction perRank) {
         double[] xs = new double[world];
         for (int r = 0; r < world; r++) {
             xs[r] = perRank.applyAsDouble(r);
@@ -208,7 +208,7 @@ public final class CollectivesCheck {
         return xs;
     }
 
-    private long[] longsAt(java.util.function.IntToLongFunction perRank) {
+    private long[] longsAt(IntToLongFunction perRank) {
         long[] xs = new long[world];
         for (int r = 0; r < world; r++) {
             xs[r] = perRank.applyAsLong(r);
@@ -563,7 +563,7 @@ public final class CollectivesCheck {
         run("barrier after the c10d calls", pg.barrier());
     }
 
-    private double sumOver(java.util.function.IntToDoubleFunction perRank) {
+    private double sumOver(IntToDoubleFunction perRank) {
         double sum = 0;
         for (int r = 0; r < world; r++) {
             sum += perRank.applyAsDouble(r);

@@ -8,7 +8,9 @@ import io.tensorbus.distributed.rpc.RpcRegistry;
 import io.tensorbus.tensor.Tensor;
 import io.vertx.core.Future;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
@@ -143,7 +145,7 @@ public final class DistAutogradFaultCheck {
                 await(signal, "worker2's meddling");
                 dist.backward(context.id(), List.of(z.sum()));
                 Tensor grad = dist.getGradients(context.id()).get(x);
-                System.out.println(java.util.Arrays.equals(grad.toFloatArray(), y.toFloatArray())
+                System.out.println(Arrays.equals(grad.toFloatArray(), y.toFloatArray())
                         ? "GRADIENTS OK" : "GRADIENTS WRONG " + grad + " for " + y);
             }
             unusedRpc(agent);
@@ -166,7 +168,7 @@ public final class DistAutogradFaultCheck {
                 long start = System.nanoTime();
                 try {
                     dist.backward(context.id(), List.of(d.sum()), false, mode);
-                    java.util.Map<Tensor, Tensor> g = dist.getGradients(context.id());
+                    Map<Tensor, Tensor> g = dist.getGradients(context.id());
                     System.out.println(mode + " OK " + (ones(g.get(a)) && ones(g.get(b)) && g.get(c) == null));
                 } catch (RuntimeException e) {
                     System.out.printf("%s FAILED %.1f %s%n", mode, (System.nanoTime() - start) / 1e9, e.getMessage());
@@ -179,7 +181,7 @@ public final class DistAutogradFaultCheck {
         DistAutograd dist = agent.distAutograd();
         List<Tensor> abc = List.of(Tensor.rand(3, 3).requiresGrad(true), Tensor.rand(3, 3).requiresGrad(true),
                 Tensor.rand(3, 3).requiresGrad(true));
-        java.util.Map<Tensor, Tensor> grads;
+        Map<Tensor, Tensor> grads;
         try (DistAutograd.Context context = dist.context()) {
             Tensor d = agent.rpcSync("worker1", "builtin.add", abc.get(0), abc.get(1));
             Tensor e = agent.rpcSync("worker1", "builtin.mul", d, abc.get(2));
@@ -194,13 +196,13 @@ public final class DistAutogradFaultCheck {
         for (int i = 0; i < 3; i++) {
             float[] want = local.get(i).grad().toFloatArray();
             Tensor got = grads.get(abc.get(i));
-            same &= got != null && java.util.Arrays.equals(want, got.toFloatArray());
+            same &= got != null && Arrays.equals(want, got.toFloatArray());
         }
         System.out.println("BUILTINS OK " + same);
     }
 
     private static boolean ones(Tensor t) {
-        return t != null && java.util.Arrays.equals(t.toFloatArray(), Tensor.ones(3, 3).toFloatArray());
+        return t != null && Arrays.equals(t.toFloatArray(), Tensor.ones(3, 3).toFloatArray());
     }
 
     private static void late(RpcAgent agent, int rank, CountDownLatch slowStarted) throws Exception {

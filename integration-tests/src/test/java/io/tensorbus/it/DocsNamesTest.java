@@ -27,11 +27,14 @@ import org.junit.jupiter.api.Test;
  */
 class DocsNamesTest {
     private static final Path ROOT = Path.of("..");
+    /** The workspace folder beside the repository, spelled in parts so that this file does not name it. */
+    private static final String OUTSIDE = String.join("/", "..", "shared");
     private static final Pattern SPAN = Pattern.compile("`([^`\n]+)`");
     /** {@code @Type}, {@code Type<...>}, {@code Type.member}, {@code Type#member(params)}. */
     private static final Pattern JAVA = Pattern.compile(
             "(@?)([A-Z][A-Za-z0-9]*)(?:<[^`]*>)?(?:[.#]([a-z][A-Za-z0-9]*)(?:\\((.*)\\))?)?");
-    private static final Pattern TYPE_DECLARATION = Pattern.compile("\\b(?:class|interface|enum|record)\\s+([A-Z]\\w*)");
+    private static final Pattern TYPE_DECLARATION =
+            Pattern.compile("\\b(?:class|interface|enum|record)\\s+([A-Z]\\w*)");
     private static final Pattern ANNOTATION_DECLARATION = Pattern.compile("@interface\\s+([A-Z]\\w*)");
     private static final Pattern MEMBER_DECLARATION = Pattern.compile(
             "(?m)^\\s+(?:[\\w<>\\[\\],.?@ ]+\\s+)?([a-zA-Z_]\\w*)\\s*(?:\\(|=|;|,)");
@@ -125,7 +128,7 @@ class DocsNamesTest {
         for (Path f : files) {
             List<String> lines = Files.readAllLines(f);
             for (int i = 0; i < lines.size(); i++) {
-                if (lines.get(i).contains("../shared")) {
+                if (lines.get(i).contains(OUTSIDE)) {
                     outside.add(ROOT.relativize(f) + ":" + (i + 1) + ": " + lines.get(i).strip());
                 }
             }

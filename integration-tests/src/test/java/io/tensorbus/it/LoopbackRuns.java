@@ -27,7 +27,8 @@ public final class LoopbackRuns {
 
     /** The pipeline's master and shard verticles under {@code VertxApplication}, three ranks. */
     public static final Job PIPELINE = new Job(List.of("--nproc-per-node", "3"), List.of(
-            "io.vertx.launcher.application.VertxApplication", "io.tensorbus.workloads.pipeline.PipelineResNet50Verticle",
+            "io.vertx.launcher.application.VertxApplication",
+            "io.tensorbus.workloads.pipeline.PipelineResNet50Verticle",
             "-conf", "{\"microBatches\": [2], \"batch\": 4, \"img\": 32, \"batches\": 2}"));
     /** The parameter-server verticle under the legacy {@code io.vertx.core.Launcher}, a server and one trainer. */
     public static final Job PARAMETER_SERVER = new Job(List.of("--nproc-per-node", "2", "--timeout", "120"), List.of(

@@ -1,19 +1,19 @@
 package io.tensorbus.it;
 
-import io.tensorbus.workloads.cli.Launcher;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.tensorbus.workloads.cli.Launcher;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * Every {@code ProcessGroup} operation across real JVMs: {@code tensorbus launch} (in-process, as
@@ -42,7 +42,7 @@ class MultiJvmCollectivesTest {
         ByteArrayOutputStream err = new ByteArrayOutputStream();
         // A 30 s group timeout (every operation here takes well under a second), and --timeout bounds the
         // whole job: the launcher stops every child and returns 124 when it runs out.
-        List<String> args = new java.util.ArrayList<>(List.of("--nproc-per-node", String.valueOf(world), "--timeout",
+        List<String> args = new ArrayList<>(List.of("--nproc-per-node", String.valueOf(world), "--timeout",
                 "100", CollectivesCheck.class.getName(), "30"));
         args.addAll(List.of(properties));
         int code = Launcher.run(args,

@@ -7,8 +7,12 @@ import io.tensorbus.workloads.cli.Launcher;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -20,7 +24,7 @@ class MultiJvmRpcTest {
     private final ByteArrayOutputStream err = new ByteArrayOutputStream();
 
     private int launch(int world, String mode, int timeoutSeconds, String... more) {
-        List<String> args = new java.util.ArrayList<>(List.of("--nproc-per-node", String.valueOf(world), "--timeout",
+        List<String> args = new ArrayList<>(List.of("--nproc-per-node", String.valueOf(world), "--timeout",
                 String.valueOf(timeoutSeconds), RpcCheck.class.getName(), mode));
         args.addAll(List.of(more));
         return Launcher.run(args,
@@ -66,8 +70,8 @@ class MultiJvmRpcTest {
             assertTrue(o.contains("STILL OK"), o);
             for (int r = 0; r < 3; r++) {
                 long pid = job.get(r).pid();
-                try (java.util.stream.Stream<java.nio.file.Path> files = java.nio.file.Files.list(
-                        java.nio.file.Path.of("/dev/shm"))) {
+                try (Stream<Path> files = Files.list(
+                        Path.of("/dev/shm"))) {
                     assertEquals(List.of(), files.filter(f -> f.getFileName().toString()
                             .startsWith("tensorbus-" + pid + "-")).toList(), "no channel file of worker" + r + " left");
                 }

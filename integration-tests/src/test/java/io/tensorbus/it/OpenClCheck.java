@@ -27,8 +27,8 @@ import org.junit.jupiter.api.Assumptions;
  * One rank of the multi-JVM OpenCL check, started by {@code tensorbus launch}: a group on the {@code opencl}
  * backend all-reduces a {@code cl_mem} that plain JOCL code (its own context and queue, as a user's) created and
  * filled, reads the result back with JOCL, then all-reduces, broadcasts and all-gathers tensors on
- * {@code opencl:0} of 4 KiB and 64 MiB, and all-gathers into one device tensor. Prints {@code OPENCL OK <n> checks} and exits 0, or
- * {@code OPENCL FAILED <step>: <error>} and exits 1.
+ * {@code opencl:0} of 4 KiB and 64 MiB, and all-gathers into one device tensor. Prints {@code OPENCL OK <n> checks} and
+ * exits 0, or {@code OPENCL FAILED <step>: <error>} and exits 1.
  */
 public final class OpenClCheck {
     private static final Device CL0 = Device.opencl(0);
@@ -157,7 +157,8 @@ public final class OpenClCheck {
         int n = t.numel();
         for (int i : new int[] {0, n / 2, n - 1}) {
             if (t.getDouble(i) != value) {
-                throw new IllegalStateException(what + ": element " + i + " is " + t.getDouble(i) + ", expected " + value);
+                throw new IllegalStateException(what + ": element " + i + " is " + t.getDouble(i) + ", expected "
+                        + value);
             }
         }
     }

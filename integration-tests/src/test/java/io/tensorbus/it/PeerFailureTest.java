@@ -1,24 +1,29 @@
 package io.tensorbus.it;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import io.tensorbus.c10d.JobSecret;
 import io.tensorbus.distributed.TcpStore;
 import io.vertx.core.Vertx;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.function.IntFunction;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNotEquals;
-import static org.junit.jupiter.api.Assertions.assertNotNull;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Failures across real JVMs that this test starts itself ({@link ChildJvm}), with the rendezvous store hosted
@@ -60,7 +65,7 @@ class PeerFailureTest {
 
     /** The environment of rank {@code rank}, plus {@code extra}. */
     private static Map<String, String> env(int rank, int worldSize, String job, Map<String, String> extra) {
-        Map<String, String> env = new java.util.HashMap<>(extra);
+        Map<String, String> env = new HashMap<>(extra);
         env.putAll(base(rank, worldSize, job));
         return env;
     }
@@ -108,7 +113,7 @@ class PeerFailureTest {
      * {@code extra} adds to each rank's environment.
      */
     private static void rankTwoDiesAndTheOthersFailNamingIt(String mode, String reached,
-            java.util.function.IntFunction<Map<String, String>> extra) throws Exception {
+            IntFunction<Map<String, String>> extra) throws Exception {
         List<ChildJvm> jvms = new ArrayList<>();
         // Each test's job rendezvouses under its own name in the shared store.
         String job = mode + "-" + extra.apply(0).getOrDefault("TENSORBUS_CHECK_BACKEND", "tcp");
@@ -147,12 +152,12 @@ class PeerFailureTest {
      * The shared-memory channel files of {@code jvms} (named for the creating JVM's pid) that still exist: the
      * tcp backend deletes each as soon as both ranks mapped it, so none may outlive set-up, however the JVMs end.
      */
-    private static void assertNoSharedMemoryLeft(List<ChildJvm> jvms) throws java.io.IOException {
-        java.nio.file.Path shm = java.nio.file.Path.of("/dev/shm");
-        if (!java.nio.file.Files.isDirectory(shm)) {
+    private static void assertNoSharedMemoryLeft(List<ChildJvm> jvms) throws IOException {
+        Path shm = Path.of("/dev/shm");
+        if (!Files.isDirectory(shm)) {
             return;
         }
-        try (var files = java.nio.file.Files.list(shm)) {
+        try (var files = Files.list(shm)) {
             List<String> left = files.map(f -> f.getFileName().toString())
                     .filter(n -> jvms.stream().anyMatch(j -> n.startsWith("tensorbus-" + j.pid() + "-"))).toList();
             assertEquals(List.of(), left, "channel files left in /dev/shm\n" + outputs(jvms));

@@ -173,7 +173,8 @@ class ProcessExitTest {
             }
             String failure = lastLine(launchers.get(0).output(), "tensorbus launch: failed: ");
             assertTrue(failure.contains("rank 2") || failure.contains("rank 3"), failure + "\n" + outputs(launchers));
-            System.out.println("node 1's launcher was killed; node 0's ended " + (System.nanoTime() - killed) / 1_000_000
+            System.out.println("node 1's launcher was killed; node 0's ended "
+                    + (System.nanoTime() - killed) / 1_000_000
                     + " ms later: " + failure);
         } finally {
             launchers.forEach(ChildJvm::close);

@@ -1,6 +1,10 @@
 package io.tensorbus.it;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import io.tensorbus.workloads.cli.Launcher;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.PrintStream;
@@ -15,9 +19,6 @@ import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * torchrun's restarts on the DDP workload: {@code tensorbus launch --max-restarts 1 ddp-fashion-mnist
@@ -57,10 +58,12 @@ class RestartTest {
         return new LaunchResult(code, out.toString(), err.toString());
     }
 
-    /** A stream that keeps what is written and runs {@code action} on a thread of its own once {@code trigger} shows. */
+    /**
+     * A stream that keeps what is written and runs {@code action} on a thread of its own once {@code trigger} shows.
+     */
     private static PrintStream watching(StringBuffer text, String trigger, Runnable action) {
         OutputStream sink = new OutputStream() {
-            private final java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+            private final ByteArrayOutputStream bytes = new ByteArrayOutputStream();
             private boolean fired;
 
             @Override

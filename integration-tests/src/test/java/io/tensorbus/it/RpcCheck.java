@@ -1,5 +1,6 @@
 package io.tensorbus.it;
 
+import io.tensorbus.DType;
 import io.tensorbus.distributed.rpc.RRef;
 import io.tensorbus.distributed.rpc.RemoteException;
 import io.tensorbus.distributed.rpc.Rpc;
@@ -105,7 +106,7 @@ public final class RpcCheck {
         Tensor sum = agent.rpcSync("worker1", "builtin.add", Tensor.ones(1000), Tensor.ones(1000));
         expect(2000.0, sum.sum().item());
         // Four times a ring each way: written while the callee reads, answered from a pool thread.
-        Tensor big = Tensor.arange(0, 4 << 20, 1, io.tensorbus.DType.FLOAT32);
+        Tensor big = Tensor.arange(0, 4 << 20, 1, DType.FLOAT32);
         Tensor back = agent.rpcSync("worker1", "builtin.echo", big);
         for (int i : new int[] {0, 12345, 1 << 20, (3 << 20) + 7, (4 << 20) - 1}) {
             expect(big.getDouble(i), back.getDouble(i));

@@ -83,7 +83,8 @@ class UserProgramLaunchTest {
         manifest.getMainAttributes().put(Attributes.Name.MANIFEST_VERSION, "1.0");
         manifest.getMainAttributes().put(Attributes.Name.MAIN_CLASS, MAIN);
         manifest.getMainAttributes().putValue("Add-Opens", "java.base/java.lang");
-        try (OutputStream file = Files.newOutputStream(jar); JarOutputStream out = new JarOutputStream(file, manifest)) {
+        try (OutputStream file = Files.newOutputStream(jar); JarOutputStream out = new JarOutputStream(file,
+                manifest)) {
             out.putNextEntry(new JarEntry("com/example/user/UserTrain.class"));
             out.write(Files.readAllBytes(classes.resolve("com/example/user/UserTrain.class")));
             out.closeEntry();
@@ -127,7 +128,8 @@ class UserProgramLaunchTest {
     void aClassOfTheDefaultPackageRunsWhenItsClassPathIsGiven() {
         LaunchResult r = LaunchResult.launch("--nproc-per-node", "2", "-cp", classes.toString(), "Hello");
         assertEquals(0, r.code(), r.toString());
-        assertTrue(r.out().contains("[rank 0] HELLO rank 0") && r.out().contains("[rank 1] HELLO rank 1"), r.toString());
+        assertTrue(r.out().contains("[rank 0] HELLO rank 0") && r.out().contains("[rank 1] HELLO rank 1"),
+                r.toString());
     }
 
     @Test

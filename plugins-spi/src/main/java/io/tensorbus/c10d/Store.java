@@ -8,6 +8,11 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Function;
 
 /**
  * The rendezvous key-value store that processes of a job share, as c10d's {@code Store}: backends publish
@@ -157,13 +162,13 @@ public interface Store extends AutoCloseable {
                 return Future.succeededFuture(item);
             }
             if (System.nanoTime() >= deadline) {
-                return Future.failedFuture(new java.util.concurrent.TimeoutException("queuePop of key '" + key
+                return Future.failedFuture(new TimeoutException("queuePop of key '" + key
                         + "': the queue stayed empty for " + limit));
             }
             // No store offers a wait for "not empty": look again shortly.
-            java.util.concurrent.Executor later = java.util.concurrent.CompletableFuture.delayedExecutor(2,
-                    java.util.concurrent.TimeUnit.MILLISECONDS);
-            return Future.fromCompletionStage(java.util.concurrent.CompletableFuture.runAsync(() -> { }, later))
+            Executor later = CompletableFuture.delayedExecutor(2,
+                    TimeUnit.MILLISECONDS);
+            return Future.fromCompletionStage(CompletableFuture.runAsync(() -> { }, later))
                     .compose(v -> queuePopBefore(key, deadline, limit));
         });
     }
@@ -174,7 +179,7 @@ public interface Store extends AutoCloseable {
      * {@code change} returned, or null when it returned null (nothing to change, nothing written).
      */
     private Future<byte[]> queueChange(String key, byte[] current,
-                                       java.util.function.Function<List<byte[]>, byte[]> change) {
+                                       Function<List<byte[]>, byte[]> change) {
         List<byte[]> items = StoreQueue.items(key, current);
         byte[] result = change.apply(items);
         if (result == null && current.length > 0) {

@@ -7,7 +7,8 @@ import java.util.List;
 import java.util.ServiceLoader;
 
 /**
- * A communication backend plugin, found by {@link ServiceLoader} ({@code META-INF/services/io.tensorbus.spi.BackendProvider}).
+ * A communication backend plugin, found by {@link ServiceLoader} ({@code
+ * META-INF/services/io.tensorbus.spi.BackendProvider}).
  * Discovery is cheap: {@link #isAvailable()} must not load native libraries eagerly beyond a check, and a
  * provider that cannot run here (no GPU, no OpenCL platform) says why in {@link #unavailabilityCause()}.
  */

@@ -169,19 +169,23 @@ public final class DeviceKernels {
                 return (ushort) ((bits + 0x7fff + ((bits >> 16) & 1)) >> 16);
             }
 
-            KERNEL void reduce_float32(GLOBAL float* acc, ulong ao, GLOBAL const float* src, ulong so, ulong n, int op) {
+            KERNEL void reduce_float32(GLOBAL float* acc, ulong ao,
+                    GLOBAL const float* src, ulong so, ulong n, int op) {
                 size_t i = GID;
                 if (i < n) acc[ao + i] = fcombine(acc[ao + i], src[so + i], op);
             }
 
-            KERNEL void reduce_float16(GLOBAL HALF_T* acc, ulong ao, GLOBAL const HALF_T* src, ulong so, ulong n, int op) {
+            KERNEL void reduce_float16(GLOBAL HALF_T* acc, ulong ao,
+                    GLOBAL const HALF_T* src, ulong so, ulong n, int op) {
                 size_t i = GID;
                 if (i < n) STORE_HALF(fcombine(LOAD_HALF(acc, ao + i), LOAD_HALF(src, so + i), op), acc, ao + i);
             }
 
-            KERNEL void reduce_bfloat16(GLOBAL ushort* acc, ulong ao, GLOBAL const ushort* src, ulong so, ulong n, int op) {
+            KERNEL void reduce_bfloat16(GLOBAL ushort* acc, ulong ao,
+                    GLOBAL const ushort* src, ulong so, ulong n, int op) {
                 size_t i = GID;
-                if (i < n) acc[ao + i] = reduce_float_to_bf16(fcombine(bf16_to_float(acc[ao + i]), bf16_to_float(src[so + i]), op));
+                if (i < n) acc[ao + i] = reduce_float_to_bf16(
+                        fcombine(bf16_to_float(acc[ao + i]), bf16_to_float(src[so + i]), op));
             }
 
             KERNEL void reduce_int32(GLOBAL int* acc, ulong ao, GLOBAL const int* src, ulong so, ulong n, int op) {
@@ -235,7 +239,8 @@ public final class DeviceKernels {
                 }
             }
 
-            KERNEL void reduce_float64(GLOBAL double* acc, ulong ao, GLOBAL const double* src, ulong so, ulong n, int op) {
+            KERNEL void reduce_float64(GLOBAL double* acc, ulong ao,
+                    GLOBAL const double* src, ulong so, ulong n, int op) {
                 size_t i = GID;
                 if (i < n) acc[ao + i] = dcombine(acc[ao + i], src[so + i], op);
             }
@@ -404,11 +409,13 @@ public final class DeviceKernels {
                     + storeDouble(d, "out", "oo + i", "(double) r");
         } else {
             // Integers wrap, as Java's: unsigned arithmetic has no undefined overflow.
-            body = "ulong x = (ulong) a[ao + i];\n        ulong y = scalar ? (ulong) convert_long_sat_rtz(sv) : (ulong) b[bo + i * bs];\n        "
+            body = "ulong x = (ulong) a[ao + i];\n        ulong y = scalar ? (ulong) convert_long_sat_rtz(sv) : "
+                    + "(ulong) b[bo + i * bs];\n        "
                     + "ulong r = op == 0 ? x + y : op == 1 ? x - y : x * y;\n        out[oo + i] = (" + t + ") r;";
         }
         return "KERNEL void " + elementwiseName(d) + "(GLOBAL const " + t + "* a, ulong ao, GLOBAL const " + t
-                + "* b, ulong bo, GLOBAL " + t + "* out, ulong oo, ulong n, ulong bs, int op, double sv, int scalar) {\n"
+                + "* b, ulong bo, GLOBAL " + t
+                + "* out, ulong oo, ulong n, ulong bs, int op, double sv, int scalar) {\n"
                 + "    size_t i = GID;\n    if (i < n) {\n        " + body + "\n    }\n}\n\n";
     }
 

@@ -74,7 +74,8 @@ public interface DeviceRuntime {
      * @throws IllegalArgumentException when the dtypes differ, a range lies outside its buffer or {@code op} is
      *         not defined for the dtype
      */
-    CompletableFuture<Void> reduce(ReduceOp op, DeviceBuffer acc, long accOffset, DeviceBuffer src, long srcOffset, long bytes);
+    CompletableFuture<Void> reduce(ReduceOp op, DeviceBuffer acc, long accOffset, DeviceBuffer src, long srcOffset,
+            long bytes);
 
     /**
      * Divides {@code bytes} bytes of {@code acc} from {@code offset} by {@code divisor}: the last step of

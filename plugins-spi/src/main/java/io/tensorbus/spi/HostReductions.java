@@ -2,6 +2,7 @@ package io.tensorbus.spi;
 
 import io.tensorbus.DType;
 import io.tensorbus.c10d.ReduceOp;
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
@@ -29,7 +30,7 @@ public final class HostReductions {
     private static final long STAGE_BYTES = 64 * 1024;
     /** Per thread, two native blocks that heap operands are copied through (accumulator, source). */
     private static final ThreadLocal<MemorySegment[]> STAGE = ThreadLocal.withInitial(() -> {
-        java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofAuto();
+        Arena arena = Arena.ofAuto();
         return new MemorySegment[] {arena.allocate(STAGE_BYTES, 64), arena.allocate(STAGE_BYTES, 64)};
     });
 
@@ -66,8 +67,10 @@ public final class HostReductions {
         MemorySegment[] stage = STAGE.get();
         for (long at = 0; at < acc.byteSize(); at += STAGE_BYTES) {
             long len = Math.min(STAGE_BYTES, acc.byteSize() - at);
-            MemorySegment a = acc.isNative() ? acc.asSlice(at, len) : stage[0].asSlice(0, len).copyFrom(acc.asSlice(at, len));
-            MemorySegment s = src.isNative() ? src.asSlice(at, len) : stage[1].asSlice(0, len).copyFrom(src.asSlice(at, len));
+            MemorySegment a = acc.isNative() ? acc.asSlice(at, len)
+                    : stage[0].asSlice(0, len).copyFrom(acc.asSlice(at, len));
+            MemorySegment s = src.isNative() ? src.asSlice(at, len)
+                    : stage[1].asSlice(0, len).copyFrom(src.asSlice(at, len));
             reduceNative(op, dtype, a, s);
             if (!acc.isNative()) {
                 acc.asSlice(at, len).copyFrom(a);

@@ -4,6 +4,7 @@ import io.tensorbus.DType;
 import io.tensorbus.c10d.ReduceOp;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
@@ -242,7 +243,7 @@ public abstract class KernelDeviceRuntime<B extends DeviceBuffer> implements Dev
         List<Object> out = new ArrayList<>();
         for (Object p : parts) {
             if (p instanceof Object[] pair) {
-                out.addAll(java.util.Arrays.asList(pair));
+                out.addAll(Arrays.asList(pair));
             } else {
                 out.add(p);
             }

@@ -1,5 +1,10 @@
 package io.tensorbus.spi;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import io.tensorbus.c10d.AuthenticationException;
 import io.tensorbus.c10d.JobSecret;
 import io.vertx.core.Future;
@@ -10,16 +15,18 @@ import io.vertx.core.net.NetClient;
 import io.vertx.core.net.NetServer;
 import io.vertx.core.net.NetSocket;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.logging.Handler;
+import java.util.logging.Level;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertInstanceOf;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Both sides of {@link SecretHandshake} over loopback, and peers that break it. */
 @Timeout(value = 30, unit = TimeUnit.SECONDS)
@@ -159,11 +166,11 @@ class SecretHandshakeTest {
 
     @Test
     void aStrangerIsDroppedAtItsFirstWrongByteAndOneThatStallsAtTheDeadlineBothCountedAndLogged() throws Exception {
-        java.util.logging.Logger log = java.util.logging.Logger.getLogger(SecretHandshake.class.getName());
-        java.util.List<String> lines = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
-        java.util.logging.Handler handler = new java.util.logging.Handler() {
+        Logger log = Logger.getLogger(SecretHandshake.class.getName());
+        List<String> lines = Collections.synchronizedList(new ArrayList<>());
+        Handler handler = new Handler() {
             @Override
-            public void publish(java.util.logging.LogRecord r) {
+            public void publish(LogRecord r) {
                 lines.add(r.getLevel() + " " + r.getMessage());
             }
 
@@ -176,7 +183,7 @@ class SecretHandshakeTest {
             }
         };
         log.addHandler(handler);
-        log.setLevel(java.util.logging.Level.ALL);
+        log.setLevel(Level.ALL);
         long before = SecretHandshake.refusedConnections();
         try {
             strangerAndStaller();

@@ -119,7 +119,8 @@ public final class Autograd {
         for (int i = 0; i < inputs.size(); i++) {
             Edge e = gradientEdge(Objects.requireNonNull(inputs.get(i), "input " + i));
             if (e == null) {
-                throw new IllegalArgumentException("input " + i + " does not require grad; call requiresGrad(true) on it");
+                throw new IllegalArgumentException("input " + i
+                        + " does not require grad; call requiresGrad(true) on it");
             }
             captures.add(e);
         }

@@ -225,7 +225,8 @@ public final class DataLoader<T> implements Iterable<Batch> {
          */
         public DataLoader<T> build() {
             if (sampler != null && shuffle) {
-                throw new IllegalArgumentException("sampler is mutually exclusive with shuffle: shuffle in the sampler");
+                throw new IllegalArgumentException(
+                        "sampler is mutually exclusive with shuffle: shuffle in the sampler");
             }
             return new DataLoader<>(this, seed != null ? seed
                     : Generator.defaultGenerator().nextLong(Long.MIN_VALUE, Long.MAX_VALUE));

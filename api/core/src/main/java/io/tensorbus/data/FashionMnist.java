@@ -10,6 +10,7 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Objects;
 
 /**
  * Zalando's Fashion-MNIST: 28x28 grey images of 10 kinds of clothing, 60,000 for training and 10,000 for
@@ -143,7 +144,8 @@ public final class FashionMnist implements Dataset<List<Tensor>>, Gather {
             }
         }
         throw new NoSuchFileException(dir.resolve(name + ".gz").toString(), null, "neither " + name + " nor " + name
-                + ".gz exists in " + dir + "; expected the Fashion-MNIST " + (name.contains("images") ? "images" : "labels")
+                + ".gz exists in " + dir + "; expected the Fashion-MNIST "
+                + (name.contains("images") ? "images" : "labels")
                 + " file in IDX format, plain or gzip");
     }
 
@@ -158,7 +160,7 @@ public final class FashionMnist implements Dataset<List<Tensor>>, Gather {
     }
 
     private static FashionMnist of(boolean train, Normalization norm, Idx.Raw x, Idx.Raw y) throws IOException {
-        java.util.Objects.requireNonNull(norm, "normalization");
+        Objects.requireNonNull(norm, "normalization");
         if (x.dims()[1] != IMAGE_SIZE || x.dims()[2] != IMAGE_SIZE) {
             throw new TensorFormatException(x.source(), "images are " + x.dims()[1] + "x" + x.dims()[2]
                     + "; Fashion-MNIST images are 28x28");
@@ -207,7 +209,7 @@ public final class FashionMnist implements Dataset<List<Tensor>>, Gather {
     /** {@code [image float32 [1, 28, 28], label int64 0-d]}, views of {@link #images()} and {@link #labels()}. */
     @Override
     public List<Tensor> get(int index) {
-        java.util.Objects.checkIndex(index, size());
+        Objects.checkIndex(index, size());
         return List.of(images.get(index), labels.get(index));
     }
 

@@ -1,5 +1,6 @@
 package io.tensorbus.data;
 
+import java.util.Arrays;
 import java.util.PrimitiveIterator;
 
 /**
@@ -34,6 +35,6 @@ public interface Sampler extends Iterable<Integer> {
         while (it.hasNext() && n < out.length) {
             out[n++] = it.nextInt();
         }
-        return n == out.length ? out : java.util.Arrays.copyOf(out, n);
+        return n == out.length ? out : Arrays.copyOf(out, n);
     }
 }

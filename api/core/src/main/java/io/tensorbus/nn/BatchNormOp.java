@@ -6,6 +6,7 @@ import io.tensorbus.autograd.SavedTensor;
 import io.tensorbus.internal.tensor.BatchNormKernel;
 import io.tensorbus.internal.tensor.Shapes;
 import io.tensorbus.tensor.Tensor;
+import java.util.Arrays;
 
 /**
  * Batch normalisation over dimension 1 with its own kernels (statistics, normalisation and backward in a
@@ -81,7 +82,7 @@ final class BatchNormOp {
 
     private static double[] ones(int n) {
         double[] a = new double[n];
-        java.util.Arrays.fill(a, 1.0);
+        Arrays.fill(a, 1.0);
         return a;
     }
 

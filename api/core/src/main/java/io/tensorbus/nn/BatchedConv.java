@@ -86,7 +86,8 @@ final class BatchedConv {
                     // A plain copy: adding a zero bias would turn -0.0 into 0.0.
                     MemorySegment.copy(result, bytes(d, from), dst, bytes(d, to), bytes(d, p));
                 } else if (d.isFloat()) {
-                    FloatKernels.addScalar(result, from, bs.getAtIndex(ValueLayout.JAVA_FLOAT, bo + channel), dst, to, p);
+                    FloatKernels.addScalar(result, from, bs.getAtIndex(ValueLayout.JAVA_FLOAT, bo + channel), dst, to,
+                            p);
                 } else {
                     double c = bs.getAtIndex(ValueLayout.JAVA_DOUBLE, bo + channel);
                     for (int i = 0; i < p; i++) {

@@ -100,7 +100,8 @@ final class ConvOps {
         boolean transposed = needX && !d.pointwise() && d.g.isSamePlane();
         Tensor wFlip = transposed ? flippedTransposed(w, d) : null;
         MemorySegment gcol = d.pointwise() || !needX ? null
-                : Scratch.get(1, transposed ? (long) d.og * d.g.kH() * d.g.kW() * d.p * (d.isFloat ? 4 : 8) : d.colBytes());
+                : Scratch.get(1, transposed ? (long) d.og * d.g.kH() * d.g.kW() * d.p * (d.isFloat ? 4 : 8)
+                : d.colBytes());
         MemorySegment gys = memory(gy);
         for (int n = 0; n < d.n; n++) {
             for (int gi = 0; gi < d.groups; gi++) {
@@ -187,7 +188,8 @@ final class ConvOps {
 
     private static Dims check(Tensor x, Tensor w, Tensor b, int[] stride, int[] padding, int[] dilation, int groups) {
         if (x.dim() != 4) {
-            throw new IllegalArgumentException("conv2d: expected a 4-d input [N, C, H, W], got shape " + Shapes.str(x.shape()));
+            throw new IllegalArgumentException("conv2d: expected a 4-d input [N, C, H, W], got shape "
+                    + Shapes.str(x.shape()));
         }
         if (w.dim() != 4) {
             throw new IllegalArgumentException("conv2d: expected a 4-d weight [out, in/groups, kH, kW], got shape "

@@ -1,6 +1,7 @@
 package io.tensorbus.nn;
 
 import io.tensorbus.tensor.Tensor;
+import java.util.Objects;
 
 /** Cross entropy of logits against int64 class targets, as {@code torch.nn.CrossEntropyLoss}. */
 public final class CrossEntropyLoss {
@@ -17,7 +18,7 @@ public final class CrossEntropyLoss {
     public CrossEntropyLoss(Tensor weight, int ignoreIndex, Reduction reduction) {
         this.weight = weight;
         this.ignoreIndex = ignoreIndex;
-        this.reduction = java.util.Objects.requireNonNull(reduction, "reduction");
+        this.reduction = Objects.requireNonNull(reduction, "reduction");
     }
 
     /** The loss of {@code logits} ({@code [N, C, ...]}) at {@code target} ({@code [N, ...]}). */

@@ -24,7 +24,8 @@ public final class Functional {
     public static Tensor linear(Tensor x, Tensor weight, Tensor bias) {
         Objects.requireNonNull(x, "x");
         if (weight.dim() != 2) {
-            throw new IllegalArgumentException("linear: weight must be 2-d [out, in], got " + Shapes.str(weight.shape()));
+            throw new IllegalArgumentException("linear: weight must be 2-d [out, in], got "
+                    + Shapes.str(weight.shape()));
         }
         if (x.dim() == 0 || x.size(-1) != weight.size(1)) {
             throw new IllegalArgumentException("linear: input of shape " + Shapes.str(x.shape()) + " has "
@@ -181,7 +182,8 @@ public final class Functional {
     }
 
     /** Cross entropy of unnormalised logits: {@code nllLoss(logSoftmax(logits, 1), ...)}. */
-    public static Tensor crossEntropy(Tensor logits, Tensor target, Tensor weight, int ignoreIndex, Reduction reduction) {
+    public static Tensor crossEntropy(Tensor logits, Tensor target, Tensor weight, int ignoreIndex,
+            Reduction reduction) {
         if (logits.dim() < 2) {
             throw new IllegalArgumentException("crossEntropy: expected logits [N, C, ...], got shape "
                     + Shapes.str(logits.shape()));

@@ -60,6 +60,7 @@ public final class Linear extends Module {
 
     @Override
     protected String extraRepr() {
-        return "in_features=" + inFeatures + ", out_features=" + outFeatures + ", bias=" + (bias != null ? "True" : "False");
+        return "in_features=" + inFeatures + ", out_features=" + outFeatures + ", bias="
+                + (bias != null ? "True" : "False");
     }
 }

@@ -6,6 +6,7 @@ import io.tensorbus.internal.tensor.Access;
 import io.tensorbus.internal.tensor.Shapes;
 import io.tensorbus.tensor.Tensor;
 import java.lang.foreign.MemorySegment;
+import java.util.Arrays;
 import java.util.Objects;
 
 /** The negative log-likelihood loss, which cross entropy builds on. */
@@ -109,7 +110,7 @@ final class LossOps {
     }
 
     private static boolean spatialTargetFits(Tensor input, Tensor target) {
-        return java.util.Arrays.equals(spatialTarget(input), target.shape());
+        return Arrays.equals(spatialTarget(input), target.shape());
     }
 
     private static void check(Tensor logp, Tensor tgt, Tensor input, Tensor target, Tensor weight) {

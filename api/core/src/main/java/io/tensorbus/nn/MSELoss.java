@@ -1,6 +1,7 @@
 package io.tensorbus.nn;
 
 import io.tensorbus.tensor.Tensor;
+import java.util.Objects;
 
 /** Mean squared error, as {@code torch.nn.MSELoss}. */
 public final class MSELoss {
@@ -13,7 +14,7 @@ public final class MSELoss {
 
     /** With a reduction. */
     public MSELoss(Reduction reduction) {
-        this.reduction = java.util.Objects.requireNonNull(reduction, "reduction");
+        this.reduction = Objects.requireNonNull(reduction, "reduction");
     }
 
     /** The loss of {@code input} against a {@code target} of the same shape. */

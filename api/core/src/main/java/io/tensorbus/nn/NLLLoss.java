@@ -1,6 +1,7 @@
 package io.tensorbus.nn;
 
 import io.tensorbus.tensor.Tensor;
+import java.util.Objects;
 
 /** Negative log-likelihood of log-probabilities against int64 class targets, as {@code torch.nn.NLLLoss}. */
 public final class NLLLoss {
@@ -17,7 +18,7 @@ public final class NLLLoss {
     public NLLLoss(Tensor weight, int ignoreIndex, Reduction reduction) {
         this.weight = weight;
         this.ignoreIndex = ignoreIndex;
-        this.reduction = java.util.Objects.requireNonNull(reduction, "reduction");
+        this.reduction = Objects.requireNonNull(reduction, "reduction");
     }
 
     /** The loss of {@code logProbs} ({@code [N, C, ...]}) at {@code target} ({@code [N, ...]}). */

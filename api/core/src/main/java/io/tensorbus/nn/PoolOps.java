@@ -72,7 +72,8 @@ final class PoolOps {
     static Tensor adaptiveAvgPool2d(Tensor input, int outH, int outW) {
         checkInput("adaptiveAvgPool2d", input);
         if (outH <= 0 || outW <= 0) {
-            throw new IllegalArgumentException("adaptiveAvgPool2d: output size must be positive, got " + outH + "x" + outW);
+            throw new IllegalArgumentException("adaptiveAvgPool2d: output size must be positive, got " + outH + "x"
+                    + outW);
         }
         return avg("AdaptiveAvgPool2DBackward0", input, Windows.adaptive(input.size(-2), input.size(-1), outH, outW));
     }

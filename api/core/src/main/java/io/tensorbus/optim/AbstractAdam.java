@@ -99,7 +99,8 @@ abstract class AbstractAdam extends Optimizer {
     }
 
     /** The options Adam and AdamW share on top of {@link Optimizer.Builder}'s. */
-    abstract static class AdamBuilder<B extends AdamBuilder<B, O>, O extends Optimizer> extends Optimizer.Builder<B, O> {
+    abstract static class AdamBuilder<B extends AdamBuilder<B, O>, O extends Optimizer> extends Optimizer.Builder<B,
+            O> {
         AdamBuilder(Map<String, Object> pytorchDefaults) {
             super(pytorchDefaults);
         }

@@ -1,10 +1,13 @@
 package io.tensorbus.tensor;
 
+import com.sun.management.OperatingSystemMXBean;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.management.ManagementFactory;
 import java.util.ArrayDeque;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
+import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -137,8 +140,8 @@ final class CachingHostAllocator {
 
     /** The memory of the machine or of the container this JVM runs in, in bytes. */
     static long totalMemory() {
-        if (java.lang.management.ManagementFactory.getOperatingSystemMXBean()
-                instanceof com.sun.management.OperatingSystemMXBean os) {
+        if (ManagementFactory.getOperatingSystemMXBean()
+                instanceof OperatingSystemMXBean os) {
             return os.getTotalMemorySize();
         }
         return Long.MAX_VALUE;
@@ -300,7 +303,7 @@ final class CachingHostAllocator {
             v /= 1024;
             u++;
         }
-        return String.format(java.util.Locale.ROOT, "%.1f %s", v, units[u]);
+        return String.format(Locale.ROOT, "%.1f %s", v, units[u]);
     }
 
     /** A freed block in the cache, and when it came back (the count of returns then). */

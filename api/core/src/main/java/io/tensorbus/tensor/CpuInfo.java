@@ -35,7 +35,8 @@ public record CpuInfo(String vendor, String model, int family, int modelNumber, 
     public static final List<String> KNOWN_FEATURES = List.of("fma", "avx2", "avx512f", "avx512bw", "avx512vl",
             "avx512_vnni", "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16");
 
-    private static final CpuInfo CURRENT = probe(Path.of("/proc/cpuinfo"), Path.of("/sys/devices/system/cpu/cpu0/cache"),
+    private static final CpuInfo CURRENT = probe(Path.of("/proc/cpuinfo"),
+            Path.of("/sys/devices/system/cpu/cpu0/cache"),
             Runtime.getRuntime().availableProcessors(), FloatVector.SPECIES_PREFERRED.vectorBitSize());
 
     /**
@@ -72,7 +73,8 @@ public record CpuInfo(String vendor, String model, int family, int modelNumber, 
 
     /** One line for people: model, vendor, family and model number, cores, caches and features. */
     public String describe() {
-        return String.format(Locale.ROOT, "%s (%s family %d model %d), %d core(s), L1d %s, L2 %s per core, L3 %s, %s: %s",
+        return String.format(Locale.ROOT,
+                "%s (%s family %d model %d), %d core(s), L1d %s, L2 %s per core, L3 %s, %s: %s",
                 model, vendor, family, modelNumber, cores, size(l1dBytes), size(l2Bytes), size(l3Bytes), capability(),
                 features.isEmpty() ? "no vector features found" : String.join(" ", orderedFeatures()));
     }

@@ -9,7 +9,8 @@ import java.util.random.RandomGeneratorFactory;
  * Not thread-safe: use one per thread, or the synchronized {@link #defaultGenerator()}.
  */
 public final class Generator {
-    private static final RandomGeneratorFactory<RandomGenerator> FACTORY = RandomGeneratorFactory.of("L64X128MixRandom");
+    private static final RandomGeneratorFactory<RandomGenerator> FACTORY =
+            RandomGeneratorFactory.of("L64X128MixRandom");
     private static final Generator DEFAULT = new Generator(0x5eed);
 
     private RandomGenerator random;

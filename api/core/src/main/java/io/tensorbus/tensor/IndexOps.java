@@ -97,9 +97,11 @@ final class IndexOps {
         MemorySegment src = t.storage().segment();
         MemorySegment dst = out.storage().segment();
         DType dt = t.dtype();
-        walk(idx, index.shape(), d, t, "gather", (p, off) -> Access.setDouble(dst, dt, p, Access.getDouble(src, dt, off)));
+        walk(idx, index.shape(), d, t, "gather",
+                (p, off) -> Access.setDouble(dst, dt, p, Access.getDouble(src, dt, off)));
         if (!dt.isFloatingPoint()) {
-            walk(idx, index.shape(), d, t, "gather", (p, off) -> Access.setLong(dst, dt, p, Access.getLong(src, dt, off)));
+            walk(idx, index.shape(), d, t, "gather",
+                    (p, off) -> Access.setLong(dst, dt, p, Access.getLong(src, dt, off)));
         }
         int[] inShape = t.shape();
         return Autograd.record("GatherBackward0", out, g -> new Tensor[] {
@@ -166,7 +168,8 @@ final class IndexOps {
 
     static Tensor oneHot(Tensor indices, int numClasses) {
         if (indices.dtype() != DType.INT64) {
-            throw new IllegalArgumentException("oneHot is only applicable to int64 index tensors, got " + indices.dtype());
+            throw new IllegalArgumentException("oneHot is only applicable to int64 index tensors, got "
+                    + indices.dtype());
         }
         long[] idx = indices.toLongArray();
         long max = -1;

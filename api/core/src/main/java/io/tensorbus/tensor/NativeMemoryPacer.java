@@ -29,11 +29,12 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p>Between those steps, under the serial collector with a small young generation (the launcher's ranks on a
  * machine with no more cores than ranks run with an 8 MiB one), a loop that allocates tensors and little else on
  * the heap would still hold hundreds of iterations of dead tensors between two young collections, and the C
- * library keeps the pages of the highest such point: resident memory creeps up with the rarest peaks. PyTorch frees a tensor the moment its last reference dies. So when the storage
- * alive has grown by {@code tensorbus.youngGcStepBytes} (16 MiB; 0 turns it off) since the last collection, the
- * pacer fills what is left of a small eden with short-lived arrays: a young collection (a millisecond or two)
- * finds the tensors that died since, and their storage goes back to the cache. Loops whose tensors go back at once
- * ({@code MemoryScope}, {@code Storage.release}) keep the storage alive flat and never trigger it.
+ * library keeps the pages of the highest such point: resident memory creeps up with the rarest peaks. PyTorch frees a
+ * tensor the moment its last reference dies. So when the storage alive has grown by {@code tensorbus.youngGcStepBytes}
+ * (16 MiB; 0 turns it off) since the last collection, the pacer fills what is left of a small eden with short-lived
+ * arrays: a young collection (a millisecond or two) finds the tensors that died since, and their storage goes back to
+ * the cache. Loops whose tensors go back at once ({@code MemoryScope}, {@code Storage.release}) keep the storage alive
+ * flat and never trigger it.
  */
 final class NativeMemoryPacer {
     private static final long STEP = Long.getLong("tensorbus.gcStepBytes", 256L << 20);

@@ -3,6 +3,7 @@ package io.tensorbus.tensor;
 import io.tensorbus.DType;
 import io.tensorbus.autograd.Autograd;
 import io.tensorbus.autograd.SavedTensor;
+import io.tensorbus.internal.tensor.Access;
 import io.tensorbus.internal.tensor.Elementwise.Binary;
 import io.tensorbus.internal.tensor.Elementwise.Unary;
 import io.tensorbus.internal.tensor.Elementwise;
@@ -10,6 +11,7 @@ import io.tensorbus.internal.tensor.FloatKernels;
 import io.tensorbus.internal.tensor.Shapes;
 import io.tensorbus.internal.tensor.Strided;
 import java.util.Arrays;
+import java.util.function.DoubleUnaryOperator;
 
 /** Elementwise arithmetic with broadcasting and type promotion, in-place variants, and their backward. */
 final class Ops {
@@ -227,8 +229,8 @@ final class Ops {
      * and TANH and the JIT's math intrinsics may round differently in interpreted and compiled code, so their
      * bits depend on how far the JIT got; StrictMath's are the same everywhere.
      */
-    private static Tensor transcendental(Tensor a, String name, java.util.function.DoubleUnaryOperator fast,
-            java.util.function.DoubleUnaryOperator strict, FloatKernels.Loop vector) {
+    private static Tensor transcendental(Tensor a, String name, DoubleUnaryOperator fast,
+            DoubleUnaryOperator strict, FloatKernels.Loop vector) {
         if (Determinism.areDeterministicAlgorithmsEnabled()) {
             return map(a, name, x -> (float) strict.applyAsDouble(x), strict::applyAsDouble);
         }
@@ -362,7 +364,7 @@ final class Ops {
 
     static void fill(Tensor t, double v) {
         Tensor src = Tensor.empty(t.dtype());
-        io.tensorbus.internal.tensor.Access.setDouble(src.storage().segment(), t.dtype(), 0, v);
+        Access.setDouble(src.storage().segment(), t.dtype(), 0, v);
         Strided.copy(expandedView(src, t.shape()), t.view(), t.shape());
     }
 

@@ -85,7 +85,8 @@ final class ReduceOps {
         DType resultType = t.dtype().isFloatingPoint() ? t.dtype() : DType.INT64;
         Tensor out = Tensor.empty(outType, outShape);
         if (ct == DType.FLOAT32 && t.dtype() == ct && sumTrailingRuns(t, mask, out)) {
-            return Autograd.record("SumBackward1", out, g -> new Tensor[] {expandBack(g[0], inShape, mask, keepDim)}, t);
+            return Autograd.record("SumBackward1", out, g -> new Tensor[] {expandBack(g[0], inShape, mask, keepDim)},
+                    t);
         }
         Tensor rows = rowsOf(t.dtype() == ct ? t : ViewOps.copyRaw(t, ct), mask);
         int outer = rows.size(0);
@@ -163,7 +164,9 @@ final class ReduceOps {
         return true;
     }
 
-    /** The sizes ({@code [0]}) and element strides ({@code [1]}) of the first {@code lead} dims that are reduced or not. */
+    /**
+     * The sizes ({@code [0]}) and element strides ({@code [1]}) of the first {@code lead} dims that are reduced or not.
+     */
     private static long[][] dimsWhere(int[] shape, long[] stride, boolean[] mask, int lead, boolean reduced) {
         int n = 0;
         for (int i = 0; i < lead; i++) {
@@ -290,7 +293,8 @@ final class ReduceOps {
         int d = Shapes.normalizeDim(dim, t.dim());
         int[] inShape = t.shape();
         if (t.dim() > 0 && inShape[d] == 0) {
-            throw new IllegalArgumentException((max ? "max" : "min") + "(): cannot reduce over a zero-size dimension " + d);
+            throw new IllegalArgumentException((max ? "max" : "min") + "(): cannot reduce over a zero-size dimension "
+                    + d);
         }
         boolean[] mask = new boolean[t.dim()];
         if (t.dim() > 0) {

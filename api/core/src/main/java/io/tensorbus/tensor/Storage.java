@@ -108,7 +108,9 @@ public final class Storage {
         return st;
     }
 
-    /** Moves this storage from scope {@code from} to {@code to} (null: none); false when {@code from} did not own it. */
+    /**
+     * Moves this storage from scope {@code from} to {@code to} (null: none); false when {@code from} did not own it.
+     */
     boolean moveScope(MemoryScope from, MemoryScope to) {
         return SCOPE.compareAndSet(this, from, to);
     }

@@ -56,7 +56,8 @@ public final class Tensor {
         Objects.requireNonNull(dtype, "dtype");
         int[] s = shape.clone();
         int n = Shapes.numel(s);
-        return new Tensor(Storage.allocate((long) n * dtype.byteSize()), dtype, s, Shapes.contiguousStrides(s), 0, null);
+        return new Tensor(Storage.allocate((long) n * dtype.byteSize()), dtype, s, Shapes.contiguousStrides(s), 0,
+                null);
     }
 
     /**
@@ -577,7 +578,8 @@ public final class Tensor {
      */
     public Tensor t() {
         if (shape.length > 2) {
-            throw new IllegalArgumentException("t() expects a tensor with <= 2 dimensions, got shape " + Shapes.str(shape));
+            throw new IllegalArgumentException("t() expects a tensor with <= 2 dimensions, got shape "
+                    + Shapes.str(shape));
         }
         return shape.length < 2 ? this : transpose(0, 1);
     }

@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.ForkJoinTask;
 import java.util.concurrent.ForkJoinWorkerThread;
+import java.util.concurrent.RejectedExecutionException;
 
 /**
  * The compute pool that CPU kernels run on, sized to the cores by default; {@link #set(int)} is PyTorch's
@@ -82,7 +83,7 @@ public final class Threads {
             int e = start + (int) ((long) n * (i + 1) / parts);
             try {
                 tasks.add(p.submit(() -> body.run(s, e)));
-            } catch (java.util.concurrent.RejectedExecutionException rejected) {
+            } catch (RejectedExecutionException rejected) {
                 // set() replaced the pool meanwhile: do this part here.
                 body.run(s, e);
             }

@@ -2,6 +2,7 @@ package io.tensorbus.tensor;
 
 import io.tensorbus.autograd.Autograd;
 import io.tensorbus.internal.tensor.Strided;
+import java.util.stream.IntStream;
 
 /**
  * Autograd for in-place writes through views (PyTorch's {@code CopySlices} and view regeneration): a
@@ -72,7 +73,7 @@ final class ViewHistory {
         }
         int[] shape = view.shape();
         int[] strides = view.strides();
-        int[] expanded = java.util.stream.IntStream.range(0, shape.length)
+        int[] expanded = IntStream.range(0, shape.length)
                 .filter(i -> strides[i] == 0 && shape[i] > 1).toArray();
         for (int i : expanded) {
             shape[i] = 1;

@@ -47,7 +47,8 @@ final class ViewOps {
         for (int i = 0; i < s.length; i++) {
             if (s[i] == -1) {
                 if (infer >= 0) {
-                    throw new IllegalArgumentException("only one dimension can be inferred (-1) in " + Shapes.str(shape));
+                    throw new IllegalArgumentException("only one dimension can be inferred (-1) in "
+                            + Shapes.str(shape));
                 }
                 infer = i;
             } else if (s[i] < 0) {

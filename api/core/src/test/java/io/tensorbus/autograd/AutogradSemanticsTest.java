@@ -5,8 +5,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.tensorbus.DType;
 import io.tensorbus.tensor.Tensor;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import org.junit.jupiter.api.Test;
@@ -42,7 +44,7 @@ class AutogradSemanticsTest {
         Tensor x = Tensor.zeros(4);
         Tensor w = Tensor.ones(2).requiresGrad(true);
         x.narrow(0, 0, 2).copyi(w.mul(3.0));
-        Tensor loss = x.mul(Tensor.arange(0, 4, 1, io.tensorbus.DType.FLOAT32)).sum();
+        Tensor loss = x.mul(Tensor.arange(0, 4, 1, DType.FLOAT32)).sum();
         assertTrue(loss.requiresGrad(), "the buffer holds values computed from w");
         loss.backward();
         assertNotNull(w.grad());
@@ -136,7 +138,7 @@ class AutogradSemanticsTest {
         int rounds = 500;
         CountDownLatch start = new CountDownLatch(1);
         List<Thread> ts = new ArrayList<>();
-        List<Throwable> errors = java.util.Collections.synchronizedList(new ArrayList<>());
+        List<Throwable> errors = Collections.synchronizedList(new ArrayList<>());
         for (int t = 0; t < threads; t++) {
             Thread th = new Thread(() -> {
                 try {

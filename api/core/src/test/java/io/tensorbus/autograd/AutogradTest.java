@@ -216,7 +216,8 @@ class AutogradTest {
 
     @Test
     void backwardOfATensorWithoutGraphFails() {
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Tensor.of(new double[] {1}).backward());
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> Tensor.of(new double[] {1}).backward());
         assertTrue(e.getMessage().contains("does not require grad"), e.getMessage());
     }
 

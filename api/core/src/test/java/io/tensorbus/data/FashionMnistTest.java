@@ -126,7 +126,8 @@ class FashionMnistTest {
 
     @Test
     void imagesMustBe28By28() throws IOException {
-        Files.write(dir.resolve("t10k-images-idx3-ubyte"), IdxTest.idx(Idx.IMAGES_MAGIC, new int[] {1, 2, 2}, new byte[4]));
+        Files.write(dir.resolve("t10k-images-idx3-ubyte"),
+                IdxTest.idx(Idx.IMAGES_MAGIC, new int[] {1, 2, 2}, new byte[4]));
         Files.write(dir.resolve("t10k-labels-idx1-ubyte"), IdxTest.idx(Idx.LABELS_MAGIC, new int[] {1}, new byte[1]));
         TensorFormatException e = assertThrows(TensorFormatException.class, () -> FashionMnist.load(dir, false));
         assertTrue(e.getMessage().contains("images are 2x2; Fashion-MNIST images are 28x28"), e.getMessage());
@@ -136,7 +137,8 @@ class FashionMnistTest {
     void labelsMustBeClasses() throws IOException {
         Files.write(dir.resolve("t10k-images-idx3-ubyte"),
                 IdxTest.idx(Idx.IMAGES_MAGIC, new int[] {2, 28, 28}, new byte[2 * 784]));
-        Files.write(dir.resolve("t10k-labels-idx1-ubyte"), IdxTest.idx(Idx.LABELS_MAGIC, new int[] {2}, new byte[] {1, 12}));
+        Files.write(dir.resolve("t10k-labels-idx1-ubyte"),
+                IdxTest.idx(Idx.LABELS_MAGIC, new int[] {2}, new byte[] {1, 12}));
         TensorFormatException e = assertThrows(TensorFormatException.class, () -> FashionMnist.load(dir, false));
         assertTrue(e.getMessage().contains("label 12 at index 1 is not one of the 10"), e.getMessage());
     }

@@ -144,14 +144,16 @@ class NpyTest {
 
     @Test
     void readsHeadersWithDoubleQuotesAndPython2Longs() throws IOException {
-        byte[] bytes = npy(1, "{\"shape\": (1L, 2L), \"fortran_order\": False, \"descr\": \"<i4\"}", le(new int[] {1, 2}));
+        byte[] bytes = npy(1, "{\"shape\": (1L, 2L), \"fortran_order\": False, \"descr\": \"<i4\"}",
+                le(new int[] {1, 2}));
         assertTensor(Npy.read(bytes), DType.INT32, new int[] {1, 2}, i -> i + 1);
     }
 
     @Test
     void readsFortranOrderHeaderWrittenByHand() throws IOException {
         // column-major [[1, 2, 3], [4, 5, 6]] is 1 4 2 5 3 6
-        byte[] bytes = npy(1, "{'descr': '<i4', 'fortran_order': True, 'shape': (2, 3), }", le(new int[] {1, 4, 2, 5, 3, 6}));
+        byte[] bytes = npy(1, "{'descr': '<i4', 'fortran_order': True, 'shape': (2, 3), }",
+                le(new int[] {1, 4, 2, 5, 3, 6}));
         assertTensor(Npy.read(bytes), DType.INT32, new int[] {2, 3}, i -> i + 1);
     }
 
@@ -194,25 +196,33 @@ class NpyTest {
                 "keys [descr, shape]", "exactly 'descr', 'fortran_order' and 'shape'");
         assertFormatError(() -> Npy.read(npy(1, "{'descr': '<f4', 'fortran_order': 0, 'shape': (2,), }", new byte[8])),
                 "'fortran_order' must be True or False");
-        assertFormatError(() -> Npy.read(npy(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2), }", new byte[8])),
+        assertFormatError(() -> Npy.read(npy(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2), }",
+                new byte[8])),
                 "one-element tuple needs a trailing comma");
-        assertFormatError(() -> Npy.read(npy(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (-2,), }", new byte[8])),
+        assertFormatError(() -> Npy.read(npy(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (-2,), }",
+                new byte[8])),
                 "negative");
-        assertFormatError(() -> Npy.read(npy(1, "{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (2,)}",
+        assertFormatError(() -> Npy.read(npy(1,
+                "{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (2,)}",
                 new byte[8])), "duplicate key 'descr'");
-        assertFormatError(() -> Npy.read(npy(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), } x", new byte[8])),
+        assertFormatError(() -> Npy.read(npy(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), } x",
+                new byte[8])),
                 "unexpected text after the header dict");
     }
 
     @Test
     void rejectsAnUnsupportedDescr() {
-        assertFormatError(() -> Npy.read(npy(1, "{'descr': '<c8', 'fortran_order': False, 'shape': (1,), }", new byte[8])),
+        assertFormatError(() -> Npy.read(npy(1, "{'descr': '<c8', 'fortran_order': False, 'shape': (1,), }",
+                new byte[8])),
                 "<npy bytes>: unsupported descr '<c8'; supported: <f2, <f4, <f8, <i4, <i8, |b1");
-        assertFormatError(() -> Npy.read(npy(1, "{'descr': '|O', 'fortran_order': False, 'shape': (1,), }", new byte[8])),
+        assertFormatError(() -> Npy.read(npy(1, "{'descr': '|O', 'fortran_order': False, 'shape': (1,), }",
+                new byte[8])),
                 "unsupported descr '|O'");
-        assertFormatError(() -> Npy.read(npy(1, "{'descr': '<u8', 'fortran_order': False, 'shape': (1,), }", new byte[8])),
+        assertFormatError(() -> Npy.read(npy(1, "{'descr': '<u8', 'fortran_order': False, 'shape': (1,), }",
+                new byte[8])),
                 "unsupported descr '<u8'");
-        assertFormatError(() -> Npy.read(npy(1, "{'descr': '|f4', 'fortran_order': False, 'shape': (1,), }", new byte[4])),
+        assertFormatError(() -> Npy.read(npy(1, "{'descr': '|f4', 'fortran_order': False, 'shape': (1,), }",
+                new byte[4])),
                 "unsupported descr '|f4'");
     }
 

@@ -151,7 +151,8 @@ class ObjectCodecTest {
     @Test
     void roundTripsPrimitiveArrays() {
         assertArrayEquals(new byte[] {1, -2, 127}, (byte[]) roundTrip(new byte[] {1, -2, 127}));
-        assertArrayEquals(new int[] {1, -2, Integer.MAX_VALUE}, (int[]) roundTrip(new int[] {1, -2, Integer.MAX_VALUE}));
+        assertArrayEquals(new int[] {1, -2, Integer.MAX_VALUE},
+                (int[]) roundTrip(new int[] {1, -2, Integer.MAX_VALUE}));
         assertArrayEquals(new long[] {Long.MIN_VALUE, 0}, (long[]) roundTrip(new long[] {Long.MIN_VALUE, 0}));
         assertArrayEquals(new float[] {0.25f, -1e30f}, (float[]) roundTrip(new float[] {0.25f, -1e30f}));
         assertArrayEquals(new double[] {Math.PI}, (double[]) roundTrip(new double[] {Math.PI}));
@@ -237,7 +238,8 @@ class ObjectCodecTest {
         assertEquals(0.5, back.scale());
         assertNull(back.origin());
         assertEquals(new Empty(), roundTrip(new Empty()));
-        assertEquals(new Pair(new Point(1, 2), List.of(Color.RED)), roundTrip(new Pair(new Point(1, 2), List.of(Color.RED))));
+        assertEquals(new Pair(new Point(1, 2), List.of(Color.RED)),
+                roundTrip(new Pair(new Point(1, 2), List.of(Color.RED))));
     }
 
     @Test

@@ -158,7 +158,8 @@ class SafeTensorsTest {
         // A BOOL tensor of 1 byte first pushes the F32 tensor to an odd offset (valid, if unusual).
         String json = "{\"b\":{\"dtype\":\"BOOL\",\"shape\":[1],\"data_offsets\":[0,1]},"
                 + "\"f\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[1,9]}}";
-        ByteBuffer data = ByteBuffer.allocate(9).order(ByteOrder.LITTLE_ENDIAN).put((byte) 1).putFloat(1.5f).putFloat(-2f);
+        ByteBuffer data = ByteBuffer.allocate(9).order(ByteOrder.LITTLE_ENDIAN)
+                .put((byte) 1).putFloat(1.5f).putFloat(-2f);
         Path file = dir.resolve("odd.safetensors");
         Files.write(file, file(json, data.array()));
         Map<String, Tensor> m = SafeTensors.loadMapped(file);
@@ -301,9 +302,11 @@ class SafeTensorsTest {
     void rejectsMalformedTensorInfo() {
         assertFormatError(() -> SafeTensors.load(file("{\"a\":{\"dtype\":\"F32\",\"shape\":[1]}}", new byte[4])),
                 "tensor \"a\": expected an object with exactly the members dtype, shape and data_offsets");
-        assertFormatError(() -> SafeTensors.load(file("{\"a\":{\"dtype\":\"F32\",\"shape\":[-1],\"data_offsets\":[0,4]}}",
+        assertFormatError(() ->
+                SafeTensors.load(file("{\"a\":{\"dtype\":\"F32\",\"shape\":[-1],\"data_offsets\":[0,4]}}",
                 new byte[4])), "shape must hold non-negative integers");
-        assertFormatError(() -> SafeTensors.load(file("{\"a\":{\"dtype\":\"F32\",\"shape\":[1.0],\"data_offsets\":[0,4]}}",
+        assertFormatError(() ->
+                SafeTensors.load(file("{\"a\":{\"dtype\":\"F32\",\"shape\":[1.0],\"data_offsets\":[0,4]}}",
                 new byte[4])), "shape must hold non-negative integers");
         assertFormatError(() -> SafeTensors.load(file("{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0]}}",
                 new byte[4])), "data_offsets must be an array of 2 non-negative integers");

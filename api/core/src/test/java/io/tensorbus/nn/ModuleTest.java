@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.tensorbus.DType;
 import io.tensorbus.nn.models.MnistNet;
 import io.tensorbus.nn.models.ResNet;
 import io.tensorbus.tensor.Generator;
@@ -64,7 +65,8 @@ class ModuleTest {
     void layersNameThemselvesAndBothShapesOnBadInput() {
         IllegalArgumentException lin = assertThrows(IllegalArgumentException.class,
                 () -> new Linear(4, 2).forward(Tensor.zeros(3, 5)));
-        assertTrue(lin.getMessage().contains("Linear(in_features=4, out_features=2") && lin.getMessage().contains("[3, 5]"),
+        assertTrue(lin.getMessage().contains("Linear(in_features=4, out_features=2")
+                && lin.getMessage().contains("[3, 5]"),
                 lin.getMessage());
         IllegalArgumentException conv = assertThrows(IllegalArgumentException.class,
                 () -> new Conv2d(3, 8, 3, 1, 1).forward(Tensor.zeros(1, 4, 8, 8)));
@@ -82,7 +84,7 @@ class ModuleTest {
     @Test
     void trainAndEvalReachEveryModuleAndChangeBatchNormAndDropout() {
         Sequential m = new Sequential(new BatchNorm2d(1), new Dropout(0.5));
-        Tensor x = Tensor.randn(new Generator(1), io.tensorbus.DType.FLOAT32, 4, 1, 2, 2);
+        Tensor x = Tensor.randn(new Generator(1), DType.FLOAT32, 4, 1, 2, 2);
         m.eval();
         assertFalse(m.get(0).isTraining() || m.get(1).isTraining());
         assertArrayEquals(x.div(Math.sqrt(1 + 1e-5)).toFloatArray(), m.forward(x).toFloatArray(), 1e-6f);

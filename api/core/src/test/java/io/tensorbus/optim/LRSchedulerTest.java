@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.function.Executable;
 
 /**
  * StepLR and CosineAnnealingLR learning rates over 20 steps against PyTorch 1.13 (lr_schedulers.json, written
@@ -118,7 +119,7 @@ class LRSchedulerTest {
         assertTrue(!opt.paramGroups().get(0).has(ParamGroup.INITIAL_LR));
     }
 
-    private static void assertMessage(org.junit.jupiter.api.function.Executable call, String part) {
+    private static void assertMessage(Executable call, String part) {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, call);
         assertTrue(e.getMessage().contains(part), e.getMessage());
     }

@@ -1,5 +1,11 @@
 package io.tensorbus.tensor;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
 import io.tensorbus.DType;
 import io.tensorbus.internal.tensor.TensorInternals;
 import java.lang.foreign.MemorySegment;
@@ -11,14 +17,9 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /** The host memory cache: reuse, zeroing, its bound, statistics, releases, and no block behind two live tensors. */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
@@ -321,13 +322,13 @@ class CachingHostAllocatorTest {
 
     @Test
     void uninitializedStorageReadsAsNaNWhenTheSuiteAsksForIt() {
-        org.junit.jupiter.api.Assumptions.assumeTrue(CachingHostAllocator.FILL_UNINITIALIZED,
+        Assumptions.assumeTrue(CachingHostAllocator.FILL_UNINITIALIZED,
                 "runs with -Dtensorbus.fillUninitializedMemory=true, as the core suite does");
-        Tensor t = Tensor.uninitialized(io.tensorbus.DType.FLOAT32, 3, 5);
+        Tensor t = Tensor.uninitialized(DType.FLOAT32, 3, 5);
         for (float v : t.toFloatArray()) {
             assertTrue(Float.isNaN(v), "uninitialized float32 reads as NaN, got " + v);
         }
-        assertEquals(-1, Tensor.uninitialized(io.tensorbus.DType.INT64, 2).toLongArray()[1]);
+        assertEquals(-1, Tensor.uninitialized(DType.INT64, 2).toLongArray()[1]);
         assertEquals(0f, Tensor.zeros(3, 5).toFloatArray()[14], "zeroed storage stays zero");
     }
 }

@@ -8,6 +8,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Set;
+import jdk.incubator.vector.FloatVector;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -82,7 +83,7 @@ class CpuInfoTest {
     void thisMachinesCpuHasANameAndTheVectorWidthTheKernelsUse() {
         CpuInfo cpu = CpuInfo.current();
         assertFalse(cpu.model().isBlank());
-        assertEquals(jdk.incubator.vector.FloatVector.SPECIES_PREFERRED.vectorBitSize(), cpu.vectorBits());
+        assertEquals(FloatVector.SPECIES_PREFERRED.vectorBitSize(), cpu.vectorBits());
         assertEquals(Runtime.getRuntime().availableProcessors(), cpu.cores());
     }
 }

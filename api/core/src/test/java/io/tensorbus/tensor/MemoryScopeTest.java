@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.tensorbus.DType;
 import io.tensorbus.internal.tensor.TensorInternals;
+import io.tensorbus.nn.BatchNorm2d;
 import io.tensorbus.nn.Functional;
 import io.tensorbus.nn.Module;
 import io.tensorbus.nn.models.MnistNet;
@@ -90,7 +91,8 @@ class MemoryScopeTest {
                 return e;
             }
         }).get(10, TimeUnit.SECONDS);
-        assertTrue(elsewhere != null && elsewhere.getMessage().contains("thread that opened"), String.valueOf(elsewhere));
+        assertTrue(elsewhere != null && elsewhere.getMessage().contains("thread that opened"),
+                String.valueOf(elsewhere));
         inner.close();
         outer.close();
         outer.close(); // a second close does nothing
@@ -130,7 +132,7 @@ class MemoryScopeTest {
     void aModuleBuiltInsideAScopeKeepsItsParametersAndBuffers() {
         Module model;
         try (MemoryScope scope = MemoryScope.open()) {
-            model = new io.tensorbus.nn.BatchNorm2d(3);
+            model = new BatchNorm2d(3);
         }
         model.parameters().forEach(p -> assertFalse(released(p)));
         model.buffers().forEach(b -> assertFalse(released(b)));

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.tensorbus.DType;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
@@ -255,7 +256,7 @@ class PyTorchSemanticsTest {
         // tensorbus reads x[0][1] after writing it and returns [[2, 5], [8, 8]] (correct sum: [[2, 5], [5, 8]]).
         Tensor x = Tensor.of(new float[] {1, 2, 3, 4}, 2, 2);
         Throwable e = assertThrows(RuntimeException.class, () -> x.addi(x.t()),
-                () -> "x.addi(x.t()) changed x to " + java.util.Arrays.toString(x.toFloatArray()));
+                () -> "x.addi(x.t()) changed x to " + Arrays.toString(x.toFloatArray()));
         assertTrue(e.getMessage().contains("memory location"), e.getMessage());
     }
 

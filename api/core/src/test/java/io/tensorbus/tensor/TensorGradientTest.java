@@ -4,6 +4,7 @@ import static io.tensorbus.autograd.GradCheck.check;
 import static io.tensorbus.autograd.GradCheck.randn;
 import static io.tensorbus.autograd.GradCheck.uniform;
 
+import io.tensorbus.DType;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -126,7 +127,7 @@ class TensorGradientTest {
             return buf.mul(buf);
         }, a, randn(31, 3));
         check("copyi into a slice of a plain buffer", x -> {
-            Tensor buf = Tensor.zeros(io.tensorbus.DType.FLOAT64, 3, 4);
+            Tensor buf = Tensor.zeros(DType.FLOAT64, 3, 4);
             buf.slice(1, 0, 4, 2).copyi(x.get(0).exp());
             return buf.mul(x.get(1));
         }, randn(32, 3, 2), b);

@@ -9,6 +9,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.tensorbus.DType;
 import io.tensorbus.Device;
+import io.tensorbus.autograd.AccumulateGrad;
+import java.lang.reflect.Method;
+import java.util.Arrays;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -16,11 +19,11 @@ class TensorTest {
     @Test
     void engineInternalsAreNotOnThePublicFace() {
         // PyTorch's AutogradMeta and the storage are reached through internal.tensor.TensorInternals.
-        for (java.lang.reflect.Method m : Tensor.class.getMethods()) {
+        for (Method m : Tensor.class.getMethods()) {
             assertFalse(m.getName().equals("setGradFn") || m.getName().equals("gradAccumulator")
                     || m.getName().equals("storage"), m + " is public");
             assertFalse(m.getReturnType() == Storage.class
-                    || m.getReturnType() == io.tensorbus.autograd.AccumulateGrad.class, m + " exposes an internal");
+                    || m.getReturnType() == AccumulateGrad.class, m + " exposes an internal");
         }
     }
 
@@ -40,7 +43,8 @@ class TensorTest {
         assertArrayEquals(new long[] {7, 7}, Tensor.full(7, DType.INT64, 2).toLongArray());
         assertArrayEquals(new long[] {0, 1, 2, 3}, Tensor.arange(4).toLongArray());
         assertArrayEquals(new double[] {1, 1.5, 2, 2.5}, Tensor.arange(1, 3, 0.5, DType.FLOAT64).toDoubleArray());
-        assertArrayEquals(new double[] {0, 0.25, 0.5, 0.75, 1}, Tensor.linspace(0, 1, 5, DType.FLOAT64).toDoubleArray());
+        assertArrayEquals(new double[] {0, 0.25, 0.5, 0.75, 1},
+                Tensor.linspace(0, 1, 5, DType.FLOAT64).toDoubleArray());
         assertArrayEquals(new float[] {1, 0, 0, 0, 1, 0}, Tensor.eye(2, 3, DType.FLOAT32).toFloatArray());
         assertEquals(DType.FLOAT32, Tensor.zeros(2).dtype());
         assertEquals(Device.CPU, Tensor.zeros(2).device());
@@ -63,7 +67,7 @@ class TensorTest {
             assertTrue(v >= -2 && v < 3);
         }
         long[] perm = Tensor.randperm(new Generator(4), 6).toLongArray();
-        assertArrayEquals(new long[] {0, 1, 2, 3, 4, 5}, java.util.Arrays.stream(perm).sorted().toArray());
+        assertArrayEquals(new long[] {0, 1, 2, 3, 4, 5}, Arrays.stream(perm).sorted().toArray());
     }
 
     @Test

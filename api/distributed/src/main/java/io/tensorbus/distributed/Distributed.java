@@ -12,6 +12,7 @@ import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -256,14 +257,14 @@ public final class Distributed {
         HashStore store = new HashStore(deadline);
         // The ranks share this JVM, so they share a fresh secret: their mesh is authenticated like a launched job's.
         JobSecret secret = JobSecret.random();
-        List<ProcessGroup> groups = java.util.Collections.synchronizedList(new ArrayList<>());
+        List<ProcessGroup> groups = Collections.synchronizedList(new ArrayList<>());
         ExecutorService threads = Executors.newFixedThreadPool(worldSize, r -> {
             Thread t = new Thread(r);
             t.setDaemon(true);
             return t;
         });
         try {
-            List<java.util.concurrent.Future<?>> ranks = new ArrayList<>();
+            List<java.util.concurrent.Future<?>> ranks = new ArrayList<>(); // qualified: clashes with Future
             for (int r = 0; r < worldSize; r++) {
                 int rank = r;
                 ranks.add(threads.submit(() -> {
@@ -289,6 +290,7 @@ public final class Distributed {
         }
     }
 
+    // qualified: clashes with Future
     private static void join(List<java.util.concurrent.Future<?>> ranks, Duration deadline, List<ProcessGroup> groups) {
         long end = System.nanoTime() + deadline.toNanos();
         RuntimeException first = null;

@@ -17,6 +17,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
@@ -302,13 +303,13 @@ public final class FileStore implements Store {
             io.shutdown();
             return;
         }
-        java.util.concurrent.Future<?> done = io.submit(this::release);
+        java.util.concurrent.Future<?> done = io.submit(this::release); // qualified: clashes with Future
         io.shutdown();
         try {
             done.get(StoreChecks.millis(timeout()), TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-        } catch (ExecutionException | java.util.concurrent.TimeoutException e) {
+        } catch (ExecutionException | TimeoutException e) {
             LOG.log(System.Logger.Level.WARNING, "FileStore " + file + ": closing failed", e);
         }
     }
@@ -331,7 +332,8 @@ public final class FileStore implements Store {
             // Someone removed the file already (as PyTorch, that is not an error at close).
         } catch (IOException | RuntimeException e) {
             // The message says it all (a malformed file names the byte); a stack trace would add nothing.
-            LOG.log(System.Logger.Level.WARNING, "FileStore " + file + ": cannot count this user out: " + e.getMessage());
+            LOG.log(System.Logger.Level.WARNING, "FileStore " + file + ": cannot count this user out: "
+                    + e.getMessage());
         }
     }
 
@@ -370,7 +372,7 @@ public final class FileStore implements Store {
         }
     }
 
-    private <T> Future<T> submit(java.util.concurrent.Callable<T> op) {
+    private <T> Future<T> submit(Callable<T> op) {
         if (closed) {
             return Future.failedFuture(new IllegalStateException("FileStore " + file + " is closed"));
         }

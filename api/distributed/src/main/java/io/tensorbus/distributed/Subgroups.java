@@ -1,6 +1,7 @@
 package io.tensorbus.distributed;
 
 import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
 
 /**
@@ -16,7 +17,7 @@ public record Subgroups(Optional<ProcessGroup> current, List<ProcessGroup> all) 
      * @throws NullPointerException when either is null
      */
     public Subgroups {
-        java.util.Objects.requireNonNull(current, "current must not be null (use Optional.empty())");
+        Objects.requireNonNull(current, "current must not be null (use Optional.empty())");
         all = List.copyOf(all);
     }
 }

@@ -14,7 +14,8 @@ import java.util.Objects;
  * {@code io.tensorbus.distributed.optim.PostLocalSGDOptimizer}) then averages the models every few steps.
  *
  * <p>PyTorch makes per-machine subgroups itself when none is given; here pass one
- * ({@code Distributed.newSubgroups(pg, ranksPerMachine).await().current().orElseThrow()}) or turn the gradient all-reduce off.
+ * ({@code Distributed.newSubgroups(pg, ranksPerMachine).await().current().orElseThrow()}) or turn the gradient
+ * all-reduce off.
  */
 public final class PostLocalSGDState {
     private final ProcessGroup subgroup;

@@ -34,7 +34,8 @@ class CoalescedAndBatchedTest {
             int previous = (r - 1 + world) % world;
             Tensor send = Tensor.of(new long[] {2L * r, 2L * r + 1});
             Tensor recv = Tensor.zeros(DType.INT64, 2);
-            List<Future<?>> requests = pg.batchIsendIrecv(List.of(P2POp.isend(send, next), P2POp.irecv(recv, previous)));
+            List<Future<?>> requests = pg.batchIsendIrecv(List.of(P2POp.isend(send, next),
+                    P2POp.irecv(recv, previous)));
             assertEquals(2, requests.size());
             for (Future<?> f : requests) {
                 f.await(10, TimeUnit.SECONDS);

@@ -141,6 +141,7 @@ class FlightRecorderTest {
         } finally {
             System.clearProperty(DebugLevel.PROPERTY);
         }
-        assertEquals(System.getenv(DebugLevel.ENV) == null ? DebugLevel.OFF : DebugLevel.current(), DebugLevel.current());
+        assertEquals(System.getenv(DebugLevel.ENV) == null ? DebugLevel.OFF : DebugLevel.current(),
+                DebugLevel.current());
     }
 }

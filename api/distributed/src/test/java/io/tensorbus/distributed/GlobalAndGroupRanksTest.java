@@ -1,21 +1,27 @@
 package io.tensorbus.distributed;
 
-import io.tensorbus.DType;
-import io.tensorbus.c10d.ReduceOp;
-import io.tensorbus.tensor.Tensor;
-import io.vertx.core.Future;
-import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.List;
-import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
-
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.tensorbus.DType;
+import io.tensorbus.c10d.ReduceOp;
+import io.tensorbus.tensor.Tensor;
+import io.vertx.core.Future;
+import java.text.MessageFormat;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.logging.Handler;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Ranks as PyTorch 2.x means them: {@code src}/{@code dst} are global ranks on every group, {@link GroupRank} is
@@ -29,14 +35,14 @@ class GlobalAndGroupRanksTest {
         return Distributed.newGroup(pg, world - 2, world - 1).await(10, TimeUnit.SECONDS);
     }
 
-    @org.junit.jupiter.api.Test
+    @Test
     void aRankOutsideTheGroupGetsCompletedNoOpsAndOneWarningAsInPyTorch() {
-        java.util.logging.Logger log = java.util.logging.Logger.getLogger(ProcessGroup.class.getName());
-        List<String> warnings = java.util.Collections.synchronizedList(new ArrayList<>());
-        java.util.logging.Handler handler = new java.util.logging.Handler() {
+        Logger log = Logger.getLogger(ProcessGroup.class.getName());
+        List<String> warnings = Collections.synchronizedList(new ArrayList<>());
+        Handler handler = new Handler() {
             @Override
-            public void publish(java.util.logging.LogRecord r) {
-                warnings.add(java.text.MessageFormat.format(r.getMessage(), r.getParameters()));
+            public void publish(LogRecord r) {
+                warnings.add(MessageFormat.format(r.getMessage(), r.getParameters()));
             }
 
             @Override

@@ -1,20 +1,21 @@
 package io.tensorbus.distributed;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import io.tensorbus.DType;
 import io.tensorbus.c10d.CommunicationTimeoutException;
 import io.tensorbus.tensor.Tensor;
 import io.vertx.core.Future;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class GroupsAndBarriersTest {
@@ -59,7 +60,7 @@ class GroupsAndBarriersTest {
             pg.allToAll(out, in).await(20, TimeUnit.SECONDS);
             for (int p = 0; p < 3; p++) {
                 long[] expected = new long[p + pg.rank()];
-                java.util.Arrays.fill(expected, 10L * p + pg.rank());
+                Arrays.fill(expected, 10L * p + pg.rank());
                 assertArrayEquals(expected, out.get(p).toLongArray());
             }
         });
@@ -89,13 +90,15 @@ class GroupsAndBarriersTest {
 
     @Test
     void aFailingRankStopsSpawnAndIsNamed() {
-        Throwable e = assertThrows(IllegalStateException.class, () -> Distributed.spawn(2, Duration.ofSeconds(30), pg -> {
+        Throwable e = assertThrows(IllegalStateException.class,
+                () -> Distributed.spawn(2, Duration.ofSeconds(30), pg -> {
             if (pg.rank() == 1) {
                 throw new IllegalArgumentException("boom");
             }
             pg.allReduce(Tensor.zeros(4)).await(30, TimeUnit.SECONDS);
         }));
-        assertTrue(e.getMessage().contains("rank") && e.getMessage().contains("boom") || e.getMessage().contains("rank 0"),
+        assertTrue(e.getMessage().contains("rank") && e.getMessage().contains("boom")
+                || e.getMessage().contains("rank 0"),
                 e.getMessage());
     }
 }

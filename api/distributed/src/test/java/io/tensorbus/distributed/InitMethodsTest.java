@@ -1,9 +1,14 @@
 package io.tensorbus.distributed;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import io.tensorbus.DType;
 import io.tensorbus.tensor.Tensor;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
+import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -18,10 +23,6 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The init methods of the tutorial (env://, tcp://, file://), cluster:// and the failures at set-up. */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
@@ -143,7 +144,8 @@ class InitMethodsTest {
     void unknownBackendListsTheNamesFound() {
         Throwable e = assertThrows(IllegalArgumentException.class, () -> Distributed.initProcessGroup(
                 InitOptions.builder().backend("gloo").build()));
-        assertTrue(e.getMessage().contains("no backend named 'gloo'") && e.getMessage().contains("tcp"), e.getMessage());
+        assertTrue(e.getMessage().contains("no backend named 'gloo'") && e.getMessage().contains("tcp"),
+                e.getMessage());
     }
 
     @Test
@@ -168,7 +170,7 @@ class InitMethodsTest {
 
     @Test
     void aPortInUseFailsTheMasterNamingThePort() throws Exception {
-        try (ServerSocket taken = new ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress())) {
+        try (ServerSocket taken = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
             int port = taken.getLocalPort();
             Throwable e = assertThrows(Throwable.class, () -> Distributed.initProcessGroup(InitOptions.builder()
                     .vertx(vertx).initMethod("tcp://127.0.0.1:" + port).rank(0).worldSize(2)

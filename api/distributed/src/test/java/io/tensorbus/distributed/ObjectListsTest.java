@@ -1,5 +1,10 @@
 package io.tensorbus.distributed;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.tensorbus.tensor.Tensor;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -9,10 +14,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * {@code gather_object}, {@code scatter_object_list}, {@code send_object_list} and {@code recv_object_list} as
@@ -57,13 +58,13 @@ class ObjectListsTest {
         Distributed.spawn(world, pg -> {
             int last = world - 1;
             if (pg.rank() == 0) {
-                pg.send(io.tensorbus.tensor.Tensor.ones(2), last);
+                pg.send(Tensor.ones(2), last);
                 pg.sendObjectList(OBJECTS, last).await(10, TimeUnit.SECONDS);
             } else if (pg.rank() == last) {
                 List<Object> objects = new ArrayList<>(Arrays.asList(null, null, null));
                 assertEquals(0, pg.recvObjectList(objects, ProcessGroup.ANY_SOURCE).await(10, TimeUnit.SECONDS));
                 assertEquals(OBJECTS, objects);
-                io.tensorbus.tensor.Tensor t = io.tensorbus.tensor.Tensor.zeros(2);
+                Tensor t = Tensor.zeros(2);
                 pg.recv(t, 0);
                 assertEquals(1.0, t.getDouble(1), 0.0);
             }

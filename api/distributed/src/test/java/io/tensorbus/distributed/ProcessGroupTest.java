@@ -1,5 +1,9 @@
 package io.tensorbus.distributed;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.tensorbus.DType;
 import io.tensorbus.c10d.ReduceOp;
 import io.tensorbus.tensor.Tensor;
 import java.lang.ref.WeakReference;
@@ -9,16 +13,13 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class ProcessGroupTest {
 
     @Test
     void allReduceSumsTensorsOfThreeThreadRanks() {
         Distributed.spawn(3, pg -> {
-            Tensor t = Tensor.full(pg.rank() + 1, io.tensorbus.DType.FLOAT32, 4);
+            Tensor t = Tensor.full(pg.rank() + 1, DType.FLOAT32, 4);
             pg.allReduce(t, ReduceOp.SUM).await(10, TimeUnit.SECONDS);
             assertEquals(6f, t.getDouble(3), 0f);
         });
@@ -29,7 +30,7 @@ class ProcessGroupTest {
         Distributed.spawn(2, pg -> {
             Tensor t = Tensor.zeros(1);
             if (pg.rank() == 0) {
-                t.addi(Tensor.full(1, io.tensorbus.DType.FLOAT32, 1));
+                t.addi(Tensor.full(1, DType.FLOAT32, 1));
                 pg.send(t, 1);
             } else {
                 assertEquals(0, pg.recv(t, 0));
@@ -60,10 +61,10 @@ class ProcessGroupTest {
             List<Tensor> outs = List.of(Tensor.zeros(4), Tensor.zeros(4));
             if (pg.rank() == 1) {
                 sleep(300); // rank 0's allGather waits for this one meanwhile
-                pg.allGather(outs, Tensor.full(2, io.tensorbus.DType.FLOAT32, 4)).await(10, TimeUnit.SECONDS);
+                pg.allGather(outs, Tensor.full(2, DType.FLOAT32, 4)).await(10, TimeUnit.SECONDS);
                 return;
             }
-            Tensor[] holder = {Tensor.full(1, io.tensorbus.DType.FLOAT32, 4)};
+            Tensor[] holder = {Tensor.full(1, DType.FLOAT32, 4)};
             WeakReference<Tensor> input = new WeakReference<>(holder[0]);
             var done = pg.allGather(outs, holder[0]);
             holder[0] = null;

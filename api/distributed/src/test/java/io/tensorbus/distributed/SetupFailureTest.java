@@ -11,6 +11,7 @@ import io.tensorbus.distributed.rpc.RpcOptions;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
@@ -52,7 +53,7 @@ class SetupFailureTest {
         Future<ProcessGroup> broken = Distributed.initProcessGroup(member(store, 1, 3)
                 .property("tcp.bindHost", FOREIGN).build());
         Throwable own = assertThrows(Exception.class, () -> broken.await(20, TimeUnit.SECONDS));
-        for (Future<ProcessGroup> f : java.util.List.of(healthy0, healthy2)) {
+        for (Future<ProcessGroup> f : List.of(healthy0, healthy2)) {
             CommunicationException e = assertThrows(CommunicationException.class, () -> f.await(20, TimeUnit.SECONDS));
             assertTrue(e.getMessage().contains("set-up of group 'default' on rank ")
                     && e.getMessage().contains("failed: rank 1 (" + FOREIGN + ") failed: " + own.getMessage()),

@@ -1,10 +1,21 @@
 package io.tensorbus.distributed;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
 import io.tensorbus.c10d.Store;
 import io.vertx.core.Future;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -18,14 +29,6 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertInstanceOf;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 /**
  * The behaviour every {@link Store} shares, PyTorch's semantics included. A concrete test provides two views of
@@ -176,7 +179,7 @@ abstract class StoreContractTest {
 
     @Test
     void concurrentPushesAndPopsLoseAndRepeatNothing() throws Exception {
-        List<Future<Void>> pushes = new java.util.ArrayList<>();
+        List<Future<Void>> pushes = new ArrayList<>();
         for (int i = 0; i < 40; i++) {
             // Equal values pushed at once from two views: a lost race must not pass for a won one.
             pushes.add((i % 2 == 0 ? store : other).queuePush("same", new byte[] {7}));
@@ -184,12 +187,12 @@ abstract class StoreContractTest {
         }
         await(Future.all(pushes));
         assertEquals(40L, await(store.queueLen("same")));
-        List<Future<byte[]>> pops = new java.util.ArrayList<>();
+        List<Future<byte[]>> pops = new ArrayList<>();
         for (int i = 0; i < 40; i++) {
             pops.add((i % 2 == 0 ? store : other).queuePop("distinct"));
         }
         await(Future.all(pops));
-        java.util.Set<Byte> got = new java.util.HashSet<>();
+        Set<Byte> got = new HashSet<>();
         for (Future<byte[]> f : pops) {
             got.add(f.result()[0]);
         }
@@ -367,7 +370,7 @@ abstract class StoreContractTest {
     void concurrentAddsFromSeveralThreadsSumExactly() throws Exception {
         int threads = 4;
         int addsEach = 50;
-        List<Future<Long>> sums = java.util.Collections.synchronizedList(new ArrayList<>());
+        List<Future<Long>> sums = Collections.synchronizedList(new ArrayList<>());
         CountDownLatch start = new CountDownLatch(1);
         List<Thread> workers = new ArrayList<>();
         for (int t = 0; t < threads; t++) {
@@ -403,12 +406,12 @@ abstract class StoreContractTest {
         assertTrue(nullKey.getMessage().contains("key"), nullKey.getMessage());
         assertThrows(NullPointerException.class, () -> store.set("k", null));
         assertThrows(NullPointerException.class, () -> store.wait(null, LONG));
-        assertThrows(NullPointerException.class, () -> store.check(java.util.Arrays.asList("a", null)));
+        assertThrows(NullPointerException.class, () -> store.check(Arrays.asList("a", null)));
         IllegalArgumentException negative = assertThrows(IllegalArgumentException.class,
                 () -> store.wait(List.of("k"), Duration.ofMillis(-1)));
         assertTrue(negative.getMessage().contains("positive"), negative.getMessage());
         assertThrows(IllegalArgumentException.class, () -> store.wait(List.of("k"), Duration.ZERO));
-        Map<String, byte[]> nullValue = new java.util.HashMap<>();
+        Map<String, byte[]> nullValue = new HashMap<>();
         nullValue.put("k", null);
         assertThrows(NullPointerException.class, () -> store.multiSet(nullValue));
     }

@@ -84,7 +84,8 @@ class SubgroupsTest {
     @Test
     void newGroupTakesItsOwnTimeoutAndBackend() {
         Distributed.spawn(2, pg -> {
-            ProcessGroup g = Distributed.newGroup(pg, new int[] {0, 1}, Duration.ofSeconds(7), "tcp").await(10, TimeUnit.SECONDS);
+            ProcessGroup g = Distributed.newGroup(pg, new int[] {0, 1}, Duration.ofSeconds(7), "tcp").await(10,
+                    TimeUnit.SECONDS);
             assertEquals(Duration.ofSeconds(7), g.timeout());
             assertEquals("tcp", g.backendName());
             assertEquals(1.0, sumInto(g, pg.rank()), 0.0);
@@ -104,7 +105,8 @@ class SubgroupsTest {
             e = assertThrows(IllegalArgumentException.class,
                     () -> Distributed.newSubgroupsByEnumeration(pg, List.of(new int[] {0, 3})));
             assertTrue(e.getMessage().contains("rank 3 is not a member"), e.getMessage());
-            e = assertThrows(IllegalArgumentException.class, () -> Distributed.splitGroup(pg, List.of(new int[] {0, 5})));
+            e = assertThrows(IllegalArgumentException.class,
+                    () -> Distributed.splitGroup(pg, List.of(new int[] {0, 5})));
             assertTrue(e.getMessage().contains("splitRanks rank"), e.getMessage());
             e = assertThrows(IllegalArgumentException.class,
                     () -> Distributed.newGroup(pg, new int[] {0, 1}, Duration.ZERO, null));

@@ -23,7 +23,8 @@ class BucketTest {
 
     @Test
     void parametersOfDifferentDtypesNeverShareABucket() {
-        List<Tensor> params = List.of(Tensor.zeros(5), Tensor.zeros((int) (3 * MIB / 4)), Tensor.zeros(DType.FLOAT64, 10),
+        List<Tensor> params = List.of(Tensor.zeros(5), Tensor.zeros((int) (3 * MIB / 4)),
+                Tensor.zeros(DType.FLOAT64, 10),
                 Tensor.zeros(7));
         List<int[]> buckets = Bucket.assign(params, MIB, 2 * MIB);
         assertEquals(3, buckets.size());

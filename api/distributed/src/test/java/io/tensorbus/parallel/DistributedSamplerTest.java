@@ -20,6 +20,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.function.Executable;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -182,7 +183,7 @@ class DistributedSamplerTest {
         assertThrows(NullPointerException.class, () -> DistributedSampler.of(dataset(4), null));
     }
 
-    private static void assertMessage(org.junit.jupiter.api.function.Executable call, String... parts) {
+    private static void assertMessage(Executable call, String... parts) {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, call);
         for (String part : parts) {
             assertTrue(e.getMessage().contains(part), e.getMessage());

@@ -1,5 +1,10 @@
 package io.tensorbus.parallel;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import io.tensorbus.c10d.ReduceOp;
 import io.tensorbus.distributed.Distributed;
 import io.tensorbus.distributed.ProcessGroup;
@@ -7,17 +12,13 @@ import io.tensorbus.distributed.algorithms.CommHook;
 import io.tensorbus.distributed.algorithms.PeriodicModelAverager;
 import io.tensorbus.distributed.optim.PostLocalSGDOptimizer;
 import io.tensorbus.tensor.Tensor;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
-
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Post-local SGD: its hook, the periodic model averager and PostLocalSGDOptimizer under DDP. */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
@@ -99,7 +100,7 @@ class PostLocalSGDTest {
             pg.allReduce(max, ReduceOp.MAX).await(10, TimeUnit.SECONDS);
             Tensor min = p.detach().clone();
             pg.allReduce(min, ReduceOp.MIN).await(10, TimeUnit.SECONDS);
-            if (!java.util.Arrays.equals(max.toFloatArray(), min.toFloatArray())) {
+            if (!Arrays.equals(max.toFloatArray(), min.toFloatArray())) {
                 return false;
             }
         }

@@ -1,10 +1,17 @@
 package io.tensorbus.parallel;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import io.tensorbus.DType;
+import io.tensorbus.c10d.ReduceOp;
 import io.tensorbus.distributed.Distributed;
 import io.tensorbus.distributed.ProcessGroup;
 import io.tensorbus.distributed.algorithms.CommHook;
 import io.tensorbus.distributed.algorithms.GradBucket;
+import io.tensorbus.tensor.Generator;
 import io.tensorbus.tensor.MemoryScope;
 import io.tensorbus.tensor.Tensor;
 import java.util.ArrayList;
@@ -14,11 +21,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
-
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The PowerSGD hooks on buckets built by hand, where the exact answer is known: a rank-1 average is rebuilt exactly
@@ -106,8 +108,8 @@ class PowerSGDTest {
     @ValueSource(ints = {2, 3})
     void aFullRankApproximationIsThePlainAverage(int world) {
         Distributed.spawn(world, pg -> {
-            Tensor a = Tensor.randn(new io.tensorbus.tensor.Generator(10 + pg.rank()), DType.FLOAT32, 6, 5);
-            Tensor b = Tensor.randn(new io.tensorbus.tensor.Generator(20 + pg.rank()), DType.FLOAT32, 4, 4);
+            Tensor a = Tensor.randn(new Generator(10 + pg.rank()), DType.FLOAT32, 6, 5);
+            Tensor b = Tensor.randn(new Generator(20 + pg.rank()), DType.FLOAT32, 4, 4);
             PowerSGDState state = compressingFromIterationTwo().matrixApproximationRank(6).minCompressionRate(0.1)
                     .build();
             Tensor out = compressedResult(state, pg, CommHooks.powerSGD(state), a, b);
@@ -123,7 +125,7 @@ class PowerSGDTest {
     void batchedPowerSGDAtFullRankIsThePlainAverage(int world) {
         Distributed.spawn(world, pg -> {
             // 10 elements: a 4 x 4 square with 6 zeros of padding, at rank 4.
-            Tensor a = Tensor.randn(new io.tensorbus.tensor.Generator(30 + pg.rank()), DType.FLOAT32, 10);
+            Tensor a = Tensor.randn(new Generator(30 + pg.rank()), DType.FLOAT32, 10);
             PowerSGDState state = compressingFromIterationTwo().matrixApproximationRank(4).build();
             Tensor out = compressedResult(state, pg, CommHooks.batchedPowerSGD(state), a);
             assertArrayEquals(average(pg, a), out.toFloatArray(), 1e-4f, "rank " + pg.rank());
@@ -136,7 +138,7 @@ class PowerSGDTest {
     void theErrorFeedbackKeepsWhatTheCompressionLostAndAddsItNextTime() {
         Distributed.spawn(2, pg -> {
             // A rank-2 average compressed at rank 1 loses something.
-            Tensor m = Tensor.randn(new io.tensorbus.tensor.Generator(40 + pg.rank()), DType.FLOAT32, 8, 8);
+            Tensor m = Tensor.randn(new Generator(40 + pg.rank()), DType.FLOAT32, 8, 8);
             PowerSGDState state = compressingFromIterationTwo().build();
             Tensor out = compressedResult(state, pg, CommHooks.powerSGD(state), m);
             Tensor error = state.errors.get(0);
@@ -201,7 +203,7 @@ class PowerSGDTest {
                 }
                 for (Tensor p : ddp.parameters()) {
                     Tensor max = p.detach().clone();
-                    pg.allReduce(max, io.tensorbus.c10d.ReduceOp.MAX).await(10, TimeUnit.SECONDS);
+                    pg.allReduce(max, ReduceOp.MAX).await(10, TimeUnit.SECONDS);
                     assertArrayEquals(max.toFloatArray(), p.toFloatArray(), 0f, "rank " + pg.rank() + " step " + s);
                 }
             }

@@ -55,7 +55,8 @@ class ArchitectureTest {
 
     /** The device types of the SPI, which tensors on devices use: they name no Vert.x (their futures are the JDK's). */
     static final Set<String> DEVICE_SPI = Set.of("io.tensorbus.spi.DeviceRuntimeProvider",
-            "io.tensorbus.spi.DeviceRuntime", "io.tensorbus.spi.DeviceBuffer", "io.tensorbus.spi.DeviceBuffer$HostBuffer",
+            "io.tensorbus.spi.DeviceRuntime", "io.tensorbus.spi.DeviceBuffer",
+            "io.tensorbus.spi.DeviceBuffer$HostBuffer",
             "io.tensorbus.spi.DeviceInfo", "io.tensorbus.spi.ElementwiseOp", "io.tensorbus.spi.DeviceRuntimes");
 
     /**
@@ -68,7 +69,8 @@ class ArchitectureTest {
                     "io.tensorbus.parallel..", "io.tensorbus.internal.distributed..", "io.tensorbus.mutiny..",
                     "io.tensorbus.hazelcast..", "io.tensorbus.backend..", "io.tensorbus.workloads..")
                     .or(DescribedPredicate.describe("SPI types other than the device types",
-                            c -> c.getPackageName().startsWith("io.tensorbus.spi") && !DEVICE_SPI.contains(c.getName()))))
+                            c -> c.getPackageName().startsWith("io.tensorbus.spi")
+                            && !DEVICE_SPI.contains(c.getName()))))
             .because("local tensors need no Vert.x: tensorbus-core's class path has none");
 
     /** The device SPI that core sees names no Vert.x, so that core's class path needs none. */

@@ -1,14 +1,16 @@
 package io.tensorbus.it.sample;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import io.tensorbus.DType;
 import io.tensorbus.c10d.ReduceOp;
 import io.tensorbus.spi.BackendProvider;
+import io.tensorbus.spi.DeviceBuffer;
 import io.tensorbus.spi.contract.BackendContractTest;
 import io.tensorbus.spi.contract.Ranks;
+import java.util.ArrayList;
 import org.junit.jupiter.api.Test;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The sample {@code traced} plugin keeps the backend contract: the suite a third party can run on its own plugin. */
 class TracedBackendContractTest extends BackendContractTest {
@@ -23,7 +25,7 @@ class TracedBackendContractTest extends BackendContractTest {
         long before = TracingBackendProvider.count("allReduce");
         try (Ranks ranks = ranks(2)) {
             assertEquals("traced", ranks.get(0).name());
-            var bufs = new java.util.ArrayList<io.tensorbus.spi.DeviceBuffer>();
+            var bufs = new ArrayList<DeviceBuffer>();
             for (int r = 0; r < 2; r++) {
                 int rank = r;
                 bufs.add(floats(10, i -> (float) (rank + i)));

@@ -2,7 +2,9 @@ package io.tensorbus.nn.archfixture;
 
 import io.tensorbus.distributed.rpc.impl.RpcFrame;
 
-/** Uses the RPC's {@code impl} from outside {@code distributed.rpc}: {@code IMPL_STAYS_IN_ITS_PARENT} must report it. */
+/**
+ * Uses the RPC's {@code impl} from outside {@code distributed.rpc}: {@code IMPL_STAYS_IN_ITS_PARENT} must report it.
+ */
 public final class ReachesIntoAnotherPackagesImpl {
     private ReachesIntoAnotherPackagesImpl() {
     }

@@ -11,16 +11,18 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.security.MessageDigest;
 import java.security.SecureRandom;
+import java.util.Arrays;
 import java.util.HexFormat;
 
 /**
  * The shared memory of two processes on one host: a file under {@code /dev/shm} holding one
  * {@link SharedMemoryRing} each way, which both map. One side creates the file (the tcp backend: the rank that
  * accepted the connection; RPC: the caller), readable by its user only, every page written so that a full
- * {@code /dev/shm} fails here and not later with a bus error; it names the file to its peer over the authenticated socket together with a random nonce, and deletes it as soon as the
- * peer has it mapped: from then on only the two mappings hold the memory, and it goes away with the processes
- * however they end.
+ * {@code /dev/shm} fails here and not later with a bus error; it names the file to its peer over the authenticated
+ * socket together with a random nonce, and deletes it as soon as the peer has it mapped: from then on only the two
+ * mappings hold the memory, and it goes away with the processes however they end.
  *
  * <pre>
  *    0 u64 magic 'TBSHM001'   8 16 bytes nonce   24 u64 ring capacity
@@ -123,7 +125,7 @@ public final class SharedMemoryChannel implements AutoCloseable {
             byte[] theirs = size < HEADER_BYTES ? new byte[0]
                     : memory.asSlice(8, NONCE_BYTES).toArray(ValueLayout.JAVA_BYTE);
             if (size < HEADER_BYTES || memory.get(ValueLayout.JAVA_LONG_UNALIGNED, 0) != MAGIC
-                    || capacity <= 0 || fileBytes(capacity) != size || !java.security.MessageDigest.isEqual(theirs, nonce)) {
+                    || capacity <= 0 || fileBytes(capacity) != size || !MessageDigest.isEqual(theirs, nonce)) {
                 throw new IOException(file + " is not the channel that was offered");
             }
             SharedMemoryChannel channel = new SharedMemoryChannel(file, arena, memory, false, nonce);
@@ -161,7 +163,7 @@ public final class SharedMemoryChannel implements AutoCloseable {
             throw new IOException("a malformed shared-memory offer of " + offer.length + " bytes");
         }
         String name = new String(offer, 0, zero, StandardCharsets.US_ASCII);
-        return open(dir, name, java.util.Arrays.copyOfRange(offer, zero + 1, offer.length));
+        return open(dir, name, Arrays.copyOfRange(offer, zero + 1, offer.length));
     }
 
     /** The ring this side writes. */

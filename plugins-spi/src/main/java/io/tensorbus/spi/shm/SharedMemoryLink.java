@@ -5,6 +5,7 @@ import io.netty.buffer.ByteBufAllocator;
 import io.netty.util.concurrent.EventExecutor;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
+import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -23,9 +24,9 @@ import java.util.function.Predicate;
  * open as the doorbell and as the sign of life: its closing still means the peer is gone.
  *
  * <p>Polling runs on the connection's event loop as tasks that schedule themselves again, so the loop keeps
- * serving its sockets and timers between polls while it spins. After a while without progress ({@link Polling}: longer while an
- * operation waits for data) the link sleeps: it sets the ring's flag and lets the loop block, and the peer rings
- * (a frame on the socket) when it next writes or frees room. A burst of small messages thus crosses without a
+ * serving its sockets and timers between polls while it spins. After a while without progress ({@link Polling}: longer
+ * while an operation waits for data) the link sleeps: it sets the ring's flag and lets the loop block, and the peer
+ * rings (a frame on the socket) when it next writes or frees room. A burst of small messages thus crosses without a
  * system call, and an idle connection takes no core.
  */
 public final class SharedMemoryLink {
@@ -175,7 +176,7 @@ public final class SharedMemoryLink {
     public Future<Void> write(MemorySegment... parts) {
         assert loop.inEventLoop() : "a shared-memory link written on " + Thread.currentThread().getName();
         if (closed) {
-            return Future.failedFuture(new java.io.IOException("the shared-memory channel is closed"));
+            return Future.failedFuture(new IOException("the shared-memory channel is closed"));
         }
         for (MemorySegment p : parts) {
             if (!p.isAccessibleBy(Thread.currentThread())) {
@@ -240,7 +241,7 @@ public final class SharedMemoryLink {
         producer.lock();
         try {
             if (closed) {
-                return Future.failedFuture(new java.io.IOException("the shared-memory channel is closed"));
+                return Future.failedFuture(new IOException("the shared-memory channel is closed"));
             }
             long[] cursor = {0, 0}; // part, offset within it
             if (queue.isEmpty()) {

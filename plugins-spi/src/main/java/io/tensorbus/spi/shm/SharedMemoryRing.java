@@ -76,7 +76,9 @@ public final class SharedMemoryRing {
         return n;
     }
 
-    /** Publishes {@code bytes} written by {@link #offer}; returns true when the consumer was asleep and must be woken. */
+    /**
+     * Publishes {@code bytes} written by {@link #offer}; returns true when the consumer was asleep and must be woken.
+     */
     public boolean publish(long bytes) {
         LONG.setVolatile(control, HEAD, head() + bytes);
         return wake(SLEEPING);

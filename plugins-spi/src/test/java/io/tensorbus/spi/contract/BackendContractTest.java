@@ -265,7 +265,8 @@ public abstract class BackendContractTest {
         try (Ranks ranks = ranks(world)) {
             for (DType dtype : DType.values()) {
                 for (ReduceOp op : Reference.opsFor(dtype)) {
-                    for (long n : new long[] {SMALL_BYTES / dtype.byteSize() + 1, awkward(200_000 / dtype.byteSize())}) {
+                    for (long n : new long[] {SMALL_BYTES / dtype.byteSize() + 1,
+                            awkward(200_000 / dtype.byteSize())}) {
                         checkAllReduce(ranks, dtype, op, n);
                     }
                 }
@@ -1031,6 +1032,7 @@ public abstract class BackendContractTest {
             }
             ExecutorService threads = Executors.newFixedThreadPool(world);
             try {
+                // qualified: clashes with Future
                 List<java.util.concurrent.Future<List<Future<?>>>> work = new ArrayList<>();
                 for (int r = 0; r < world; r++) {
                     int rank = r;

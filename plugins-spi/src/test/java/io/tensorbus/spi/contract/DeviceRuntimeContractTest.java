@@ -1,27 +1,29 @@
 package io.tensorbus.spi.contract;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
 import io.tensorbus.DType;
 import io.tensorbus.Device;
 import io.tensorbus.c10d.ReduceOp;
 import io.tensorbus.spi.DeviceBuffer;
 import io.tensorbus.spi.DeviceRuntime;
 import io.tensorbus.spi.DeviceRuntimeProvider;
+import io.tensorbus.spi.ElementwiseOp;
 import io.tensorbus.spi.HostReductions;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.SplittableRandom;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertInstanceOf;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 /**
  * What every {@link DeviceRuntime} keeps, run by each runtime's test on its first device: copies in every
@@ -94,7 +96,8 @@ public abstract class DeviceRuntimeContractTest {
         for (long i = at / e; i < expected.byteSize() / e; i++) {
             double x = value(expected, dtype, i);
             double y = value(actual, dtype, i);
-            boolean same = Double.isNaN(x) ? Double.isNaN(y) : Double.doubleToRawLongBits(x) == Double.doubleToRawLongBits(y);
+            boolean same = Double.isNaN(x) ? Double.isNaN(y)
+                    : Double.doubleToRawLongBits(x) == Double.doubleToRawLongBits(y);
             if (!same) {
                 fail(what + ": element " + i + " is " + y + ", expected " + x);
             }
@@ -194,7 +197,7 @@ public abstract class DeviceRuntimeContractTest {
         }
         assertSameElements(a, download(da), DType.FLOAT32, "a fill of the last ten elements");
         DeviceBuffer sum = runtime.allocate(dev, DType.FLOAT32, 1);
-        runtime.elementwise(io.tensorbus.spi.ElementwiseOp.ADD, runtime.view(da, 0, DType.FLOAT32, 2),
+        runtime.elementwise(ElementwiseOp.ADD, runtime.view(da, 0, DType.FLOAT32, 2),
                 runtime.view(da, 4 * 2, DType.FLOAT32, 2), runtime.view(da, 4 * 4, DType.FLOAT32, 2))
                 .get(30, TimeUnit.SECONDS);
         runtime.sum(runtime.view(da, 4 * 4, DType.FLOAT32, 2), sum).get(30, TimeUnit.SECONDS);
@@ -227,14 +230,22 @@ public abstract class DeviceRuntimeContractTest {
     void badRangesDtypesAndBuffersFailNamingWhatWasWrong() throws Exception {
         DeviceBuffer a = runtime.allocate(dev, DType.FLOAT32, 10);
         DeviceBuffer ints = runtime.allocate(dev, DType.INT32, 10);
-        assertMessage(runtime.copy(a, 4, a, 0, 40).handle((v, t) -> t instanceof java.util.concurrent.CompletionException c ? c.getCause() : t).join(), "[4, 44)", "40 bytes");
-        assertMessage(runtime.copy(a, 2, a, 0, 4).handle((v, t) -> t instanceof java.util.concurrent.CompletionException c ? c.getCause() : t).join(), "whole-element");
-        assertMessage(runtime.reduce(ReduceOp.SUM, a, 0, ints, 0, 40).handle((v, t) -> t instanceof java.util.concurrent.CompletionException c ? c.getCause() : t).join(), "int32", "float32");
-        assertMessage(runtime.reduce(ReduceOp.BAND, a, 0, a, 0, 40).handle((v, t) -> t instanceof java.util.concurrent.CompletionException c ? c.getCause() : t).join(), "BAND", "float32");
-        assertMessage(runtime.divide(ints, 0, 40, 2).handle((v, t) -> t instanceof java.util.concurrent.CompletionException c ? c.getCause() : t).join(), "int32", "floating-point");
-        assertMessage(runtime.divide(a, 0, 40, 0).handle((v, t) -> t instanceof java.util.concurrent.CompletionException c ? c.getCause() : t).join(), "divisor=0");
+        assertMessage(runtime.copy(a, 4, a, 0, 40).handle((v, t) -> t instanceof CompletionException c ? c.getCause()
+                : t).join(), "[4, 44)", "40 bytes");
+        assertMessage(runtime.copy(a, 2, a, 0, 4).handle((v, t) -> t instanceof CompletionException c ? c.getCause()
+                : t).join(), "whole-element");
+        assertMessage(runtime.reduce(ReduceOp.SUM, a, 0, ints, 0,
+                40).handle((v, t) -> t instanceof CompletionException c ? c.getCause() : t).join(), "int32", "float32");
+        assertMessage(runtime.reduce(ReduceOp.BAND, a, 0, a, 0, 40).handle((v, t) -> t instanceof CompletionException c
+                ? c.getCause() : t).join(), "BAND", "float32");
+        assertMessage(runtime.divide(ints, 0, 40, 2).handle((v, t) -> t instanceof CompletionException c ? c.getCause()
+                : t).join(), "int32", "floating-point");
+        assertMessage(runtime.divide(a, 0, 40, 0).handle((v, t) -> t instanceof CompletionException c ? c.getCause()
+                : t).join(), "divisor=0");
         DeviceBuffer host = DeviceBuffer.host(Arena.ofAuto().allocate(40), DType.FLOAT32, 10);
-        assertMessage(runtime.reduce(ReduceOp.SUM, host, 0, a, 0, 40).handle((v, t) -> t instanceof java.util.concurrent.CompletionException c ? c.getCause() : t).join(), "device memory", "cpu");
+        assertMessage(runtime.reduce(ReduceOp.SUM, host, 0, a, 0,
+                40).handle((v, t) -> t instanceof CompletionException c ? c.getCause() : t).join(), "device memory",
+                "cpu");
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> runtime.allocate(new Device(dev.type(), 99), DType.FLOAT32, 1));
         assertTrue(e.getMessage().contains(dev.type() + ":99") && e.getMessage().contains(dev.toString()),

@@ -5,6 +5,7 @@ import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -62,7 +63,7 @@ public final class MemoryStore implements Store {
     @Override
     public synchronized Future<byte[]> compareSet(String key, byte[] expected, byte[] desired) {
         byte[] old = data.get(key);
-        if ((old == null && expected.length == 0) || (old != null && java.util.Arrays.equals(old, expected))) {
+        if ((old == null && expected.length == 0) || (old != null && Arrays.equals(old, expected))) {
             set(key, desired);
             return Future.succeededFuture(desired.clone());
         }
@@ -102,7 +103,7 @@ public final class MemoryStore implements Store {
     @Override
     public synchronized Future<Void> append(String key, byte[] value) {
         byte[] old = data.getOrDefault(key, new byte[0]);
-        byte[] joined = java.util.Arrays.copyOf(old, old.length + value.length);
+        byte[] joined = Arrays.copyOf(old, old.length + value.length);
         System.arraycopy(value, 0, joined, old.length, value.length);
         return set(key, joined);
     }

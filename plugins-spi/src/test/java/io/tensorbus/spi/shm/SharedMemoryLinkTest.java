@@ -1,23 +1,29 @@
 package io.tensorbus.spi.shm;
 
-import io.netty.channel.DefaultEventLoop;
-import java.io.IOException;
-import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.util.List;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
-
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.netty.channel.DefaultEventLoop;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.util.concurrent.EventExecutor;
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /** Channel files and the links over them: nonces, what a link reports, and frames larger than a ring. */
 @Timeout(60)
@@ -142,9 +148,9 @@ class SharedMemoryLinkTest {
      */
     @Test
     void aSpinningLinkLeavesItsEventLoopToOtherWork() throws Exception {
-        io.netty.channel.MultiThreadIoEventLoopGroup group = new io.netty.channel.MultiThreadIoEventLoopGroup(1,
-                io.netty.channel.nio.NioIoHandler.newFactory());
-        io.netty.util.concurrent.EventExecutor loop = group.next();
+        MultiThreadIoEventLoopGroup group = new MultiThreadIoEventLoopGroup(1,
+                NioIoHandler.newFactory());
+        EventExecutor loop = group.next();
         SharedMemoryChannel made = SharedMemoryChannel.create(DIR, 65536);
         SharedMemoryChannel opened = SharedMemoryChannel.accept(DIR, made.offer());
         try {
@@ -184,8 +190,8 @@ class SharedMemoryLinkTest {
         Collect collect = new Collect(expected.length);
         try (LinkPair links = new LinkPair(collect)) {
             var written = links.writer.writeOrCopy(0, MemorySegment.ofArray(header), MemorySegment.ofArray(payload));
-            java.util.Arrays.fill(payload, (byte) 0);
-            java.util.Arrays.fill(header, (byte) 0);
+            Arrays.fill(payload, (byte) 0);
+            Arrays.fill(header, (byte) 0);
             links.readerLoop.execute(links.reader::poll);
             assertTrue(collect.done.await(30, TimeUnit.SECONDS), "received " + collect.filled + " bytes");
             written.await(30, TimeUnit.SECONDS);
@@ -201,7 +207,7 @@ class SharedMemoryLinkTest {
     @Test
     void aPatientWriterPutsAFrameLargerThanTheRingInItselfWhileThePeerReads() throws Exception {
         byte[] payload = new byte[16 * 65536];
-        new java.util.Random(5).nextBytes(payload);
+        new Random(5).nextBytes(payload);
         Collect collect = new Collect(payload.length);
         try (LinkPair links = new LinkPair(collect)) {
             links.readerLoop.submit(links.reader::expect).get();
@@ -236,7 +242,7 @@ class SharedMemoryLinkTest {
             // The caller polls before the frames are written: a frame written while nobody polls may go to the
             // event loop first (the peer rings, the loop reads), which is the link working as it should.
             CountDownLatch polling = new CountDownLatch(1);
-            var taken = java.util.concurrent.CompletableFuture.supplyAsync(
+            var taken = CompletableFuture.supplyAsync(
                     () -> links.reader.pollOnCallerThread(TimeUnit.SECONDS.toNanos(20), 1, frameA, () -> {
                         polling.countDown();
                         return true;
@@ -274,7 +280,7 @@ class SharedMemoryLinkTest {
         SharedMemoryLink.Taker never = h -> null;
         try (LinkPair links = new LinkPair(collect)) {
             CountDownLatch polling = new CountDownLatch(1);
-            var taken = java.util.concurrent.CompletableFuture.supplyAsync(
+            var taken = CompletableFuture.supplyAsync(
                     () -> links.reader.pollOnCallerThread(TimeUnit.SECONDS.toNanos(20), 2, never, () -> {
                         polling.countDown();
                         return true;

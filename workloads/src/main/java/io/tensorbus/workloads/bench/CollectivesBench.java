@@ -5,6 +5,7 @@ import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.function.Consumer;
 
 /**
@@ -19,7 +20,8 @@ import java.util.function.Consumer;
  * three), {@code --max-bytes B} (skip larger sizes; default all) and {@code --jit-warmup ROUNDS} (default
  * {@value #DEFAULT_JIT_WARMUP}; 0 measures a cold JVM), {@code --backend NAME} (default {@code tcp}) and
  * {@code --device DEV} (where the tensors live, default {@code cpu}; {@code opencl:0} with {@code --backend
- * opencl}; {@code cuda} with {@code --backend nccl}, each rank on its own device, {@code cuda:LOCAL_RANK}). Lines of a run with another backend or device name them: {@code backend=opencl device=opencl:0}.
+ * opencl}; {@code cuda} with {@code --backend nccl}, each rank on its own device, {@code cuda:LOCAL_RANK}). Lines of a
+ * run with another backend or device name them: {@code backend=opencl device=opencl:0}.
  */
 public final class CollectivesBench {
     /** The anchor's sizes in bytes. */
@@ -49,7 +51,7 @@ public final class CollectivesBench {
                 throw new IllegalArgumentException("--backend must be a backend's name such as tcp or opencl, got '"
                         + backend + "'");
             }
-            java.util.Objects.requireNonNull(device, "device");
+            Objects.requireNonNull(device, "device");
             if (world < 2 || world > 64) {
                 throw new IllegalArgumentException("--world must be from 2 to 64, got " + world);
             }
@@ -150,7 +152,7 @@ public final class CollectivesBench {
 
     /** A run with {@code options}. */
     public CollectivesBench(Options options) {
-        this.options = java.util.Objects.requireNonNull(options, "options");
+        this.options = Objects.requireNonNull(options, "options");
     }
 
     /**

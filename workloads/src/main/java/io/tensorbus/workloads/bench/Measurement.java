@@ -90,7 +90,8 @@ public final class Measurement {
 
     /** The measurement as a JSON object: {@code {"suite": ..., "name": ..., "key": number or "text", ...}}. */
     public String json() {
-        StringBuilder sb = new StringBuilder("{\"suite\": ").append(quote(suite)).append(", \"name\": ").append(quote(name));
+        StringBuilder sb = new StringBuilder("{\"suite\": ").append(quote(suite))
+                .append(", \"name\": ").append(quote(name));
         for (Field f : fields) {
             sb.append(", ").append(quote(f.key())).append(": ").append(f.number() ? f.value() : quote(f.value()));
         }

@@ -15,6 +15,7 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.function.Consumer;
 
 /**
@@ -61,7 +62,7 @@ final class MultiProcessBench {
      * @throws IllegalArgumentException when the line is not in that format
      */
     /** The keys whose values are words, not numbers. */
-    private static final java.util.Set<String> WORD_KEYS = java.util.Set.of("backend", "device", "schedule");
+    private static final Set<String> WORD_KEYS = Set.of("backend", "device", "schedule");
 
     static Measurement parse(String line) {
         String[] parts = line.trim().split(" +");

@@ -1,5 +1,6 @@
 package io.tensorbus.workloads.bench;
 
+import io.tensorbus.DType;
 import io.tensorbus.nn.Functional;
 import io.tensorbus.nn.models.MnistNet;
 import io.tensorbus.nn.models.ResNet;
@@ -51,7 +52,7 @@ public final class NnBench {
     /** ResNet-50 (1000 classes) forward, {@code sum()}, backward, in training mode; images/s. */
     Measurement resnet50(int threads, int side) {
         ResNet model = ResNet.resnet50(1000, new Generator(0));
-        Tensor x = Tensor.randn(new Generator(1), io.tensorbus.DType.FLOAT32, RESNET_BATCH, 3, side, side);
+        Tensor x = Tensor.randn(new Generator(1), DType.FLOAT32, RESNET_BATCH, 3, side, side);
         double s = timing.medianSeconds(() -> {
             model.zeroGrad(true);
             model.forward(x).sum().backward();
@@ -64,7 +65,7 @@ public final class NnBench {
     Measurement tutorialNet(int threads) {
         MnistNet model = new MnistNet(new Generator(1234));
         SGD sgd = SGD.builder().lr(0.01).momentum(0.5).build(model.parameters());
-        Tensor x = Tensor.randn(new Generator(2), io.tensorbus.DType.FLOAT32, TUTORIAL_BATCH, 1, 28, 28);
+        Tensor x = Tensor.randn(new Generator(2), DType.FLOAT32, TUTORIAL_BATCH, 1, 28, 28);
         Tensor y = Tensor.randint(new Generator(3), 0, 10, TUTORIAL_BATCH);
         double s = timing.medianSeconds(() -> {
             sgd.zeroGrad(true);

@@ -3,6 +3,7 @@ package io.tensorbus.workloads.bench;
 import java.io.PrintStream;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.function.Consumer;
 
 /**
@@ -77,7 +78,7 @@ public final class P2pBench {
 
     /** A run with {@code options}. */
     public P2pBench(Options options) {
-        this.options = java.util.Objects.requireNonNull(options, "options");
+        this.options = Objects.requireNonNull(options, "options");
     }
 
     /**

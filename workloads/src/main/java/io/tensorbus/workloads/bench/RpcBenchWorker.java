@@ -10,6 +10,7 @@ import io.tensorbus.tensor.Tensor;
 import io.tensorbus.tensor.Threads;
 import io.vertx.core.Future;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
@@ -80,7 +81,7 @@ public final class RpcBenchWorker {
         for (int i = 0; i < rates.length; i++) {
             rates[i] = remoteRate(agent);
         }
-        java.util.Arrays.sort(rates);
+        Arrays.sort(rates);
         MultiProcessBench.report(new Measurement("rpc", "remote").with("per_s", rates[rates.length / 2], 0));
     }
 

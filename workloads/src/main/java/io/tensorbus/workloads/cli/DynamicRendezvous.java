@@ -5,6 +5,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import java.util.function.UnaryOperator;
 
 /**
@@ -161,7 +162,7 @@ final class DynamicRendezvous {
     String master(int round) {
         try {
             return new String(store.get(prefix + "master/" + round).await(options.joinTimeout().toMillis(),
-                    java.util.concurrent.TimeUnit.MILLISECONDS), StandardCharsets.UTF_8);
+                    TimeUnit.MILLISECONDS), StandardCharsets.UTF_8);
         } catch (Exception e) {
             throw new IllegalStateException("node rank 0 of round " + round + " did not say where its ranks meet"
                     + " within "

@@ -36,7 +36,8 @@ public final class Info {
         for (DeviceRuntimeProvider p : DeviceRuntimeProvider.all()) {
             if (!p.isAvailable()) {
                 Throwable cause = p.unavailabilityCause();
-                out.println("devices " + p.type() + ": none (" + (cause == null ? "no reason given" : cause.getMessage())
+                out.println("devices " + p.type() + ": none ("
+                        + (cause == null ? "no reason given" : cause.getMessage())
                         + ")");
                 continue;
             }

@@ -95,7 +95,7 @@ public record LaunchOptions(int nprocPerNode, int nnodes, int nodeRank, String m
                                    before tensorbus's own; without it, a main class reads CLASSPATH, as
                                    java does
               TARGET               a main class of your class path or of tensorbus
-                                   (io.tensorbus.workloads.examples.GroupAllReduce), or a workload name, run
+                                   ('io.tensorbus.workloads.examples.GroupAllReduce'), or a workload name, run
                                    as 'tensorbus run TARGET [args]'
               -jar APP.jar         run the Main-Class of APP.jar's manifest, with APP.jar (and the jars its
                                    manifest's Class-Path names) before tensorbus's own classes, and its
@@ -112,7 +112,7 @@ public record LaunchOptions(int nprocPerNode, int nnodes, int nodeRank, String m
             the class path: use --classpath); with no more cores than processes they run the serial collector
             unless it names another. Across machines: docs/multi-host.md.
             Examples:
-              tensorbus launch --nproc-per-node 2 -cp target/classes:lib/* com.example.Train --epochs 3
+              tensorbus launch --nproc-per-node 2 -cp target/classes:lib/* 'com.example.Train' --epochs 3
               tensorbus launch --nproc-per-node 2 -jar build/app.jar --epochs 3
               two hosts, 10.0.0.1 and 10.0.0.2, sharing a secret file (on each; K is 0 on 10.0.0.1, else 1):
               TENSORBUS_SECRET_FILE=~/.tensorbus-secret tensorbus launch --nnodes 2 --node-rank K \\
@@ -185,7 +185,8 @@ public record LaunchOptions(int nprocPerNode, int nnodes, int nodeRank, String m
                 continue;
             }
             if (!KNOWN.contains(name)) {
-                throw new IllegalArgumentException("unknown option '" + a + "'; known options: " + String.join(", ", KNOWN));
+                throw new IllegalArgumentException("unknown option '" + a + "'; known options: "
+                        + String.join(", ", KNOWN));
             }
             if (eq < 0 && i >= args.size()) {
                 throw new IllegalArgumentException("option " + name + " needs a value");

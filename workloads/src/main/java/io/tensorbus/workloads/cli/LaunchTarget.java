@@ -59,7 +59,8 @@ record LaunchTarget(String mainClass, String userClassPath, List<String> program
 
     /** True for a class in the default package of {@code classPath} (a name without dots). */
     private static boolean isUserClass(String name, String classPath) {
-        if (!name.chars().allMatch(Character::isJavaIdentifierPart) || !Character.isJavaIdentifierStart(name.charAt(0))) {
+        if (!name.chars().allMatch(Character::isJavaIdentifierPart)
+                || !Character.isJavaIdentifierStart(name.charAt(0))) {
             return false;
         }
         try (URLClassLoader loader = new URLClassLoader(urls(classPath), null)) {

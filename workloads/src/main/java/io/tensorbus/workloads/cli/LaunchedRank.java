@@ -1,14 +1,17 @@
 package io.tensorbus.workloads.cli;
 
+import com.sun.management.OperatingSystemMXBean;
 import io.tensorbus.distributed.ProcessExit;
 import io.tensorbus.internal.distributed.AdvertisedHost;
 import io.tensorbus.workloads.demo.ProgressBar;
 import java.io.IOException;
 import java.io.PrintStream;
+import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
@@ -223,7 +226,7 @@ final class LaunchedRank {
      * ({@code -Xmx} always does).
      */
     static List<String> memoryFlags(int nprocPerNode, long totalBytes) {
-        String heapPercent = String.format(java.util.Locale.ROOT, "%.3f", 25.0 / nprocPerNode);
+        String heapPercent = String.format(Locale.ROOT, "%.3f", 25.0 / nprocPerNode);
         return List.of("-XX:MaxRAMPercentage=" + heapPercent,
                 "-Dtensorbus.hostMemoryBytes=" + totalBytes / 4 * 3 / nprocPerNode, TRIM_NATIVE_HEAP);
     }
@@ -238,8 +241,8 @@ final class LaunchedRank {
 
     /** The memory of this machine, or of the container the launcher runs in, in bytes. */
     private static long totalMemory() {
-        if (java.lang.management.ManagementFactory.getOperatingSystemMXBean()
-                instanceof com.sun.management.OperatingSystemMXBean os) {
+        if (ManagementFactory.getOperatingSystemMXBean()
+                instanceof OperatingSystemMXBean os) {
             return os.getTotalMemorySize();
         }
         return Runtime.getRuntime().maxMemory() * 4;
@@ -284,9 +287,9 @@ final class LaunchedRank {
      */
     static String poclCacheDir(String userDir, int rank) {
         String base = userDir != null && !userDir.isBlank() ? userDir
-                : java.nio.file.Path.of(System.getProperty("java.io.tmpdir"), "tensorbus-pocl-" + ProcessHandle.current().pid())
+                : Path.of(System.getProperty("java.io.tmpdir"), "tensorbus-pocl-" + ProcessHandle.current().pid())
                         .toString();
-        return java.nio.file.Path.of(base, "rank" + rank).toString();
+        return Path.of(base, "rank" + rank).toString();
     }
 
     private static String javaExecutable() {

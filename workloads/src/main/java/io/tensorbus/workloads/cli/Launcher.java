@@ -149,7 +149,8 @@ public final class Launcher {
                     text != null && !text.isBlank() ? text : env.get(JobSecret.FILE_ENV));
         } else if (o.nnodes() > 1) {
             throw new IllegalArgumentException("a job of " + o.nnodes() + " nodes needs the same secret on every"
-                    + " node, and " + JobSecret.ENV + " and " + JobSecret.FILE_ENV + " are not set: " + JobSecret.HOW_TO);
+                    + " node, and " + JobSecret.ENV + " and " + JobSecret.FILE_ENV + " are not set: "
+                    + JobSecret.HOW_TO);
         } else {
             jobEnv.put(JobSecret.ENV, JobSecret.newSecretText());
         }
@@ -416,7 +417,8 @@ public final class Launcher {
                 }
                 LaunchedRank r = firstFailure(exit.failed());
                 if (attempt >= options.maxRestarts()) {
-                    String left = options.maxRestarts() > 0 ? " (no restarts left of " + options.maxRestarts() + ")" : "";
+                    String left = options.maxRestarts() > 0 ? " (no restarts left of " + options.maxRestarts() + ")"
+                            : "";
                     err.println("tensorbus launch: failed: " + failure(r) + left);
                     return r.process().exitValue();
                 }

@@ -1,6 +1,7 @@
 package io.tensorbus.workloads.cli;
 
 import io.tensorbus.c10d.Store;
+import io.vertx.core.Future;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -168,7 +169,7 @@ final class LauncherGroup implements JobPeers, AutoCloseable {
         return v == null ? "address unknown" : new String(v, StandardCharsets.UTF_8).split(" ")[0];
     }
 
-    private <T> T call(io.vertx.core.Future<T> f, String what) {
+    private <T> T call(Future<T> f, String what) {
         return calls.call(f, what);
     }
 

@@ -81,7 +81,7 @@ final class RendezvousBackend implements AutoCloseable {
 
     /** The calls to the store, with the patience its kind needs. */
     StoreCalls calls() {
-        return new StoreCalls(store instanceof io.tensorbus.distributed.ClusterStore ? StoreCalls.CLUSTER
+        return new StoreCalls(store instanceof ClusterStore ? StoreCalls.CLUSTER
                 : StoreCalls.TCP);
     }
 

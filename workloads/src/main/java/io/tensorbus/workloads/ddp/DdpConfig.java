@@ -23,9 +23,9 @@ import java.util.Objects;
  *   <tr><th>field</th><th>default</th><th>meaning</th></tr>
  *   <tr><td>{@code rank}</td><td>{@code RANK}, else 0</td><td>this process's rank</td></tr>
  *   <tr><td>{@code worldSize}</td><td>{@code WORLD_SIZE}, else 1</td><td>the number of processes</td></tr>
- *   <tr><td>{@code masterAddr}</td><td>{@code MASTER_ADDR}, else 127.0.0.1</td><td>host of the rendezvous store</td></tr>
- *   <tr><td>{@code masterPort}</td><td>{@code MASTER_PORT}; required for worldSize &gt; 1 without initMethod</td>
- *       <td>its port (rank 0 hosts it unless {@code tensorbus launch} does)</td></tr>
+ *   <tr><td>{@code masterAddr}</td><td>{@code MASTER_ADDR}, else 127.0.0.1</td><td>host of the rendezvous
+ * store</td></tr>   <tr><td>{@code masterPort}</td><td>{@code MASTER_PORT}; required for worldSize &gt; 1 without
+ * initMethod</td>       <td>its port (rank 0 hosts it unless {@code tensorbus launch} does)</td></tr>
  *   <tr><td>{@code initMethod}</td><td>none</td><td>{@code tcp://host:port}, {@code file:///path} or
  *       {@code env://}, instead of masterAddr/masterPort</td></tr>
  *   <tr><td>{@code backend}</td><td>tcp</td><td>the process-group backend</td></tr>

@@ -128,7 +128,8 @@ public final class DdpFashionMnistCommand {
 
     private static void checkNprocMatches(int nproc, Map<String, String> env) {
         if (nproc != 0 && !Integer.toString(nproc).equals(env.get("WORLD_SIZE"))) {
-            throw new IllegalArgumentException("--nproc " + nproc + " disagrees with WORLD_SIZE=" + env.get("WORLD_SIZE")
+            throw new IllegalArgumentException("--nproc " + nproc + " disagrees with WORLD_SIZE="
+                    + env.get("WORLD_SIZE")
                     + " of the job this process belongs to; leave --nproc out under tensorbus launch");
         }
     }

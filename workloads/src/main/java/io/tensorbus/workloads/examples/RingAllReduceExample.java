@@ -1,11 +1,13 @@
 package io.tensorbus.workloads.examples;
 
+import io.tensorbus.DType;
 import io.tensorbus.c10d.ReduceOp;
 import io.tensorbus.distributed.ProcessGroup;
 import io.tensorbus.tensor.Generator;
 import io.tensorbus.tensor.Tensor;
 import io.vertx.core.Future;
 import java.io.PrintStream;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 
@@ -57,7 +59,7 @@ public final class RingAllReduceExample {
      * element of each and the largest difference, and returns all of them.
      */
     public static Result run(ProcessGroup pg, PrintStream out) {
-        Tensor send = Tensor.randn(new Generator(1000 + pg.rank()), io.tensorbus.DType.FLOAT32, NUMEL);
+        Tensor send = Tensor.randn(new Generator(1000 + pg.rank()), DType.FLOAT32, NUMEL);
         Tensor ring = Tensor.zeros(NUMEL);
         allreduce(pg, send, ring);
         Tensor chunked = Tensor.zeros(NUMEL);
@@ -157,8 +159,8 @@ public final class RingAllReduceExample {
     private static void checkShapes(Tensor send, Tensor recv) {
         if (send.numel() != recv.numel() || send.dtype() != recv.dtype()) {
             throw new IllegalArgumentException("send and recv must agree in dtype and size, got " + send.dtype()
-                    + java.util.Arrays.toString(send.shape()) + " and " + recv.dtype()
-                    + java.util.Arrays.toString(recv.shape()));
+                    + Arrays.toString(send.shape()) + " and " + recv.dtype()
+                    + Arrays.toString(recv.shape()));
         }
     }
 }

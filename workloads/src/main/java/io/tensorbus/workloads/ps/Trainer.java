@@ -13,6 +13,7 @@ import io.tensorbus.parallel.DistributedSampler;
 import io.tensorbus.tensor.Tensor;
 import io.tensorbus.workloads.demo.FashionMnistTraining;
 import io.tensorbus.workloads.demo.TrainingLoop;
+import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -63,7 +64,7 @@ final class Trainer {
     }
 
     /** Completes with the last epoch's statistics once training ended, or with why it failed. */
-    io.vertx.core.Future<TrainingLoop.EpochStats> done() {
+    Future<TrainingLoop.EpochStats> done() {
         return done.future();
     }
 

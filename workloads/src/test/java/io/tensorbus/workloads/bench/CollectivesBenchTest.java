@@ -4,12 +4,16 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.tensorbus.Device;
+import io.tensorbus.spi.DeviceRuntimeProvider;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.function.ToIntFunction;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -33,16 +37,16 @@ class CollectivesBenchTest {
 
     @Test
     void aDeviceTypeAlonePutsEachRankOnItsOwnDevice() {
-        java.util.function.ToIntFunction<String> eight = type -> 8;
-        assertEquals(io.tensorbus.Device.cuda(3), CollectivesWorker.placed(io.tensorbus.Device.parse("cuda"), "3", 1,
+        ToIntFunction<String> eight = type -> 8;
+        assertEquals(Device.cuda(3), CollectivesWorker.placed(Device.parse("cuda"), "3", 1,
                 eight));
-        assertEquals(io.tensorbus.Device.cuda(1), CollectivesWorker.placed(io.tensorbus.Device.parse("cuda"), null, 1,
+        assertEquals(Device.cuda(1), CollectivesWorker.placed(Device.parse("cuda"), null, 1,
                 eight));
-        assertEquals(io.tensorbus.Device.opencl(0), CollectivesWorker.placed(io.tensorbus.Device.opencl(0), "1", 1,
+        assertEquals(Device.opencl(0), CollectivesWorker.placed(Device.opencl(0), "1", 1,
                 eight));
-        assertEquals(io.tensorbus.Device.CPU, CollectivesWorker.placed(io.tensorbus.Device.CPU, "1", 1, eight));
+        assertEquals(Device.CPU, CollectivesWorker.placed(Device.CPU, "1", 1, eight));
         // One device (pocl): every rank shares it.
-        assertEquals(io.tensorbus.Device.opencl(0), CollectivesWorker.placed(io.tensorbus.Device.parse("opencl"), "1",
+        assertEquals(Device.opencl(0), CollectivesWorker.placed(Device.parse("opencl"), "1",
                 1, type -> 1));
     }
 
@@ -94,11 +98,11 @@ class CollectivesBenchTest {
     @Test
     @Timeout(value = 180, unit = TimeUnit.SECONDS)
     void theOpenClBackendAloneBringsItsTensorsToTheOneDeviceBothRanksShare() {
-        org.junit.jupiter.api.Assumptions.assumeTrue(io.tensorbus.spi.DeviceRuntimeProvider.all().stream()
+        Assumptions.assumeTrue(DeviceRuntimeProvider.all().stream()
                 .anyMatch(p -> p.type().equals("opencl") && p.isAvailable()), "no OpenCL platform here");
         CollectivesBench.Options o = CollectivesBench.Options.parse(List.of("--backend", "opencl", "--ops",
                 "allreduce", "--max-bytes", "4", "--jit-warmup", "1"));
-        assertEquals(io.tensorbus.Device.parse("opencl"), o.device(), "each rank's OpenCL device");
+        assertEquals(Device.parse("opencl"), o.device(), "each rank's OpenCL device");
         List<Measurement> got = new ArrayList<>();
         ByteArrayOutputStream err = new ByteArrayOutputStream();
         int code = new CollectivesBench(o).run(got::add, new PrintStream(err, true, StandardCharsets.UTF_8));

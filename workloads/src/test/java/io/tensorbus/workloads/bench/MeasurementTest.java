@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.tensorbus.tensor.Determinism;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -47,11 +48,11 @@ class MeasurementTest {
 
     @Test
     void expMeasurementSaysWhetherDeterministicAndLeavesTheSwitchAsItWas() {
-        boolean before = io.tensorbus.tensor.Determinism.areDeterministicAlgorithmsEnabled();
+        boolean before = Determinism.areDeterministicAlgorithmsEnabled();
         Measurement m = new TensorBench(new Timing(0, 1, 0)).exp(1, !before);
         assertTrue(m.line().matches("tensor exp threads=1 n=4194304 deterministic=" + (before ? 0 : 1)
                 + " latency_us=[0-9]+"), m.line());
-        assertTrue(before == io.tensorbus.tensor.Determinism.areDeterministicAlgorithmsEnabled());
+        assertTrue(before == Determinism.areDeterministicAlgorithmsEnabled());
     }
 
     @Test

@@ -24,7 +24,8 @@ public final class EnvEchoMain {
         }
         System.out.println("args " + Arrays.toString(args));
         System.out.println("store reachable=" + reachable(env("MASTER_ADDR"), env("MASTER_PORT")));
-        int lines = Arrays.stream(args).filter(a -> a.startsWith("lines=")).mapToInt(a -> Integer.parseInt(a.substring(6)))
+        int lines = Arrays.stream(args).filter(a -> a.startsWith("lines=")).mapToInt(a ->
+                Integer.parseInt(a.substring(6)))
                 .findFirst().orElse(0);
         String padding = "x".repeat(200);
         for (int i = 0; i < lines; i++) {

@@ -69,7 +69,8 @@ class LaunchedRankTest {
 
     @Test
     void theUsersClassPathComesBeforeTensorbussOwn() {
-        List<String> cmd = LaunchedRank.command(TWO, new LaunchTarget("a.B", "/app/classes", List.of(), List.of()), null, 8);
+        List<String> cmd = LaunchedRank.command(TWO, new LaunchTarget("a.B", "/app/classes", List.of(), List.of()),
+                null, 8);
         String cp = cmd.get(cmd.indexOf("-cp") + 1);
         assertTrue(cp.startsWith("/app/classes" + File.pathSeparator), cp);
         assertTrue(cp.endsWith(System.getProperty("java.class.path")), cp);
@@ -80,7 +81,8 @@ class LaunchedRankTest {
         LaunchTarget jar = new LaunchTarget("a.B", "app.jar", List.of(), List.of("--add-opens",
                 "java.base/java.lang=ALL-UNNAMED"));
         List<String> cmd = LaunchedRank.command(TWO, jar, "-Xmx1g", 8);
-        assertTrue(cmd.indexOf("--add-opens") >= 0 && cmd.indexOf("--add-opens") < cmd.indexOf("-Xmx1g"), cmd.toString());
+        assertTrue(cmd.indexOf("--add-opens") >= 0 && cmd.indexOf("--add-opens") < cmd.indexOf("-Xmx1g"),
+                cmd.toString());
         assertEquals("java.base/java.lang=ALL-UNNAMED", cmd.get(cmd.indexOf("--add-opens") + 1));
     }
 

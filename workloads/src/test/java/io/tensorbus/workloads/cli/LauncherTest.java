@@ -91,7 +91,8 @@ class LauncherTest {
         int[] code0 = {-1};
         Thread first = Thread.ofPlatform().start(() -> code0[0] = Launcher.run(List.of("--nproc-per-node", "2",
                 "--nnodes", "2", "--node-rank", "0", "--master-addr", "localhost", "--master-port", "29555", ECHO), env,
-                new PrintStream(node0, true, StandardCharsets.UTF_8), new PrintStream(node0, true, StandardCharsets.UTF_8)));
+                new PrintStream(node0, true, StandardCharsets.UTF_8),
+                new PrintStream(node0, true, StandardCharsets.UTF_8)));
         assertEquals(0, launchWith(env, "--nproc-per-node=2", "--nnodes", "2", "--node_rank", "1", "--master-addr",
                 "localhost", "--master-port", "29555", ECHO), err());
         first.join(60_000);
@@ -132,7 +133,8 @@ class LauncherTest {
         assertEquals(0, launch("--nproc-per-node", "2", "--master-port", "29556", ECHO, "lines=400"), err());
         String x = "x".repeat(200);
         Pattern outLine = Pattern.compile("\\[rank (\\d)] (env .*|args .*|store .*|line \\d+ of rank \\1 " + x + ")");
-        Pattern errLine = Pattern.compile("\\[rank (\\d)] (err \\d+ of rank \\1 " + x + "|stderr of rank \\1 é|WARNING: .*)"
+        Pattern errLine = Pattern.compile("\\[rank (\\d)] (err \\d+ of rank \\1 " + x
+                + "|stderr of rank \\1 é|WARNING: .*)"
                 + "|tensorbus launch: .*");
         int[] counted = new int[2];
         for (String line : out().split("\n")) {
@@ -284,7 +286,8 @@ class LauncherTest {
                 Arguments.of(List.of("--nproc-per-node", "1", "--nnodes", "1:2", "--rdzv-backend", "etcd", ECHO),
                         "--rdzv-backend must be one of [c10d, hazelcast]"),
                 Arguments.of(List.of("--nproc-per-node", "1", "--nnodes", "1:2", "--rdzv-backend", "c10d",
-                        "--node-rank", "1", ECHO), "with the elastic rendezvous (--nnodes MIN:MAX, --rdzv-*) the rendezvous"
+                        "--node-rank", "1", ECHO),
+                        "with the elastic rendezvous (--nnodes MIN:MAX, --rdzv-*) the rendezvous"
                                 + " assigns the nodes' ranks: leave out --node-rank"),
                 Arguments.of(List.of("--nproc-per-node", "1", "--rdzv-backend", "c10d", "--rdzv-endpoint", "h:1,g:2",
                         ECHO), "--rdzv-endpoint of the c10d backend is one HOST:PORT, got 'h:1,g:2'"),
@@ -310,7 +313,8 @@ class LauncherTest {
                 Arguments.of(List.of("--nproc-per-node", "1", "com.example.NoSuchMain"),
                         "TARGET class com.example.NoSuchMain is not on the class path"),
                 Arguments.of(List.of("--nproc-per-node", "1", "-cp", "/no/such/dir", "com.example.NoSuchMain"),
-                        "TARGET class com.example.NoSuchMain is not on the class path (/no/such/dir and tensorbus's own)"),
+                        "TARGET class com.example.NoSuchMain is not on the class path (/no/such/dir and tensorbus's "
+                        + "own)"),
                 Arguments.of(List.of("--nproc-per-node", "1", "-jar", "/no/such/app.jar"),
                         "-jar /no/such/app.jar: no such file"),
                 Arguments.of(List.of("--nproc-per-node", "1", "--classpath", " ", ECHO),

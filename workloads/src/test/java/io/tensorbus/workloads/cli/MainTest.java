@@ -3,11 +3,13 @@ package io.tensorbus.workloads.cli;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.tensorbus.tensor.CpuInfo;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 class MainTest {
@@ -113,9 +115,9 @@ class MainTest {
 
     @Test
     void everyBenchmarkRunStartsByNamingTheCpu() {
-        io.tensorbus.tensor.CpuInfo xeon = new io.tensorbus.tensor.CpuInfo("GenuineIntel",
+        CpuInfo xeon = new CpuInfo("GenuineIntel",
                 "Intel(R) Xeon(R) Platinum 8488C", 6, 143, 2, 48 << 10, 2 << 20, 105 << 20, 512,
-                java.util.Set.of("avx512f", "amx_tile"));
+                Set.of("avx512f", "amx_tile"));
         assertEquals("machine cpu model=\"Intel(R) Xeon(R) Platinum 8488C\" vendor=GenuineIntel family=6"
                 + " model_number=143 cores=2 l2_kib=2048 l3_kib=107520 capability=AVX512", Main.machine(xeon).line());
     }

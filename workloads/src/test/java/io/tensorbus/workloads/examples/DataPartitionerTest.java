@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.tensorbus.data.Dataset;
+import java.util.Arrays;
 import java.util.HashSet;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
@@ -55,8 +56,8 @@ class DataPartitionerTest {
         DataPartitioner<Integer> b = new DataPartitioner<>(new Numbers(1000), halves, 1234);
         DataPartitioner<Integer> c = new DataPartitioner<>(new Numbers(1000), halves, 99);
         assertArrayEquals(a.use(1).indices(), b.use(1).indices());
-        assertFalse(java.util.Arrays.equals(a.use(1).indices(), c.use(1).indices()));
-        assertFalse(java.util.Arrays.equals(a.use(0).indices(), sorted(a.use(0).indices())), "not shuffled");
+        assertFalse(Arrays.equals(a.use(1).indices(), c.use(1).indices()));
+        assertFalse(Arrays.equals(a.use(0).indices(), sorted(a.use(0).indices())), "not shuffled");
     }
 
     @Test
@@ -73,7 +74,7 @@ class DataPartitionerTest {
 
     private static int[] sorted(int[] a) {
         int[] s = a.clone();
-        java.util.Arrays.sort(s);
+        Arrays.sort(s);
         return s;
     }
 }

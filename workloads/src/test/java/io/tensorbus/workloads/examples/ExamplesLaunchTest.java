@@ -46,7 +46,8 @@ class ExamplesLaunchTest {
         assertTrue(o.contains("[rank 0] rank 0 of 2: tensor([2., 2., 2., 2.]"), o);
         assertTrue(o.contains("[rank 1] rank 1 of 2: tensor([2., 2., 2., 2.]"), o);
         assertTrue(e.contains("was left open at exit; closing it now"), e);
-        System.out.println("QuickStart: 2 processes, launched to exited in " + (System.nanoTime() - t0) / 1_000_000 + " ms");
+        System.out.println("QuickStart: 2 processes, launched to exited in " + (System.nanoTime() - t0) / 1_000_000
+                + " ms");
     }
 
     @Test

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.tensorbus.DType;
 import io.tensorbus.c10d.ReduceOp;
 import io.tensorbus.distributed.Distributed;
 import io.tensorbus.tensor.Tensor;
@@ -43,7 +44,7 @@ class RingAllReduceExampleTest {
     void chunkedRingHandlesUnevenChunksAndTinyTensors() {
         Distributed.spawn(3, pg -> {
             for (int numel : new int[] {1, 2, 7, 3001}) {
-                Tensor send = Tensor.full(pg.rank() + 1, io.tensorbus.DType.FLOAT32, numel);
+                Tensor send = Tensor.full(pg.rank() + 1, DType.FLOAT32, numel);
                 Tensor ring = Tensor.zeros(numel);
                 RingAllReduceExample.chunkedAllreduce(pg, send, ring);
                 Tensor plain = Tensor.zeros(numel);

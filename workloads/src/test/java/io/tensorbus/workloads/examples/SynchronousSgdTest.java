@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.tensorbus.DType;
 import io.tensorbus.distributed.Distributed;
 import io.tensorbus.nn.models.MnistNet;
 import io.tensorbus.tensor.Generator;
@@ -64,7 +65,7 @@ class SynchronousSgdTest {
         Distributed.spawn(4, pg -> {
             MnistNet model = new MnistNet(new Generator(1));
             for (Tensor p : model.parameters()) {
-                p.setGrad(Tensor.full(pg.rank(), io.tensorbus.DType.FLOAT32, p.shape()));
+                p.setGrad(Tensor.full(pg.rank(), DType.FLOAT32, p.shape()));
             }
             SynchronousSgd.averageGradients(model, pg);
             List<float[]> mine = new ArrayList<>();

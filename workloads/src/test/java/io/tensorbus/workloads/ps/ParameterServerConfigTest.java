@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.tensorbus.workloads.demo.FashionMnistTraining;
 import io.vertx.core.json.JsonObject;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -32,7 +33,7 @@ class ParameterServerConfigTest {
 
     @Test
     void acrossHostsTheMemberTakesThisHostsAddressAndJoinsThroughTheMasters() {
-        java.util.Map<String, String> env = new java.util.HashMap<>(LAUNCHED);
+        Map<String, String> env = new HashMap<>(LAUNCHED);
         env.put("MASTER_ADDR", "10.1.1.1");
         env.put("TENSORBUS_LOCAL_ADDR", "10.9.9.9");
         ParameterServerConfig c = ParameterServerConfig.fromJson(new JsonObject(), env);

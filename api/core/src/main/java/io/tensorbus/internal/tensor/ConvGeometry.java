@@ -1,5 +1,7 @@
 package io.tensorbus.internal.tensor;
 
+import java.util.Arrays;
+
 /**
  * The sizes of one 2-d convolution or pooling window: input plane, kernel, stride, padding, dilation and
  * the output plane they give ({@code floor((in + 2p - d(k-1) - 1) / s) + 1}, or ceil with {@code ceilMode}).
@@ -33,7 +35,7 @@ public record ConvGeometry(int inH, int inW, int kH, int kW, int sH, int sW, int
     private static void check(String op, String what, int[] v, int min) {
         if (v == null || v.length != 2 || v[0] < min || v[1] < min) {
             throw new IllegalArgumentException(op + ": " + what + " must be two values >= " + min + ", got "
-                    + (v == null ? "null" : java.util.Arrays.toString(v)));
+                    + (v == null ? "null" : Arrays.toString(v)));
         }
     }
 

@@ -2,6 +2,7 @@ package io.tensorbus.internal.tensor;
 
 import io.tensorbus.tensor.Threads;
 import java.lang.foreign.ValueLayout;
+import java.util.Arrays;
 import jdk.incubator.vector.DoubleVector;
 import jdk.incubator.vector.VectorSpecies;
 
@@ -29,7 +30,7 @@ final class Dgemm {
         Threads.parallelFor(0, m, (int) Math.max(1, (1L << 21) / Math.max(1, work / Math.max(m, 1))), (r0, r1) -> {
             double[] acc = new double[n];
             for (int i = r0; i < r1; i++) {
-                java.util.Arrays.fill(acc, 0);
+                Arrays.fill(acc, 0);
                 for (int p = 0; p < k; p++) {
                     axpy(a.seg().getAtIndex(DL, a.index(i, p)), rowMajorB, p * n, acc, n);
                 }

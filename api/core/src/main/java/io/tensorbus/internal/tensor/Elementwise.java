@@ -165,7 +165,8 @@ public final class Elementwise {
         };
     }
 
-    private static void loopF32(F2 f, MemorySegment as, MemorySegment bs, MemorySegment os, long[] off, int[] st, int n) {
+    private static void loopF32(F2 f, MemorySegment as, MemorySegment bs, MemorySegment os, long[] off, int[] st,
+            int n) {
         long ia = off[0];
         long ib = off[1];
         long io = off[2];
@@ -174,7 +175,8 @@ public final class Elementwise {
         }
     }
 
-    private static void loopF64(D2 f, MemorySegment as, MemorySegment bs, MemorySegment os, long[] off, int[] st, int n) {
+    private static void loopF64(D2 f, MemorySegment as, MemorySegment bs, MemorySegment os, long[] off, int[] st,
+            int n) {
         long ia = off[0];
         long ib = off[1];
         long io = off[2];

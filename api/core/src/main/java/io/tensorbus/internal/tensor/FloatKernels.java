@@ -50,7 +50,8 @@ public final class FloatKernels {
         int i = 0;
         FloatVector s = FloatVector.broadcast(F, c);
         for (; i <= n - F.length(); i += F.length()) {
-            FloatVector.fromMemorySegment(F, in, (ia + i) * 4, ORDER).add(s).intoMemorySegment(out, (io + i) * 4, ORDER);
+            FloatVector.fromMemorySegment(F, in, (ia + i) * 4, ORDER).add(s).intoMemorySegment(out, (io + i) * 4,
+                    ORDER);
         }
         for (; i < n; i++) {
             out.setAtIndex(FL, io + i, in.getAtIndex(FL, ia + i) + c);

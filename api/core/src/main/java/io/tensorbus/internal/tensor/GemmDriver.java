@@ -11,7 +11,10 @@ import java.util.function.Supplier;
  * once per column block.
  */
 final class GemmDriver {
-    /** Below this many multiply-adds per thread, waking a pool thread costs more than it saves (measured here: 2 threads lose below about 200^3). */
+    /**
+     * Below this many multiply-adds per thread, waking a pool thread costs more than it saves (measured here: 2 threads
+     * lose below about 200^3).
+     */
     private static final long MIN_MACS_PER_PART = 1L << 22;
 
     private GemmDriver() {

@@ -1,5 +1,6 @@
 package io.tensorbus.internal.tensor;
 
+import io.tensorbus.tensor.Threads;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
@@ -33,11 +34,11 @@ public final class Im2Col {
         int p = g.outPlane();
         int kk = g.kH() * g.kW();
         if (isFloat && isValidUnitStride(g)) {
-            io.tensorbus.tensor.Threads.parallelFor(0, channels * kk, io.tensorbus.tensor.Threads.grain(p),
+            Threads.parallelFor(0, channels * kk, Threads.grain(p),
                     (r0, r1) -> validIm2colF32(x, xOff, g, col, colOff, ld, r0, r1));
             return;
         }
-        io.tensorbus.tensor.Threads.parallelFor(0, channels * kk, io.tensorbus.tensor.Threads.grain(p), (r0, r1) -> {
+        Threads.parallelFor(0, channels * kk, Threads.grain(p), (r0, r1) -> {
             for (int row = r0; row < r1; row++) {
                 int c = row / kk;
                 int ki = (row % kk) / g.kW();
@@ -77,8 +78,8 @@ public final class Im2Col {
             }
             return;
         }
-        io.tensorbus.tensor.Threads.parallelFor(0, channels * g.kH() * g.kW(),
-                io.tensorbus.tensor.Threads.grain((long) images * p),
+        Threads.parallelFor(0, channels * g.kH() * g.kW(),
+                Threads.grain((long) images * p),
                 (r0, r1) -> validBatchIm2colF32(x, xOff, imageStride, images, g, col, colOff, ld, r0, r1));
     }
 
@@ -96,8 +97,8 @@ public final class Im2Col {
             }
             return;
         }
-        io.tensorbus.tensor.Threads.parallelFor(0, channels,
-                io.tensorbus.tensor.Threads.grain((long) images * p * g.kH() * g.kW()),
+        Threads.parallelFor(0, channels,
+                Threads.grain((long) images * p * g.kH() * g.kW()),
                 (c0, c1) -> validBatchCol2imF32(col, colOff, ld, images, g, x, xOff, imageStride, c0, c1));
     }
 
@@ -174,7 +175,9 @@ public final class Im2Col {
         }
     }
 
-    /** The {@code outH} runs of {@code outW} elements from {@code in[from..]} (rows inW apart) into {@code out[to..]}. */
+    /**
+     * The {@code outH} runs of {@code outW} elements from {@code in[from..]} (rows inW apart) into {@code out[to..]}.
+     */
     private static void gatherRuns(float[] in, int from, ConvGeometry g, float[] out, int to) {
         int outW = g.outW();
         int inW = g.inW();
@@ -190,7 +193,10 @@ public final class Im2Col {
         }
     }
 
-    /** Adds the {@code outH} runs of {@code outW} elements at {@code row[from..]} into {@code plane[to..]} (rows inW apart). */
+    /**
+     * Adds the {@code outH} runs of {@code outW} elements at {@code row[from..]} into {@code plane[to..]} (rows inW
+     * apart).
+     */
     private static void addRuns(float[] row, int from, ConvGeometry g, float[] plane, int to) {
         int outW = g.outW();
         int inW = g.inW();
@@ -396,12 +402,12 @@ public final class Im2Col {
         int p = g.outPlane();
         int kk = g.kH() * g.kW();
         if (isFloat && isValidUnitStride(g)) {
-            io.tensorbus.tensor.Threads.parallelFor(0, channels, io.tensorbus.tensor.Threads.grain((long) kk * p),
+            Threads.parallelFor(0, channels, Threads.grain((long) kk * p),
                     (c0, c1) -> validCol2imF32(col, colOff, ld, g, x, xOff, c0, c1));
             return;
         }
         // One channel per task: rows of the same channel add into the same plane.
-        io.tensorbus.tensor.Threads.parallelFor(0, channels, io.tensorbus.tensor.Threads.grain((long) kk * p),
+        Threads.parallelFor(0, channels, Threads.grain((long) kk * p),
                 (c0, c1) -> {
             for (int c = c0; c < c1; c++) {
                 long plane = xOff + (long) c * g.inPlane();

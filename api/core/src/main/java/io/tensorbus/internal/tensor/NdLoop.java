@@ -1,6 +1,7 @@
 package io.tensorbus.internal.tensor;
 
 import io.tensorbus.tensor.Threads;
+import java.util.Arrays;
 
 /**
  * Drives an inner loop over the last dimension of a strided N-d walk of up to three operands, so kernels
@@ -30,7 +31,7 @@ public final class NdLoop {
         int ops = offsets.length;
         if (contiguous || shape.length == 0) {
             int[] ones = new int[ops];
-            java.util.Arrays.fill(ones, 1);
+            Arrays.fill(ones, 1);
             Threads.parallelFor(0, numel, 1 << 15, (s, e) -> {
                 long[] off = new long[ops];
                 for (int k = 0; k < ops; k++) {

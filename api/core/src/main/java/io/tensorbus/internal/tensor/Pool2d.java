@@ -280,7 +280,8 @@ public final class Pool2d {
                 long xb = (long) p * inPlane;
                 for (int oh = 0; oh < w.outH(); oh++) {
                     for (int ow = 0; ow < w.outW(); ow++) {
-                        double g = Access.load(gy, (long) p * outPlane + oh * w.outW() + ow, isFloat) / w.divisor(oh, ow);
+                        double g = Access.load(gy, (long) p * outPlane + oh * w.outW() + ow, isFloat) / w.divisor(oh,
+                                ow);
                         for (int ih = w.h0()[oh]; ih < w.h1()[oh]; ih++) {
                             for (int iw = w.w0()[ow]; iw < w.w1()[ow]; iw++) {
                                 long i = xb + ih * w.inW() + iw;

@@ -80,7 +80,8 @@ public final class Strided {
     }
 
     /** Bit copies of a strided run: the dtype does not matter, only the element size. */
-    private static void copySameType(MemorySegment s, long so, int ss, MemorySegment d, long d0, int ds, int n, int es) {
+    private static void copySameType(MemorySegment s, long so, int ss, MemorySegment d, long d0, int ds, int n,
+            int es) {
         switch (es) {
             case 1 -> {
                 for (int i = 0; i < n; i++) {
@@ -89,17 +90,20 @@ public final class Strided {
             }
             case 2 -> {
                 for (int i = 0; i < n; i++) {
-                    d.setAtIndex(ValueLayout.JAVA_SHORT, d0 + (long) i * ds, s.getAtIndex(ValueLayout.JAVA_SHORT, so + (long) i * ss));
+                    d.setAtIndex(ValueLayout.JAVA_SHORT, d0 + (long) i * ds,
+                            s.getAtIndex(ValueLayout.JAVA_SHORT, so + (long) i * ss));
                 }
             }
             case 4 -> {
                 for (int i = 0; i < n; i++) {
-                    d.setAtIndex(ValueLayout.JAVA_INT, d0 + (long) i * ds, s.getAtIndex(ValueLayout.JAVA_INT, so + (long) i * ss));
+                    d.setAtIndex(ValueLayout.JAVA_INT, d0 + (long) i * ds,
+                            s.getAtIndex(ValueLayout.JAVA_INT, so + (long) i * ss));
                 }
             }
             default -> {
                 for (int i = 0; i < n; i++) {
-                    d.setAtIndex(ValueLayout.JAVA_LONG, d0 + (long) i * ds, s.getAtIndex(ValueLayout.JAVA_LONG, so + (long) i * ss));
+                    d.setAtIndex(ValueLayout.JAVA_LONG, d0 + (long) i * ds,
+                            s.getAtIndex(ValueLayout.JAVA_LONG, so + (long) i * ss));
                 }
             }
         }

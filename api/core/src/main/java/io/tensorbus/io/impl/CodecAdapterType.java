@@ -19,7 +19,8 @@ public final class CodecAdapterType implements CodecType {
      * @param toPortable turns a value of {@code type} into a supported value
      * @param fromPortable turns a decoded supported value back into a value of {@code type}
      */
-    public CodecAdapterType(String name, Class<?> type, Function<Object, ?> toPortable, Function<Object, ?> fromPortable) {
+    public CodecAdapterType(String name, Class<?> type, Function<Object, ?> toPortable, Function<Object,
+            ?> fromPortable) {
         this.name = name;
         this.type = type;
         this.toPortable = toPortable;

@@ -3,6 +3,7 @@ package io.tensorbus.io.impl;
 import io.tensorbus.io.CodecException;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodType;
+import java.lang.reflect.Array;
 import java.lang.reflect.InvocationTargetException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -10,6 +11,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Supplier;
 
 /**
  * Reads one value in {@link io.tensorbus.io.ObjectCodec}'s format. The only classes it instantiates are
@@ -69,14 +71,15 @@ public final class CodecDecoder {
             case CodecTag.DOUBLES -> array(new double[in.count("double[]", 8)], ValueLayout.JAVA_DOUBLE, "double[]");
             case CodecTag.TENSOR -> CodecTensors.read(in, at);
             case CodecTag.ENUM -> enumConstant(at);
-            case CodecTag.LIST, CodecTag.SET, CodecTag.MAP, CodecTag.RECORD, CodecTag.CUSTOM -> composite(tag, at, depth);
+            case CodecTag.LIST, CodecTag.SET, CodecTag.MAP, CodecTag.RECORD,
+                    CodecTag.CUSTOM -> composite(tag, at, depth);
             default -> throw new CodecException(at, "unknown value tag " + tag + "; format version " + CodecTag.VERSION
                     + " has tags 0 to " + CodecTag.LAST);
         };
     }
 
     private <A> A array(A array, ValueLayout layout, String what) {
-        in.array(array, layout, java.lang.reflect.Array.getLength(array), what + " elements");
+        in.array(array, layout, Array.getLength(array), what + " elements");
         return array;
     }
 
@@ -154,7 +157,8 @@ public final class CodecDecoder {
         int n = in.i32("record component count");
         if (n != t.arity()) {
             throw new CodecException(countAt, "record '" + t.name() + "' (" + t.type().getName() + ") has "
-                    + t.arity() + " components but the bytes hold " + n + "; do both sides have the same version of it?");
+                    + t.arity() + " components but the bytes hold " + n
+                    + "; do both sides have the same version of it?");
         }
         Object[] values = new Object[n];
         for (int i = 0; i < n; i++) {
@@ -172,7 +176,8 @@ public final class CodecDecoder {
 
     private static void checkComponent(CodecRecordType t, int i, Object v, int at) {
         Class<?> declared = t.componentType(i);
-        boolean ok = v == null ? !declared.isPrimitive() : MethodType.methodType(declared).wrap().returnType().isInstance(v);
+        boolean ok = v == null ? !declared.isPrimitive()
+                : MethodType.methodType(declared).wrap().returnType().isInstance(v);
         if (!ok) {
             throw new CodecException(at, "component '" + t.componentName(i) + "' of record '" + t.name()
                     + "' is declared " + declared.getName() + " but the bytes hold "
@@ -218,7 +223,7 @@ public final class CodecDecoder {
     }
 
     /** Runs code that may call user methods (hashCode, equals, an adapter) and reports what it throws. */
-    private static <T> T userCode(int at, String what, java.util.function.Supplier<T> body) {
+    private static <T> T userCode(int at, String what, Supplier<T> body) {
         try {
             return body.get();
         } catch (RuntimeException | StackOverflowError e) {

@@ -9,6 +9,7 @@ import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -46,7 +47,7 @@ public record NpyHeader(ElementType type, boolean fortranOrder, int[] shape) {
      */
     public static NpyHeader read(ByteInput in) throws IOException {
         byte[] start = in.readBytes(8, ".npy magic and version");
-        if (!java.util.Arrays.equals(start, 0, 6, MAGIC, 0, 6)) {
+        if (!Arrays.equals(start, 0, 6, MAGIC, 0, 6)) {
             throw new TensorFormatException(in.name(), "not a .npy file: bad magic "
                     + HexFormat.ofDelimiter(" ").formatHex(start, 0, 6) + "; a .npy file starts with 93 4e 55 4d 50 59"
                     + " (\\x93NUMPY)");
@@ -142,7 +143,8 @@ public record NpyHeader(ElementType type, boolean fortranOrder, int[] shape) {
             case "i8" -> ElementType.exact(descr, DType.INT64);
             case "b1" -> ElementType.exact(descr, DType.BOOL);
             case "i1", "i2" -> new ElementType(descr, DType.INT32, code.charAt(1) - '0', true, ByteOrder.LITTLE_ENDIAN);
-            case "u1", "u2" -> new ElementType(descr, DType.INT32, code.charAt(1) - '0', false, ByteOrder.LITTLE_ENDIAN);
+            case "u1", "u2" -> new ElementType(descr, DType.INT32, code.charAt(1) - '0', false,
+                    ByteOrder.LITTLE_ENDIAN);
             case "u4" -> new ElementType(descr, DType.INT64, 4, false, ByteOrder.LITTLE_ENDIAN);
             default -> null;
         };
@@ -206,12 +208,12 @@ public record NpyHeader(ElementType type, boolean fortranOrder, int[] shape) {
     @Override
     public boolean equals(Object o) {
         return o instanceof NpyHeader h && h.type.equals(type) && h.fortranOrder == fortranOrder
-                && java.util.Arrays.equals(h.shape, shape);
+                && Arrays.equals(h.shape, shape);
     }
 
     @Override
     public int hashCode() {
-        return type.hashCode() * 31 + java.util.Arrays.hashCode(shape) + (fortranOrder ? 1 : 0);
+        return type.hashCode() * 31 + Arrays.hashCode(shape) + (fortranOrder ? 1 : 0);
     }
 
     @Override

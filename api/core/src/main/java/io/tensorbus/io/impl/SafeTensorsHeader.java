@@ -12,6 +12,7 @@ import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -203,7 +204,8 @@ public record SafeTensorsHeader(Map<String, String> metadata, List<Entry> entrie
 
     private static ElementType lookup(String name) {
         return switch (name) {
-            case "F32", "F64", "F16", "BF16", "I32", "I64", "BOOL" -> ElementType.exact(name, DType.fromSafetensors(name));
+            case "F32", "F64", "F16", "BF16", "I32", "I64",
+                    "BOOL" -> ElementType.exact(name, DType.fromSafetensors(name));
             case "I8" -> new ElementType(name, DType.INT32, 1, true, ByteOrder.LITTLE_ENDIAN);
             case "U8" -> new ElementType(name, DType.INT32, 1, false, ByteOrder.LITTLE_ENDIAN);
             case "I16" -> new ElementType(name, DType.INT32, 2, true, ByteOrder.LITTLE_ENDIAN);
@@ -298,6 +300,6 @@ public record SafeTensorsHeader(Map<String, String> metadata, List<Entry> entrie
 
     /** Orders strings by code point, which is the byte order of their UTF-8 forms (Rust's String order). */
     private static int compareCodePoints(String a, String b) {
-        return java.util.Arrays.compare(a.codePoints().toArray(), b.codePoints().toArray());
+        return Arrays.compare(a.codePoints().toArray(), b.codePoints().toArray());
     }
 }

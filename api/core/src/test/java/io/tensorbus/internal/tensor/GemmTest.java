@@ -54,7 +54,8 @@ class GemmTest {
             long n = seg.byteSize() / (isFloat ? 4 : 8);
             double[] out = new double[(int) n];
             for (int i = 0; i < n; i++) {
-                out[i] = isFloat ? seg.getAtIndex(ValueLayout.JAVA_FLOAT, i) : seg.getAtIndex(ValueLayout.JAVA_DOUBLE, i);
+                out[i] = isFloat ? seg.getAtIndex(ValueLayout.JAVA_FLOAT, i)
+                        : seg.getAtIndex(ValueLayout.JAVA_DOUBLE, i);
             }
             return out;
         }

@@ -6,6 +6,7 @@ import io.tensorbus.DType;
 import io.tensorbus.tensor.Generator;
 import io.tensorbus.tensor.Tensor;
 import java.lang.foreign.MemorySegment;
+import org.junit.jupiter.api.Assertions;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -35,7 +36,7 @@ class Im2ColTest {
         double[] actual = back32.to(DType.FLOAT64).toDoubleArray();
         for (int i = 0; i < expected.length; i++) {
             // Sums of up to kh*kw terms in float32 against float64.
-            org.junit.jupiter.api.Assertions.assertEquals(expected[i], actual[i], 1e-5 * (1 + Math.abs(expected[i])));
+            Assertions.assertEquals(expected[i], actual[i], 1e-5 * (1 + Math.abs(expected[i])));
         }
     }
 
@@ -58,7 +59,8 @@ class Im2ColTest {
                 Im2Col.im2col(x.dataSegment(), offset + (long) n * image, channels, g, each.dataSegment(),
                         (long) n * p, ld, isFloat);
             }
-            Im2Col.im2colBatch(x.dataSegment(), offset, image, images, channels, g, batch.dataSegment(), 0, ld, isFloat);
+            Im2Col.im2colBatch(x.dataSegment(), offset, image, images, channels, g, batch.dataSegment(), 0, ld,
+                    isFloat);
             assertArrayEquals(each.toDoubleArray(), batch.toDoubleArray(), t + " im2col");
 
             Tensor foldedEach = Tensor.full(0.25, t, offset + images * image);

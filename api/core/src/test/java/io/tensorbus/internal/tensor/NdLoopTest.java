@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.Random;
@@ -58,7 +59,7 @@ class NdLoopTest {
             Collections.sort(want);
             List<String> sorted = new ArrayList<>(got);
             Collections.sort(sorted);
-            assertEquals(want, sorted, "shape " + java.util.Arrays.toString(shape));
+            assertEquals(want, sorted, "shape " + Arrays.toString(shape));
         }
     }
 

@@ -8,6 +8,8 @@ import io.tensorbus.nn.Functional;
 import io.tensorbus.tensor.Generator;
 import io.tensorbus.tensor.Tensor;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 class Pool2dTest {
 
@@ -36,8 +38,8 @@ class Pool2dTest {
     }
 
     /** Gradients of every window layout, overlapping or not, tiling the input or not, match the float64 scan. */
-    @org.junit.jupiter.params.ParameterizedTest(name = "{0}x{1} input, kernel {2}, stride {3}, padding {4}")
-    @org.junit.jupiter.params.provider.CsvSource({"8, 8, 2, 2, 0", "9, 7, 2, 2, 0", "2, 2, 3, 2, 1", "4, 4, 3, 2, 1",
+    @ParameterizedTest(name = "{0}x{1} input, kernel {2}, stride {3}, padding {4}")
+    @CsvSource({"8, 8, 2, 2, 0", "9, 7, 2, 2, 0", "2, 2, 3, 2, 1", "4, 4, 3, 2, 1",
             "5, 6, 3, 2, 1", "3, 3, 2, 2, 0"})
     void pooledGradientsMatchTheGeneralScan(int h, int w, int k, int s, int p) {
         for (int round = 0; round < 3; round++) {

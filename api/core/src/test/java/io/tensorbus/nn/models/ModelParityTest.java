@@ -13,6 +13,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -54,7 +55,7 @@ class ModelParityTest {
     }
 
     private static Map<String, Tensor> grads(Module m) {
-        Map<String, Tensor> g = new java.util.LinkedHashMap<>();
+        Map<String, Tensor> g = new LinkedHashMap<>();
         m.namedParameters().forEach((k, p) -> g.put(k, p.grad()));
         return g;
     }
@@ -97,7 +98,8 @@ class ModelParityTest {
     @Test
     void fullResNet50HasTorchvisionsStateDictKeysAndShapes() throws IOException {
         @SuppressWarnings("unchecked")
-        List<List<Object>> keys = (List<List<Object>>) Json.parse(Files.readString(DIR.resolve("resnet50_keys.json")), "resnet50_keys.json");
+        List<List<Object>> keys = (List<List<Object>>) Json.parse(Files.readString(DIR.resolve("resnet50_keys.json")),
+                "resnet50_keys.json");
         Map<String, Tensor> state = ResNet.resnet50(1000, null).stateDict();
         List<String> expectedNames = new ArrayList<>();
         for (List<Object> k : keys) {

@@ -94,7 +94,8 @@ final class CheckpointFormat {
             try {
                 Json.write(value);
             } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException("extra entry '" + key + "' cannot be stored as JSON (" + e.getMessage()
+                throw new IllegalArgumentException("extra entry '" + key + "' cannot be stored as JSON ("
+                        + e.getMessage()
                         + "); allowed: String, finite Number, Boolean, null, and Lists and String-keyed Maps of those",
                         e);
             }

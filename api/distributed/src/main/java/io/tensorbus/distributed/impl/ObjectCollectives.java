@@ -163,7 +163,8 @@ public final class ObjectCollectives {
         List<Object> out = new ArrayList<>(padded.size());
         for (int r = 0; r < padded.size(); r++) {
             long len = lengths.get(r).segment().get(ValueLayout.JAVA_LONG_UNALIGNED, 0);
-            out.add(ObjectCodec.standard().decode(padded.get(r).segment().asSlice(0, len).toArray(ValueLayout.JAVA_BYTE)));
+            out.add(ObjectCodec.standard().decode(padded.get(r).segment().asSlice(0,
+                    len).toArray(ValueLayout.JAVA_BYTE)));
         }
         return out;
     }

@@ -143,7 +143,8 @@ public record Rendezvous(int rank, int worldSize, Store store, String bindHost, 
             throw new IllegalArgumentException("worldSize=" + world + " must be at least 1");
         }
         if (rank < 0 || rank >= world) {
-            throw new IllegalArgumentException("rank=" + rank + " is outside [0, " + world + ") for worldSize=" + world);
+            throw new IllegalArgumentException("rank=" + rank + " is outside [0, " + world + ") for worldSize="
+                    + world);
         }
         return new int[] {rank, world};
     }

@@ -177,7 +177,8 @@ public final class StoreState {
         try {
             return Long.parseLong(text.strip());
         } catch (NumberFormatException notANumber) {
-            throw new IllegalStateException("add on key '" + key + "' needs a decimal integer counter, but the key holds "
+            throw new IllegalStateException("add on key '" + key
+                    + "' needs a decimal integer counter, but the key holds "
                     + value.length + " bytes that are not one (set it only through add)");
         }
     }

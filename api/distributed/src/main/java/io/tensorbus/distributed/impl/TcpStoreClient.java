@@ -71,12 +71,14 @@ public final class TcpStoreClient implements TcpStore {
     public static Future<TcpStoreClient> connect(Vertx vertx, String host, int port, Duration timeout,
             JobSecret secret) {
         TcpStoreClient client = new TcpStoreClient(vertx, host, port, timeout);
-        long deadline = System.nanoTime() + Math.min(StoreChecks.millis(timeout), Long.MAX_VALUE / 2_000_000) * 1_000_000;
+        long deadline = System.nanoTime()
+                + Math.min(StoreChecks.millis(timeout), Long.MAX_VALUE / 2_000_000) * 1_000_000;
         Promise<NetSocket> connected = Promise.promise();
         client.attempt(connected, deadline, FIRST_RETRY_MS);
         return connected.future()
                 .compose(socket -> SecretHandshake.connect(socket, secret, TcpStoreServer.CHANNEL,
-                                Duration.ofMillis(Math.min(SecretHandshake.TIMEOUT.toMillis(), leftMillis(deadline))), vertx)
+                                Duration.ofMillis(Math.min(SecretHandshake.TIMEOUT.toMillis(), leftMillis(deadline))),
+                                vertx)
                         .recover(e -> Future.failedFuture(new IOException("TcpStore client could not join the "
                                 + "server " + client.address() + ": " + e.getMessage(), e)))
                         .compose(v -> client.start(socket, deadline)))

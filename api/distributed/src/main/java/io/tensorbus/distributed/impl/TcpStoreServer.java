@@ -41,7 +41,8 @@ public final class TcpStoreServer {
         this.host = host;
         this.netServer = vertx.createNetServer(new NetServerOptions().setTcpNoDelay(true));
         // Nothing of the store is read or written for a connection before it proves the job's secret.
-        netServer.connectHandler(socket -> SecretHandshake.accept(socket, secret, CHANNEL, SecretHandshake.TIMEOUT, vertx)
+        netServer.connectHandler(socket -> SecretHandshake.accept(socket, secret, CHANNEL, SecretHandshake.TIMEOUT,
+                vertx)
                 .onSuccess(v -> serve(vertx, socket, state)));
     }
 

@@ -15,6 +15,7 @@ import java.util.Arrays;
 import java.util.Deque;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A sequence of stage modules, each on a worker, that a batch streams through in micro-batches: the RPC
@@ -62,7 +63,7 @@ public final class Pipeline implements AutoCloseable {
     private final int microBatches;
     private final Schedule schedule;
     /** The number of the next micro-batch, over the pipeline's life. */
-    private final java.util.concurrent.atomic.AtomicLong tickets = new java.util.concurrent.atomic.AtomicLong();
+    private final AtomicLong tickets = new AtomicLong();
 
     private Pipeline(RpcAgent agent, List<RRef<Module>> stages, int microBatches, Schedule schedule) {
         this.agent = agent;

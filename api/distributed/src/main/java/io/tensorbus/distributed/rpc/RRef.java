@@ -19,8 +19,8 @@ import java.util.function.Function;
  * owner: {@code rref.rpcSync(Model.class).forward(x)}, {@code rref.rpcAsync(Model.class, m -> m.forward(x))},
  * {@code rref.remote(Model.class, m -> m.forward(x))}. Close a reference when done; one that is collected
  * without being closed is released too, later. A reference a function receives as an argument is released when
- * the call returns, as in PyTorch, unless the function {@link #keep()}s it. A graceful {@link RpcAgent#shutdown} reports the values and
- * references never released ({@link RpcAgent#rrefLeaks()}). Thread-safe.
+ * the call returns, as in PyTorch, unless the function {@link #keep()}s it. A graceful {@link RpcAgent#shutdown}
+ * reports the values and references never released ({@link RpcAgent#rrefLeaks()}). Thread-safe.
  *
  * @param <T> the type of the value
  */

@@ -64,7 +64,8 @@ final class RRefControl {
             transport.rpcAsync(owner, tryTimeout, function, args.toArray()).onComplete(r -> {
                 if (r.succeeded() || r.cause() instanceof RemoteException) {
                     if (r.failed()) {
-                        LOG.log(Level.WARNING, "{0} refused {1}{2}: {3}", owner, function, args, r.cause().getMessage());
+                        LOG.log(Level.WARNING, "{0} refused {1}{2}: {3}", owner, function, args,
+                                r.cause().getMessage());
                     }
                     pending.decrementAndGet();
                     acked.run();

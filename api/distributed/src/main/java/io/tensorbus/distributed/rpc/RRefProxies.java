@@ -4,6 +4,7 @@ import java.lang.reflect.InvocationHandler;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.lang.reflect.Proxy;
+import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -72,7 +73,7 @@ final class RRefProxies {
     }
 
     /** The INVOKE message: {@code [id, timeout ms, interface, method, parameter types, args...]}. */
-    static Object[] message(RRefId id, java.time.Duration timeout, Method method, Object[] args) {
+    static Object[] message(RRefId id, Duration timeout, Method method, Object[] args) {
         List<Object> m = new ArrayList<>(List.of(id, timeout.toMillis(), method.getDeclaringClass().getName(),
                 method.getName(), Arrays.stream(method.getParameterTypes()).map(Class::getName).toList()));
         m.addAll(Arrays.asList(args));
@@ -115,7 +116,8 @@ final class RRefProxies {
             }
             unvisited.addAll(Arrays.asList(i.getInterfaces()));
         }
-        throw new IllegalArgumentException("the value is " + (value == null ? "null" : "a " + value.getClass().getName())
+        throw new IllegalArgumentException("the value is "
+                + (value == null ? "null" : "a " + value.getClass().getName())
                 + ", which does not implement " + type);
     }
 

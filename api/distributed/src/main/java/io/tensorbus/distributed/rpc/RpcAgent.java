@@ -15,11 +15,14 @@ import io.vertx.core.net.NetClient;
 import io.vertx.core.net.NetServer;
 import io.vertx.core.net.NetSocket;
 import java.time.Duration;
+import java.util.Collection;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Semaphore;
@@ -56,7 +59,7 @@ public final class RpcAgent {
     private final RpcCalls calls;
     private final RpcServe serve;
     private final Seams seams = new Seams();
-    private final List<Runnable> closers = new java.util.concurrent.CopyOnWriteArrayList<>();
+    private final List<Runnable> closers = new CopyOnWriteArrayList<>();
     private volatile List<String> leaks = List.of();
     /** The agent whose worker runs the function on this thread, while it runs. */
     static final ThreadLocal<RpcAgent> SERVING = new ThreadLocal<>();
@@ -179,7 +182,7 @@ public final class RpcAgent {
     private static void adoptIntoScope(Object value, int depth) {
         if (value instanceof Tensor t) {
             TensorInternals.adoptIntoScope(t);
-        } else if (depth < 64 && value instanceof java.util.Collection<?> c) {
+        } else if (depth < 64 && value instanceof Collection<?> c) {
             c.forEach(v -> adoptIntoScope(v, depth + 1));
         } else if (depth < 64 && value instanceof Map<?, ?> m) {
             m.values().forEach(v -> adoptIntoScope(v, depth + 1));
@@ -244,7 +247,7 @@ public final class RpcAgent {
      */
     public Map<String, Long> debugInfo() {
         long[] counts = rrefs.owned().counts();
-        Map<String, Long> info = new java.util.LinkedHashMap<>();
+        Map<String, Long> info = new LinkedHashMap<>();
         info.put("num_owner_rrefs", (long) rrefs.owned().size());
         info.put("num_user_rrefs", (long) rrefs.users());
         info.put("num_pending_rref_messages", (long) rrefs.control().pending());

@@ -85,7 +85,8 @@ final class RpcCalls implements RpcCaller {
         RpcCall call = new RpcCall(id, target, function, body.forks());
         pending.put(id, call);
         try {
-            long timer = worker.vertx().setTimer(timeout.toMillis(), t -> fail(id, new RpcTimeoutException("'" + function
+            long timer = worker.vertx().setTimer(timeout.toMillis(),
+                    t -> fail(id, new RpcTimeoutException("'" + function
                     + "' on " + target + " did not complete within " + timeout)));
             call.promise().future().onComplete(r -> worker.vertx().cancelTimer(timer));
             if (target.id() == worker.self().id()) {
@@ -254,7 +255,8 @@ final class RpcCalls implements RpcCaller {
     }
 
     private Future<RpcOutgoing> connection(WorkerInfo target) {
-        Future<RpcOutgoing> f = outgoing.computeIfAbsent(target.id(), id -> RpcOutgoing.connect(worker, this, rrefs, client, target));
+        Future<RpcOutgoing> f = outgoing.computeIfAbsent(target.id(),
+                id -> RpcOutgoing.connect(worker, this, rrefs, client, target));
         f.onFailure(e -> outgoing.remove(target.id(), f));
         return f;
     }

@@ -12,8 +12,8 @@ import java.util.function.Consumer;
  * Cluster membership for agents whose Vert.x is clustered (Hazelcast, say): each worker publishes its
  * node id with its address, and each agent checks the cluster's members every {@value #POLL_MS} ms; a
  * worker whose node has left (missing from two reads in a row) is lost, its calls fail naming it, even
- * when its connections are still open (a frozen or partitioned process). The cluster manager's own node listener belongs to
- * Vert.x's event bus, hence the polling.
+ * when its connections are still open (a frozen or partitioned process). The cluster manager's own node listener
+ * belongs to Vert.x's event bus, hence the polling.
  */
 final class RpcMembership {
     /** How often the members are read, in milliseconds. */

@@ -11,10 +11,13 @@ import io.vertx.core.internal.net.NetSocketInternal;
 import io.vertx.core.net.NetClient;
 import io.vertx.core.net.NetSocket;
 import java.lang.foreign.MemorySegment;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * This worker's connection to one callee: the mutual proof of the job's secret first ({@code SecretHandshake}),
@@ -32,15 +35,15 @@ final class RpcOutgoing implements RpcFrameParser.FrameHandler {
     private final Set<Long> inFlight = ConcurrentHashMap.newKeySet();
     private final AtomicBoolean broken = new AtomicBoolean();
     /** Threads writing a call into this connection right now. */
-    private final java.util.concurrent.atomic.AtomicInteger sending = new java.util.concurrent.atomic.AtomicInteger();
+    private final AtomicInteger sending = new AtomicInteger();
     private volatile boolean welcomed;
     private volatile int peerMaxMessage = RpcFrame.MAX_HANDSHAKE_BODY;
     private RpcPayload.Decoded attached;
     private RpcFrameParser parser;
     private final RpcWire wire;
     /** The shared-memory channel offered in OPEN, until WELCOME answers (or the handshake fails). */
-    private final java.util.concurrent.atomic.AtomicReference<SharedMemoryChannel> offered =
-            new java.util.concurrent.atomic.AtomicReference<>();
+    private final AtomicReference<SharedMemoryChannel> offered =
+            new AtomicReference<>();
 
     private RpcOutgoing(LocalWorker worker, RpcCalls calls, RRefContext rrefs, NetSocket socket, WorkerInfo target) {
         this.worker = worker;
@@ -75,7 +78,7 @@ final class RpcOutgoing implements RpcFrameParser.FrameHandler {
         long deadline = worker.vertx().setTimer(worker.options().timeout().toMillis(),
                 t -> broken("did not complete the handshake within " + worker.options().timeout()));
         offered.set(RpcWire.offerTo(worker.options(), worker.table().address(target)));
-        write(RpcFrame.frame(RpcFrame.OPEN, 0, worker.options().codec().encode(java.util.Arrays.asList(
+        write(RpcFrame.frame(RpcFrame.OPEN, 0, worker.options().codec().encode(Arrays.asList(
                 worker.self().name(), worker.self().id(), worker.options().maxMessageBytes(),
                 RpcWire.offerText(offered.get()))), List.of()));
         return ready.future().onComplete(r -> worker.vertx().cancelTimer(deadline));

@@ -54,8 +54,8 @@ final class RpcPayload {
     }
 
     /**
-     * Encodes the values of a message of the agent of {@code rrefs}: RRefs in them are forked for the receiver (the forks
-     * are in the result, for the caller to commit or abort).
+     * Encodes the values of a message of the agent of {@code rrefs}: RRefs in them are forked for the receiver (the
+     * forks are in the result, for the caller to commit or abort).
      *
      * @throws IllegalArgumentException naming a value the codec cannot encode
      */

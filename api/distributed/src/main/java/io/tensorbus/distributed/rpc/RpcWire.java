@@ -1,11 +1,13 @@
 package io.tensorbus.distributed.rpc;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import io.netty.util.concurrent.EventExecutor;
 import io.tensorbus.distributed.rpc.impl.RpcFrame;
 import io.tensorbus.distributed.rpc.impl.RpcFrameParser;
 import io.tensorbus.spi.shm.SharedMemoryChannel;
 import io.tensorbus.spi.shm.SharedMemoryLink;
+import io.vertx.core.Context;
 import io.vertx.core.internal.net.NetSocketInternal;
 import io.vertx.core.net.NetSocket;
 import java.io.IOException;
@@ -40,7 +42,7 @@ final class RpcWire {
 
     private final NetSocketInternal socket;
     private final EventExecutor loop;
-    private final ByteBuf doorbell = io.netty.buffer.Unpooled.unreleasableBuffer(
+    private final ByteBuf doorbell = Unpooled.unreleasableBuffer(
             RpcFrame.frame(RpcFrame.DOORBELL, 0, NO_BODY, List.of()).asReadOnly());
     /** Set once on the event loop; read by the threads that send. */
     private volatile SharedMemoryLink link;
@@ -149,7 +151,7 @@ final class RpcWire {
     }
 
     private long patience() {
-        return loop.inEventLoop() || io.vertx.core.Context.isOnEventLoopThread() ? 0 : WRITE_PATIENCE_NANOS;
+        return loop.inEventLoop() || Context.isOnEventLoopThread() ? 0 : WRITE_PATIENCE_NANOS;
     }
 
     /** Sends a frame framed earlier and releases it. Any thread. */

@@ -1,6 +1,7 @@
 package io.tensorbus.internal.distributed;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.DatagramSocket;
 import java.net.Inet4Address;
 import java.net.InetAddress;
@@ -103,7 +104,7 @@ public final class AdvertisedHost {
             return local.getHostAddress();
         } catch (UnknownHostException e) {
             throw new IllegalStateException("unknown host '" + host + "'", e);
-        } catch (IOException | java.io.UncheckedIOException e) {
+        } catch (IOException | UncheckedIOException e) {
             throw new IllegalStateException("no route from this host to " + host + " (" + e.getMessage() + "); "
                     + HOW_TO, e);
         }

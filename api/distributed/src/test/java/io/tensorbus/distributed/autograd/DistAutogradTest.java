@@ -11,11 +11,15 @@ import io.tensorbus.distributed.rpc.RpcOptions;
 import io.tensorbus.distributed.rpc.RpcRegistry;
 import io.tensorbus.distributed.rpc.RpcWorkers;
 import io.tensorbus.tensor.Tensor;
+import io.vertx.core.Future;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -273,7 +277,7 @@ class DistAutogradTest {
         RpcAgent w0 = start(2).get(0);
         DistAutograd dist = w0.distAutograd();
         Tensor t = Tensor.rand(4).requiresGrad(true);
-        io.vertx.core.Future<Tensor> late;
+        Future<Tensor> late;
         try (DistAutograd.Context context = dist.context()) {
             late = w0.rpcAsync("worker1", "test.slow", t);
         }
@@ -302,7 +306,7 @@ class DistAutogradTest {
                         dist.backward(context.id(), List.of(d.sum()));
                     } else {
                         dist.backwardAsync(context.id(), List.of(d.sum()), false)
-                                .await(20, java.util.concurrent.TimeUnit.SECONDS);
+                                .await(20, TimeUnit.SECONDS);
                     }
                 });
                 assertTrue(System.nanoTime() - t0 < Duration.ofSeconds(10).toNanos(), "well before the timeout");
@@ -326,7 +330,7 @@ class DistAutogradTest {
             Tensor d = w0.rpcSync("worker1", "test.my_add", a, b);
             w0.<Tensor>rpcSync("worker1", "test.my_mul", b, c);
             dist.backwardAsync(context.id(), List.of(d.sum()), false, DistAutograd.Mode.SMART)
-                    .await(20, java.util.concurrent.TimeUnit.SECONDS);
+                    .await(20, TimeUnit.SECONDS);
             Map<Tensor, Tensor> grads = dist.getGradients(context.id());
             Golden.close(Tensor.ones(3, 3), grads.get(a), "d loss / d a");
             Golden.close(Tensor.ones(3, 3), grads.get(b), "d loss / d b, as in one process");
@@ -371,12 +375,12 @@ class DistAutogradTest {
         DistAutograd dist = w0.distAutograd();
         Tensor x = Tensor.rand(4).requiresGrad(true);
         Tensor y = Tensor.rand(4).requiresGrad(true);
-        Map<DistAutograd.Mode, Map<Tensor, Tensor>> got = new java.util.EnumMap<>(DistAutograd.Mode.class);
+        Map<DistAutograd.Mode, Map<Tensor, Tensor>> got = new EnumMap<>(DistAutograd.Mode.class);
         for (DistAutograd.Mode mode : DistAutograd.Mode.values()) {
             try (DistAutograd.Context context = dist.context()) {
                 Tensor z = w0.rpcSync("worker1", "test.relay", x, y);
                 dist.backwardAsync(context.id(), List.of(z.mul(z).sum()), false, mode)
-                        .await(20, java.util.concurrent.TimeUnit.SECONDS);
+                        .await(20, TimeUnit.SECONDS);
                 got.put(mode, dist.getGradients(context.id()));
             }
         }
@@ -398,7 +402,7 @@ class DistAutogradTest {
             long id = context.id();
             long firstMessage = 0L;
             List<String> refused = new ArrayList<>();
-            for (var attempt : List.<java.util.function.Supplier<io.vertx.core.Future<Object>>>of(
+            for (var attempt : List.<Supplier<Future<Object>>>of(
                     () -> outsider.rpcAsync("worker1", "tensorbus.dist_autograd.release", id),
                     () -> outsider.rpcAsync("worker0", "tensorbus.dist_autograd.propagate", id, firstMessage, 1L,
                             false, List.of(Tensor.ones(4))),

@@ -27,12 +27,14 @@ import io.vertx.core.Context;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -262,7 +264,7 @@ class CheckpointTest {
 
         Path model = dir.resolve(Checkpoint.MODEL_FILE);
         byte[] bytes = Files.readAllBytes(model);
-        Files.write(model, java.util.Arrays.copyOf(bytes, bytes.length - 10));
+        Files.write(model, Arrays.copyOf(bytes, bytes.length - 10));
         assertMessage(TensorFormatException.class, () -> Checkpoint.load(dir, m, null, null), "model.safetensors");
     }
 
@@ -361,7 +363,7 @@ class CheckpointTest {
         try {
             return Files.readAllBytes(dir.resolve(Checkpoint.MANIFEST_FILE));
         } catch (IOException e) {
-            throw new java.io.UncheckedIOException(e);
+            throw new UncheckedIOException(e);
         }
     }
 

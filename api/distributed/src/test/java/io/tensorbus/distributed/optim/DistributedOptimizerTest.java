@@ -24,6 +24,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -118,7 +119,8 @@ class DistributedOptimizerTest {
             Linear first = new Linear(16, 32);
             first.loadStateDict(Map.of("weight", g.get("first.weight"), "bias", g.get("first.bias")), true);
             RRef<Module> stage = w0.rpcSync("worker1", "test.stage.new", withoutPrefix(g, STAGE));
-            List<RRef<Tensor>> params = new ArrayList<>(List.of(RRef.of(w0, first.weight()), RRef.of(w0, first.bias())));
+            List<RRef<Tensor>> params = new ArrayList<>(List.of(RRef.of(w0, first.weight()),
+                    RRef.of(w0, first.bias())));
             params.addAll(w0.<List<RRef<Tensor>>>rpcSync("worker1", "test.stage.params", stage));
             OptimizerSpec spec = name.equals("sgd") ? OptimizerSpec.sgd(0.01) : OptimizerSpec.adam(0.01);
             try (DistributedOptimizer opt = DistributedOptimizer.create(w0, spec, params);
@@ -150,7 +152,8 @@ class DistributedOptimizerTest {
         RpcAgent w0 = start();
         DistAutograd dist = w0.distAutograd();
         Tensor p = Tensor.rand(4).requiresGrad(true);
-        try (DistributedOptimizer opt = DistributedOptimizer.create(w0, OptimizerSpec.adam(0.1), List.of(RRef.of(w0, p)));
+        try (DistributedOptimizer opt = DistributedOptimizer.create(w0, OptimizerSpec.adam(0.1),
+                List.of(RRef.of(w0, p)));
              DistAutograd.Context context = dist.context()) {
             Tensor r = w0.rpcSync("worker1", "test.my_add", p, p);
             dist.backward(context.id(), List.of(r.sum()));
@@ -158,7 +161,7 @@ class DistributedOptimizerTest {
             var states = opt.stateDict();
             OptimizerState s = states.get(w0.self());
             assertTrue(s.state().get(0).containsKey("exp_avg"), "Adam's moments are in the state: " + s.state());
-            opt.loadStateDictAsync(states).await(10, java.util.concurrent.TimeUnit.SECONDS);
+            opt.loadStateDictAsync(states).await(10, TimeUnit.SECONDS);
         }
     }
 
@@ -172,11 +175,12 @@ class DistributedOptimizerTest {
         assertThrows(IllegalArgumentException.class, () -> new OptimizerSpec("LBFGS", Map.of()));
         assertThrows(IllegalArgumentException.class, () -> DistributedOptimizer.create(w0, OptimizerSpec.sgd(0.1),
                 List.of()));
-        try (DistributedOptimizer opt = DistributedOptimizer.create(w0, OptimizerSpec.sgd(0.1), List.of(RRef.of(w0, p)))) {
+        try (DistributedOptimizer opt = DistributedOptimizer.create(w0, OptimizerSpec.sgd(0.1),
+                List.of(RRef.of(w0, p)))) {
             IllegalArgumentException here = assertThrows(IllegalArgumentException.class, () -> opt.step(777L));
             assertTrue(here.getMessage().contains("no distributed autograd context"), here.getMessage());
             RemoteException unknown = assertThrows(RemoteException.class,
-                    () -> opt.stepAsync(777L).await(10, java.util.concurrent.TimeUnit.SECONDS));
+                    () -> opt.stepAsync(777L).await(10, TimeUnit.SECONDS));
             assertTrue(unknown.getMessage().contains("no distributed autograd context"), unknown.getMessage());
         }
     }

@@ -56,7 +56,8 @@ class ZeroRedundancyOptimizerTest {
 
     private static void assertSameParameters(List<Tensor> expected, List<Tensor> actual, String what) {
         for (int i = 0; i < expected.size(); i++) {
-            assertArrayEquals(expected.get(i).toFloatArray(), actual.get(i).toFloatArray(), 0f, what + ", parameter " + i);
+            assertArrayEquals(expected.get(i).toFloatArray(), actual.get(i).toFloatArray(), 0f, what + ", parameter "
+                    + i);
         }
     }
 
@@ -161,7 +162,8 @@ class ZeroRedundancyOptimizerTest {
             List<Tensor> params = model(5);
             List<Tensor> reference = copy(params);
             Optimizer plain = OptimizerSpec.sgd(0.1).build(reference);
-            ZeroRedundancyOptimizer zero = ZeroRedundancyOptimizer.builder(OptimizerSpec.sgd(0.1)).group(pg).build(params);
+            ZeroRedundancyOptimizer zero = ZeroRedundancyOptimizer.builder(OptimizerSpec.sgd(0.1)).group(pg)
+                    .build(params);
             zero.paramGroups().getFirst().set("lr", 0.5);
             plain.paramGroups().getFirst().set("lr", 0.5);
             setGradients(params, 0);

@@ -10,7 +10,9 @@ import org.junit.jupiter.api.Timeout;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** {@link StageTurns}: micro-batches take the stage in the driver's order, and a missing one stalls nothing for long. */
+/**
+ * {@link StageTurns}: micro-batches take the stage in the driver's order, and a missing one stalls nothing for long.
+ */
 @Timeout(value = 30, unit = TimeUnit.SECONDS)
 class StageTurnsTest {
 

@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.BooleanSupplier;
@@ -118,7 +119,7 @@ class RRefMessageOrderTest {
                         return "value";
                     } catch (TimeoutException e) {
                         return "still pending after 2 s";
-                    } catch (java.util.concurrent.ExecutionException e) {
+                    } catch (ExecutionException e) {
                         return "failed: " + e.getCause().getClass().getSimpleName();
                     }
                 }
@@ -453,7 +454,7 @@ class RRefMessageOrderTest {
         static Object get(Future<?> f) throws Throwable {
             try {
                 return f.toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
-            } catch (java.util.concurrent.ExecutionException e) {
+            } catch (ExecutionException e) {
                 throw e.getCause();
             }
         }

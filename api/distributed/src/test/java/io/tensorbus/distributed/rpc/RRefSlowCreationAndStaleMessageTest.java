@@ -15,6 +15,8 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -256,8 +258,8 @@ class RRefSlowCreationAndStaleMessageTest {
         warm(2, 0);
         RRef<Long> r = w(0).remote(w(1).self(), LONG, "builtin.add", 1, 2);
         eventually(r::confirmedByOwner, "created");
-        java.util.concurrent.atomic.AtomicBoolean holdChildAccept = new java.util.concurrent.atomic.AtomicBoolean(true);
-        java.util.concurrent.atomic.AtomicInteger deletesLost = new java.util.concurrent.atomic.AtomicInteger();
+        AtomicBoolean holdChildAccept = new AtomicBoolean(true);
+        AtomicInteger deletesLost = new AtomicInteger();
         w(2).rrefs().control().loseRequest = (f, a) -> f.equals(RRefOwnerTable.CHILD_ACCEPT) && holdChildAccept.get();
         w(0).rrefs().control().loseRequest = (f, a) -> f.equals(RRefOwnerTable.DELETE)
                 && deletesLost.getAndIncrement() < 1;
@@ -290,7 +292,7 @@ class RRefSlowCreationAndStaleMessageTest {
         warm(3, 0);
         RRef<Long> r = w(0).remote(w(1).self(), LONG, "builtin.add", 1, 2);
         eventually(r::confirmedByOwner, "created");
-        java.util.concurrent.atomic.AtomicBoolean hold = new java.util.concurrent.atomic.AtomicBoolean(true);
+        AtomicBoolean hold = new AtomicBoolean(true);
         w(2).rrefs().control().loseRequest = (f, a) -> f.equals(RRefOwnerTable.CHILD_ACCEPT) && hold.get();
         assertEquals(true, call(0, 2, "review2.keep", "c", r));
         ForkId child = kept.get("c").forkId();

@@ -257,7 +257,8 @@ class RRefTest {
         AtomicInteger deleteAcksLost = new AtomicInteger();
         w(2).rrefs().control().loseRequest = (f, a) -> f.equals(RRefOwnerTable.ACCEPT)
                 && acceptsLost.getAndIncrement() < 2;
-        w(1).rrefs().owned().loseAck = (f, a) -> f.equals(RRefOwnerTable.DELETE) && deleteAcksLost.getAndIncrement() < 1;
+        w(1).rrefs().owned().loseAck = (f, a) -> f.equals(RRefOwnerTable.DELETE)
+                && deleteAcksLost.getAndIncrement() < 1;
         RRef<Long> r = w(0).remote("worker1", "builtin.add", 1, 1);
         w(0).rpcSync("worker2", "test.keep", "k", r);
         r.close();

@@ -17,6 +17,7 @@ import java.util.UUID;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assertions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -87,13 +88,13 @@ class RpcClusterTest {
         Promise<Void> left = Promise.promise();
         ((VertxInternal) nodes.get(1)).clusterManager().leave(left);
         left.future().await(10, TimeUnit.SECONDS);
-        ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(ExecutionException.class,
+        ExecutionException e = Assertions.assertThrows(ExecutionException.class,
                 () -> hanging.toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS));
         assertTrue(e.getCause() instanceof RpcException && !(e.getCause() instanceof RpcTimeoutException),
                 String.valueOf(e.getCause()));
         assertTrue(e.getCause().getMessage().contains("worker1 (rank 1)")
                 && e.getCause().getMessage().contains("left the Vert.x cluster"), e.getCause().getMessage());
-        RpcException later = org.junit.jupiter.api.Assertions.assertThrows(RpcException.class,
+        RpcException later = Assertions.assertThrows(RpcException.class,
                 () -> agents.get(0).rpcSync("worker1", "builtin.add", 1, 1));
         assertTrue(later.getMessage().contains("left the Vert.x cluster"), later.getMessage());
         assertEquals(2L, (Long) agents.get(0).rpcSync("worker2", "builtin.add", 1, 1), "the others go on");

@@ -37,7 +37,8 @@ import org.junit.jupiter.api.Timeout;
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class RpcHandshakeTest {
-    private static final JobSecret SECRET = JobSecret.of("the secret of this test job".getBytes(StandardCharsets.UTF_8));
+    private static final JobSecret SECRET =
+            JobSecret.of("the secret of this test job".getBytes(StandardCharsets.UTF_8));
     private static final JobSecret OTHER = JobSecret.of("the secret of another job!".getBytes(StandardCharsets.UTF_8));
     private final ObjectCodec codec = ObjectCodec.standard();
     private Vertx vertx;

@@ -15,6 +15,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.IntFunction;
 import java.util.stream.Stream;
@@ -77,12 +78,12 @@ class RpcSharedMemoryTest {
         assertEquals(999, back.getDouble(999));
         assertEquals(2, workers.info(0, SHARED));
         ref.close();
-        List<java.util.concurrent.CompletableFuture<Void>> stops = new ArrayList<>();
+        List<CompletableFuture<Void>> stops = new ArrayList<>();
         for (RpcAgent a : w) {
-            stops.add(java.util.concurrent.CompletableFuture.runAsync(a::shutdown));
+            stops.add(CompletableFuture.runAsync(a::shutdown));
         }
         for (var stop : stops) {
-            stop.get(60, java.util.concurrent.TimeUnit.SECONDS);
+            stop.get(60, TimeUnit.SECONDS);
         }
         for (int r = 0; r < 2; r++) {
             Map<String, Long> info = w.get(r).debugInfo();

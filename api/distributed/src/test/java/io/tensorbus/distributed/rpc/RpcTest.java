@@ -6,9 +6,14 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.ByteBufAllocatorMetricProvider;
+import io.tensorbus.DType;
 import io.tensorbus.c10d.JobSecret;
 import io.tensorbus.distributed.HashStore;
 import io.tensorbus.distributed.rpc.impl.RpcFrame;
+import io.tensorbus.io.ObjectCodec;
+import io.tensorbus.tensor.MemoryScope;
 import io.tensorbus.tensor.Tensor;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -16,9 +21,12 @@ import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.net.NetClient;
 import io.vertx.core.net.NetSocket;
+import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -54,7 +62,7 @@ class RpcTest {
         List<RpcAgent> w = start(2, new RpcRegistry());
         Tensor kept;
         List<Object> inScope;
-        try (io.tensorbus.tensor.MemoryScope scope = io.tensorbus.tensor.MemoryScope.open()) {
+        try (MemoryScope scope = MemoryScope.open()) {
             inScope = w.get(0).rpcSync("worker1", "builtin.echo", List.of(Tensor.ones(4), Tensor.ones(2)));
             kept = w.get(0).rpcSync("worker1", "builtin.echo", Tensor.ones(3));
             scope.keep(kept);
@@ -94,10 +102,10 @@ class RpcTest {
             Tensor ints = (Tensor) args.get(1);
             Tensor nested = (Tensor) ((List<?>) args.get(2)).get(0);
             return List.of(big.sum().item(), ints.sum().item(), nested.sum().item(), big.requiresGrad(),
-                    java.util.Arrays.toString(big.shape()));
+                    Arrays.toString(big.shape()));
         });
         List<RpcAgent> w = start(2, registry);
-        Tensor big = Tensor.arange(0, 750_000, 1, io.tensorbus.DType.FLOAT32).reshape(3, 250_000)
+        Tensor big = Tensor.arange(0, 750_000, 1, DType.FLOAT32).reshape(3, 250_000)
                 .requiresGrad(true);
         Tensor ints = Tensor.of(new long[] {1, 2, 3}, 3);
         List<Object> d = w.get(0).rpcSync("worker1", "test.describe", big, ints, List.of(Tensor.ones(4)));
@@ -137,18 +145,18 @@ class RpcTest {
     @Test
     void tensorsNestedInListsAndMapsTravelAsAttachmentsAndBadSlotsAreRefused() throws Exception {
         List<RpcAgent> w = start(2, new RpcRegistry());
-        Tensor a = Tensor.arange(0, 100_000, 1, io.tensorbus.DType.FLOAT32);
+        Tensor a = Tensor.arange(0, 100_000, 1, DType.FLOAT32);
         Tensor b = Tensor.ones(3, 4);
-        List<Object> values = List.of("builtin.echo", List.of(a, java.util.Map.of("b", b, "n", 7)));
+        List<Object> values = List.of("builtin.echo", List.of(a, Map.of("b", b, "n", 7)));
         RpcPayload.Encoded e = RpcPayload.encode(w.get(0).rrefs(), values);
         assertEquals(2, e.tensors().size(), "both nested tensors are attachments");
         assertTrue(e.body().length < 1000, "the body holds no tensor bytes: " + e.body().length);
-        List<Object> back = w.get(0).rpcSync("worker1", "builtin.echo", List.of(a, java.util.Map.of("b", b, "n", 7)));
+        List<Object> back = w.get(0).rpcSync("worker1", "builtin.echo", List.of(a, Map.of("b", b, "n", 7)));
         assertArrayEquals(a.toFloatArray(), ((Tensor) back.get(0)).toFloatArray());
-        java.util.Map<?, ?> m = (java.util.Map<?, ?>) back.get(1);
+        Map<?, ?> m = (Map<?, ?>) back.get(1);
         assertArrayEquals(b.toFloatArray(), ((Tensor) m.get("b")).toFloatArray());
         assertEquals(7, m.get("n"));
-        io.tensorbus.io.ObjectCodec codec = w.get(0).options().codec();
+        ObjectCodec codec = w.get(0).options().codec();
         List<Object> twice = List.of(List.of(new RpcPayload.TensorSlot(0), new RpcPayload.TensorSlot(0)),
                 List.of(List.of("FLOAT32", new int[] {1}, false)));
         RpcPayload.Decoded d = RpcPayload.decode(w.get(0).rrefs(), codec.encode(twice), 4);
@@ -163,15 +171,15 @@ class RpcTest {
         Future<Tensor> echoed = w.get(0).rpcAsync("worker1", "builtin.echo", x);
         x.filli(7);
         assertEquals(65536.0, echoed.await(10, TimeUnit.SECONDS).sum().item(), "the peer saw a later change");
-        Tensor onHeap = Tensor.fromSegment(java.lang.foreign.MemorySegment.ofArray(new float[] {1, 2, 3}),
-                io.tensorbus.DType.FLOAT32, 3);
+        Tensor onHeap = Tensor.fromSegment(MemorySegment.ofArray(new float[] {1, 2, 3}),
+                DType.FLOAT32, 3);
         assertArrayEquals(new float[] {1, 2, 3},
                 ((Tensor) w.get(0).rpcSync("worker1", "builtin.echo", onHeap)).toFloatArray());
         Tensor mib = Tensor.ones(1 << 18);
         for (int i = 0; i < 300; i++) {
             w.get(0).rpcSync("worker1", "builtin.echo", mib);
         }
-        long used = ((io.netty.buffer.ByteBufAllocatorMetricProvider) io.netty.buffer.ByteBufAllocator.DEFAULT)
+        long used = ((ByteBufAllocatorMetricProvider) ByteBufAllocator.DEFAULT)
                 .metric().usedDirectMemory();
         assertTrue(used < 128L << 20, "300 frames of 1 MiB left " + (used >> 20) + " MiB of direct memory in use");
     }

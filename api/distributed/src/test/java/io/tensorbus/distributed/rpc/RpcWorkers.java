@@ -12,8 +12,8 @@ import java.util.function.BooleanSupplier;
 import java.util.function.IntFunction;
 
 /**
- * The workers of one RPC job in one JVM, for tests (here and in the packages built on RPC): one Vert.x, an in-memory store, agents named
- * worker0.., and bounded waits on their RRef counters ({@link RpcAgent#debugInfo()}).
+ * The workers of one RPC job in one JVM, for tests (here and in the packages built on RPC): one Vert.x, an in-memory
+ * store, agents named worker0.., and bounded waits on their RRef counters ({@link RpcAgent#debugInfo()}).
  */
 public final class RpcWorkers implements AutoCloseable {
     private final Vertx vertx = Distributed.newVertx();

@@ -45,8 +45,10 @@ final class CudaCompiler {
      */
     String ptx(String source, String name, int capability) {
         int arch = Arrays.stream(architectures).filter(a -> a <= capability).max().orElseThrow(
-                () -> new IllegalStateException("NVRTC compiles for compute capabilities " + Arrays.toString(architectures)
-                        + ", none of which a device of capability " + capability / 10 + "." + capability % 10 + " runs"));
+                () -> new IllegalStateException("NVRTC compiles for compute capabilities "
+                + Arrays.toString(architectures)
+                        + ", none of which a device of capability " + capability / 10 + "." + capability % 10
+                        + " runs"));
         nvrtcProgram program = new nvrtcProgram();
         check(JNvrtc.nvrtcCreateProgram(program, source, name, 0, null, null), "nvrtcCreateProgram", program);
         try {

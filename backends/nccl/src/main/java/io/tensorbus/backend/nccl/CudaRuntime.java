@@ -149,7 +149,8 @@ public final class CudaRuntime extends KernelDeviceRuntime<CudaBuffer> {
         };
         CudaDevice d = device(device);
         d.makeCurrent();
-        long address = pointerAttribute(ptr, CUpointer_attribute.CU_POINTER_ATTRIBUTE_DEVICE_POINTER, "not CUDA memory");
+        long address = pointerAttribute(ptr, CUpointer_attribute.CU_POINTER_ATTRIBUTE_DEVICE_POINTER,
+                "not CUDA memory");
         long ordinal = pointerAttribute(ptr, CUpointer_attribute.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, "not CUDA memory")
                 & 0xffffffffL;
         if (ordinal != device.index()) {
@@ -272,7 +273,8 @@ public final class CudaRuntime extends KernelDeviceRuntime<CudaBuffer> {
             CudaDevice c = d.cuda();
             c.makeCurrent();
             switch (dst.dtype().byteSize()) {
-                case 1 -> CudaDevice.check(cuMemsetD8Async(CudaDevice.at(d.address()), bits.get(ValueLayout.JAVA_BYTE, 0),
+                case 1 -> CudaDevice.check(cuMemsetD8Async(CudaDevice.at(d.address()),
+                        bits.get(ValueLayout.JAVA_BYTE, 0),
                         n, c.stream()), "cuMemsetD8Async");
                 case 2 -> CudaDevice.check(cuMemsetD16Async(CudaDevice.at(d.address()),
                         bits.get(ValueLayout.JAVA_SHORT_UNALIGNED, 0), n, c.stream()), "cuMemsetD16Async");

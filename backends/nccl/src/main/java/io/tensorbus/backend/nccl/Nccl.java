@@ -41,7 +41,9 @@ interface Nccl {
     /** {@code ncclReduce}. */
     void reduce(long send, long recv, long count, int dtype, int op, int root, long comm, long stream);
 
-    /** {@code ncclAllGather}: {@code recv} holds {@code nranks * sendCount} elements, rank r's at {@code r * sendCount}. */
+    /**
+     * {@code ncclAllGather}: {@code recv} holds {@code nranks * sendCount} elements, rank r's at {@code r * sendCount}.
+     */
     void allGather(long send, long recv, long sendCount, int dtype, long comm, long stream);
 
     /** {@code ncclReduceScatter}: {@code send} holds {@code nranks * recvCount} elements. */

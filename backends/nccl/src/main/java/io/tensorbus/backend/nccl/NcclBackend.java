@@ -104,7 +104,8 @@ final class NcclBackend implements Backend {
 
     @Override
     public Future<Void> broadcast(DeviceBuffer buffer, int root) {
-        return enqueue("broadcast(" + buffer + ", root=" + root + ")", fingerprint("broadcast", buffer, root, null), () -> {
+        return enqueue("broadcast(" + buffer + ", root=" + root + ")", fingerprint("broadcast", buffer, root, null),
+                () -> {
             long p = address(buffer);
             nccl.broadcast(p, p, buffer.numel(), dtype(buffer), root, comm, stream.handle());
         });
@@ -361,7 +362,8 @@ final class NcclBackend implements Backend {
     private boolean failIfUnusable(Promise<?> promise, String description, long sequence) {
         CommunicationException b = broken;
         if (b != null) {
-            promise.tryFail(derived(b, sequence, description + " cannot run on rank " + rank() + ": " + b.getMessage()));
+            promise.tryFail(derived(b, sequence, description + " cannot run on rank " + rank() + ": "
+                    + b.getMessage()));
             return true;
         }
         if (closed) {

@@ -39,7 +39,8 @@ public final class NcclBackendProvider implements BackendProvider {
                 try {
                     library = new NcclLibrary(found.path().get());
                 } catch (RuntimeException e) {
-                    cause = new IllegalStateException("loading " + found.path().get() + " failed: " + e.getMessage(), e);
+                    cause = new IllegalStateException("loading " + found.path().get() + " failed: " + e.getMessage(),
+                            e);
                 }
             }
             LIBRARY = library;

@@ -84,7 +84,8 @@ final class NcclConstants {
 
     private static IllegalArgumentException unsupported(ReduceOp op, DType dtype) {
         return new IllegalArgumentException("ReduceOp." + op + " on " + dtype + " is not supported by the nccl backend "
-                + "(NCCL has SUM, PRODUCT, MAX, MIN and AVG; bools take SUM/MAX/BOR as or and PRODUCT/MIN/BAND as and)");
+                + "(NCCL has SUM, PRODUCT, MAX, MIN and AVG; bools take SUM/MAX/BOR as or and PRODUCT/MIN/BAND"
+                + " as and)");
     }
 
     /** The name of result code {@code result}, as {@code nccl.h} spells it. */

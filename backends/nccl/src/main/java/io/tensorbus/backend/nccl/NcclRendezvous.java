@@ -39,7 +39,8 @@ final class NcclRendezvous {
                     + " bytes under '" + UNIQUE_ID_KEY + "', not " + NcclConstants.UNIQUE_ID_BYTES));
         }
         Promise<Long> joined = Promise.promise();
-        long timer = options.vertx().setTimer(options.timeout().toMillis(), t -> joined.tryFail(new IllegalStateException(
+        long timer = options.vertx().setTimer(options.timeout().toMillis(),
+                t -> joined.tryFail(new IllegalStateException(
                 "ncclCommInitRank of rank " + options.rank() + " of " + options.worldSize() + " in group '"
                         + options.groupName() + "' did not return within " + options.timeout()
                         + ": a rank did not join")));

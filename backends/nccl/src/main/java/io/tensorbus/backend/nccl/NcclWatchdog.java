@@ -88,7 +88,8 @@ final class NcclWatchdog implements Runnable {
                 }
                 checkTimeout(now);
             } catch (RuntimeException e) {
-                fail(new Failure(oldest(), NcclConstants.INTERNAL_ERROR, "the watchdog could not poll the group: " + e));
+                fail(new Failure(oldest(), NcclConstants.INTERNAL_ERROR, "the watchdog could not poll the group: "
+                        + e));
                 return;
             }
             LockSupport.parkNanos(busy ? TimeUnit.MICROSECONDS.toNanos(BUSY_POLL_MICROS)

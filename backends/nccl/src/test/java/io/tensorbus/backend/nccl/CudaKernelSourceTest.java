@@ -42,7 +42,8 @@ class CudaKernelSourceTest {
 
     @Test
     void bothCudaProgramsCompileAsCpp(@TempDir Path dir) throws Exception {
-        compile(dir, "collectives", DeviceKernels.collectives(DeviceKernels.Dialect.CUDA, true), "int main() { return 0; }");
+        compile(dir, "collectives", DeviceKernels.collectives(DeviceKernels.Dialect.CUDA, true),
+                "int main() { return 0; }");
         compile(dir, "tensors", DeviceKernels.tensors(DeviceKernels.Dialect.CUDA), "int main() { return 0; }");
     }
 
@@ -178,7 +179,8 @@ class CudaKernelSourceTest {
         MemorySegment g = MemorySegment.ofArray(got);
         assertEquals(want.length, got.length, what);
         for (int i = 0; i < want.length / 2; i++) {
-            assertSameHalf(w.getAtIndex(ValueLayout.JAVA_SHORT_UNALIGNED, i), g.getAtIndex(ValueLayout.JAVA_SHORT_UNALIGNED, i),
+            assertSameHalf(w.getAtIndex(ValueLayout.JAVA_SHORT_UNALIGNED, i),
+                    g.getAtIndex(ValueLayout.JAVA_SHORT_UNALIGNED, i),
                     what + " element " + i);
         }
     }
@@ -225,7 +227,8 @@ class CudaKernelSourceTest {
             switch (t) {
                 case FLOAT32 -> s.setAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED, i, i % 14 == 0 ? -0f : 0f);
                 case FLOAT64 -> s.setAtIndex(ValueLayout.JAVA_DOUBLE_UNALIGNED, i, i % 14 == 0 ? -0.0 : 2.5);
-                case FLOAT16, BFLOAT16 -> s.setAtIndex(ValueLayout.JAVA_SHORT_UNALIGNED, i, (short) (i % 14 == 0 ? 0x8000 : 0));
+                case FLOAT16, BFLOAT16 -> s.setAtIndex(ValueLayout.JAVA_SHORT_UNALIGNED, i,
+                        (short) (i % 14 == 0 ? 0x8000 : 0));
                 case INT32 -> s.setAtIndex(ValueLayout.JAVA_INT_UNALIGNED, i, i - 500);
                 case INT64 -> s.setAtIndex(ValueLayout.JAVA_LONG_UNALIGNED, i, Long.MIN_VALUE + i);
                 case BOOL -> s.set(ValueLayout.JAVA_BYTE, i, (byte) 0);

@@ -6,6 +6,7 @@ import io.tensorbus.spi.DeviceBuffer;
 import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -18,7 +19,7 @@ final class FakeStream implements CudaStream {
     private final Map<Long, Boolean> done = new ConcurrentHashMap<>();
     final AtomicLong released = new AtomicLong();
     /** The threads that made the stream's device current. */
-    final java.util.Set<String> currentOn = ConcurrentHashMap.newKeySet();
+    final Set<String> currentOn = ConcurrentHashMap.newKeySet();
     volatile boolean autoFinish;
 
     /** A CUDA buffer double at {@code address}. */

@@ -1,5 +1,12 @@
 package io.tensorbus.backend.nccl;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
 import io.tensorbus.DType;
 import io.tensorbus.c10d.CommunicationException;
 import io.tensorbus.c10d.CommunicationTimeoutException;
@@ -10,6 +17,7 @@ import io.tensorbus.spi.DeviceBuffer;
 import io.tensorbus.spi.contract.MemoryStore;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
+import java.lang.foreign.Arena;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -18,13 +26,6 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertInstanceOf;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 /**
  * The nccl backend's own logic against test doubles of NCCL and of the CUDA stream: which NCCL calls each
@@ -89,7 +90,8 @@ class NcclBackendTest {
         assertEquals(List.of("allReduce send=16 recv=16 count=8 dtype=1 op=2",
                 "allReduce send=16 recv=16 count=8 dtype=1 op=3"), nccl.calls);
         // NCCL takes its device from the calling thread: the thread that issues the calls made it current.
-        assertTrue(stream.currentOn.stream().anyMatch(t -> t.startsWith("tensorbus-nccl-issue-")), stream.currentOn.toString());
+        assertTrue(stream.currentOn.stream().anyMatch(t -> t.startsWith("tensorbus-nccl-issue-")),
+                stream.currentOn.toString());
     }
 
     @Test
@@ -98,7 +100,7 @@ class NcclBackendTest {
         assertMentions(failure(b.allReduce(FakeStream.buffer(0x10, DType.INT32, 8), ReduceOp.BXOR)), "BXOR",
                 "not supported by the nccl backend", "allReduce");
         assertMentions(failure(b.recv(FakeStream.buffer(0x10, DType.INT32, 8), Backend.ANY_SOURCE, 0)), "any rank");
-        DeviceBuffer host = DeviceBuffer.host(java.lang.foreign.Arena.ofAuto().allocate(16), DType.FLOAT32, 4);
+        DeviceBuffer host = DeviceBuffer.host(Arena.ofAuto().allocate(16), DType.FLOAT32, 4);
         assertMentions(failure(b.broadcast(host, 0)), "broadcast", "not CUDA memory", "cpu");
         // Refusals are the caller's mistakes: the group goes on.
         stream.autoFinish = true;

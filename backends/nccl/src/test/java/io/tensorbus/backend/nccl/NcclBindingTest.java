@@ -135,7 +135,8 @@ class NcclBindingTest {
         assertEquals(8, NcclLibrary.REDUCE.argumentLayouts().size());
         // ncclSend(const void*, size_t, ncclDataType_t, int peer, ncclComm_t, cudaStream_t)
         assertEquals(List.<MemoryLayout>of(ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT,
-                ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.ADDRESS), NcclLibrary.SEND_RECV.argumentLayouts());
+                ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.ADDRESS),
+                NcclLibrary.SEND_RECV.argumentLayouts());
         for (var d : List.of(NcclLibrary.GET_VERSION, NcclLibrary.COMM_INIT_RANK, NcclLibrary.ALL_REDUCE,
                 NcclLibrary.REDUCE, NcclLibrary.ALL_GATHER, NcclLibrary.SEND_RECV, NcclLibrary.GROUP)) {
             assertEquals(Optional.of(ValueLayout.JAVA_INT), d.returnLayout(), "ncclResult_t is an int enum");

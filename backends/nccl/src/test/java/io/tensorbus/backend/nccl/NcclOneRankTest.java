@@ -1,7 +1,10 @@
 package io.tensorbus.backend.nccl;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
 import io.tensorbus.DType;
 import io.tensorbus.Device;
+import io.tensorbus.c10d.JobSecret;
 import io.tensorbus.c10d.ReduceOp;
 import io.tensorbus.spi.Backend;
 import io.tensorbus.spi.BackendProvider;
@@ -19,8 +22,6 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
-
 /**
  * The real NCCL library on one GPU: a group of one rank makes its communicator through the store and runs
  * collectives on {@code cuda:0}. What the three-GPU contract suite checks at full width, this checks on the
@@ -36,7 +37,7 @@ class NcclOneRankTest {
         Device cuda0 = new Device(CudaRuntimeProvider.TYPE, 0);
         DeviceRuntime runtime = DeviceRuntimeProvider.of(cuda0);
         try (Ranks ranks = Ranks.create(BackendProvider.named(NcclBackendProvider.NAME), vertx, 1,
-                Duration.ofSeconds(30), Map.of(), io.tensorbus.c10d.JobSecret.random(),
+                Duration.ofSeconds(30), Map.of(), JobSecret.random(),
                 b -> new DeviceStagedBackend(b, runtime, cuda0))) {
             Backend rank0 = ranks.get(0);
             DeviceBuffer x = Buffers.vector(DType.FLOAT32, 1000);

@@ -98,7 +98,8 @@ final class RecordingNccl implements Nccl {
 
     @Override
     public void reduceScatter(long send, long recv, long recvCount, int dtype, int op, long comm, long stream) {
-        record("reduceScatter send=" + send + " recv=" + recv + " count=" + recvCount + " dtype=" + dtype + " op=" + op);
+        record("reduceScatter send=" + send + " recv=" + recv + " count=" + recvCount + " dtype=" + dtype + " op="
+                + op);
     }
 
     @Override

@@ -1,8 +1,14 @@
 package io.tensorbus.backend.opencl;
 
+import static org.jocl.CL.CL_COMPLETE;
+import static org.jocl.CL.CL_MEM_READ_WRITE;
+
 import io.tensorbus.Device;
 import io.tensorbus.spi.DeviceKernels;
 import java.lang.foreign.MemorySegment;
+import java.lang.ref.Reference;
+import java.util.ArrayDeque;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -18,9 +24,6 @@ import org.jocl.cl_event;
 import org.jocl.cl_kernel;
 import org.jocl.cl_mem;
 import org.jocl.cl_program;
-
-import static org.jocl.CL.CL_COMPLETE;
-import static org.jocl.CL.CL_MEM_READ_WRITE;
 
 /**
  * One OpenCL context on one device, as the runtime uses it: an in-order command queue, the collectives' kernels
@@ -54,7 +57,7 @@ final class OpenClContext {
      *  (pocl compiles a work-group function for each) compile each kernel once. */
     private final long groupSize;
     /** Device scratch memory of finished reductions, kept for the next ones, by size in bytes. */
-    private final Map<Long, java.util.ArrayDeque<cl_mem>> scratch = new java.util.HashMap<>();
+    private final Map<Long, ArrayDeque<cl_mem>> scratch = new HashMap<>();
     private long scratchBytes;
     /** The collectives' program and the tensors' (built only when a tensor op first runs here). */
     private volatile cl_program collectives;
@@ -86,7 +89,7 @@ final class OpenClContext {
      * used), so a collective's chunks reuse the same few buffers.
      */
     synchronized cl_mem takeScratch(long bytes) {
-        java.util.ArrayDeque<cl_mem> free = scratch.get(bytes);
+        ArrayDeque<cl_mem> free = scratch.get(bytes);
         if (free != null && !free.isEmpty()) {
             scratchBytes -= bytes;
             return free.pop();
@@ -100,7 +103,7 @@ final class OpenClContext {
             CL.clReleaseMemObject(mem);
             return;
         }
-        scratch.computeIfAbsent(bytes, b -> new java.util.ArrayDeque<>()).push(mem);
+        scratch.computeIfAbsent(bytes, b -> new ArrayDeque<>()).push(mem);
         scratchBytes += bytes;
     }
 
@@ -168,7 +171,9 @@ final class OpenClContext {
         return launch(name, items, new long[] {items}, keepAlive, args);
     }
 
-    /** Fills {@code bytes} bytes of {@code dst} from {@code offset} with repetitions of {@code pattern} (one element). */
+    /**
+     * Fills {@code bytes} bytes of {@code dst} from {@code offset} with repetitions of {@code pattern} (one element).
+     */
     CompletableFuture<Void> fill(cl_mem dst, byte[] pattern, long offset, long bytes) {
         return enqueue("fill on " + device, () -> {
             cl_event e = new cl_event();
@@ -255,7 +260,7 @@ final class OpenClContext {
         }
         CL.clSetEventCallback(event, CL_COMPLETE, (ev, status, data) -> completions.execute(() -> {
             CL.clReleaseEvent(ev);
-            java.lang.ref.Reference.reachabilityFence(keepAlive);
+            Reference.reachabilityFence(keepAlive);
             if (status < 0) {
                 promise.completeExceptionally(new IllegalStateException(what + " failed with "
                         + CL.stringFor_errorCode(status)));

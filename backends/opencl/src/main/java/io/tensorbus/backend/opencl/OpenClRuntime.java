@@ -1,33 +1,5 @@
 package io.tensorbus.backend.opencl;
 
-import io.tensorbus.DType;
-import io.tensorbus.Device;
-import io.tensorbus.c10d.ReduceOp;
-import io.tensorbus.spi.DeviceArguments;
-import io.tensorbus.spi.DeviceBuffer;
-import io.tensorbus.spi.DeviceInfo;
-import io.tensorbus.spi.DeviceKernels;
-import io.tensorbus.spi.KernelDeviceRuntime;
-import io.tensorbus.spi.ElementBytes;
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
-import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.List;
-import java.util.Map;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import org.jocl.CL;
-import org.jocl.Pointer;
-import org.jocl.Sizeof;
-import org.jocl.cl_context;
-import org.jocl.cl_device_id;
-import org.jocl.cl_mem;
-import org.jocl.cl_platform_id;
-import org.jocl.cl_program;
-
 import static org.jocl.CL.CL_CONTEXT_DEVICES;
 import static org.jocl.CL.CL_DEVICE_EXTENSIONS;
 import static org.jocl.CL.CL_DEVICE_GLOBAL_MEM_SIZE;
@@ -41,6 +13,37 @@ import static org.jocl.CL.CL_MEM_CONTEXT;
 import static org.jocl.CL.CL_MEM_SIZE;
 import static org.jocl.CL.CL_PLATFORM_NAME;
 import static org.jocl.CL.CL_PROGRAM_BUILD_LOG;
+
+import io.tensorbus.DType;
+import io.tensorbus.Device;
+import io.tensorbus.c10d.ReduceOp;
+import io.tensorbus.spi.DeviceArguments;
+import io.tensorbus.spi.DeviceBuffer;
+import io.tensorbus.spi.DeviceInfo;
+import io.tensorbus.spi.DeviceKernels;
+import io.tensorbus.spi.ElementBytes;
+import io.tensorbus.spi.KernelDeviceRuntime;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import org.jocl.CL;
+import org.jocl.CLException;
+import org.jocl.Pointer;
+import org.jocl.Sizeof;
+import org.jocl.cl_context;
+import org.jocl.cl_device_id;
+import org.jocl.cl_mem;
+import org.jocl.cl_platform_id;
+import org.jocl.cl_program;
 
 /**
  * The OpenCL device runtime, through JOCL: every device of every platform, numbered {@code opencl:0},
@@ -122,7 +125,7 @@ public final class OpenClRuntime extends KernelDeviceRuntime<OpenClBuffer> {
      *         device is not one of this runtime's devices
      */
     public DeviceBuffer wrap(cl_mem mem, DType dtype, long... shape) {
-        java.util.Objects.requireNonNull(mem, "mem");
+        Objects.requireNonNull(mem, "mem");
         long bytes = numel(shape) * dtype.byteSize();
         long size = memSize(mem);
         if (size < bytes) {
@@ -345,7 +348,7 @@ public final class OpenClRuntime extends KernelDeviceRuntime<OpenClBuffer> {
         int[] n = new int[1];
         try {
             CL.clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 0, null, n);
-        } catch (org.jocl.CLException e) {
+        } catch (CLException e) {
             return List.of(); // CL_DEVICE_NOT_FOUND: a platform without devices
         }
         cl_device_id[] devices = new cl_device_id[n[0]];
@@ -400,7 +403,7 @@ public final class OpenClRuntime extends KernelDeviceRuntime<OpenClBuffer> {
         while (end < bytes.length && bytes[end] != 0) {
             end++;
         }
-        return new String(bytes, 0, end, java.nio.charset.StandardCharsets.UTF_8).trim();
+        return new String(bytes, 0, end, StandardCharsets.UTF_8).trim();
     }
 
     /** The element count of {@code shape}. */

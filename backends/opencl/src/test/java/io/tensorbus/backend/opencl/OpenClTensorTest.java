@@ -1,5 +1,12 @@
 package io.tensorbus.backend.opencl;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
 import io.tensorbus.DType;
 import io.tensorbus.Device;
 import io.tensorbus.autograd.Autograd;
@@ -10,6 +17,7 @@ import java.nio.ByteOrder;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BinaryOperator;
+import java.util.function.Function;
 import java.util.function.UnaryOperator;
 import org.jocl.CL;
 import org.jocl.Pointer;
@@ -21,13 +29,6 @@ import org.jocl.cl_platform_id;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertSame;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 /** Tensors on an OpenCL device compute what the same operations compute on the host. */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
@@ -162,7 +163,8 @@ class OpenClTensorTest {
         assertSameTensor(a, c, "a clone keeps its own memory");
         Tensor ints = Tensor.zeros(CL0, DType.INT32, 64).copyi(a.to(CL0));
         assertSameTensor(a.to(DType.INT32), ints, "copyi converts the dtype");
-        assertSameTensor(a.reshape(8, 8), d.copyi(a.to(CL0)).reshape(8, 8).cpu().to(CL0), "a reshape of a device tensor");
+        assertSameTensor(a.reshape(8, 8), d.copyi(a.to(CL0)).reshape(8, 8).cpu().to(CL0),
+                "a reshape of a device tensor");
     }
 
     @Test
@@ -204,7 +206,7 @@ class OpenClTensorTest {
     @Test
     void otherOperationsFailNamingTheOperationAndTheDevice() {
         Tensor d = Tensor.ones(CL0, DType.FLOAT32, 4, 4);
-        for (var op : List.<java.util.function.Function<Tensor, Object>>of(t -> t.matmul(t), Tensor::exp,
+        for (var op : List.<Function<Tensor, Object>>of(t -> t.matmul(t), Tensor::exp,
                 t -> t.max(), t -> t.softmax(1), Tensor::dataSegment)) {
             UnsupportedOperationException e = assertThrows(UnsupportedOperationException.class, () -> op.apply(d));
             assertTrue(e.getMessage().contains("opencl:0") && e.getMessage().contains("Tensor.")

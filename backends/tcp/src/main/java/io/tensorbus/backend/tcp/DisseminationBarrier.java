@@ -1,9 +1,9 @@
 package io.tensorbus.backend.tcp;
 
-import io.vertx.core.Future;
-
-
 import static io.tensorbus.backend.tcp.CollectiveOp.tag;
+
+import io.vertx.core.Future;
+import java.lang.foreign.MemorySegment;
 
 /**
  * The dissemination barrier (Hensgen, Finkel and Manber): in round k every rank signals rank {@code r + 2^k}
@@ -11,7 +11,7 @@ import static io.tensorbus.backend.tcp.CollectiveOp.tag;
  * directly or not. Messages are empty.
  */
 final class DisseminationBarrier {
-    private static final Region NOTHING = Region.host(java.lang.foreign.MemorySegment.NULL);
+    private static final Region NOTHING = Region.host(MemorySegment.NULL);
 
     private DisseminationBarrier() {
     }

@@ -2,6 +2,8 @@ package io.tensorbus.backend.tcp;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
+import io.tensorbus.DType;
+import io.tensorbus.c10d.ReduceOp;
 
 /**
  * The data-plane frame header: 72 bytes, little-endian, followed by {@code payloadBytes} raw bytes.
@@ -38,15 +40,21 @@ record Frame(int kind, int opcode, int dtype, int reduceOp, int root, long seque
     /** A rank leaves the group in order; aux is how many collectives it called (all of them finished). */
     static final int GOODBYE = 6;
     /**
-     * Right after its HELLO, the accepting rank offers a {@link io.tensorbus.spi.shm.SharedMemoryChannel} (the connector's HELLO had
-     * {@link #WANTS_SHARED_MEMORY}); the payload names the file and carries its nonce.
+     * Right after its HELLO, the accepting rank offers a {@link io.tensorbus.spi.shm.SharedMemoryChannel} (the
+     * connector's HELLO had {@link #WANTS_SHARED_MEMORY}); the payload names the file and carries its nonce.
      */
     static final int SHM_OFFER = 7;
-    /** The connector's answer to a SHM_OFFER: aux 1 when it mapped the channel (frames go there from now on), 0 when not. */
+    /**
+     * The connector's answer to a SHM_OFFER: aux 1 when it mapped the channel (frames go there from now on), 0 when
+     * not.
+     */
     static final int SHM_ANSWER = 8;
     /** Over the socket of a shared-memory connection: the peer wrote or freed room while this side slept. */
     static final int DOORBELL = 9;
-    /** tag of a HELLO: the sender is on the receiver's host (by {@link io.tensorbus.spi.shm.SharedMemoryChannel#hostIdentity}) and wants shared memory. */
+    /**
+     * tag of a HELLO: the sender is on the receiver's host (by {@link
+     * io.tensorbus.spi.shm.SharedMemoryChannel#hostIdentity}) and wants shared memory.
+     */
     static final long WANTS_SHARED_MEMORY = 1;
     /** The largest SHM_OFFER payload. */
     static final int MAX_OFFER_BYTES = 256;
@@ -107,8 +115,8 @@ record Frame(int kind, int opcode, int dtype, int reduceOp, int root, long seque
                 || (kind == SHM_OFFER && payloadBytes > MAX_OFFER_BYTES)) {
             throw new MalformedFrameException("payload of " + payloadBytes + " bytes in a frame of kind " + kind);
         }
-        if ((kind == DATA || kind == STATUS_REPLY) && (dtype >= io.tensorbus.DType.values().length
-                || (reduceOp != NO_REDUCE && reduceOp >= io.tensorbus.c10d.ReduceOp.Type.values().length))) {
+        if ((kind == DATA || kind == STATUS_REPLY) && (dtype >= DType.values().length
+                || (reduceOp != NO_REDUCE && reduceOp >= ReduceOp.Type.values().length))) {
             throw new MalformedFrameException("dtype " + dtype + " or reduce op " + reduceOp + " out of range");
         }
     }

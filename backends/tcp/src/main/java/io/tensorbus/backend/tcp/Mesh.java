@@ -1,6 +1,7 @@
 package io.tensorbus.backend.tcp;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import io.tensorbus.c10d.CommunicationException;
 import io.tensorbus.c10d.Store;
 import io.tensorbus.spi.Backend;
@@ -11,12 +12,14 @@ import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.internal.ContextInternal;
 import io.vertx.core.internal.VertxInternal;
+import io.vertx.core.internal.buffer.BufferInternal;
 import io.vertx.core.internal.net.NetSocketInternal;
 import io.vertx.core.net.NetClient;
 import io.vertx.core.net.NetClientOptions;
 import io.vertx.core.net.NetServer;
 import io.vertx.core.net.NetServerOptions;
 import io.vertx.core.net.NetSocket;
+import java.io.IOException;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
@@ -69,7 +72,8 @@ final class Mesh {
             connected.add(Promise.promise());
         }
         connected.get(options.rank()).complete();
-        this.handshakeMillis = Long.parseLong(options.property("tcp.handshakeMillis", String.valueOf(HANDSHAKE_MILLIS)));
+        this.handshakeMillis = Long.parseLong(options.property("tcp.handshakeMillis",
+                String.valueOf(HANDSHAKE_MILLIS)));
     }
 
     /** Creates the backend of one group; completes when every connection is up. */
@@ -173,8 +177,9 @@ final class Mesh {
 
     private Future<Void> connectTo(int peer) {
         client = client != null ? client
-                : vertx.createNetClient(new NetClientOptions().setTcpNoDelay(true).setReceiveBufferSize(receiveBufferBytes()).setConnectTimeout(
-                        (int) Math.min(Integer.MAX_VALUE, options.setupTimeout().toMillis())));
+                : vertx.createNetClient(new NetClientOptions().setTcpNoDelay(true)
+                        .setReceiveBufferSize(receiveBufferBytes())
+                        .setConnectTimeout((int) Math.min(Integer.MAX_VALUE, options.setupTimeout().toMillis())));
         boolean[] sameHost = new boolean[1];
         return here(store.get(key("addr", peer))).compose(bytes -> {
             String[] published = new String(bytes, StandardCharsets.UTF_8).split(" ", 2);
@@ -188,7 +193,7 @@ final class Mesh {
                         + "' could not be reached: " + e.getMessage())))
                 .compose(v -> {
                     handshake((NetSocketInternal) socket, peer, -1, sameHost[0]);
-                    socket.write(io.vertx.core.internal.buffer.BufferInternal.buffer(hello(sameHost[0]).encode()));
+                    socket.write(BufferInternal.buffer(hello(sameHost[0]).encode()));
                     return connected.get(peer).future();
                 }));
     }
@@ -247,13 +252,13 @@ final class Mesh {
                 SharedMemoryChannel offered = null;
                 if (expected < 0) {
                     offered = (f.tag() & Frame.WANTS_SHARED_MEMORY) != 0 ? offerChannel(peer) : null;
-                    socket.write(io.vertx.core.internal.buffer.BufferInternal.buffer(hello(offered != null).encode()));
+                    socket.write(BufferInternal.buffer(hello(offered != null).encode()));
                     if (offered != null) {
                         byte[] offer = offered.offer();
                         Frame header = new Frame(Frame.SHM_OFFER, 0, 0, Frame.NO_REDUCE, -1, -1, 0, 0, 0,
                                 backend.groupHash(), offer.length, 0);
-                        socket.write(io.vertx.core.internal.buffer.BufferInternal.buffer(io.netty.buffer.Unpooled
-                                .wrappedBuffer(header.encode(), io.netty.buffer.Unpooled.wrappedBuffer(offer))));
+                        socket.write(BufferInternal.buffer(Unpooled
+                                .wrappedBuffer(header.encode(), Unpooled.wrappedBuffer(offer))));
                     }
                 }
                 boolean offerDue = wantsChannel && (f.tag() & Frame.WANTS_SHARED_MEMORY) != 0;
@@ -309,7 +314,7 @@ final class Mesh {
         }
         try {
             return SharedMemoryChannel.create(shm.dir(), shm.ringBytes());
-        } catch (java.io.IOException | RuntimeException e) {
+        } catch (IOException | RuntimeException e) {
             backend.sharedMemoryFallback(peer, "no channel could be made in " + shm.dir() + ": " + e.getMessage());
             return null;
         }

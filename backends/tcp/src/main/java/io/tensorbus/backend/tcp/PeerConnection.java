@@ -2,6 +2,9 @@ package io.tensorbus.backend.tcp;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
+import io.netty.channel.AdaptiveRecvByteBufAllocator;
+import io.netty.channel.Channel;
+import io.netty.channel.EventLoop;
 import io.netty.channel.socket.DuplexChannel;
 import io.netty.util.ReferenceCountUtil;
 import io.tensorbus.spi.DeviceBuffer;
@@ -10,9 +13,13 @@ import io.tensorbus.spi.shm.SharedMemoryLink;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.internal.net.NetSocketInternal;
-
+import java.io.IOException;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 
 /**
  * The connection to one member of the group, after the handshake: writes frames (the payload straight from
@@ -93,14 +100,16 @@ final class PeerConnection implements FrameReader.Listener {
      * next frame into {@code buffer} when it is a point-to-point message with {@code tag} that fits it, while
      * {@code mayTake} holds; false when nothing was taken (no link, another frame first, or no message in time).
      */
-    boolean tryReceiveNow(DeviceBuffer buffer, int tag, long patienceNanos, java.util.function.BooleanSupplier mayTake) {
+    boolean tryReceiveNow(DeviceBuffer buffer, int tag, long patienceNanos, BooleanSupplier mayTake) {
         SharedMemoryLink l = link;
         MemorySegment into = buffer.segment();
         return l != null && l.pollOnCallerThread(patienceNanos, Frame.HEADER_BYTES,
                 header -> isMessageFor(header, buffer, tag) ? into : null, mayTake);
     }
 
-    /** True when {@code header} starts a point-to-point message of this group that a receive of {@code buffer} takes. */
+    /**
+     * True when {@code header} starts a point-to-point message of this group that a receive of {@code buffer} takes.
+     */
     private boolean isMessageFor(MemorySegment header, DeviceBuffer buffer, int tag) {
         Frame f;
         try {
@@ -130,7 +139,7 @@ final class PeerConnection implements FrameReader.Listener {
     }
 
     /** The event loop this connection's handlers run on (the group's own, see {@code Mesh#here}). */
-    io.netty.channel.EventLoop eventLoop() {
+    EventLoop eventLoop() {
         return socket.channelHandlerContext().channel().eventLoop();
     }
 
@@ -139,11 +148,11 @@ final class PeerConnection implements FrameReader.Listener {
         // Vert.x reads a socket with a receive buffer size into buffers of that size (8 MiB here), allocated
         // and zeroed afresh for every read: a doorbell or a 4-byte message cost a millisecond of memset.
         socket.channelHandlerContext().channel().config().setRecvByteBufAllocator(
-                new io.netty.channel.AdaptiveRecvByteBufAllocator(512, 64 * 1024, 1 << 20));
+                new AdaptiveRecvByteBufAllocator(512, 64 * 1024, 1 << 20));
         socket.messageHandler(this::handle);
         socket.closeHandler(v -> {
             readWhatIsLeft();
-            ready.tryFail(new java.io.IOException("the connection closed while setting up shared memory"));
+            ready.tryFail(new IOException("the connection closed while setting up shared memory"));
             backend.peerLost(peer, "the connection closed", null);
         });
         socket.exceptionHandler(e -> {
@@ -199,11 +208,11 @@ final class PeerConnection implements FrameReader.Listener {
     }
 
     /** Off-heap and byte[] memory is sent in place; other heap arrays (long[], ...) have no byte view. */
-    private static java.nio.ByteBuffer byteBuffer(MemorySegment payload) {
+    private static ByteBuffer byteBuffer(MemorySegment payload) {
         if (payload.isNative() || payload.heapBase().map(a -> a instanceof byte[]).orElse(false)) {
             return payload.asByteBuffer();
         }
-        return java.nio.ByteBuffer.wrap(payload.toArray(java.lang.foreign.ValueLayout.JAVA_BYTE));
+        return ByteBuffer.wrap(payload.toArray(ValueLayout.JAVA_BYTE));
     }
 
     /** Closes the socket (pending writes are dropped) and unmaps the shared memory. */
@@ -220,13 +229,14 @@ final class PeerConnection implements FrameReader.Listener {
             offered = null;
         }
         if (link != null) {
-            link.close(new java.io.IOException("the connection to " + backend.who(peer) + " closed"));
+            link.close(new IOException("the connection to " + backend.who(peer) + " closed"));
         }
     }
 
     /** Says goodbye (this rank called {@code collectives} collectives, all finished), then closes. */
     Future<Void> leave(long collectives) {
-        Frame bye = new Frame(Frame.GOODBYE, 0, 0, Frame.NO_REDUCE, -1, -1, 0, 0, 0, backend.groupHash(), 0, collectives);
+        Frame bye = new Frame(Frame.GOODBYE, 0, 0, Frame.NO_REDUCE, -1, -1, 0, 0, 0, backend.groupHash(), 0,
+                collectives);
         return write(bye, null).transform(written -> {
             if (written.failed()) {
                 close();
@@ -244,7 +254,7 @@ final class PeerConnection implements FrameReader.Listener {
      */
     private Future<Void> drainThenClose() {
         Promise<Void> closed = Promise.promise();
-        io.netty.channel.Channel channel = socket.channelHandlerContext().channel();
+        Channel channel = socket.channelHandlerContext().channel();
         cancelParkTimer();
         parked = null;
         reader.discard();
@@ -346,10 +356,10 @@ final class PeerConnection implements FrameReader.Listener {
             }
             case Frame.ABORT -> {
                 byte[] text = new byte[(int) frame.payloadBytes()];
-                Sink s = Sink.copyInto(java.lang.foreign.MemorySegment.ofArray(text));
+                Sink s = Sink.copyInto(MemorySegment.ofArray(text));
                 long reason = frame.aux();
                 s.whenFull = () -> backend.abortArrived(peer, reason,
-                        new String(text, java.nio.charset.StandardCharsets.UTF_8));
+                        new String(text, StandardCharsets.UTF_8));
                 yield s;
             }
             default -> throw new Frame.MalformedFrameException("unexpected frame kind " + frame.kind()
@@ -374,7 +384,7 @@ final class PeerConnection implements FrameReader.Listener {
             SharedMemoryChannel channel = null;
             try {
                 channel = SharedMemoryChannel.accept(backend.sharedMemory().dir(), offer);
-            } catch (java.io.IOException e) {
+            } catch (IOException e) {
                 backend.sharedMemoryFallback(peer, "its channel could not be mapped: " + e.getMessage());
             }
             writeToSocket(new Frame(Frame.SHM_ANSWER, 0, 0, Frame.NO_REDUCE, -1, -1, 0, 0, 0,

@@ -144,7 +144,8 @@ final class Router {
      * connection should park the payload until {@link #expect} (or the park timeout) takes it.
      */
     Sink arrived(PeerConnection conn, Frame f) {
-        Pending p = f.isPointToPoint() ? takeP2p(conn.peer(), f.tag()) : posted.remove(new Key(conn.peer(), f.sequence(), f.tag()));
+        Pending p = f.isPointToPoint() ? takeP2p(conn.peer(), f.tag())
+                : posted.remove(new Key(conn.peer(), f.sequence(), f.tag()));
         if (p != null) {
             return sinkFor(p, conn.peer(), f);
         }

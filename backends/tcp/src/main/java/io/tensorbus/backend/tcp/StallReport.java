@@ -5,6 +5,7 @@ import io.tensorbus.c10d.CommunicationException;
 import io.tensorbus.c10d.CommunicationTimeoutException;
 import io.tensorbus.spi.BackendOptions;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -25,7 +26,7 @@ final class StallReport {
         this.backend = backend;
         this.op = op;
         this.called = new long[backend.size()];
-        java.util.Arrays.fill(called, -1);
+        Arrays.fill(called, -1);
         called[backend.rank()] = op.sequence;
     }
 
@@ -41,7 +42,8 @@ final class StallReport {
     CommunicationException exception(BackendOptions options) {
         if (disagreement != null) {
             return new CollectiveMismatchException(options.groupName(), op.sequence,
-                    backend.mismatchMessage(op.sequence, op.call, disagreeing, disagreement) + "; found when it timed out"
+                    backend.mismatchMessage(op.sequence, op.call, disagreeing, disagreement)
+                    + "; found when it timed out"
                             + " after " + options.timeout() + " with no data exchanged");
         }
         List<Integer> missing = new ArrayList<>();

@@ -14,11 +14,16 @@ import io.vertx.core.Promise;
 import io.vertx.core.internal.ContextInternal;
 import io.vertx.core.internal.VertxInternal;
 import java.lang.foreign.MemorySegment;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BooleanSupplier;
 import java.util.function.Function;
 
 /**
@@ -66,8 +71,10 @@ final class TcpBackend implements Backend {
     private final boolean[] gone;
     /** Per peer: completes once the last point-to-point message to it was handed to its connection. */
     private final Future<?>[] lastSend;
-    /** Per peer: sends on their way through the event loop, which a send written on the caller's thread must not pass. */
-    private final java.util.concurrent.atomic.AtomicInteger[] queuedSends;
+    /**
+     * Per peer: sends on their way through the event loop, which a send written on the caller's thread must not pass.
+     */
+    private final AtomicInteger[] queuedSends;
     /**
      * The largest message a blocking receive polls for on its own thread: beyond it the copy, not the two
      * hand-offs, is the cost, and a longer wait on a spinning thread was seen to keep the sender from the core
@@ -75,7 +82,7 @@ final class TcpBackend implements Backend {
      */
     static final long CALLER_RECV_MAX_BYTES = Router.PARK_BYTES;
     /** Receives handed to the event loop and not yet registered with the router: none may be overtaken. */
-    private final java.util.concurrent.atomic.AtomicInteger receivesPosting = new java.util.concurrent.atomic.AtomicInteger();
+    private final AtomicInteger receivesPosting = new AtomicInteger();
     /** The calls of the last {@link #RECENT} finished collectives, to check frames that arrive after them. */
     private final Call[] recent = new Call[RECENT];
     private final long[] recentSequence = new long[RECENT];
@@ -95,13 +102,13 @@ final class TcpBackend implements Backend {
         this.groupHash = options.groupName().hashCode();
         this.onClose = onClose;
         this.departed = new long[options.worldSize()];
-        java.util.Arrays.fill(departed, -1);
+        Arrays.fill(departed, -1);
         this.gone = new boolean[options.worldSize()];
         this.lastSend = new Future<?>[options.worldSize()];
-        this.queuedSends = new java.util.concurrent.atomic.AtomicInteger[options.worldSize()];
-        java.util.Arrays.setAll(queuedSends, i -> new java.util.concurrent.atomic.AtomicInteger());
-        java.util.Arrays.fill(lastSend, Future.succeededFuture());
-        java.util.Arrays.fill(recentSequence, -1);
+        this.queuedSends = new AtomicInteger[options.worldSize()];
+        Arrays.setAll(queuedSends, i -> new AtomicInteger());
+        Arrays.fill(lastSend, Future.succeededFuture());
+        Arrays.fill(recentSequence, -1);
     }
 
     @Override
@@ -228,7 +235,8 @@ final class TcpBackend implements Backend {
         Frame header = new Frame(Frame.DATA, Opcode.SEND.code, buffer.dtype().ordinal(), Frame.NO_REDUCE, -1, -1,
                 tag, buffer.numel(), 0, groupHash, buffer.byteSize(), 0);
         if (buffer.isHost() && dst >= 0 && dst < peers.length && broken == null && !closed
-                && queuedSends[dst].get() == 0 && peers[dst] != null && peers[dst].tryWriteNow(header, buffer.segment())) {
+                && queuedSends[dst].get() == 0 && peers[dst] != null
+                && peers[dst].tryWriteNow(header, buffer.segment())) {
             // Written into shared memory on this thread: no hand-off to the event loop and back.
             return Future.succeededFuture();
         }
@@ -240,7 +248,8 @@ final class TcpBackend implements Backend {
             if (failIfBroken(promise, inGroup("send to " + who(dst)))) {
                 return;
             }
-            long timer = vertx.setTimer(options.timeout().toMillis(), id -> promise.tryFail(p2pTimeout("send to", dst, tag)));
+            long timer = vertx.setTimer(options.timeout().toMillis(),
+                    id -> promise.tryFail(p2pTimeout("send to", dst, tag)));
             Region region = Region.of(buffer);
             Future<MemorySegment> bytes = hostBytes(region);
             writeInOrder(dst, header, bytes).onComplete(ar -> {
@@ -251,7 +260,8 @@ final class TcpBackend implements Backend {
                 if (ar.succeeded()) {
                     promise.tryComplete();
                 } else {
-                    promise.tryFail(broken != null ? broken : lost(dst, -1, inGroup("send to " + who(dst)), ar.cause()));
+                    promise.tryFail(broken != null ? broken
+                            : lost(dst, -1, inGroup("send to " + who(dst)), ar.cause()));
                 }
             });
         });
@@ -266,7 +276,7 @@ final class TcpBackend implements Backend {
         }
         PeerConnection peer = peers[src];
         // Only while nothing could come first: no receive posted or on its way, no early message held.
-        java.util.function.BooleanSupplier quiet = () -> broken == null && !closed && receivesPosting.get() == 0
+        BooleanSupplier quiet = () -> broken == null && !closed && receivesPosting.get() == 0
                 && router.p2pQuiet();
         return peer != null && peer.tryReceiveNow(buffer, tag, patienceNanos, quiet) ? src : -1;
     }
@@ -296,7 +306,8 @@ final class TcpBackend implements Backend {
         if (src >= 0 && gone[src] && router.unmatched(p)) {
             // Nothing more can come from a rank that left (what it sent before is matched above).
             router.withdraw(p);
-            promise.tryFail(lost(src, -1, inGroup("recv from " + who(src) + " (tag " + tag + ")"), null, leftMessage(src)));
+            promise.tryFail(lost(src, -1, inGroup("recv from " + who(src) + " (tag " + tag + ")"), null,
+                    leftMessage(src)));
             return;
         }
         long timer = vertx.setTimer(options.timeout().toMillis(), id -> {
@@ -414,7 +425,8 @@ final class TcpBackend implements Backend {
     public Future<Void> reduce(DeviceBuffer buffer, int root, ReduceOp reduceOp) {
         Call call = new Call(Opcode.REDUCE, buffer.dtype(), reduceOp, root, buffer.numel(), buffer.shape());
         boolean small = buffer.byteSize() <= SMALL_BYTES;
-        return collective(call, op -> (small ? BinomialTree.reduce(op, Region.of(buffer), root, reduceOp, buffer.dtype())
+        return collective(call, op -> (small
+                ? BinomialTree.reduce(op, Region.of(buffer), root, reduceOp, buffer.dtype())
                 : Chain.reduce(op, Region.of(buffer), root, reduceOp, buffer.dtype()))
                 .compose(v -> rank() == root ? average(op, buffer, reduceOp) : Future.succeededFuture()));
     }
@@ -458,7 +470,8 @@ final class TcpBackend implements Backend {
     }
 
     private Future<Void> average(CollectiveOp op, DeviceBuffer buffer, ReduceOp reduceOp) {
-        return reduceOp == ReduceOp.AVG ? op.divide(Region.of(buffer), buffer.dtype(), size()) : Future.succeededFuture();
+        return reduceOp == ReduceOp.AVG ? op.divide(Region.of(buffer), buffer.dtype(), size())
+                : Future.succeededFuture();
     }
 
     // ---- device memory ---------------------------------------------------------------------------------
@@ -495,7 +508,7 @@ final class TcpBackend implements Backend {
      * {@code f}, with its listeners run on the group's event loop: device runtimes complete their futures on
      * threads of their own, and the matching state may only be touched here.
      */
-    <T> Future<T> onLoop(java.util.concurrent.CompletionStage<T> f) {
+    <T> Future<T> onLoop(CompletionStage<T> f) {
         return Future.fromCompletionStage(f, context);
     }
 
@@ -602,7 +615,9 @@ final class TcpBackend implements Backend {
                 mismatchMessage(sequence, call, peer, frame)));
     }
 
-    /** The message of a mismatch at collective {@code sequence}: this rank's call and what {@code peer}'s frame says. */
+    /**
+     * The message of a mismatch at collective {@code sequence}: this rank's call and what {@code peer}'s frame says.
+     */
     String mismatchMessage(long sequence, Call call, int peer, Frame frame) {
         String shape = call.numel() == frame.opNumel() && call.shapeHash() != frame.shapeHash()
                 ? " (the same number of elements in another shape)" : "";
@@ -611,7 +626,9 @@ final class TcpBackend implements Backend {
                 + Call.describe(frame) + shape + " (every rank must call the same collectives in the same order)";
     }
 
-    /** Breaks the group with {@code e} and tells the peers, which may be waiting for frames this rank will never send. */
+    /**
+     * Breaks the group with {@code e} and tells the peers, which may be waiting for frames this rank will never send.
+     */
     private void mismatchFound(CollectiveMismatchException e) {
         abortPeers(e.sequence(), e.getMessage(), Frame.ABORT_MISMATCH);
         breakGroup(e);
@@ -619,9 +636,9 @@ final class TcpBackend implements Backend {
 
     /** Sends every peer an ABORT saying why ({@code reason}: {@link Frame#ABORT_MISMATCH} or ABORT_FAILED). */
     private void abortPeers(long sequence, String message, long reason) {
-        byte[] text = message.getBytes(java.nio.charset.StandardCharsets.UTF_8);
-        java.lang.foreign.MemorySegment payload = java.lang.foreign.MemorySegment.ofArray(
-                java.util.Arrays.copyOf(text, Math.min(text.length, Frame.MAX_ABORT_BYTES)));
+        byte[] text = message.getBytes(StandardCharsets.UTF_8);
+        MemorySegment payload = MemorySegment.ofArray(
+                Arrays.copyOf(text, Math.min(text.length, Frame.MAX_ABORT_BYTES)));
         Frame abort = new Frame(Frame.ABORT, 0, 0, Frame.NO_REDUCE, -1, -1, sequence, 0, 0, groupHash,
                 payload.byteSize(), reason);
         for (PeerConnection c : peers) {
@@ -708,7 +725,8 @@ final class TcpBackend implements Backend {
     /** A frame of collective {@code op} could not be written to {@code peer}: the peer is lost to it. */
     CommunicationException writeFailed(int peer, CollectiveOp op, Throwable cause) {
         CommunicationException b = broken;
-        return b != null ? b : lost(peer, op.sequence, describe(op), cause, "writing to it failed: " + cause.getMessage());
+        return b != null ? b : lost(peer, op.sequence, describe(op), cause, "writing to it failed: "
+                + cause.getMessage());
     }
 
     private PeerLostException lost(int peer, long sequence, String what, Throwable cause) {
@@ -735,7 +753,8 @@ final class TcpBackend implements Backend {
         op.timer = -1;
         StallReport report = new StallReport(this, op);
         reports.put(op.sequence, report);
-        Frame request = new Frame(Frame.STATUS_REQUEST, 0, 0, Frame.NO_REDUCE, -1, -1, op.sequence, 0, 0, groupHash, 0, 0);
+        Frame request = new Frame(Frame.STATUS_REQUEST, 0, 0, Frame.NO_REDUCE, -1, -1, op.sequence, 0, 0, groupHash, 0,
+                0);
         for (PeerConnection c : peers) {
             if (c != null) {
                 c.write(request, null);

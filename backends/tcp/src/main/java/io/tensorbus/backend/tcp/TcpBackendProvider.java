@@ -12,8 +12,8 @@ import io.vertx.core.Future;
  * {@code tcp.advertiseHost} (the address peers dial; default the bind host, or this host's address when
  * binding {@code 0.0.0.0}), {@code tcp.receiveBufferBytes} (SO_RCVBUF, default 8 MiB), {@code tcp.chunkBytes}
  * (pipeline chunk size; default 16 MiB over TCP and an eighth of a ring over shared memory, or the system property
- * {@code tensorbus.tcp.chunkBytes}; the group uses its smallest member's) and {@code tcp.handshakeMillis} (how long an accepted connection may take to
- * send its HELLO before it is dropped, default 10000).
+ * {@code tensorbus.tcp.chunkBytes}; the group uses its smallest member's) and {@code tcp.handshakeMillis} (how long an
+ * accepted connection may take to send its HELLO before it is dropped, default 10000).
  *
  * <p>Ranks on one host exchange their frames through shared memory instead of their sockets, unless
  * {@code tcp.sharedMemory=false}; see {@link SharedMemoryOptions} for its settings.

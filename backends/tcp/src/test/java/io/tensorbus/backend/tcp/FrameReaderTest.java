@@ -1,20 +1,20 @@
 package io.tensorbus.backend.tcp;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
-import org.junit.jupiter.api.Test;
-
 import java.io.ByteArrayOutputStream;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.Test;
 
 /** {@link FrameReader}: frames cut at any byte, payloads parked and resumed in stream order. */
 class FrameReaderTest {
@@ -92,7 +92,7 @@ class FrameReaderTest {
             MemorySegment got = rec.payloads.get((long) k);
             assertEquals(sizes[k], got.byteSize(), "payload size of frame " + k);
             for (long i = 0; i < sizes[k]; i++) {
-                if (got.get(java.lang.foreign.ValueLayout.JAVA_BYTE, i) != payloadByte(k, i)) {
+                if (got.get(ValueLayout.JAVA_BYTE, i) != payloadByte(k, i)) {
                     throw new AssertionError("byte " + i + " of frame " + k + " is wrong");
                 }
             }

@@ -1,8 +1,14 @@
 package io.tensorbus.backend.tcp;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import io.tensorbus.DType;
-import io.tensorbus.c10d.ReduceOp;
 import io.tensorbus.c10d.PeerLostException;
+import io.tensorbus.c10d.ReduceOp;
 import io.tensorbus.spi.Backend;
 import io.tensorbus.spi.BackendOptions;
 import io.tensorbus.spi.BackendProvider;
@@ -21,6 +27,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.logging.Handler;
@@ -32,12 +39,6 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertInstanceOf;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Ranks of one host talk through {@link SharedMemoryChannel}s: chosen by themselves, gone from {@code /dev/shm}
@@ -170,7 +171,7 @@ class SharedMemoryTest {
             // the send come before the poll starts (a loaded machine), the loop takes it: received normally, retried.
             boolean taken = false;
             for (int attempt = 0; attempt < 5 && !taken; attempt++) {
-                var received = java.util.concurrent.CompletableFuture.supplyAsync(
+                var received = CompletableFuture.supplyAsync(
                         () -> ranks.get(1).tryRecvOnCallerThread(got, 0, 4, TimeUnit.SECONDS.toNanos(20)));
                 Thread.sleep(200);
                 ranks.get(0).send(sent, 1, 4).await(30, TimeUnit.SECONDS);
@@ -314,7 +315,8 @@ class SharedMemoryTest {
             logger.removeHandler(handler);
         }
         // Rank 0 offers channels to ranks 1 and 2, rank 1 to rank 2: one line from each offering rank.
-        List<String> lines = records.stream().map(LogRecord::getMessage).filter(m -> m.contains("shared memory")).toList();
+        List<String> lines = records.stream().map(LogRecord::getMessage).filter(m ->
+                m.contains("shared memory")).toList();
         assertEquals(2, lines.size(), lines.toString());
         assertTrue(lines.stream().anyMatch(l -> l.contains("on rank 0")), lines.toString());
         assertTrue(lines.stream().anyMatch(l -> l.contains("on rank 1")), lines.toString());

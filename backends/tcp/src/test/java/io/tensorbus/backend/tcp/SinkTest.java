@@ -1,16 +1,18 @@
 package io.tensorbus.backend.tcp;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.fail;
+
 import io.tensorbus.DType;
 import io.tensorbus.c10d.ReduceOp;
 import io.tensorbus.spi.DeviceBuffer;
 import io.tensorbus.spi.contract.Buffers;
 import io.tensorbus.spi.contract.Reference;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.Arrays;
 import java.util.List;
 import org.junit.jupiter.api.Test;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.fail;
 
 /** {@link Sink}: payloads arrive in pieces of any size, elements split across them. */
 class SinkTest {
@@ -44,7 +46,7 @@ class SinkTest {
                         }
                         Sink sink = Sink.reduceInto(acc.segment(), op, dtype);
                         feed(sink, src.segment(), pattern);
-                        String what = op + " of " + dtype + "[" + n + "] in pieces of " + java.util.Arrays.toString(pattern);
+                        String what = op + " of " + dtype + "[" + n + "] in pieces of " + Arrays.toString(pattern);
                         assertEquals(acc.byteSize(), sink.written, what + ": bytes reduced");
                         long at = Buffers.mismatch(expected, acc);
                         if (at >= 0) {
@@ -60,13 +62,13 @@ class SinkTest {
     void copySinkAssemblesPiecesInOrder() {
         MemorySegment src = MemorySegment.ofArray(new byte[10_007]);
         for (int i = 0; i < src.byteSize(); i++) {
-            src.set(java.lang.foreign.ValueLayout.JAVA_BYTE, i, (byte) (i * 31));
+            src.set(ValueLayout.JAVA_BYTE, i, (byte) (i * 31));
         }
         for (int[] pattern : PIECES) {
             MemorySegment dest = MemorySegment.ofArray(new byte[10_007]);
             Sink sink = Sink.copyInto(dest);
             feed(sink, src, pattern);
-            assertEquals(-1, src.mismatch(dest), "copy in pieces of " + java.util.Arrays.toString(pattern));
+            assertEquals(-1, src.mismatch(dest), "copy in pieces of " + Arrays.toString(pattern));
         }
     }
 

@@ -1,5 +1,11 @@
 package io.tensorbus.backend.tcp;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.tensorbus.DType;
@@ -26,6 +32,7 @@ import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
@@ -35,12 +42,6 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertInstanceOf;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 /**
  * The tcp backend's own transport: strangers and broken peers on its port, and set-up that must fail with
@@ -151,12 +152,13 @@ class TcpTransportTest {
             Frame dataInsteadOfHello = new Frame(Frame.DATA, Opcode.SEND.code, 0, Frame.NO_REDUCE, -1, -1, 1, 1 << 24,
                     0, ranks.groupName().hashCode(), 1 << 24, 0);
             // Without the secret handshake nothing is read: not even a valid HELLO of the group.
-            Map<String, byte[]> strangers = new java.util.LinkedHashMap<>();
+            Map<String, byte[]> strangers = new LinkedHashMap<>();
             strangers.put("random bytes", random);
-            strangers.put("an HTTP request", "GET / HTTP/1.1\r\nHost: x\r\n\r\n".repeat(4).getBytes(StandardCharsets.UTF_8));
+            strangers.put("an HTTP request",
+                    "GET / HTTP/1.1\r\nHost: x\r\n\r\n".repeat(4).getBytes(StandardCharsets.UTF_8));
             strangers.put("a valid HELLO without the secret handshake", bytes(hello(ranks.groupName(), 2, 3)));
             // After it, a member of the job that says something wrong.
-            Map<String, byte[]> members = new java.util.LinkedHashMap<>();
+            Map<String, byte[]> members = new LinkedHashMap<>();
             members.put("a HELLO of another group", bytes(hello("another group", 2, 3)));
             members.put("a HELLO claiming rank 1 again", bytes(hello(ranks.groupName(), 1, 3)));
             members.put("a HELLO with another world size", bytes(hello(ranks.groupName(), 2, 5)));
@@ -321,7 +323,8 @@ class TcpTransportTest {
         String group = "twice-" + System.nanoTime();
         List<Future<Backend>> zeros = new ArrayList<>();
         for (int k = 0; k < 2; k++) {
-            zeros.add(provider.create(new BackendOptions(0, 2, store, Duration.ofSeconds(5), group, null, vertx, Map.of())));
+            zeros.add(provider.create(new BackendOptions(0, 2, store, Duration.ofSeconds(5), group, null, vertx,
+                    Map.of())));
         }
         Future<Backend> one = provider.create(new BackendOptions(1, 2, store, Duration.ofSeconds(5), group, null, vertx,
                 Map.of()));

@@ -12,6 +12,7 @@ import java.lang.foreign.Arena;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 /** A quick in-JVM look at two ranks' throughput while tuning (not a test; the real bench is `tensorbus bench`). */
@@ -24,7 +25,8 @@ public final class ThroughputProbe {
                 callbackPingPong(ranks);
             }
             long[] sizes = args.length > 1 ? new long[] {Long.parseLong(args[1])} : new long[] {4, 4 << 20, 64 << 20};
-            String[] ops = args.length > 0 ? new String[] {args[0]} : new String[] {"allreduce", "broadcast", "pingpong"};
+            String[] ops = args.length > 0 ? new String[] {args[0]}
+                    : new String[] {"allreduce", "broadcast", "pingpong"};
             int iters = args.length > 2 ? Integer.parseInt(args[2]) : 0;
             for (long bytes : sizes) {
                 DeviceBuffer a = buf(bytes), b = buf(bytes);
@@ -65,10 +67,11 @@ public final class ThroughputProbe {
     private static void callbackPingPong(Ranks ranks) throws Exception {
         DeviceBuffer a = buf(4), b = buf(4);
         int rounds = 2000;
-        java.util.concurrent.CompletableFuture<Long> done = new java.util.concurrent.CompletableFuture<>();
+        CompletableFuture<Long> done = new CompletableFuture<>();
         // rank 1 echoes whatever arrives
         Runnable[] echo = new Runnable[1];
-        echo[0] = () -> ranks.get(1).recv(b, 0, 9).onSuccess(x -> { ranks.get(1).send(b, 0, 9); if (x >= 0) echo[0].run(); });
+        echo[0] = () -> ranks.get(1).recv(b, 0,
+                9).onSuccess(x -> { ranks.get(1).send(b, 0, 9); if (x >= 0) echo[0].run(); });
         echo[0].run();
         int[] left = {rounds};
         long start = System.nanoTime();

@@ -29,7 +29,8 @@ class ProcessGroupEmbeddingTest {
     @Test
     void noHazelcastNorMutinyIsOnTheClassPath() {
         assertThrows(ClassNotFoundException.class, () -> Class.forName("com.hazelcast.core.Hazelcast"));
-        assertThrows(ClassNotFoundException.class, () -> Class.forName("io.vertx.spi.cluster.hazelcast.HazelcastClusterManager"));
+        assertThrows(ClassNotFoundException.class,
+                () -> Class.forName("io.vertx.spi.cluster.hazelcast.HazelcastClusterManager"));
         assertThrows(ClassNotFoundException.class, () -> Class.forName("io.smallrye.mutiny.Uni"));
         assertThrows(ClassNotFoundException.class, () -> Class.forName("io.tensorbus.mutiny.UniProcessGroup"));
     }
