@@ -171,6 +171,19 @@ public abstract class BackendContractTest {
         return out;
     }
 
+    /**
+     * Every rank at one point of its call order, the latch the ordering cases use instead of sleeping: a rank
+     * starts its calls in the order it makes them (as c10d does), so once every rank has left this barrier, what
+     * a rank called before it is posted, and what it sent before it travelled ahead of the barrier's own frames.
+     */
+    protected static void allReach(Ranks ranks) throws Exception {
+        List<Future<Void>> fs = new ArrayList<>();
+        for (int r = 0; r < ranks.size(); r++) {
+            fs.add(ranks.get(r).barrier());
+        }
+        awaitAll(fs);
+    }
+
     /** The failure of {@code f}, which must fail within {@code seconds}: neither succeed nor hang. */
     protected static Throwable failureOf(Future<?> f, long seconds, String what) {
         try {
@@ -809,13 +822,14 @@ public abstract class BackendContractTest {
                     for (int k = 0; k < count; k++) {
                         recvs.add(ranks.get(1).recv(got.get(k), 0, 5));
                     }
+                    allReach(ranks);
                 }
                 for (int k = 0; k < count; k++) {
                     sends.add(ranks.get(0).send(numbered(sizes[k], k), 1, 5));
                 }
                 if (order.equals("receives after the sends completed")) {
                     awaitAll(sends);
-                    Thread.sleep(100);
+                    allReach(ranks);
                 }
                 if (!order.equals("receives first")) {
                     for (int k = 0; k < count; k++) {
@@ -841,7 +855,7 @@ public abstract class BackendContractTest {
             for (int k = 0; k < count; k++) {
                 sends.add(ranks.get(0).send(numbered(n + k, k), 1, 9));
             }
-            Thread.sleep(100);
+            allReach(ranks);
             for (int k = 0; k < count; k++) {
                 DeviceBuffer got = Buffers.vector(DType.INT32, n + k);
                 assertEquals(0, ranks.get(1).recv(got, 0, 9).await(AWAIT_SECONDS, TimeUnit.SECONDS));
@@ -894,7 +908,7 @@ public abstract class BackendContractTest {
                 // irecv first
                 DeviceBuffer got = Buffers.vector(DType.INT32, n);
                 Future<Integer> recv = ranks.get(0).recv(got, 1, 1);
-                Thread.sleep(20);
+                allReach(ranks);
                 Future<Void> send = ranks.get(1).send(numbered(n, 1), 0, 1);
                 assertEquals(1, recv.await(AWAIT_SECONDS, TimeUnit.SECONDS));
                 send.await(AWAIT_SECONDS, TimeUnit.SECONDS);
@@ -902,7 +916,7 @@ public abstract class BackendContractTest {
                 // isend first
                 DeviceBuffer got2 = Buffers.vector(DType.INT32, n);
                 Future<Void> send2 = ranks.get(1).send(numbered(n, 2), 0, 1);
-                Thread.sleep(20);
+                allReach(ranks);
                 assertEquals(1, ranks.get(0).recv(got2, 1, 1).await(AWAIT_SECONDS, TimeUnit.SECONDS));
                 send2.await(AWAIT_SECONDS, TimeUnit.SECONDS);
                 assertSameBytes(numbered(n, 2), got2, "isend before irecv, " + n + " elements");
@@ -939,9 +953,12 @@ public abstract class BackendContractTest {
             for (String order : List.of("receive posted first", "send first", "receive posted late")) {
                 DeviceBuffer got = Buffers.vector(DType.INT32, n);
                 Future<Integer> recv = order.equals("receive posted first") ? ranks.get(1).recv(got, 0, 16) : null;
+                if (recv != null) {
+                    allReach(ranks);
+                }
                 Future<Void> send = ranks.get(0).send(message, 1, 16);
                 if (order.equals("receive posted late")) {
-                    Thread.sleep(200);
+                    allReach(ranks);
                 }
                 if (recv == null) {
                     recv = ranks.get(1).recv(got, 0, 16);
