@@ -53,7 +53,7 @@ class ExamplesLaunchTest {
     @Test
     void readmesDistributedSnippetIsQuickStartsMain() throws IOException {
         String readme = Files.readString(Path.of("..", "README.md"));
-        int start = readme.indexOf("```java", readme.indexOf("Distributed, as in PyTorch's tutorial"));
+        int start = readme.indexOf("```java", readme.indexOf("A distributed program, as in PyTorch's tutorial"));
         String snippet = readme.substring(start + "```java".length(), readme.indexOf("```", start + 7));
         String source = Files.readString(Path.of("src/main/java/io/tensorbus/workloads/examples/QuickStart.java"));
         for (String line : snippet.strip().lines().map(String::strip).filter(l -> !l.isEmpty()).toList()) {
