@@ -6,6 +6,7 @@ import io.tensorbus.c10d.ReduceOp;
 import io.tensorbus.distributed.DebugLevel;
 import io.tensorbus.distributed.ProcessGroup;
 import io.tensorbus.distributed.algorithms.CommHook;
+import io.tensorbus.distributed.algorithms.CommHooks;
 import io.tensorbus.distributed.algorithms.Join;
 import io.tensorbus.distributed.algorithms.JoinHook;
 import io.tensorbus.distributed.algorithms.Joinable;

@@ -10,6 +10,7 @@ import io.tensorbus.autograd.RemovableHandle;
 import io.tensorbus.c10d.ReduceOp;
 import io.tensorbus.distributed.ProcessGroup;
 import io.tensorbus.distributed.algorithms.CommHook;
+import io.tensorbus.distributed.algorithms.CommHooks;
 import io.tensorbus.internal.distributed.Blocking;
 import io.tensorbus.internal.tensor.TensorInternals;
 import io.tensorbus.tensor.Tensor;

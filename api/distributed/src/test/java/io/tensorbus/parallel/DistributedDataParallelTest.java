@@ -11,6 +11,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.tensorbus.DType;
 import io.tensorbus.distributed.Distributed;
 import io.tensorbus.distributed.ProcessGroup;
+import io.tensorbus.distributed.algorithms.CommHooks;
 import io.tensorbus.distributed.algorithms.Join;
 import io.tensorbus.nn.Functional;
 import io.tensorbus.nn.Module;
@@ -31,12 +32,15 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
+/** DDP against one process on the whole batch; its data and helpers serve the communication hooks' tests too. */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
-class DistributedDataParallelTest {
+public class DistributedDataParallelTest {
     private static final int BATCH = 12;
     private static final int STEPS = 4;
-    static final Tensor X = Tensor.randn(new Generator(7), DType.FLOAT32, STEPS, BATCH, 8);
-    static final Tensor Y = Tensor.randn(new Generator(8), DType.FLOAT32, STEPS, BATCH, 4);
+    /** Inputs of {@code STEPS} global batches. */
+    public static final Tensor X = Tensor.randn(new Generator(7), DType.FLOAT32, STEPS, BATCH, 8);
+    /** Targets of the same batches. */
+    public static final Tensor Y = Tensor.randn(new Generator(8), DType.FLOAT32, STEPS, BATCH, 4);
 
     @ParameterizedTest(name = "{0} ranks, {1}")
     @CsvSource({"2, sgd", "3, sgd", "2, adam", "3, adam"})
@@ -347,22 +351,26 @@ class DistributedDataParallelTest {
         }
     }
 
-    static Optimizer optimizer(String name, List<Tensor> params) {
+    /** SGD with momentum, or Adam, over {@code params}. */
+    public static Optimizer optimizer(String name, List<Tensor> params) {
         return name.equals("adam") ? Adam.builder().lr(0.01).build(params)
                 : SGD.builder().lr(0.05).momentum(0.9).build(params);
     }
 
-    static Tensor loss(Module model, Tensor x, Tensor y) {
+    /** The mean squared error of {@code model} on a batch. */
+    public static Tensor loss(Module model, Tensor x, Tensor y) {
         return Functional.mseLoss(model.forward(x), y, Reduction.MEAN);
     }
 
-    static void step(Module model, Optimizer opt, Tensor x, Tensor y) {
+    /** One training step: zero, backward, step. */
+    public static void step(Module model, Optimizer opt, Tensor x, Tensor y) {
         opt.zeroGrad();
         loss(model, x, y).backward();
         opt.step();
     }
 
-    static Tensor shard(Tensor batch, ProcessGroup pg) {
+    /** This rank's equal part of a global batch. */
+    public static Tensor shard(Tensor batch, ProcessGroup pg) {
         return part(batch, pg.rank(), pg.size());
     }
 

@@ -9,7 +9,7 @@ import io.tensorbus.tensor.Tensor;
  * A two-layer network with an optional third layer that forward uses only when {@link #useExtra} is set:
  * the test model of DistributedDataParallel's tests.
  */
-final class Mlp extends Module {
+public final class Mlp extends Module {
     final Linear fc1;
     final Linear fc2;
     final Linear extra;
@@ -22,7 +22,8 @@ final class Mlp extends Module {
         extra = withExtra ? registerModule("extra", new Linear(4, 4, true, g)) : null;
     }
 
-    Mlp(long seed) {
+    /** The network with 16 hidden units and no extra layer, weights from {@code seed}. */
+    public Mlp(long seed) {
         this(seed, 16, false);
     }
 

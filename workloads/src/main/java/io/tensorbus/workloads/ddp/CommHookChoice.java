@@ -1,8 +1,8 @@
 package io.tensorbus.workloads.ddp;
 
 import io.tensorbus.distributed.algorithms.CommHook;
-import io.tensorbus.parallel.CommHooks;
-import io.tensorbus.parallel.PowerSGDState;
+import io.tensorbus.distributed.algorithms.CommHooks;
+import io.tensorbus.distributed.algorithms.PowerSGDState;
 import io.vertx.core.json.JsonObject;
 import java.util.List;
 import java.util.Locale;

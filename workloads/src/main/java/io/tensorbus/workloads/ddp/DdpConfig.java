@@ -1,8 +1,8 @@
 package io.tensorbus.workloads.ddp;
 
 import io.tensorbus.c10d.JobSecret;
-import io.tensorbus.distributed.HashStore;
 import io.tensorbus.distributed.Distributed;
+import io.tensorbus.distributed.HashStore;
 import io.tensorbus.distributed.InitOptions;
 import io.tensorbus.workloads.demo.ConfigFields;
 import io.tensorbus.workloads.demo.FashionMnistTraining;

@@ -18,7 +18,7 @@ import io.vertx.core.Future;
  * run on the group's event loop, which must never compute: do the tensor work in the hook's body (on the backward
  * thread) or on a thread of its own, and return the reduced tensor, in any floating dtype; DDP copies it into the
  * bucket on the training thread. Built-in hooks are in
- * {@link io.tensorbus.parallel.CommHooks}.
+ * {@link io.tensorbus.distributed.algorithms.CommHooks}.
  */
 @FunctionalInterface
 public interface CommHook {

@@ -1,8 +1,8 @@
 package io.tensorbus.distributed.optim;
 
+import io.tensorbus.distributed.algorithms.PeriodicModelAverager;
 import io.tensorbus.optim.Optimizer;
 import io.tensorbus.optim.ParamGroup;
-import io.tensorbus.distributed.algorithms.PeriodicModelAverager;
 import io.tensorbus.tensor.Tensor;
 import java.util.List;
 import java.util.Objects;

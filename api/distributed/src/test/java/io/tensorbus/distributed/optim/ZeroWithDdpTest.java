@@ -10,7 +10,7 @@ import io.tensorbus.nn.ReLU;
 import io.tensorbus.nn.Reduction;
 import io.tensorbus.nn.Sequential;
 import io.tensorbus.optim.Optimizer;
-import io.tensorbus.parallel.CommHooks;
+import io.tensorbus.distributed.algorithms.CommHooks;
 import io.tensorbus.parallel.DistributedDataParallel;
 import io.tensorbus.distributed.algorithms.Join;
 import io.tensorbus.tensor.Generator;

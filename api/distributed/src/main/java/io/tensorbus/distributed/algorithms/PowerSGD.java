@@ -1,9 +1,8 @@
-package io.tensorbus.parallel;
+package io.tensorbus.distributed.algorithms;
 
 import io.tensorbus.DType;
 import io.tensorbus.autograd.Autograd;
 import io.tensorbus.distributed.ProcessGroup;
-import io.tensorbus.distributed.algorithms.GradBucket;
 import io.tensorbus.internal.distributed.Blocking;
 import io.tensorbus.internal.distributed.OffLoop;
 import io.tensorbus.tensor.Generator;

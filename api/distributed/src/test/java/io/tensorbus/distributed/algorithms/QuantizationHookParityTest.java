@@ -1,7 +1,6 @@
-package io.tensorbus.parallel;
+package io.tensorbus.distributed.algorithms;
 
 import io.tensorbus.distributed.Distributed;
-import io.tensorbus.distributed.algorithms.CommHook;
 import io.tensorbus.tensor.Tensor;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;

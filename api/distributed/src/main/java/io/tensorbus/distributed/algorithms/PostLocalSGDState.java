@@ -1,7 +1,6 @@
-package io.tensorbus.parallel;
+package io.tensorbus.distributed.algorithms;
 
 import io.tensorbus.distributed.ProcessGroup;
-import io.tensorbus.distributed.algorithms.GradBucket;
 import io.tensorbus.tensor.Tensor;
 import io.vertx.core.Future;
 import java.util.Objects;

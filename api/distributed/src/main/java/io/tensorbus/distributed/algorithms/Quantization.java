@@ -1,8 +1,7 @@
-package io.tensorbus.parallel;
+package io.tensorbus.distributed.algorithms;
 
 import io.tensorbus.DType;
 import io.tensorbus.distributed.ProcessGroup;
-import io.tensorbus.distributed.algorithms.GradBucket;
 import io.tensorbus.internal.distributed.OffLoop;
 import io.tensorbus.tensor.Tensor;
 import io.vertx.core.Future;

@@ -1,4 +1,4 @@
-package io.tensorbus.parallel;
+package io.tensorbus.distributed.algorithms;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -8,9 +8,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.tensorbus.c10d.ReduceOp;
 import io.tensorbus.distributed.Distributed;
 import io.tensorbus.distributed.ProcessGroup;
-import io.tensorbus.distributed.algorithms.CommHook;
-import io.tensorbus.distributed.algorithms.PeriodicModelAverager;
 import io.tensorbus.distributed.optim.PostLocalSGDOptimizer;
+import io.tensorbus.parallel.DistributedDataParallel;
+import io.tensorbus.parallel.DistributedDataParallelTest;
+import io.tensorbus.parallel.Mlp;
 import io.tensorbus.tensor.Tensor;
 import java.util.Arrays;
 import java.util.List;

@@ -1,6 +1,5 @@
-package io.tensorbus.parallel;
+package io.tensorbus.distributed.algorithms;
 
-import io.tensorbus.distributed.algorithms.GradBucket;
 import io.tensorbus.tensor.Tensor;
 import java.util.Map;
 import java.util.Random;

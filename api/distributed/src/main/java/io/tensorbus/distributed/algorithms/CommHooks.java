@@ -1,9 +1,7 @@
-package io.tensorbus.parallel;
+package io.tensorbus.distributed.algorithms;
 
 import io.tensorbus.DType;
 import io.tensorbus.autograd.Autograd;
-import io.tensorbus.distributed.algorithms.CommHook;
-import io.tensorbus.distributed.algorithms.GradBucket;
 import io.tensorbus.tensor.Tensor;
 import io.vertx.core.Future;
 import java.util.ArrayList;

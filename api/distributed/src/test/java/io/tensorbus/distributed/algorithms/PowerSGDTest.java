@@ -1,4 +1,4 @@
-package io.tensorbus.parallel;
+package io.tensorbus.distributed.algorithms;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -9,8 +9,9 @@ import io.tensorbus.DType;
 import io.tensorbus.c10d.ReduceOp;
 import io.tensorbus.distributed.Distributed;
 import io.tensorbus.distributed.ProcessGroup;
-import io.tensorbus.distributed.algorithms.CommHook;
-import io.tensorbus.distributed.algorithms.GradBucket;
+import io.tensorbus.parallel.DistributedDataParallel;
+import io.tensorbus.parallel.DistributedDataParallelTest;
+import io.tensorbus.parallel.Mlp;
 import io.tensorbus.tensor.Generator;
 import io.tensorbus.tensor.MemoryScope;
 import io.tensorbus.tensor.Tensor;
