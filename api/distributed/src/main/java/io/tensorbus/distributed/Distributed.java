@@ -4,6 +4,7 @@ import io.tensorbus.c10d.JobSecret;
 import io.tensorbus.c10d.Store;
 import io.tensorbus.distributed.impl.Rendezvous;
 import io.tensorbus.distributed.impl.SetupWatch;
+import io.tensorbus.internal.distributed.ProcessExit;
 import io.tensorbus.spi.Backend;
 import io.tensorbus.spi.BackendOptions;
 import io.tensorbus.spi.BackendProvider;

@@ -9,6 +9,7 @@ import io.tensorbus.distributed.impl.ObjectCollectives;
 import io.tensorbus.distributed.impl.RankBlocks;
 import io.tensorbus.distributed.impl.TensorBuffers;
 import io.tensorbus.internal.distributed.Blocking;
+import io.tensorbus.internal.distributed.ProcessExit;
 import io.tensorbus.spi.Backend;
 import io.tensorbus.spi.BackendOptions;
 import io.tensorbus.spi.BackendProvider;

@@ -3,7 +3,7 @@ package io.tensorbus.hazelcast;
 import com.hazelcast.config.Config;
 import com.hazelcast.config.JoinConfig;
 import com.hazelcast.config.NetworkConfig;
-import io.tensorbus.distributed.ProcessExit;
+import io.tensorbus.internal.distributed.ProcessExit;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;

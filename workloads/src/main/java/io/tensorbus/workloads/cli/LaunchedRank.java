@@ -1,7 +1,7 @@
 package io.tensorbus.workloads.cli;
 
 import com.sun.management.OperatingSystemMXBean;
-import io.tensorbus.distributed.ProcessExit;
+import io.tensorbus.internal.distributed.ProcessExit;
 import io.tensorbus.internal.distributed.AdvertisedHost;
 import io.tensorbus.workloads.demo.ProgressBar;
 import java.io.IOException;

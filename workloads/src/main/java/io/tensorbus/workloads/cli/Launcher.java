@@ -3,7 +3,7 @@ package io.tensorbus.workloads.cli;
 import io.tensorbus.c10d.JobSecret;
 import io.tensorbus.distributed.Distributed;
 import io.tensorbus.distributed.InitOptions;
-import io.tensorbus.distributed.ProcessExit;
+import io.tensorbus.internal.distributed.ProcessExit;
 import io.tensorbus.distributed.TcpStore;
 import io.tensorbus.internal.distributed.AdvertisedHost;
 import java.io.IOException;

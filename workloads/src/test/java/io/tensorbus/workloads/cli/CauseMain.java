@@ -2,7 +2,7 @@ package io.tensorbus.workloads.cli;
 
 import io.tensorbus.c10d.PeerLostException;
 import io.tensorbus.distributed.Distributed;
-import io.tensorbus.distributed.ProcessExit;
+import io.tensorbus.internal.distributed.ProcessExit;
 import java.nio.file.Files;
 import java.nio.file.Path;
 

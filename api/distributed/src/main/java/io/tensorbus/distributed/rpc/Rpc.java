@@ -5,7 +5,7 @@ import io.tensorbus.c10d.Store;
 import io.tensorbus.distributed.Distributed;
 import io.tensorbus.distributed.InitOptions;
 import io.tensorbus.distributed.PrefixStore;
-import io.tensorbus.distributed.ProcessExit;
+import io.tensorbus.internal.distributed.ProcessExit;
 import io.tensorbus.distributed.impl.Rendezvous;
 import io.tensorbus.distributed.impl.SetupWatch;
 import io.tensorbus.spi.SecretHandshake;

@@ -1,4 +1,4 @@
-package io.tensorbus.distributed;
+package io.tensorbus.internal.distributed;
 
 import io.tensorbus.c10d.PeerLostException;
 import org.junit.jupiter.api.Test;

@@ -1,4 +1,4 @@
-package io.tensorbus.distributed;
+package io.tensorbus.internal.distributed;
 
 import io.tensorbus.c10d.PeerLostException;
 import io.vertx.core.Future;
@@ -137,7 +137,7 @@ public final class ProcessExit {
      * Installs the shutdown hook, the launcher watch and the error file once per process; idempotent. Every
      * Vert.x that tensorbus creates and every registration installs it.
      */
-    static synchronized void install() {
+    public static synchronized void install() {
         if (installed) {
             return;
         }
