@@ -15,6 +15,7 @@ import io.tensorbus.optim.archfixture.CycleStart;
 import io.tensorbus.spi.archfixture.PluginNamingTensor;
 import io.tensorbus.tensor.Tensor;
 import io.tensorbus.tensor.archfixture.CoreClassImportingVertx;
+import io.tensorbus.tensor.archfixture.LeaksAnInternalType;
 import java.util.Arrays;
 import org.junit.jupiter.api.Test;
 
@@ -56,6 +57,13 @@ class ArchitectureRulesTest {
     }
 
     @Test
+    void aUserClassHandingOutAnInternalTypeIsReported() {
+        String report = reportOf(ArchitectureTest.USER_API_NAMES_NO_INTERNALS, LeaksAnInternalType.class);
+        assertTrue(report.contains("LeaksAnInternalType.view()") && report.contains("Strided$View")
+                && !report.contains("name()"), report);
+    }
+
+    @Test
     void aCycleBetweenTwoPackagesIsReported() {
         String report = reportOf(ArchitectureTest.NO_PACKAGE_CYCLES, CycleStart.class, CycleEnd.class);
         assertTrue(report.contains("optim") && report.contains("data"), report);
@@ -66,5 +74,6 @@ class ArchitectureRulesTest {
         JavaClasses fine = new ClassFileImporter().importClasses(Tensor.class, RpcFrame.class);
         assertFalse(ArchitectureTest.CORE_NEEDS_NO_VERTX.evaluate(fine).hasViolation());
         assertFalse(ArchitectureTest.IMPL_STAYS_IN_ITS_PARENT.evaluate(fine).hasViolation());
+        assertFalse(ArchitectureTest.USER_API_NAMES_NO_INTERNALS.evaluate(fine).hasViolation());
     }
 }

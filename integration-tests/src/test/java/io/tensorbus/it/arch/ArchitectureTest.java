@@ -10,6 +10,10 @@ import com.tngtech.archunit.base.DescribedPredicate;
 import com.tngtech.archunit.core.domain.Dependency;
 import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.domain.JavaCodeUnit;
+import com.tngtech.archunit.core.domain.JavaField;
+import com.tngtech.archunit.core.domain.JavaMember;
+import com.tngtech.archunit.core.domain.JavaModifier;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
 import com.tngtech.archunit.lang.ArchCondition;
@@ -19,6 +23,7 @@ import com.tngtech.archunit.lang.SimpleConditionEvent;
 import com.tngtech.archunit.library.dependencies.SliceAssignment;
 import com.tngtech.archunit.library.dependencies.SliceIdentifier;
 import io.tensorbus.tensor.archfixture.CoreClassImportingVertx;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.regex.Matcher;
@@ -119,6 +124,22 @@ class ArchitectureTest {
     static final ArchRule IMPL_STAYS_IN_ITS_PARENT = classes().that().resideInAPackage("..impl..")
             .should(beUsedOnlyWithinTheirParent());
 
+    /** The packages users import: their public signatures are the API. */
+    static final String[] USER = {"io.tensorbus", "io.tensorbus.tensor..", "io.tensorbus.autograd..",
+            "io.tensorbus.nn..", "io.tensorbus.optim..", "io.tensorbus.data..", "io.tensorbus.io..",
+            "io.tensorbus.c10d..", "io.tensorbus.distributed..", "io.tensorbus.parallel..", "io.tensorbus.mutiny..",
+            "io.tensorbus.hazelcast.."};
+
+    /**
+     * An {@code internal} package is shared between tensorbus's own packages and is not an API: no public method,
+     * constructor or field of a public class in a user package names an {@code internal}, {@code impl} or plugin
+     * SPI type as its type, a parameter's or its result's. (The SPI's device types are no exception: users reach
+     * devices through {@code Device} and {@code Tensor}.)
+     */
+    static final ArchRule USER_API_NAMES_NO_INTERNALS = classes().that().resideInAnyPackage(USER)
+            .and().resideOutsideOfPackages("..impl..").and().arePublic()
+            .should(exposeNoHiddenTypes());
+
     /**
      * No cycles between the top-level packages (an {@code internal.X} package counts as part of {@code X}, whose
      * internals it holds). Justified exceptions, as slices assigned together: {@code tensor} and {@code autograd}
@@ -181,8 +202,43 @@ class ArchitectureTest {
     }
 
     @Test
+    void userApiNamesNoInternals() {
+        USER_API_NAMES_NO_INTERNALS.check(production);
+    }
+
+    @Test
     void noPackageCycles() {
         NO_PACKAGE_CYCLES.check(production);
+    }
+
+    static ArchCondition<JavaClass> exposeNoHiddenTypes() {
+        return new ArchCondition<>("name no internal, impl or plugin SPI type in a public signature") {
+            @Override
+            public void check(JavaClass c, ConditionEvents events) {
+                for (JavaMember m : c.getMembers()) {
+                    if (!m.getModifiers().contains(JavaModifier.PUBLIC)) {
+                        continue;
+                    }
+                    List<JavaClass> named = new ArrayList<>();
+                    if (m instanceof JavaCodeUnit u) {
+                        named.add(u.getRawReturnType());
+                        named.addAll(u.getRawParameterTypes());
+                    } else if (m instanceof JavaField f) {
+                        named.add(f.getRawType());
+                    }
+                    for (JavaClass t : named) {
+                        if (hidden(t.getPackageName())) {
+                            events.add(SimpleConditionEvent.violated(m, m.getFullName() + " names " + t.getName()));
+                        }
+                    }
+                }
+            }
+        };
+    }
+
+    private static boolean hidden(String pkg) {
+        return pkg.startsWith("io.tensorbus.internal") || pkg.startsWith("io.tensorbus.spi")
+                || pkg.startsWith("io.tensorbus.") && (pkg.endsWith(".impl") || pkg.contains(".impl."));
     }
 
     static ArchCondition<JavaClass> beUsedOnlyWithinTheirParent() {
