@@ -1,5 +1,6 @@
 package io.tensorbus.autograd;
 
+import io.tensorbus.internal.autograd.Engine;
 import io.tensorbus.internal.tensor.TensorInternals;
 import io.tensorbus.tensor.Tensor;
 import java.util.ArrayList;

@@ -1,5 +1,6 @@
 package io.tensorbus.autograd;
 
+import io.tensorbus.internal.autograd.NodeInternals;
 import io.tensorbus.tensor.Tensor;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -11,13 +12,37 @@ import java.util.function.UnaryOperator;
 /**
  * A function of the backward graph (PyTorch's {@code torch.autograd.graph.Node}, what {@code gradFn}
  * points to). It receives the gradients of its forward op's outputs and returns the gradients of the
- * forward inputs, which the {@link Engine} sends along {@link #nextEdges()}.
+ * forward inputs, which the engine sends along {@link #nextEdges()}.
  *
  * <p>Subclasses implement {@link #apply(Tensor[])}; distributed autograd adds nodes that send or receive
  * gradients over the network by subclassing this too.
  */
 public abstract class Node {
     private static final AtomicLong NEXT_SEQUENCE = new AtomicLong();
+
+    static {
+        NodeInternals.install(new NodeInternals.Access() {
+            @Override
+            public Tensor[] callPreHooksOnly(Node node, Tensor[] gradOutputs) {
+                return node.callPreHooksOnly(gradOutputs);
+            }
+
+            @Override
+            public Tensor[] applyWithPostHooks(Node node, Tensor[] gradOutputs) {
+                return node.applyWithPostHooks(gradOutputs);
+            }
+
+            @Override
+            public Edge[] edges(Node node) {
+                return node.edges();
+            }
+
+            @Override
+            public void releaseVariables(Node node) {
+                node.releaseVariables();
+            }
+        });
+    }
 
     private final long sequenceNr = NEXT_SEQUENCE.getAndIncrement();
     private final Edge[] nextEdges;
@@ -106,11 +131,6 @@ public abstract class Node {
         return gradOutputs;
     }
 
-    /** Runs pre-hooks, {@link #apply}, then post-hooks: the engine's single entry point into a node. */
-    Tensor[] call(Tensor[] gradOutputs) {
-        return applyWithPostHooks(callPreHooksOnly(gradOutputs));
-    }
-
     /** Runs {@link #apply} then the post-hooks, on gradients that already went through the pre-hooks. */
     Tensor[] applyWithPostHooks(Tensor[] gradOutputs) {
         Tensor[] gradInputs = apply(gradOutputs);
@@ -120,6 +140,7 @@ public abstract class Node {
         return gradInputs;
     }
 
+    /** The next edges, not copied, for this package's nodes. */
     Edge[] edges() {
         return nextEdges;
     }

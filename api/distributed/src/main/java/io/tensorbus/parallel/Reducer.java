@@ -4,7 +4,7 @@ import io.tensorbus.DType;
 import io.tensorbus.autograd.AccumulateGrad;
 import io.tensorbus.autograd.Autograd;
 import io.tensorbus.autograd.Edge;
-import io.tensorbus.autograd.Engine;
+import io.tensorbus.internal.autograd.Engine;
 import io.tensorbus.autograd.Node;
 import io.tensorbus.autograd.RemovableHandle;
 import io.tensorbus.c10d.ReduceOp;

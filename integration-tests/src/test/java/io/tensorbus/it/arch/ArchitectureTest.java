@@ -41,7 +41,7 @@ class ArchitectureTest {
     /** Local tensors: the core artifact and the common types. */
     static final String[] CORE = {"io.tensorbus", "io.tensorbus.tensor..", "io.tensorbus.autograd..",
             "io.tensorbus.nn..", "io.tensorbus.optim..", "io.tensorbus.data..", "io.tensorbus.io..",
-            "io.tensorbus.internal.tensor..", "io.tensorbus.internal.io.."};
+            "io.tensorbus.internal.tensor..", "io.tensorbus.internal.io..", "io.tensorbus.internal.autograd.."};
     /** Everything of the api artifacts but the common types, which plugins may use. */
     static final String[] API = {"io.tensorbus.tensor..", "io.tensorbus.autograd..", "io.tensorbus.nn..",
             "io.tensorbus.optim..", "io.tensorbus.data..", "io.tensorbus.io..", "io.tensorbus.internal..",

@@ -2,8 +2,8 @@ package io.tensorbus.internal.distributed.autograd;
 
 import io.tensorbus.autograd.Autograd;
 import io.tensorbus.autograd.Edge;
-import io.tensorbus.autograd.Engine;
-import io.tensorbus.autograd.GraphTask;
+import io.tensorbus.internal.autograd.Engine;
+import io.tensorbus.internal.autograd.GraphTask;
 import io.tensorbus.autograd.Node;
 import io.tensorbus.distributed.autograd.DistAutogradException;
 import io.tensorbus.internal.distributed.Blocking;

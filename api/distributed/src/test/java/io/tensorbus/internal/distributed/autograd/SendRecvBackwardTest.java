@@ -6,8 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 
 import io.tensorbus.DType;
 import io.tensorbus.autograd.Autograd;
-import io.tensorbus.autograd.Engine;
-import io.tensorbus.autograd.GraphTask;
+import io.tensorbus.internal.autograd.Engine;
+import io.tensorbus.internal.autograd.GraphTask;
 import io.tensorbus.internal.tensor.TensorInternals;
 import io.tensorbus.tensor.Tensor;
 import java.util.ArrayDeque;

@@ -1,5 +1,6 @@
-package io.tensorbus.autograd;
+package io.tensorbus.internal.autograd;
 
+import io.tensorbus.autograd.Edge;
 import io.tensorbus.tensor.Tensor;
 import java.util.ArrayDeque;
 import java.util.Deque;

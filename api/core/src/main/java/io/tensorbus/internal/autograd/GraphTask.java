@@ -1,5 +1,8 @@
-package io.tensorbus.autograd;
+package io.tensorbus.internal.autograd;
 
+import io.tensorbus.autograd.AccumulateGrad;
+import io.tensorbus.autograd.Edge;
+import io.tensorbus.autograd.Node;
 import io.tensorbus.tensor.Tensor;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -111,7 +114,7 @@ public final class GraphTask {
                 Tensor[] out = run(node, in);
                 propagate(node, out);
                 if (!options.retainGraph() && out != null) {
-                    node.releaseVariables();
+                    NodeInternals.releaseVariables(node);
                 }
             }
             // Indexed on purpose: a callback may queue more callbacks.
@@ -129,24 +132,24 @@ public final class GraphTask {
             return null;
         }
         if (needed != null) {
-            Tensor[] hooked = node.callPreHooksOnly(in);
+            Tensor[] hooked = NodeInternals.callPreHooksOnly(node, in);
             for (Edge e : options.captures()) {
                 if (e.node() == node && hooked[e.inputNr()] != null) {
                     captured.put(e, hooked[e.inputNr()]);
                 }
             }
-            return needed.contains(node) ? node.applyWithPostHooks(hooked) : null;
+            return needed.contains(node) ? NodeInternals.applyWithPostHooks(node, hooked) : null;
         }
         if (node instanceof AccumulateGrad acc && options.accumulator() != null) {
-            Tensor[] hooked = node.callPreHooksOnly(in);
+            Tensor[] hooked = NodeInternals.callPreHooksOnly(node, in);
             options.accumulator().accept(acc.variable(), hooked[0]);
             return null;
         }
-        return node.call(in);
+        return NodeInternals.call(node, in);
     }
 
     private void propagate(Node node, Tensor[] out) {
-        Edge[] edges = node.edges();
+        Edge[] edges = NodeInternals.edges(node);
         for (int i = 0; i < edges.length; i++) {
             Edge e = edges[i];
             if (e == null) {
@@ -187,7 +190,7 @@ public final class GraphTask {
             }
         }
         while (!stack.isEmpty()) {
-            for (Edge e : stack.pop().edges()) {
+            for (Edge e : NodeInternals.edges(stack.pop())) {
                 if (e != null) {
                     deps.merge(e.node(), 1, Integer::sum);
                     if (seen.add(e.node())) {
@@ -206,7 +209,7 @@ public final class GraphTask {
     private static Set<Node> nodesThatReach(Set<Node> all, List<Edge> captures) {
         Map<Node, List<Node>> parents = new IdentityHashMap<>();
         for (Node n : all) {
-            for (Edge e : n.edges()) {
+            for (Edge e : NodeInternals.edges(n)) {
                 if (e != null) {
                     parents.computeIfAbsent(e.node(), k -> new ArrayList<>()).add(n);
                 }

@@ -1,5 +1,6 @@
-package io.tensorbus.autograd;
+package io.tensorbus.internal.autograd;
 
+import io.tensorbus.autograd.Autograd;
 import io.tensorbus.internal.tensor.TensorInternals;
 import io.tensorbus.tensor.Tensor;
 import java.util.ArrayList;

@@ -1,4 +1,4 @@
-package io.tensorbus.autograd;
+package io.tensorbus.internal.autograd;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -7,6 +7,9 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.tensorbus.DType;
+import io.tensorbus.autograd.Autograd;
+import io.tensorbus.autograd.Edge;
+import io.tensorbus.autograd.Node;
 import io.tensorbus.tensor.Tensor;
 import java.util.Arrays;
 import java.util.IdentityHashMap;
@@ -42,7 +45,7 @@ class GraphTaskTest {
 
         @Override
         protected Tensor[] apply(Tensor[] gradOutputs) {
-            Tensor[] out = new Tensor[edges().length];
+            Tensor[] out = new Tensor[nextEdges().size()];
             Arrays.fill(out, gradOutputs[0]);
             return out;
         }
