@@ -1,10 +1,7 @@
 package io.tensorbus.backend.tcp;
 
 import io.tensorbus.DType;
-import io.tensorbus.c10d.CollectiveMismatchException;
 import io.tensorbus.c10d.CommunicationException;
-import io.tensorbus.c10d.CommunicationTimeoutException;
-import io.tensorbus.c10d.PeerLostException;
 import io.tensorbus.c10d.ReduceOp;
 import io.tensorbus.spi.Backend;
 import io.tensorbus.spi.BackendOptions;
@@ -14,16 +11,13 @@ import io.vertx.core.Promise;
 import io.vertx.core.internal.ContextInternal;
 import io.vertx.core.internal.VertxInternal;
 import java.lang.foreign.MemorySegment;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.BooleanSupplier;
 import java.util.function.Function;
 
 /**
@@ -41,8 +35,6 @@ final class TcpBackend implements Backend {
     static final long SMALL_BYTES = 64 * 1024;
     /** The chunk size of pipelined algorithms over TCP, in bytes. */
     static final long DEFAULT_CHUNK_BYTES = 16 << 20;
-    /** How long a stall report waits for the peers' answers, at most, in milliseconds. */
-    static final long STATUS_WAIT_MILLIS = 500;
     /** How many finished collectives' calls are remembered (frames of older ones are not checked). */
     private static final int RECENT = 64;
 
@@ -58,35 +50,18 @@ final class TcpBackend implements Backend {
      */
     private final AtomicLong calls = new AtomicLong(1);
     private final Map<Long, CollectiveOp> active = new HashMap<>();
-    private final Map<Long, StallReport> reports = new HashMap<>();
+    private final GroupFailure failure;
+    private final PointToPoint pointToPoint;
+    private final StallReports stallReports;
     /** The chunk size set by {@code tcp.chunkBytes}, or -1 for the default of the group's links. */
     private final long chunkBytes;
     /** The chunk size every member uses, agreed while the mesh is built (the smallest member's preference). */
     private long agreedChunkBytes = -1;
     private final int groupHash;
     private final Runnable onClose;
-    /** Per peer: the number of collectives it called before it left in order, or -1 while it is here. */
-    private final long[] departed;
-    /** Per peer: true once it left in order and its connection closed. */
-    private final boolean[] gone;
-    /** Per peer: completes once the last point-to-point message to it was handed to its connection. */
-    private final Future<?>[] lastSend;
-    /**
-     * Per peer: sends on their way through the event loop, which a send written on the caller's thread must not pass.
-     */
-    private final AtomicInteger[] queuedSends;
-    /**
-     * The largest message a blocking receive polls for on its own thread: beyond it the copy, not the two
-     * hand-offs, is the cost, and a longer wait on a spinning thread was seen to keep the sender from the core
-     * it needed (1 MiB round trips of 3-5 ms instead of 0.3).
-     */
-    static final long CALLER_RECV_MAX_BYTES = Router.PARK_BYTES;
-    /** Receives handed to the event loop and not yet registered with the router: none may be overtaken. */
-    private final AtomicInteger receivesPosting = new AtomicInteger();
     /** The calls of the last {@link #RECENT} finished collectives, to check frames that arrive after them. */
     private final Call[] recent = new Call[RECENT];
     private final long[] recentSequence = new long[RECENT];
-    private volatile CommunicationException broken;
     private volatile boolean closed;
     private final SharedMemoryOptions sharedMemory;
     private boolean fallbackLogged;
@@ -101,14 +76,10 @@ final class TcpBackend implements Backend {
         this.chunkBytes = chunk == null ? -1 : Long.parseLong(chunk);
         this.groupHash = options.groupName().hashCode();
         this.onClose = onClose;
-        this.departed = new long[options.worldSize()];
-        Arrays.fill(departed, -1);
-        this.gone = new boolean[options.worldSize()];
-        this.lastSend = new Future<?>[options.worldSize()];
-        this.queuedSends = new AtomicInteger[options.worldSize()];
-        Arrays.setAll(queuedSends, i -> new AtomicInteger());
-        Arrays.fill(lastSend, Future.succeededFuture());
         Arrays.fill(recentSequence, -1);
+        this.failure = new GroupFailure(this, options);
+        this.pointToPoint = new PointToPoint(this, options);
+        this.stallReports = new StallReports(this, options);
     }
 
     @Override
@@ -205,7 +176,7 @@ final class TcpBackend implements Backend {
     }
 
     /** An operation began: links to peers on shared memory poll for its data. */
-    private void expectData() {
+    void expectData() {
         for (PeerConnection c : peers) {
             if (c != null) {
                 c.expectData();
@@ -228,168 +199,21 @@ final class TcpBackend implements Backend {
         return global == groupRank ? "rank " + groupRank : "rank " + groupRank + " (global " + global + ")";
     }
 
-    // ---- point-to-point -------------------------------------------------------------------------------
+    // ---- point-to-point (PointToPoint) ----------------------------------------------------------------
 
     @Override
     public Future<Void> send(DeviceBuffer buffer, int dst, int tag) {
-        Frame header = new Frame(Frame.DATA, Opcode.SEND.code, buffer.dtype().ordinal(), Frame.NO_REDUCE, -1, -1,
-                tag, buffer.numel(), 0, groupHash, buffer.byteSize(), 0);
-        if (buffer.isHost() && dst >= 0 && dst < peers.length && broken == null && !closed
-                && queuedSends[dst].get() == 0 && peers[dst] != null
-                && peers[dst].tryWriteNow(header, buffer.segment())) {
-            // Written into shared memory on this thread: no hand-off to the event loop and back.
-            return Future.succeededFuture();
-        }
-        // While a send waits for the event loop, later ones to the same rank queue behind it (same-tag order).
-        queuedSends[dst].incrementAndGet();
-        Promise<Void> promise = context.promise();
-        promise.future().onComplete(ar -> queuedSends[dst].decrementAndGet());
-        context.runOnContext(v -> {
-            if (failIfBroken(promise, inGroup("send to " + who(dst)))) {
-                return;
-            }
-            long timer = vertx.setTimer(options.timeout().toMillis(),
-                    id -> promise.tryFail(p2pTimeout("send to", dst, tag)));
-            Region region = Region.of(buffer);
-            Future<MemorySegment> bytes = hostBytes(region);
-            writeInOrder(dst, header, bytes).onComplete(ar -> {
-                if (bytes.succeeded()) {
-                    doneWith(region, bytes.result());
-                }
-                vertx.cancelTimer(timer);
-                if (ar.succeeded()) {
-                    promise.tryComplete();
-                } else {
-                    promise.tryFail(broken != null ? broken
-                            : lost(dst, -1, inGroup("send to " + who(dst)), ar.cause()));
-                }
-            });
-        });
-        return promise.future();
+        return pointToPoint.send(buffer, dst, tag);
     }
 
     @Override
     public int tryRecvOnCallerThread(DeviceBuffer buffer, int src, int tag, long patienceNanos) {
-        if (!buffer.isHost() || buffer.byteSize() > CALLER_RECV_MAX_BYTES || src < 0 || src >= peers.length
-                || patienceNanos <= 0) {
-            return -1;
-        }
-        PeerConnection peer = peers[src];
-        // Only while nothing could come first: no receive posted or on its way, no early message held.
-        BooleanSupplier quiet = () -> broken == null && !closed && receivesPosting.get() == 0
-                && router.p2pQuiet();
-        return peer != null && peer.tryReceiveNow(buffer, tag, patienceNanos, quiet) ? src : -1;
+        return pointToPoint.tryRecvOnCallerThread(buffer, src, tag, patienceNanos);
     }
 
     @Override
     public Future<Integer> recv(DeviceBuffer buffer, int src, int tag) {
-        Promise<Integer> promise = context.promise();
-        receivesPosting.incrementAndGet();
-        context.runOnContext(v -> {
-            try {
-                post(promise, buffer, src, tag);
-            } finally {
-                receivesPosting.decrementAndGet();
-            }
-        });
-        return promise.future();
-    }
-
-    /** Registers a receive with the router, on the event loop, with its timeout. */
-    private void post(Promise<Integer> promise, DeviceBuffer buffer, int src, int tag) {
-        if (failIfBroken(promise, inGroup("recv from " + (src < 0 ? "any rank" : who(src))))) {
-            return;
-        }
-        MemorySegment landing = buffer.isHost() ? buffer.segment() : staging.take(buffer.byteSize());
-        Router.Pending p = router.expectP2p(src, tag, Sink.copyInto(landing), buffer.dtype());
-        expectData();
-        if (src >= 0 && gone[src] && router.unmatched(p)) {
-            // Nothing more can come from a rank that left (what it sent before is matched above).
-            router.withdraw(p);
-            promise.tryFail(lost(src, -1, inGroup("recv from " + who(src) + " (tag " + tag + ")"), null,
-                    leftMessage(src)));
-            return;
-        }
-        long timer = vertx.setTimer(options.timeout().toMillis(), id -> {
-            router.withdraw(p);
-            p.promise.tryFail(p2pTimeout("recv from", src, tag));
-        });
-        p.promise.future().onComplete(ar -> {
-            vertx.cancelTimer(timer);
-            if (ar.failed() || buffer.isHost()) {
-                promise.handle(ar);
-            } else {
-                upload(landing, Region.of(buffer)).onComplete(up -> {
-                    staging.give(landing);
-                    promise.handle(up.map(ar.result()));
-                });
-            }
-        });
-    }
-
-    /**
-     * Writes {@code bytes} to {@code dst}, but not before the previous message to {@code dst} was handed to its
-     * connection: the bytes of a device buffer arrive from the device at their own pace, and messages with the
-     * same tag must still leave in the order they were sent.
-     */
-    private Future<Void> writeInOrder(int dst, Frame header, Future<MemorySegment> bytes) {
-        Promise<Void> handedOver = Promise.promise();
-        Future<?> previous = lastSend[dst];
-        lastSend[dst] = handedOver.future();
-        return previous.transform(ignored -> bytes).compose(b -> {
-            Future<Void> written = peers[dst].write(header, b);
-            handedOver.tryComplete();
-            return written;
-        }).onFailure(e -> handedOver.tryComplete());
-    }
-
-    private CommunicationTimeoutException p2pTimeout(String what, int peer, int tag) {
-        String whom = peer < 0 ? "any rank" : who(peer);
-        return new CommunicationTimeoutException(options.groupName(), -1, what + " " + whom + " (tag " + tag
-                + ") in group '" + options.groupName() + "' timed out after " + options.timeout() + " on "
-                + who(rank()), peer < 0 ? new int[0] : new int[] {peer});
-    }
-
-    private boolean failIfBroken(Promise<?> promise, String what) {
-        return failIfBroken(promise, what, -1);
-    }
-
-    /**
-     * Fails {@code promise} (of operation {@code what}, which names the group, collective {@code sequence} or -1)
-     * if the group is unusable.
-     */
-    private boolean failIfBroken(Promise<?> promise, String what, long sequence) {
-        CommunicationException b = broken;
-        if (b == null && !closed) {
-            return false;
-        }
-        if (b == null) {
-            promise.tryFail(new CommunicationException(options.groupName(), sequence, what
-                    + " cannot run: the group was closed on " + who(rank()), null));
-        } else {
-            promise.tryFail(derived(b, sequence, what + " cannot run on "
-                    + who(rank()) + ": " + b.getMessage()));
-        }
-        return true;
-    }
-
-    /**
-     * The failure of another operation caused by {@code cause}: the same kind of exception (a lost peer stays
-     * a {@link PeerLostException} naming that peer, a timeout keeps its missing ranks), with its own sequence
-     * number and message, so that callers can react to the kind whichever operation they were waiting on.
-     */
-    private CommunicationException derived(CommunicationException cause, long sequence, String message) {
-        String group = options.groupName();
-        if (cause instanceof PeerLostException p) {
-            return new PeerLostException(group, sequence, p.peer(), message, cause);
-        }
-        if (cause instanceof CommunicationTimeoutException t) {
-            return new CommunicationTimeoutException(group, sequence, message, t.missingRanks());
-        }
-        if (cause instanceof CollectiveMismatchException) {
-            return new CollectiveMismatchException(group, sequence, message);
-        }
-        return new CommunicationException(group, sequence, message, cause);
+        return pointToPoint.recv(buffer, src, tag);
     }
 
     // ---- collectives ----------------------------------------------------------------------------------
@@ -412,7 +236,7 @@ final class TcpBackend implements Backend {
                 .compose(v -> average(op, buffer, reduceOp));
         CollectiveOp op = newOp(call);
         int first = RecursiveDoubling.firstPeer(rank(), size());
-        if (small && buffer.isHost() && first >= 0 && buffer.byteSize() < Router.PARK_BYTES && broken == null
+        if (small && buffer.isHost() && first >= 0 && buffer.byteSize() < Router.PARK_BYTES && !failure.isBroken()
                 && !closed) {
             // A small allReduce's first message is the unchanged buffer: it leaves now, on this thread, and a
             // peer that started first can answer before this rank's event loop has even woken up.
@@ -528,20 +352,20 @@ final class TcpBackend implements Backend {
 
     private void start(CollectiveOp op, Function<CollectiveOp, Future<Void>> algorithm) {
         assert onContext() : notOnContext();
-        if (failIfBroken(op.promise, describe(op), op.sequence)) {
+        if (failure.failIfBroken(op.promise, describe(op), op.sequence)) {
             return;
         }
         active.put(op.sequence, op);
-        if (failIfDeparted(op)) {
+        if (failure.failIfDeparted(op)) {
             return;
         }
         for (Router.Early e : router.earlyFor(op.sequence)) {
             if (!op.call.matches(e.frame)) {
-                mismatch(op.sequence, op.call, e.peer, e.frame);
+                failure.mismatch(op.sequence, op.call, e.peer, e.frame);
                 return;
             }
         }
-        op.timer = vertx.setTimer(options.timeout().toMillis(), id -> timedOut(op));
+        op.timer = vertx.setTimer(options.timeout().toMillis(), id -> stallReports.timedOut(op));
         Future<Void> done;
         try {
             // A group of one runs the algorithm as well: it exchanges nothing but copies inputs to outputs.
@@ -559,12 +383,13 @@ final class TcpBackend implements Backend {
                 finish(op);
                 op.promise.tryComplete();
             } else {
-                breakGroup(asCommunicationFailure(op, ar.cause()));
+                failure.breakGroup(asCommunicationFailure(op, ar.cause()));
             }
         });
     }
 
-    private void finish(CollectiveOp op) {
+    /** Ends collective {@code op}: no longer active, remembered among the recent ones, its timer cancelled. */
+    void finish(CollectiveOp op) {
         assert onContext() : notOnContext();
         active.remove(op.sequence);
         int slot = (int) (op.sequence % RECENT);
@@ -597,7 +422,7 @@ final class TcpBackend implements Backend {
             if (call != null && !call.matches(frame)) {
                 // Also for a collective this rank finished already: one that only sends (a broadcast root)
                 // completes before its peers' frames can show that they called something else.
-                mismatch(frame.sequence(), call, conn.peer(), frame);
+                failure.mismatch(frame.sequence(), call, conn.peer(), frame);
                 return Sink.discard(frame.payloadBytes());
             }
         }
@@ -610,199 +435,87 @@ final class TcpBackend implements Backend {
         return sequence >= 0 && recentSequence[slot] == sequence ? recent[slot] : null;
     }
 
-    private void mismatch(long sequence, Call call, int peer, Frame frame) {
-        mismatchFound(new CollectiveMismatchException(options.groupName(), sequence,
-                mismatchMessage(sequence, call, peer, frame)));
-    }
-
-    /**
-     * The message of a mismatch at collective {@code sequence}: this rank's call and what {@code peer}'s frame says.
-     */
-    String mismatchMessage(long sequence, Call call, int peer, Frame frame) {
-        String shape = call.numel() == frame.opNumel() && call.shapeHash() != frame.shapeHash()
-                ? " (the same number of elements in another shape)" : "";
-        return "collective mismatch in group '" + options.groupName() + "' at collective #" + sequence + ": "
-                + who(rank()) + " called " + call.describe() + " but " + who(peer) + " called "
-                + Call.describe(frame) + shape + " (every rank must call the same collectives in the same order)";
-    }
-
-    /**
-     * Breaks the group with {@code e} and tells the peers, which may be waiting for frames this rank will never send.
-     */
-    private void mismatchFound(CollectiveMismatchException e) {
-        abortPeers(e.sequence(), e.getMessage(), Frame.ABORT_MISMATCH);
-        breakGroup(e);
-    }
-
-    /** Sends every peer an ABORT saying why ({@code reason}: {@link Frame#ABORT_MISMATCH} or ABORT_FAILED). */
-    private void abortPeers(long sequence, String message, long reason) {
-        byte[] text = message.getBytes(StandardCharsets.UTF_8);
-        MemorySegment payload = MemorySegment.ofArray(
-                Arrays.copyOf(text, Math.min(text.length, Frame.MAX_ABORT_BYTES)));
-        Frame abort = new Frame(Frame.ABORT, 0, 0, Frame.NO_REDUCE, -1, -1, sequence, 0, 0, groupHash,
-                payload.byteSize(), reason);
-        for (PeerConnection c : peers) {
-            if (c != null) {
-                c.write(abort, payload);
-            }
-        }
-    }
-
-    /**
-     * A peer gave up on the group and said why: a mismatch it found, or its own failure (then it leaves, and
-     * the error names the peer it lost rather than only the one that left).
-     */
-    void abortArrived(int peer, long reason, String message) {
-        assert onContext() : notOnContext();
-        if (broken == null && !closed) {
-            long seq = active.isEmpty() ? -1 : active.keySet().iterator().next();
-            breakGroup(reason == Frame.ABORT_FAILED
-                    ? lost(peer, seq, null, null, "it left after its group failed: " + message)
-                    : new CollectiveMismatchException(options.groupName(), seq, who(peer) + " aborted group '"
-                    + options.groupName() + "': " + message));
-        }
-    }
-
-    /** Fails every pending operation with {@code cause} (each collective's own message names it). */
-    void breakGroup(CommunicationException cause) {
-        assert onContext() : notOnContext();
-        if (broken == null) {
-            broken = cause;
-        }
-        for (CollectiveOp op : new ArrayList<>(active.values())) {
-            finish(op);
-            op.promise.tryFail(op.sequence == cause.sequence() ? cause : derived(cause, op.sequence,
-                    describe(op) + " failed on " + who(rank()) + ": " + cause.getMessage()));
-        }
-        router.failAll(cause);
-    }
-
-    /** The connection to {@code peer} is gone or carried garbage. */
-    void peerLost(int peer, String why, Throwable cause) {
-        assert onContext() : notOnContext();
-        if (closed) {
-            return;
-        }
-        if (departed[peer] >= 0) {
-            peerLeft(peer);
-            return;
-        }
-        breakGroup(lost(peer, -1, null, cause == null ? new RuntimeException(why) : cause, why));
-    }
-
-    /** {@code peer} announced it leaves after {@code collectives} collectives, all of which it finished. */
-    void peerDeparting(int peer, long collectives) {
-        assert onContext() : notOnContext();
-        departed[peer] = collectives;
-    }
-
-    /**
-     * A peer left in order: operations it finished are unaffected (its data has arrived), but collectives
-     * it never called and receives that wait for it alone can never finish.
-     */
-    private void peerLeft(int peer) {
-        gone[peer] = true;
-        router.failFrom(peer, lost(peer, -1, inGroup("recv from " + who(peer)), null, leftMessage(peer)));
-        for (CollectiveOp op : new ArrayList<>(active.values())) {
-            failIfDeparted(op);
-        }
-    }
-
-    private String leftMessage(int peer) {
-        return "it left the group after its " + departed[peer] + " collectives";
-    }
-
-    private boolean failIfDeparted(CollectiveOp op) {
-        for (int p = 0; p < departed.length; p++) {
-            if (departed[p] >= 0 && departed[p] < op.sequence) {
-                breakGroup(lost(p, op.sequence, describe(op), null, leftMessage(p)));
-                return true;
-            }
-        }
-        return false;
-    }
-
-    /** A frame of collective {@code op} could not be written to {@code peer}: the peer is lost to it. */
-    CommunicationException writeFailed(int peer, CollectiveOp op, Throwable cause) {
-        CommunicationException b = broken;
-        return b != null ? b : lost(peer, op.sequence, describe(op), cause, "writing to it failed: "
-                + cause.getMessage());
-    }
-
-    private PeerLostException lost(int peer, long sequence, String what, Throwable cause) {
-        return lost(peer, sequence, what, cause, String.valueOf(cause.getMessage()));
-    }
-
-    /** {@code peer} is lost to operation {@code what} (which names the group), or to the group when null. */
-    private PeerLostException lost(int peer, long sequence, String what, Throwable cause, String why) {
-        String lost = what == null ? "lost " + who(peer) + " of group '" + options.groupName() + "'"
-                : what + ": lost " + who(peer);
-        return new PeerLostException(options.groupName(), sequence, peer, lost + " on " + who(rank()) + ": " + why,
-                cause);
-    }
-
-    /** "{@code what} in group 'NAME'". */
-    private String inGroup(String what) {
-        return what + " in group '" + options.groupName() + "'";
-    }
-
-    // ---- stall reports ---------------------------------------------------------------------------------
-
-    private void timedOut(CollectiveOp op) {
-        assert onContext() : notOnContext();
-        op.timer = -1;
-        StallReport report = new StallReport(this, op);
-        reports.put(op.sequence, report);
-        Frame request = new Frame(Frame.STATUS_REQUEST, 0, 0, Frame.NO_REDUCE, -1, -1, op.sequence, 0, 0, groupHash, 0,
-                0);
-        for (PeerConnection c : peers) {
-            if (c != null) {
-                c.write(request, null);
-            }
-        }
-        vertx.setTimer(Math.min(STATUS_WAIT_MILLIS, Math.max(1, options.timeout().toMillis() / 4)), id -> {
-            reports.remove(op.sequence);
-            if (!active.containsKey(op.sequence)) {
-                return; // it finished (or the group broke) while the peers were asked
-            }
-            CommunicationException e = report.exception(options);
-            if (e instanceof CollectiveMismatchException m) {
-                mismatchFound(m);
-            } else {
-                breakGroup(e);
-            }
-        });
-    }
-
-    /**
-     * The answer to a peer's stall question about collective {@code request.tag()}: how many collectives this
-     * rank has called and, when it is in that collective (or finished it recently), that call's fingerprint,
-     * so that a mismatch where no frame crossed (two ranks that both only receive) is told apart from a stall.
-     */
-    Frame statusReply(Frame request) {
-        assert onContext() : notOnContext();
-        long sequence = request.tag();
+    /** The call of collective {@code sequence} while it runs or when recently finished, or null. */
+    Call callOf(long sequence) {
         CollectiveOp op = active.get(sequence);
-        Call call = op != null ? op.call : finishedCall(sequence);
-        if (call == null) {
-            return new Frame(Frame.STATUS_REPLY, 0, 0, Frame.NO_REDUCE, -1, -1, sequence, 0, 0, groupHash, 0,
-                    called());
-        }
-        return new Frame(Frame.STATUS_REPLY, call.opcode().code, call.dtype().ordinal(), call.reduceOpCode(),
-                call.root(), -1, sequence, call.numel(), call.shapeHash(), groupHash, 0, called());
+        return op != null ? op.call : finishedCall(sequence);
+    }
+
+    /** True while collective {@code sequence} runs. */
+    boolean isActive(long sequence) {
+        return active.containsKey(sequence);
+    }
+
+    /** The running collectives, a copy. */
+    List<CollectiveOp> activeOps() {
+        assert onContext() : notOnContext();
+        return new ArrayList<>(active.values());
+    }
+
+    /** The number of a running collective, or -1 when none runs. */
+    long firstActiveSequence() {
+        return active.isEmpty() ? -1 : active.keySet().iterator().next();
     }
 
     /** How many collectives this rank has called. */
-    private long called() {
+    long called() {
         return calls.get() - 1;
     }
 
+    // ---- failures (GroupFailure) and stall reports (StallReports), as the connections report them --------
+
+    GroupFailure failure() {
+        return failure;
+    }
+
+    boolean isClosed() {
+        return closed;
+    }
+
+    /** See {@link GroupFailure#abortArrived}. */
+    void abortArrived(int peer, long reason, String message) {
+        assert onContext() : notOnContext();
+        failure.abortArrived(peer, reason, message);
+    }
+
+    /** See {@link GroupFailure#breakGroup}. */
+    void breakGroup(CommunicationException cause) {
+        assert onContext() : notOnContext();
+        failure.breakGroup(cause);
+    }
+
+    /** See {@link GroupFailure#peerLost}. */
+    void peerLost(int peer, String why, Throwable cause) {
+        assert onContext() : notOnContext();
+        failure.peerLost(peer, why, cause);
+    }
+
+    /** See {@link GroupFailure#peerDeparting}. */
+    void peerDeparting(int peer, long collectives) {
+        assert onContext() : notOnContext();
+        failure.peerDeparting(peer, collectives);
+    }
+
+    /** See {@link GroupFailure#writeFailed}. */
+    CommunicationException writeFailed(int peer, CollectiveOp op, Throwable cause) {
+        return failure.writeFailed(peer, op, cause);
+    }
+
+    /** See {@link GroupFailure#mismatchMessage}. */
+    String mismatchMessage(long sequence, Call call, int peer, Frame frame) {
+        return failure.mismatchMessage(sequence, call, peer, frame);
+    }
+
+    /** See {@link StallReports#statusReply}. */
+    Frame statusReply(Frame request) {
+        assert onContext() : notOnContext();
+        return stallReports.statusReply(request);
+    }
+
+    /** See {@link StallReports#statusArrived}. */
     void statusArrived(int peer, Frame reply) {
         assert onContext() : notOnContext();
-        StallReport r = reports.get(reply.tag());
-        if (r != null) {
-            r.answer(peer, reply);
-        }
+        stallReports.statusArrived(peer, reply);
     }
 
     // ---- lifecycle --------------------------------------------------------------------------------------
@@ -812,16 +525,16 @@ final class TcpBackend implements Backend {
         Promise<Void> done = context.promise();
         context.runOnContext(v -> {
             if (!closed) {
-                CommunicationException failure = broken;
+                CommunicationException cause = failure.cause();
                 closed = true;
-                if (failure != null) {
+                if (cause != null) {
                     // Peers still waiting on this rank learn the cause, not only that it left.
-                    abortPeers(failure.sequence(), failure.getMessage(), Frame.ABORT_FAILED);
+                    failure.abortPeers(cause.sequence(), cause.getMessage(), Frame.ABORT_FAILED);
                 }
                 // Peers may rely on the collectives this rank finished, not on those cut short here.
                 long finished = active.keySet().stream().mapToLong(Long::longValue).min().orElse(calls.get()) - 1;
-                breakGroup(new CommunicationException(options.groupName(), -1, "the group '" + options.groupName()
-                        + "' was closed on " + who(rank()), null));
+                failure.breakGroup(new CommunicationException(options.groupName(), -1, "the group '"
+                        + options.groupName() + "' was closed on " + who(rank()), null));
                 List<Future<Void>> goodbyes = new ArrayList<>();
                 for (PeerConnection c : peers) {
                     if (c != null) {

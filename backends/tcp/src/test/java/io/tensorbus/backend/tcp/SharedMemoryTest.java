@@ -189,7 +189,7 @@ class SharedMemoryTest {
             var failure = assertThrows(Exception.class,
                     () -> ranks.get(1).recv(wrongSize, 0, 4).await(30, TimeUnit.SECONDS));
             assertTrue(failure.getMessage().contains("does not fit"), failure.getMessage());
-            DeviceBuffer large = Buffers.vector(DType.FLOAT32, TcpBackend.CALLER_RECV_MAX_BYTES / 4 + 1);
+            DeviceBuffer large = Buffers.vector(DType.FLOAT32, PointToPoint.CALLER_RECV_MAX_BYTES / 4 + 1);
             long start = System.nanoTime();
             assertEquals(-1, ranks.get(1).tryRecvOnCallerThread(large, 0, 4, TimeUnit.SECONDS.toNanos(5)),
                     "a large message is the event loop's");
