@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.tensorbus.DType;
-import io.tensorbus.internal.autograd.Engine;
 import io.tensorbus.tensor.Tensor;
 import java.util.ArrayList;
 import java.util.Collections;

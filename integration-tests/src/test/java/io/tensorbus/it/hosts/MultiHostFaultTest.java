@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.tensorbus.it.ChildJvm;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;

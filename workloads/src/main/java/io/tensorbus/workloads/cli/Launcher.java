@@ -4,7 +4,6 @@ import io.tensorbus.c10d.JobSecret;
 import io.tensorbus.distributed.Distributed;
 import io.tensorbus.distributed.InitOptions;
 import io.tensorbus.internal.distributed.ProcessExit;
-import io.tensorbus.distributed.TcpStore;
 import io.tensorbus.internal.distributed.AdvertisedHost;
 import java.io.IOException;
 import java.io.PrintStream;

@@ -7,7 +7,6 @@ import io.tensorbus.workloads.cli.LaunchOptions;
 import io.tensorbus.workloads.demo.ConfigFields;
 import io.tensorbus.workloads.demo.FashionMnistTraining;
 import io.tensorbus.workloads.demo.WorkerVerticle;
-import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import io.vertx.launcher.application.VertxApplication;
 import java.io.PrintStream;
