@@ -14,4 +14,9 @@ public class CollectiveMismatchException extends CommunicationException {
     public CollectiveMismatchException(String group, long sequence, String message) {
         super(group, sequence, message, null);
     }
+
+    @Override
+    public CommunicationException forOperation(String group, long sequence, String message) {
+        return new CollectiveMismatchException(group, sequence, message);
+    }
 }

@@ -30,4 +30,18 @@ public class CommunicationException extends RuntimeException {
     public long sequence() {
         return sequence;
     }
+
+    /**
+     * The failure of another operation that this one caused, for backends that fail every pending operation of a
+     * broken group: the same kind of exception (a lost peer stays a {@link PeerLostException} naming that peer, a
+     * timeout keeps its missing ranks), with the other operation's sequence number and message, so that callers
+     * can react to the kind whichever operation they waited on.
+     *
+     * @param group the group's name
+     * @param sequence the other operation's sequence number, or -1
+     * @param message what failed, naming the other operation
+     */
+    public CommunicationException forOperation(String group, long sequence, String message) {
+        return new CommunicationException(group, sequence, message, this);
+    }
 }

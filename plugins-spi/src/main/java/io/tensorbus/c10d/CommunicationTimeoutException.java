@@ -23,4 +23,9 @@ public class CommunicationTimeoutException extends CommunicationException {
     public int[] missingRanks() {
         return missingRanks.clone();
     }
+
+    @Override
+    public CommunicationException forOperation(String group, long sequence, String message) {
+        return new CommunicationTimeoutException(group, sequence, message, missingRanks);
+    }
 }

@@ -23,4 +23,9 @@ public class PeerLostException extends CommunicationException {
     public int peer() {
         return peer;
     }
+
+    @Override
+    public CommunicationException forOperation(String group, long sequence, String message) {
+        return new PeerLostException(group, sequence, peer, message, this);
+    }
 }

@@ -1,10 +1,8 @@
 package io.tensorbus.backend.nccl;
 
 import io.tensorbus.DType;
-import io.tensorbus.c10d.CollectiveMismatchException;
 import io.tensorbus.c10d.CommunicationException;
 import io.tensorbus.c10d.CommunicationTimeoutException;
-import io.tensorbus.c10d.PeerLostException;
 import io.tensorbus.c10d.ReduceOp;
 import io.tensorbus.spi.Backend;
 import io.tensorbus.spi.BackendOptions;
@@ -333,24 +331,9 @@ final class NcclBackend implements Backend {
                     "ncclCommAbort of group '" + options.groupName() + "' failed: " + e);
         }
         for (NcclWork w : watchdog.drain()) {
-            w.promise().tryFail(derived(cause, w.sequence(), w.description() + " failed on rank " + rank() + ": "
-                    + cause.getMessage()));
+            w.promise().tryFail(cause.forOperation(options.groupName(), w.sequence(), w.description()
+                    + " failed on rank " + rank() + ": " + cause.getMessage()));
         }
-    }
-
-    /** An exception of {@code cause}'s kind for another operation, so callers can react to the kind. */
-    private CommunicationException derived(CommunicationException cause, long sequence, String message) {
-        String group = options.groupName();
-        if (cause instanceof PeerLostException p) {
-            return new PeerLostException(group, sequence, p.peer(), message, cause);
-        }
-        if (cause instanceof CommunicationTimeoutException t) {
-            return new CommunicationTimeoutException(group, sequence, message, t.missingRanks());
-        }
-        if (cause instanceof CollectiveMismatchException) {
-            return new CollectiveMismatchException(group, sequence, message);
-        }
-        return new CommunicationException(group, sequence, message, cause);
     }
 
     private CommunicationException failure(String description, long sequence, int result, String cause) {
@@ -362,8 +345,8 @@ final class NcclBackend implements Backend {
     private boolean failIfUnusable(Promise<?> promise, String description, long sequence) {
         CommunicationException b = broken;
         if (b != null) {
-            promise.tryFail(derived(b, sequence, description + " cannot run on rank " + rank() + ": "
-                    + b.getMessage()));
+            promise.tryFail(b.forOperation(options.groupName(), sequence, description + " cannot run on rank "
+                    + rank() + ": " + b.getMessage()));
             return true;
         }
         if (closed) {

@@ -2,7 +2,6 @@ package io.tensorbus.backend.tcp;
 
 import io.tensorbus.c10d.CollectiveMismatchException;
 import io.tensorbus.c10d.CommunicationException;
-import io.tensorbus.c10d.CommunicationTimeoutException;
 import io.tensorbus.c10d.PeerLostException;
 import io.tensorbus.spi.BackendOptions;
 import io.vertx.core.Promise;
@@ -64,29 +63,10 @@ final class GroupFailure {
             promise.tryFail(new CommunicationException(options.groupName(), sequence, what
                     + " cannot run: the group was closed on " + backend.who(options.rank()), null));
         } else {
-            promise.tryFail(derived(b, sequence, what + " cannot run on "
+            promise.tryFail(b.forOperation(options.groupName(), sequence, what + " cannot run on "
                     + backend.who(options.rank()) + ": " + b.getMessage()));
         }
         return true;
-    }
-
-    /**
-     * The failure of another operation caused by {@code cause}: the same kind of exception (a lost peer stays
-     * a {@link PeerLostException} naming that peer, a timeout keeps its missing ranks), with its own sequence
-     * number and message, so that callers can react to the kind whichever operation they were waiting on.
-     */
-    private CommunicationException derived(CommunicationException cause, long sequence, String message) {
-        String group = options.groupName();
-        if (cause instanceof PeerLostException p) {
-            return new PeerLostException(group, sequence, p.peer(), message, cause);
-        }
-        if (cause instanceof CommunicationTimeoutException t) {
-            return new CommunicationTimeoutException(group, sequence, message, t.missingRanks());
-        }
-        if (cause instanceof CollectiveMismatchException) {
-            return new CollectiveMismatchException(group, sequence, message);
-        }
-        return new CommunicationException(group, sequence, message, cause);
     }
 
     void mismatch(long sequence, Call call, int peer, Frame frame) {
@@ -150,8 +130,9 @@ final class GroupFailure {
         }
         for (CollectiveOp op : backend.activeOps()) {
             backend.finish(op);
-            op.promise.tryFail(op.sequence == cause.sequence() ? cause : derived(cause, op.sequence,
-                    backend.describe(op) + " failed on " + backend.who(options.rank()) + ": " + cause.getMessage()));
+            op.promise.tryFail(op.sequence == cause.sequence() ? cause
+                    : cause.forOperation(options.groupName(), op.sequence, backend.describe(op) + " failed on "
+                    + backend.who(options.rank()) + ": " + cause.getMessage()));
         }
         backend.router().failAll(cause);
     }
