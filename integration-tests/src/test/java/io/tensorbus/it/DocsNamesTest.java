@@ -33,8 +33,8 @@ class DocsNamesTest {
     /** {@code @Type}, {@code Type<...>}, {@code Type.member}, {@code Type#member(params)}. */
     private static final Pattern JAVA = Pattern.compile(
             "(@?)([A-Z][A-Za-z0-9]*)(?:<[^`]*>)?(?:[.#]([a-z][A-Za-z0-9]*)(?:\\((.*)\\))?)?");
-    private static final Pattern TYPE_DECLARATION =
-            Pattern.compile("\\b(?:class|interface|enum|record)\\s+([A-Z]\\w*)");
+    private static final Pattern TYPE_DECLARATION = Pattern.compile(
+            "\\b(?:class|interface|enum|record)\\s+([A-Z]\\w*)(?:<[^{]*?>)?(?:\\s+extends\\s+([A-Z]\\w*))?");
     private static final Pattern ANNOTATION_DECLARATION = Pattern.compile("@interface\\s+([A-Z]\\w*)");
     private static final Pattern MEMBER_DECLARATION = Pattern.compile(
             "(?m)^\\s+(?:[\\w<>\\[\\],.?@ ]+\\s+)?([a-zA-Z_]\\w*)\\s*(?:\\(|=|;|,)");
@@ -61,6 +61,8 @@ class DocsNamesTest {
     private static final Set<String> ANNOTATIONS = new HashSet<>();
     /** The source text of the files that declare a type, by type name. */
     private static final Map<String, List<String>> SOURCES = new HashMap<>();
+    /** The superclass a type of this repository extends, by type name: members inherited count as the type's. */
+    private static final Map<String, String> SUPERCLASS = new HashMap<>();
 
     @BeforeAll
     static void readSources() throws IOException {
@@ -71,6 +73,9 @@ class DocsNamesTest {
                 while (t.find()) {
                     TYPES.add(t.group(1));
                     SOURCES.computeIfAbsent(t.group(1), k -> new ArrayList<>()).add(text);
+                    if (t.group(2) != null) {
+                        SUPERCLASS.put(t.group(1), t.group(2));
+                    }
                 }
                 Matcher a = ANNOTATION_DECLARATION.matcher(text);
                 while (a.find()) {
@@ -149,7 +154,12 @@ class DocsNamesTest {
         if (member == null) {
             return null;
         }
-        List<String> sources = SOURCES.get(type);
+        List<String> sources = new ArrayList<>(SOURCES.get(type));
+        String up = SUPERCLASS.get(type);
+        for (int depth = 0; up != null && SOURCES.containsKey(up) && depth < 8; depth++) {
+            sources.addAll(SOURCES.get(up));
+            up = SUPERCLASS.get(up);
+        }
         if (sources.stream().noneMatch(s -> declares(s, member))) {
             return type + " declares no " + member;
         }

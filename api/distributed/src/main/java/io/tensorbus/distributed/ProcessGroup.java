@@ -1,11 +1,13 @@
 package io.tensorbus.distributed;
 
+import static io.tensorbus.distributed.impl.TensorBuffers.readUntilDone;
+import static io.tensorbus.distributed.impl.TensorBuffers.writtenWhenDone;
+
 import io.tensorbus.DType;
 import io.tensorbus.c10d.JobSecret;
 import io.tensorbus.c10d.ReduceOp;
 import io.tensorbus.c10d.Store;
 import io.tensorbus.distributed.impl.MonitoredBarrier;
-import io.tensorbus.distributed.impl.ObjectCollectives;
 import io.tensorbus.distributed.impl.RankBlocks;
 import io.tensorbus.distributed.impl.TensorBuffers;
 import io.tensorbus.internal.distributed.Blocking;
@@ -17,7 +19,6 @@ import io.tensorbus.spi.DeviceBuffer;
 import io.tensorbus.tensor.Tensor;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
-import java.lang.ref.Reference;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -26,6 +27,8 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
+import java.util.stream.Stream;
 
 /**
  * A group of processes that communicate, as c10d's {@code ProcessGroup}: point-to-point messages and
@@ -49,19 +52,11 @@ import java.util.concurrent.atomic.AtomicInteger;
 public final class ProcessGroup implements AutoCloseable {
     /** {@code src} of {@link #irecv(Tensor, int)}: receive from whichever rank sends first. */
     public static final int ANY_SOURCE = Backend.ANY_SOURCE;
-    /**
-     * How long a blocking receive polls on its own thread before it hands the receive to the backend's event
-     * loop, in nanoseconds ({@code -Dtensorbus.recvPollMicros}, 0 turns it off).
-     */
-    private static final long RECV_POLL_NANOS = Math.max(0, Long.getLong("tensorbus.recvPollMicros", 1000)) * 1000;
-    /** The tag of {@link #sendObjectList} messages, apart from tensors' (tags below 0 are the group's). */
-    private static final int OBJECT_LIST_TAG = -4;
     private static final System.Logger LOG = System.getLogger(ProcessGroup.class.getName());
 
     private final Backend backend;
     private final String name;
-    private final int[] globalRanks;
-    private final int globalRank;
+    private final Membership members;
     private final Store store;
     private final Vertx vertx;
     private final Duration timeout;
@@ -70,8 +65,6 @@ public final class ProcessGroup implements AutoCloseable {
     private final Runnable release;
     private final AtomicInteger subgroups = new AtomicInteger();
     private final AtomicBoolean closed = new AtomicBoolean();
-    /** Whether a non-member's call was warned about already. */
-    private final AtomicBoolean warnedOutside = new AtomicBoolean();
     private final FlightRecorder flightRecorder = new FlightRecorder(this);
     /** The default group's entry in the exit hook's list; null for subgroups. */
     private volatile ProcessExit.Registration atExit;
@@ -80,8 +73,7 @@ public final class ProcessGroup implements AutoCloseable {
                  Duration timeout, Map<String, String> properties, JobSecret secret, Runnable release) {
         this.backend = backend;
         this.name = name;
-        this.globalRanks = globalRanks.clone();
-        this.globalRank = globalRank;
+        this.members = new Membership(name, globalRanks, globalRank);
         this.store = store;
         this.vertx = vertx;
         this.timeout = timeout;
@@ -89,10 +81,9 @@ public final class ProcessGroup implements AutoCloseable {
         this.secret = secret;
         this.release = release;
         if (backend != null && DebugLevel.current().includes(DebugLevel.INFO)) {
-            System.getLogger(ProcessGroup.class.getName()).log(System.Logger.Level.INFO,
-                    "process group ''{0}'' on global rank {1}: rank {2} of {3}, members {4}, backend {5}, timeout {6}",
-                    name, globalRank, backend.rank(), globalRanks.length, Arrays.toString(globalRanks), backend.name(),
-                    timeout);
+            LOG.log(System.Logger.Level.INFO, "process group ''{0}'' on global rank {1}: rank {2} of {3}, members {4},"
+                    + " backend {5}, timeout {6}", name, globalRank, backend.rank(), globalRanks.length, members,
+                    backend.name(), timeout);
         }
     }
 
@@ -105,7 +96,7 @@ public final class ProcessGroup implements AutoCloseable {
 
     /** The number of members. */
     public int size() {
-        return globalRanks.length;
+        return members.size();
     }
 
     /** The group's name (the default group's is its init option, subgroups' derive from it). */
@@ -125,23 +116,18 @@ public final class ProcessGroup implements AutoCloseable {
 
     /** The global rank of each member, in group-rank order (a copy). */
     public int[] ranks() {
-        return globalRanks.clone();
+        return members.ranks();
     }
 
     /** The global rank of group rank {@code groupRank}. */
     public int globalRank(int groupRank) {
-        checkRank(groupRank, "groupRank");
-        return globalRanks[groupRank];
+        members.checkRank(groupRank, "groupRank");
+        return members.global(groupRank);
     }
 
     /** The group rank of global rank {@code global}, or -1 when that process is not a member. */
     public int groupRank(int global) {
-        for (int i = 0; i < globalRanks.length; i++) {
-            if (globalRanks[i] == global) {
-                return i;
-            }
-        }
-        return -1;
+        return members.groupRank(global);
     }
 
     /** This group's flight recorder: the last operations this rank issued on it, for post-mortems. */
@@ -168,24 +154,12 @@ public final class ProcessGroup implements AutoCloseable {
      * @throws IllegalArgumentException for a rank outside the group, this rank itself, or a negative tag
      */
     public Future<Void> isend(Tensor tensor, int dst, int tag) {
-        if (outside("isend")) {
-            return Future.succeededFuture();
-        }
-        member();
-        return isend(tensor, toGroup(dst, "dst"), tag);
+        return isend(tensor, group(dst, "dst"), tag);
     }
 
     /** {@link #isend(Tensor, int, int)} to rank {@code dst} of this group ({@code group_dst}). */
     public Future<Void> isend(Tensor tensor, GroupRank dst, int tag) {
-        if (outside("isend")) {
-            return Future.succeededFuture();
-        }
-        Backend b = member();
-        checkPeer(dst, "dst");
-        checkTag(tag);
-        DeviceBuffer buf = TensorBuffers.of(tensor, "tensor");
-        return readUntilDone(flightRecorder.p2p("send", globalRanks[dst.rank()], b.send(buf, dst.rank(), tag), buf),
-                tensor);
+        return GroupPointToPoint.isend(this, tensor, dst, tag);
     }
 
     /** Receives into {@code tensor} from whichever rank sends first with tag 0; completes with the sender. */
@@ -204,42 +178,24 @@ public final class ProcessGroup implements AutoCloseable {
      * global rank.
      */
     public Future<Integer> irecv(Tensor tensor, int src, int tag) {
-        if (outside("irecv")) {
-            return Future.succeededFuture(-1);
-        }
-        member();
-        return irecvFrom(tensor, src == ANY_SOURCE ? ANY_SOURCE : toGroup(src, "src").rank(), tag);
+        return src == ANY_SOURCE ? GroupPointToPoint.irecvFromAny(this, tensor, tag)
+                : irecv(tensor, group(src, "src"), tag);
     }
 
     /** {@link #irecv(Tensor, int, int)} from rank {@code src} of this group ({@code group_src}). */
     public Future<Integer> irecv(Tensor tensor, GroupRank src, int tag) {
-        if (outside("irecv")) {
-            return Future.succeededFuture(-1);
-        }
-        member();
-        checkPeer(src, "src");
-        return irecvFrom(tensor, src.rank(), tag);
-    }
-
-    /** Receives from group rank {@code src} (or any) and answers the sender's global rank. */
-    private Future<Integer> irecvFrom(Tensor tensor, int src, int tag) {
-        Backend b = member();
-        checkTag(tag);
-        DeviceBuffer buf = TensorBuffers.of(tensor, "tensor");
-        return flightRecorder.p2p("recv", src < 0 ? -1 : globalRanks[src], b.recv(buf, src, tag), buf).map(from -> {
-            TensorBuffers.written(tensor);
-            return globalRanks[from];
-        });
+        return GroupPointToPoint.irecv(this, tensor, src, tag);
     }
 
     /** The tutorial's blocking {@code send}: {@link #isend(Tensor, int, int)} and wait (never on an event loop). */
     public void send(Tensor tensor, int dst, int tag) {
-        Blocking.await(isend(tensor, dst, tag), deadline(), "send to rank " + dst);
+        Blocking.await(isend(tensor, dst, tag), blockingDeadline(), "send to rank " + dst);
     }
 
     /** Blocking {@link #isend(Tensor, GroupRank, int)}. */
     public void send(Tensor tensor, GroupRank dst, int tag) {
-        Blocking.await(isend(tensor, dst, tag), deadline(), "send to group rank " + (dst == null ? null : dst.rank()));
+        Blocking.await(isend(tensor, dst, tag), blockingDeadline(), "send to group rank "
+                + (dst == null ? null : dst.rank()));
     }
 
     /** Blocking send with tag 0. */
@@ -253,35 +209,13 @@ public final class ProcessGroup implements AutoCloseable {
      * thread where the backend can (shared memory), sparing two thread hand-offs.
      */
     public int recv(Tensor tensor, int src, int tag) {
-        if (outside("recv")) {
-            return -1;
-        }
-        if (src == ANY_SOURCE) {
-            Blocking.checkMayBlock("recv from any rank");
-            return Blocking.await(irecv(tensor, src, tag), deadline(), "recv from any rank");
-        }
-        member();
-        return recv(tensor, toGroup(src, "src"), tag);
+        return src == ANY_SOURCE ? GroupPointToPoint.recvFromAny(this, tensor, tag)
+                : recv(tensor, group(src, "src"), tag);
     }
 
     /** Blocking {@link #irecv(Tensor, GroupRank, int)}; returns the sender's global rank. */
     public int recv(Tensor tensor, GroupRank src, int tag) {
-        if (outside("recv")) {
-            return -1;
-        }
-        Backend b = member();
-        checkPeer(src, "src");
-        String what = "recv from rank " + globalRanks[src.rank()];
-        Blocking.checkMayBlock(what);
-        checkTag(tag);
-        if (RECV_POLL_NANOS > 0) {
-            int from = b.tryRecvOnCallerThread(TensorBuffers.of(tensor, "tensor"), src.rank(), tag, RECV_POLL_NANOS);
-            if (from >= 0) {
-                TensorBuffers.written(tensor);
-                return globalRanks[from];
-            }
-        }
-        return Blocking.await(irecvFrom(tensor, src.rank(), tag), deadline(), what);
+        return GroupPointToPoint.recv(this, tensor, src, tag);
     }
 
     /** Blocking receive with tag 0 from {@code src} (or {@link #ANY_SOURCE}). */
@@ -298,22 +232,16 @@ public final class ProcessGroup implements AutoCloseable {
 
     /** Copies global rank {@code src}'s {@code tensor} into every member's {@code tensor}. */
     public Future<Void> broadcast(Tensor tensor, int src) {
-        if (outside("broadcast")) {
-            return Future.succeededFuture();
-        }
-        member();
-        return broadcast(tensor, toGroup(src, "src"));
+        return broadcast(tensor, group(src, "src"));
     }
 
     /** {@link #broadcast(Tensor, int)} from rank {@code src} of this group ({@code group_src}). */
     public Future<Void> broadcast(Tensor tensor, GroupRank src) {
-        if (outside("broadcast")) {
-            return Future.succeededFuture();
-        }
-        Backend b = member();
-        checkRank(src, "src");
-        DeviceBuffer buf = TensorBuffers.of(tensor, "tensor");
-        return written(flightRecorder.collective("broadcast", b.broadcast(buf, src.rank()), buf), tensor);
+        return run("broadcast", b -> {
+            members.checkRank(src, "src");
+            DeviceBuffer buf = TensorBuffers.of(tensor, "tensor");
+            return writtenWhenDone(flightRecorder.collective("broadcast", b.broadcast(buf, src.rank()), buf), tensor);
+        });
     }
 
     /** Sums {@code tensor} over the members, in place on every member. */
@@ -323,16 +251,16 @@ public final class ProcessGroup implements AutoCloseable {
 
     /** Reduces {@code tensor} over the members with {@code op}, in place on every member. */
     public Future<Void> allReduce(Tensor tensor, ReduceOp op) {
-        if (outside("allReduce")) {
-            return Future.succeededFuture();
-        }
-        Backend b = member();
-        DeviceBuffer buf = TensorBuffers.of(tensor, "tensor");
-        checkOp(op, buf.dtype());
-        if (isPremul(op)) {
-            tensor.muli(op.factor());
-        }
-        return written(flightRecorder.collective("allReduce", b.allReduce(buf, onWire(op)), buf), tensor);
+        return run("allReduce", b -> {
+            DeviceBuffer buf = TensorBuffers.of(tensor, "tensor");
+            Objects.requireNonNull(op, "op must not be null").checkSupports(buf.dtype());
+            ReduceOp wire = op;
+            if (isPremul(op)) {
+                tensor.muli(op.factor());
+                wire = ReduceOp.SUM;
+            }
+            return writtenWhenDone(flightRecorder.collective("allReduce", b.allReduce(buf, wire), buf), tensor);
+        });
     }
 
     /** Sums {@code tensor} over the members into global rank {@code dst}'s {@code tensor}. */
@@ -342,41 +270,33 @@ public final class ProcessGroup implements AutoCloseable {
 
     /** Reduces {@code tensor} over the members with {@code op} into global rank {@code dst}'s; others keep theirs. */
     public Future<Void> reduce(Tensor tensor, int dst, ReduceOp op) {
-        if (outside("reduce")) {
-            return Future.succeededFuture();
-        }
-        member();
-        return reduce(tensor, toGroup(dst, "dst"), op);
+        return reduce(tensor, group(dst, "dst"), op);
     }
 
     /** {@link #reduce(Tensor, int, ReduceOp)} into rank {@code dst} of this group ({@code group_dst}). */
     public Future<Void> reduce(Tensor tensor, GroupRank dst, ReduceOp op) {
-        if (outside("reduce")) {
-            return Future.succeededFuture();
-        }
-        Backend b = member();
-        checkRank(dst, "dst");
-        DeviceBuffer buf = TensorBuffers.of(tensor, "tensor");
-        checkOp(op, buf.dtype());
-        if (isPremul(op)) {
-            // Only the destination's tensor may change: the others reduce a scaled copy.
-            Tensor scaled = tensor.mul(op.factor());
-            return reduce(scaled, dst, ReduceOp.SUM).map(v -> rank() == dst.rank() ? tensor.copyi(scaled) : null)
-                    .mapEmpty();
-        }
-        return written(flightRecorder.collective("reduce", b.reduce(buf, dst.rank(), op), buf), tensor);
+        return run("reduce", b -> {
+            members.checkRank(dst, "dst");
+            DeviceBuffer buf = TensorBuffers.of(tensor, "tensor");
+            Objects.requireNonNull(op, "op must not be null").checkSupports(buf.dtype());
+            if (isPremul(op)) {
+                // Only the destination's tensor may change: the others reduce a scaled copy.
+                Tensor scaled = tensor.mul(op.factor());
+                return reduce(scaled, dst, ReduceOp.SUM).map(v -> rank() == dst.rank() ? tensor.copyi(scaled) : null)
+                        .mapEmpty();
+            }
+            return writtenWhenDone(flightRecorder.collective("reduce", b.reduce(buf, dst.rank(), op), buf), tensor);
+        });
     }
 
     /** Fills {@code outputs.get(r)} with rank r's {@code input} on every member ({@code all_gather}). */
     public Future<Void> allGather(List<Tensor> outputs, Tensor input) {
-        if (outside("allGather")) {
-            return Future.succeededFuture();
-        }
-        Backend b = member();
-        DeviceBuffer in = TensorBuffers.of(input, "input");
-        List<DeviceBuffer> outs = TensorBuffers.list(outputs, size(), in.dtype(), in.numel(), "outputs");
-        Future<Void> work = flightRecorder.collective("allGather", b.allGather(outs, in), in);
-        return readUntilDone(written(work, outputs), input);
+        return run("allGather", b -> {
+            DeviceBuffer in = TensorBuffers.of(input, "input");
+            List<DeviceBuffer> outs = TensorBuffers.list(outputs, size(), in.dtype(), in.numel(), "outputs");
+            Future<Void> work = flightRecorder.collective("allGather", b.allGather(outs, in), in);
+            return readUntilDone(writtenWhenDone(work, outputs), input);
+        });
     }
 
     /**
@@ -384,15 +304,13 @@ public final class ProcessGroup implements AutoCloseable {
      * holds {@code size() * input.numel()} elements of the same dtype.
      */
     public Future<Void> allGatherIntoTensor(Tensor output, Tensor input) {
-        if (outside("allGatherIntoTensor")) {
-            return Future.succeededFuture();
-        }
-        Backend b = member();
-        DeviceBuffer in = TensorBuffers.of(input, "input");
-        DeviceBuffer out = TensorBuffers.of(output, "output");
-        List<DeviceBuffer> blocks = RankBlocks.equal(out, "output", in, "input", size());
-        return readUntilDone(written(flightRecorder.collective("allGatherIntoTensor", b.allGather(blocks, in), in, out),
-                output), input);
+        return run("allGatherIntoTensor", b -> {
+            DeviceBuffer in = TensorBuffers.of(input, "input");
+            DeviceBuffer out = TensorBuffers.of(output, "output");
+            List<DeviceBuffer> blocks = RankBlocks.equal(out, "output", in, "input", size());
+            Future<Void> work = flightRecorder.collective("allGatherIntoTensor", b.allGather(blocks, in), in, out);
+            return readUntilDone(writtenWhenDone(work, output), input);
+        });
     }
 
     /**
@@ -400,26 +318,20 @@ public final class ProcessGroup implements AutoCloseable {
      * (others pass an empty list).
      */
     public Future<Void> gather(Tensor input, List<Tensor> outputs, int dst) {
-        if (outside("gather")) {
-            return Future.succeededFuture();
-        }
-        member();
-        return gather(input, outputs, toGroup(dst, "dst"));
+        return gather(input, outputs, group(dst, "dst"));
     }
 
     /** {@link #gather(Tensor, List, int)} on rank {@code dst} of this group ({@code group_dst}). */
     public Future<Void> gather(Tensor input, List<Tensor> outputs, GroupRank dst) {
-        if (outside("gather")) {
-            return Future.succeededFuture();
-        }
-        Backend b = member();
-        checkRank(dst, "dst");
-        DeviceBuffer in = TensorBuffers.of(input, "input");
-        List<DeviceBuffer> outs = rank() == dst.rank()
-                ? TensorBuffers.list(outputs, size(), in.dtype(), in.numel(), "outputs")
-                : requireEmpty(outputs, "outputs", "dst");
-        return readUntilDone(written(flightRecorder.collective("gather", b.gather(outs, in, dst.rank()), in),
-                outputs == null ? List.of() : outputs), input);
+        return run("gather", b -> {
+            members.checkRank(dst, "dst");
+            DeviceBuffer in = TensorBuffers.of(input, "input");
+            List<DeviceBuffer> outs = rank() == dst.rank()
+                    ? TensorBuffers.list(outputs, size(), in.dtype(), in.numel(), "outputs")
+                    : TensorBuffers.none(outputs, "outputs", "dst", rank());
+            Future<Void> work = flightRecorder.collective("gather", b.gather(outs, in, dst.rank()), in);
+            return readUntilDone(writtenWhenDone(work, outputs == null ? List.of() : outputs), input);
+        });
     }
 
     /**
@@ -427,26 +339,20 @@ public final class ProcessGroup implements AutoCloseable {
      * list).
      */
     public Future<Void> scatter(Tensor output, List<Tensor> inputs, int src) {
-        if (outside("scatter")) {
-            return Future.succeededFuture();
-        }
-        member();
-        return scatter(output, inputs, toGroup(src, "src"));
+        return scatter(output, inputs, group(src, "src"));
     }
 
     /** {@link #scatter(Tensor, List, int)} from rank {@code src} of this group ({@code group_src}). */
     public Future<Void> scatter(Tensor output, List<Tensor> inputs, GroupRank src) {
-        if (outside("scatter")) {
-            return Future.succeededFuture();
-        }
-        Backend b = member();
-        checkRank(src, "src");
-        DeviceBuffer out = TensorBuffers.of(output, "output");
-        List<DeviceBuffer> ins = rank() == src.rank()
-                ? TensorBuffers.list(inputs, size(), out.dtype(), out.numel(), "inputs")
-                : requireEmpty(inputs, "inputs", "src");
-        Future<Void> work = flightRecorder.collective("scatter", b.scatter(out, ins, src.rank()), out);
-        return readUntilDone(written(work, output), inputs);
+        return run("scatter", b -> {
+            members.checkRank(src, "src");
+            DeviceBuffer out = TensorBuffers.of(output, "output");
+            List<DeviceBuffer> ins = rank() == src.rank()
+                    ? TensorBuffers.list(inputs, size(), out.dtype(), out.numel(), "inputs")
+                    : TensorBuffers.none(inputs, "inputs", "src", rank());
+            Future<Void> work = flightRecorder.collective("scatter", b.scatter(out, ins, src.rank()), out);
+            return readUntilDone(writtenWhenDone(work, output), inputs);
+        });
     }
 
     /** Sums {@code inputs.get(r)} over the members into rank r's {@code output}. */
@@ -456,18 +362,16 @@ public final class ProcessGroup implements AutoCloseable {
 
     /** Reduces {@code inputs.get(r)} over the members with {@code op} into rank r's {@code output}. */
     public Future<Void> reduceScatter(Tensor output, List<Tensor> inputs, ReduceOp op) {
-        if (outside("reduceScatter")) {
-            return Future.succeededFuture();
-        }
-        Backend b = member();
-        DeviceBuffer out = TensorBuffers.of(output, "output");
-        checkOp(op, out.dtype());
-        List<DeviceBuffer> ins = TensorBuffers.list(inputs, size(), out.dtype(), out.numel(), "inputs");
-        if (isPremul(op)) {
-            return reduceScatter(output, inputs.stream().map(t -> t.mul(op.factor())).toList(), ReduceOp.SUM);
-        }
-        return readUntilDone(written(flightRecorder.collective("reduceScatter", b.reduceScatter(out, ins, op), out),
-                output), inputs);
+        return run("reduceScatter", b -> {
+            DeviceBuffer out = TensorBuffers.of(output, "output");
+            Objects.requireNonNull(op, "op must not be null").checkSupports(out.dtype());
+            List<DeviceBuffer> ins = TensorBuffers.list(inputs, size(), out.dtype(), out.numel(), "inputs");
+            if (isPremul(op)) {
+                return reduceScatter(output, inputs.stream().map(t -> t.mul(op.factor())).toList(), ReduceOp.SUM);
+            }
+            Future<Void> work = flightRecorder.collective("reduceScatter", b.reduceScatter(out, ins, op), out);
+            return readUntilDone(writtenWhenDone(work, output), inputs);
+        });
     }
 
     /**
@@ -484,7 +388,7 @@ public final class ProcessGroup implements AutoCloseable {
         }
         for (int i = 0; i < ops.size(); i++) {
             P2POp op = Objects.requireNonNull(ops.get(i), "ops[" + i + "] must not be null");
-            checkPeer(toGroup(op.peer(), "ops[" + i + "].peer"), "ops[" + i + "].peer");
+            members.checkPeer(members.toGroup(op.peer(), "ops[" + i + "].peer"), "ops[" + i + "].peer", rank());
         }
         List<Future<?>> started = new ArrayList<>(ops.size());
         for (P2POp op : ops) {
@@ -501,14 +405,12 @@ public final class ProcessGroup implements AutoCloseable {
      * @throws IllegalArgumentException when {@code tensors} is empty or mixes dtypes or devices
      */
     public Future<Void> allReduceCoalesced(List<Tensor> tensors, ReduceOp op) {
-        if (outside("allReduceCoalesced")) {
-            return Future.succeededFuture();
-        }
-        member();
-        Tensor flat = Coalesced.flatten(tensors, "tensors");
-        return allReduce(flat, op).map(v -> {
-            Coalesced.unflatten(flat, tensors, 0);
-            return null;
+        return run("allReduceCoalesced", b -> {
+            Tensor flat = Coalesced.flatten(tensors, "tensors");
+            return allReduce(flat, op).map(v -> {
+                Coalesced.unflatten(flat, tensors, 0);
+                return null;
+            });
         });
     }
 
@@ -520,18 +422,16 @@ public final class ProcessGroup implements AutoCloseable {
      *                                  not hold one list per rank whose tensors match the inputs' element counts
      */
     public Future<Void> allGatherCoalesced(List<List<Tensor>> outputs, List<Tensor> inputs) {
-        if (outside("allGatherCoalesced")) {
-            return Future.succeededFuture();
-        }
-        member();
-        Tensor flat = Coalesced.flatten(inputs, "inputs");
-        Coalesced.checkOutputs(outputs, inputs, size());
-        Tensor all = Tensor.empty(flat.device(), flat.dtype(), flat.numel() * size());
-        return allGatherIntoTensor(all, flat).map(v -> {
-            for (int r = 0; r < size(); r++) {
-                Coalesced.unflatten(all, outputs.get(r), r * flat.numel());
-            }
-            return null;
+        return run("allGatherCoalesced", b -> {
+            Tensor flat = Coalesced.flatten(inputs, "inputs");
+            Coalesced.checkOutputs(outputs, inputs, size());
+            Tensor all = Tensor.empty(flat.device(), flat.dtype(), flat.numel() * size());
+            return allGatherIntoTensor(all, flat).map(v -> {
+                for (int r = 0; r < size(); r++) {
+                    Coalesced.unflatten(all, outputs.get(r), r * flat.numel());
+                }
+                return null;
+            });
         });
     }
 
@@ -549,19 +449,18 @@ public final class ProcessGroup implements AutoCloseable {
      *                                  {@code size() * output.numel()} elements
      */
     public Future<Void> reduceScatterTensor(Tensor output, Tensor input, ReduceOp op) {
-        if (outside("reduceScatterTensor")) {
-            return Future.succeededFuture();
-        }
-        Backend b = member();
-        DeviceBuffer out = TensorBuffers.of(output, "output");
-        DeviceBuffer in = TensorBuffers.of(input, "input");
-        checkOp(op, out.dtype());
-        if (isPremul(op)) {
-            return reduceScatterTensor(output, input.mul(op.factor()), ReduceOp.SUM);
-        }
-        List<DeviceBuffer> blocks = RankBlocks.equal(in, "input", out, "output", size());
-        return readUntilDone(written(flightRecorder.collective("reduceScatterTensor", b.reduceScatter(out, blocks, op),
-                in, out), output), input);
+        return run("reduceScatterTensor", b -> {
+            DeviceBuffer out = TensorBuffers.of(output, "output");
+            DeviceBuffer in = TensorBuffers.of(input, "input");
+            Objects.requireNonNull(op, "op must not be null").checkSupports(out.dtype());
+            if (isPremul(op)) {
+                return reduceScatterTensor(output, input.mul(op.factor()), ReduceOp.SUM);
+            }
+            List<DeviceBuffer> blocks = RankBlocks.equal(in, "input", out, "output", size());
+            Future<Void> work = flightRecorder.collective("reduceScatterTensor", b.reduceScatter(out, blocks, op), in,
+                    out);
+            return readUntilDone(writtenWhenDone(work, output), input);
+        });
     }
 
     /** {@link #allToAllSingle(Tensor, Tensor, int[], int[])} with equal splits. */
@@ -579,25 +478,23 @@ public final class ProcessGroup implements AutoCloseable {
      *                                  not one per rank, or does not add up to the first dimension
      */
     public Future<Void> allToAllSingle(Tensor output, Tensor input, int[] outputSplitSizes, int[] inputSplitSizes) {
-        if (outside("allToAllSingle")) {
-            return Future.succeededFuture();
-        }
-        Backend b = member();
-        DeviceBuffer out = TensorBuffers.of(output, "output");
-        DeviceBuffer in = TensorBuffers.of(input, "input");
-        if (in.dtype() != out.dtype()) {
-            throw new IllegalArgumentException("allToAllSingle needs one dtype: input is " + in.dtype()
-                    + ", output " + out.dtype());
-        }
-        long[] rowShape = RankBlocks.rowShape(in, "input");
-        if (!Arrays.equals(rowShape, RankBlocks.rowShape(out, "output"))) {
-            throw new IllegalArgumentException("input " + in + " and output " + out + " must have rows of one shape"
-                    + " (all dimensions but the first)");
-        }
-        List<DeviceBuffer> ins = RankBlocks.rows(in, inputSplitSizes, "inputSplitSizes", rowShape, size());
-        List<DeviceBuffer> outs = RankBlocks.rows(out, outputSplitSizes, "outputSplitSizes", rowShape, size());
-        Future<Void> work = flightRecorder.collective("allToAllSingle", b.allToAll(outs, ins), in, out);
-        return readUntilDone(written(work, output), input);
+        return run("allToAllSingle", b -> {
+            DeviceBuffer out = TensorBuffers.of(output, "output");
+            DeviceBuffer in = TensorBuffers.of(input, "input");
+            if (in.dtype() != out.dtype()) {
+                throw new IllegalArgumentException("allToAllSingle needs one dtype: input is " + in.dtype()
+                        + ", output " + out.dtype());
+            }
+            long[] rowShape = RankBlocks.rowShape(in, "input");
+            if (!Arrays.equals(rowShape, RankBlocks.rowShape(out, "output"))) {
+                throw new IllegalArgumentException("input " + in + " and output " + out + " must have rows of one shape"
+                        + " (all dimensions but the first)");
+            }
+            List<DeviceBuffer> ins = RankBlocks.rows(in, inputSplitSizes, "inputSplitSizes", rowShape, size());
+            List<DeviceBuffer> outs = RankBlocks.rows(out, outputSplitSizes, "outputSplitSizes", rowShape, size());
+            Future<Void> work = flightRecorder.collective("allToAllSingle", b.allToAll(outs, ins), in, out);
+            return readUntilDone(writtenWhenDone(work, output), input);
+        });
     }
 
     /**
@@ -605,20 +502,19 @@ public final class ProcessGroup implements AutoCloseable {
      * ({@code all_to_all}); sizes may differ per pair but each output must match what its sender sends.
      */
     public Future<Void> allToAll(List<Tensor> outputs, List<Tensor> inputs) {
-        if (outside("allToAll")) {
-            return Future.succeededFuture();
-        }
-        Backend b = member();
-        List<DeviceBuffer> ins = TensorBuffers.list(inputs, size(), null, 0, "inputs");
-        List<DeviceBuffer> outs = TensorBuffers.list(outputs, size(), null, 0, "outputs");
-        DType dtype = ins.getFirst().dtype();
-        for (DeviceBuffer d : concat(ins, outs)) {
-            if (d.dtype() != dtype) {
-                throw new IllegalArgumentException("allToAll needs one dtype for all tensors: found " + dtype + " and "
-                        + d.dtype());
+        return run("allToAll", b -> {
+            List<DeviceBuffer> ins = TensorBuffers.list(inputs, size(), null, 0, "inputs");
+            List<DeviceBuffer> outs = TensorBuffers.list(outputs, size(), null, 0, "outputs");
+            DType dtype = ins.getFirst().dtype();
+            for (DeviceBuffer d : Stream.concat(ins.stream(), outs.stream()).toList()) {
+                if (d.dtype() != dtype) {
+                    throw new IllegalArgumentException("allToAll needs one dtype for all tensors: found " + dtype
+                            + " and " + d.dtype());
+                }
             }
-        }
-        return readUntilDone(written(flightRecorder.collective("allToAll", b.allToAll(outs, ins)), outputs), inputs);
+            Future<Void> work = flightRecorder.collective("allToAll", b.allToAll(outs, ins));
+            return readUntilDone(writtenWhenDone(work, outputs), inputs);
+        });
     }
 
     /** Completes once every member has called it. */
@@ -635,14 +531,12 @@ public final class ProcessGroup implements AutoCloseable {
      * others wait for rank 0's release. A debugging aid for finding the rank that hangs.
      */
     public Future<Void> monitoredBarrier(Duration timeout, boolean waitAllRanks) {
-        if (outside("monitoredBarrier")) {
-            return Future.succeededFuture();
-        }
-        Backend b = member();
-        if (timeout == null || timeout.isNegative() || timeout.isZero()) {
-            throw new IllegalArgumentException("timeout=" + timeout + " must be positive");
-        }
-        return MonitoredBarrier.run(b, name, vertx, timeout, waitAllRanks);
+        return run("monitoredBarrier", b -> {
+            if (timeout == null || timeout.isNegative() || timeout.isZero()) {
+                throw new IllegalArgumentException("timeout=" + timeout + " must be positive");
+            }
+            return MonitoredBarrier.run(b, name, vertx, timeout, waitAllRanks);
+        });
     }
 
     // ---- objects ---------------------------------------------------------------------------------------------
@@ -652,10 +546,7 @@ public final class ProcessGroup implements AutoCloseable {
      * {@link io.tensorbus.io.ObjectCodec#standard()} codec (never Java serialization).
      */
     public Future<List<Object>> allGatherObject(Object object) {
-        if (outside("allGatherObject")) {
-            return Future.succeededFuture(null);
-        }
-        return flightRecorder.collective("allGatherObject", ObjectCollectives.allGather(member(), object));
+        return GroupObjects.allGather(this, object);
     }
 
     /**
@@ -663,25 +554,12 @@ public final class ProcessGroup implements AutoCloseable {
      * {@code src}'s (the lists must have the same size everywhere and be mutable); completes with the list.
      */
     public Future<List<Object>> broadcastObjectList(List<Object> objects, int src) {
-        if (outside("broadcastObjectList")) {
-            return Future.succeededFuture(null);
-        }
-        member();
-        return broadcastObjectList(objects, toGroup(src, "src"));
+        return broadcastObjectList(objects, group(src, "src"));
     }
 
     /** {@link #broadcastObjectList(List, int)} from rank {@code src} of this group ({@code group_src}). */
     public Future<List<Object>> broadcastObjectList(List<Object> objects, GroupRank src) {
-        if (outside("broadcastObjectList")) {
-            return Future.succeededFuture(null);
-        }
-        Backend b = member();
-        checkRank(src, "src");
-        if (objects == null) {
-            throw new NullPointerException("objects must not be null");
-        }
-        return flightRecorder.collective("broadcastObjectList",
-                ObjectCollectives.broadcastList(b, objects, src.rank()));
+        return GroupObjects.broadcastList(this, objects, src);
     }
 
     /**
@@ -689,21 +567,12 @@ public final class ProcessGroup implements AutoCloseable {
      * other members' futures complete with an empty list.
      */
     public Future<List<Object>> gatherObject(Object object, int dst) {
-        if (outside("gatherObject")) {
-            return Future.succeededFuture(null);
-        }
-        member();
-        return gatherObject(object, toGroup(dst, "dst"));
+        return gatherObject(object, group(dst, "dst"));
     }
 
     /** {@link #gatherObject(Object, int)} on rank {@code dst} of this group ({@code group_dst}). */
     public Future<List<Object>> gatherObject(Object object, GroupRank dst) {
-        if (outside("gatherObject")) {
-            return Future.succeededFuture(null);
-        }
-        Backend b = member();
-        checkRank(dst, "dst");
-        return flightRecorder.collective("gatherObject", ObjectCollectives.gather(b, object, dst.rank()));
+        return GroupObjects.gather(this, object, dst);
     }
 
     /**
@@ -715,34 +584,12 @@ public final class ProcessGroup implements AutoCloseable {
      *                                  hold one object per rank
      */
     public Future<List<Object>> scatterObjectList(List<Object> output, List<Object> inputs, int src) {
-        if (outside("scatterObjectList")) {
-            return Future.succeededFuture(null);
-        }
-        member();
-        return scatterObjectList(output, inputs, toGroup(src, "src"));
+        return scatterObjectList(output, inputs, group(src, "src"));
     }
 
     /** {@link #scatterObjectList(List, List, int)} from rank {@code src} of this group ({@code group_src}). */
     public Future<List<Object>> scatterObjectList(List<Object> output, List<Object> inputs, GroupRank src) {
-        if (outside("scatterObjectList")) {
-            return Future.succeededFuture(null);
-        }
-        Backend b = member();
-        checkRank(src, "src");
-        if (output == null || output.isEmpty()) {
-            throw new IllegalArgumentException("output must be a list of at least one element (the first receives"
-                    + " the object)");
-        }
-        if (rank() == src.rank() && (inputs == null || inputs.size() != size())) {
-            throw new IllegalArgumentException("inputs holds " + (inputs == null ? "nothing" : inputs.size()
-                    + " objects") + "; rank " + globalRanks[src.rank()] + " must pass one per rank (" + size() + ")");
-        }
-        Future<Object> work = flightRecorder.collective("scatterObjectList", ObjectCollectives.scatter(b, inputs,
-                src.rank()));
-        return work.map(o -> {
-            output.set(0, o);
-            return output;
-        });
+        return GroupObjects.scatterList(this, output, inputs, src);
     }
 
     /**
@@ -750,24 +597,12 @@ public final class ProcessGroup implements AutoCloseable {
      * {@link #recvObjectList}. Object lists travel with a tag of their own, apart from tensor messages.
      */
     public Future<Void> sendObjectList(List<Object> objects, int dst) {
-        if (outside("sendObjectList")) {
-            return Future.succeededFuture();
-        }
-        member();
-        return sendObjectList(objects, toGroup(dst, "dst"));
+        return sendObjectList(objects, group(dst, "dst"));
     }
 
     /** {@link #sendObjectList(List, int)} to rank {@code dst} of this group ({@code group_dst}). */
     public Future<Void> sendObjectList(List<Object> objects, GroupRank dst) {
-        if (outside("sendObjectList")) {
-            return Future.succeededFuture();
-        }
-        Backend b = member();
-        checkPeer(dst, "dst");
-        if (objects == null) {
-            throw new NullPointerException("objects must not be null");
-        }
-        return ObjectCollectives.sendList(b, objects, dst.rank(), OBJECT_LIST_TAG);
+        return GroupObjects.sendList(this, objects, dst);
     }
 
     /**
@@ -776,48 +611,33 @@ public final class ProcessGroup implements AutoCloseable {
      * sender's global rank.
      */
     public Future<Integer> recvObjectList(List<Object> objects, int src) {
-        if (outside("recvObjectList")) {
-            return Future.succeededFuture(-1);
-        }
-        member();
-        return recvObjectListFrom(objects, src == ANY_SOURCE ? ANY_SOURCE : toGroup(src, "src").rank());
+        return src == ANY_SOURCE ? GroupObjects.recvListFromAny(this, objects)
+                : recvObjectList(objects, group(src, "src"));
     }
 
     /** {@link #recvObjectList(List, int)} from rank {@code src} of this group ({@code group_src}). */
     public Future<Integer> recvObjectList(List<Object> objects, GroupRank src) {
-        if (outside("recvObjectList")) {
-            return Future.succeededFuture(-1);
-        }
-        member();
-        checkPeer(src, "src");
-        return recvObjectListFrom(objects, src.rank());
-    }
-
-    private Future<Integer> recvObjectListFrom(List<Object> objects, int groupSrc) {
-        Backend b = member();
-        if (objects == null) {
-            throw new NullPointerException("objects must not be null");
-        }
-        return ObjectCollectives.recvList(b, objects, groupSrc, OBJECT_LIST_TAG).map(from -> globalRanks[from]);
+        return GroupObjects.recvList(this, objects, src);
     }
 
     // ---- subgroups ---------------------------------------------------------------------------------------------
 
     /**
-     * The handle of a new subgroup of {@code members} (sorted global ranks of this group): on a member, with its
+     * The handle of a new subgroup of {@code ranks} (sorted global ranks of this group): on a member, with its
      * own connections from {@code provider}, under a prefix of this group's store; elsewhere, a non-member's.
      */
-    Future<ProcessGroup> subgroup(int[] members, Duration limit, BackendProvider provider) {
+    Future<ProcessGroup> subgroup(int[] ranks, Duration limit, BackendProvider provider) {
         String subName = name + ".sub" + subgroups.getAndIncrement();
-        int mine = Arrays.binarySearch(members, globalRank);
+        int self = members.self();
+        int mine = Arrays.binarySearch(ranks, self);
         if (mine < 0) {
-            return Future.succeededFuture(new ProcessGroup(null, subName, members, globalRank, store, vertx, limit,
-                    properties, secret, () -> { }));
+            return Future.succeededFuture(new ProcessGroup(null, subName, ranks, self, store, vertx, limit, properties,
+                    secret, () -> { }));
         }
         Store sub = new PrefixStore(subName, store);
-        BackendOptions options = new BackendOptions(mine, members.length, sub, limit, subName, members, vertx,
-                properties, secret);
-        return provider.create(options).map(b -> new ProcessGroup(b, subName, members, globalRank, sub, vertx, limit,
+        BackendOptions options = new BackendOptions(mine, ranks.length, sub, limit, subName, ranks, vertx, properties,
+                secret);
+        return provider.create(options).map(b -> new ProcessGroup(b, subName, ranks, self, sub, vertx, limit,
                 properties, secret, () -> { }));
     }
 
@@ -857,7 +677,7 @@ public final class ProcessGroup implements AutoCloseable {
 
     // ---- checks -----------------------------------------------------------------------------------------------
 
-    private Backend member() {
+    Backend member() {
         if (backend == null) {
             throw notMember("this operation");
         }
@@ -871,66 +691,42 @@ public final class ProcessGroup implements AutoCloseable {
      * True on a rank outside this group, where an operation of the group does nothing (PyTorch's
      * {@code _rank_not_in_group}); the first such call on this group logs a warning naming {@code op}.
      */
-    /** True, with a warning the first time, on a process that is not a member: the operation does nothing. */
     boolean outside(String op) {
         if (backend != null) {
             return false;
         }
-        if (warnedOutside.compareAndSet(false, true)) {
-            LOG.log(System.Logger.Level.WARNING, "global rank {0} ran {1} on group ''{2}'' (ranks {3}), which it is"
-                    + " not a member of: it does nothing there (warned once per group)", globalRank, op, name,
-                    Arrays.toString(globalRanks));
-        }
+        members.warnOutside(op);
         return true;
+    }
+
+    /**
+     * {@code body} with this member's backend; on a process outside the group, nothing, as PyTorch does there (see
+     * {@link #outside}).
+     */
+    private Future<Void> run(String op, Function<Backend, Future<Void>> body) {
+        return outside(op) ? Future.succeededFuture() : body.apply(member());
     }
 
     /** The failure of an operation that cannot run on a process outside the group. */
     IllegalStateException notMember(String op) {
-        return new IllegalStateException("global rank " + globalRank + " is not a member of group '" + name
-                + "' (ranks " + Arrays.toString(globalRanks) + "): " + op + " cannot run on it");
+        return members.notMember(op);
     }
 
-    private void checkRank(int r, String what) {
-        if (r < 0 || r >= size()) {
-            throw new IllegalArgumentException(what + "=" + r + " is not a rank of this group (size " + size() + ")");
-        }
-    }
-
-    private void checkRank(GroupRank r, String what) {
-        Objects.requireNonNull(r, what + " must not be null");
-        if (r.rank() >= size()) {
-            throw new IllegalArgumentException("group " + what + "=" + r.rank() + " is not a rank of this group (size "
-                    + size() + ")");
-        }
-    }
-
-    private void checkPeer(GroupRank r, String what) {
-        checkRank(r, what);
-        if (r.rank() == rank()) {
-            throw new IllegalArgumentException(what + "=" + globalRanks[r.rank()] + " is this process's own rank;"
-                    + " point-to-point needs another rank");
-        }
+    /** The members, and the checks of ranks that arguments name. */
+    Membership members() {
+        return members;
     }
 
     /**
-     * The group rank of global rank {@code global}.
-     *
-     * @throws IllegalArgumentException when that process is not a member, naming the members
+     * The group rank of global rank {@code global}, for an overload taking global ranks; on a process outside the
+     * group, where the operation does nothing and arguments are not checked, group rank 0.
      */
-    private GroupRank toGroup(int global, String what) {
-        int r = groupRank(global);
-        if (r < 0) {
-            throw new IllegalArgumentException(what + "=" + global + " is not a member of this group (global ranks "
-                    + Arrays.toString(globalRanks) + "); " + what + " is a global rank, GroupRank.of(r) names a rank"
-                    + " of the group");
+    private GroupRank group(int global, String what) {
+        if (backend == null) {
+            return GroupRank.of(0);
         }
-        return GroupRank.of(r);
-    }
-
-    private static void checkTag(int tag) {
-        if (tag < 0) {
-            throw new IllegalArgumentException("tag=" + tag + " must be >= 0 (negative tags are reserved)");
-        }
+        member();
+        return members.toGroup(global, what);
     }
 
     /**
@@ -941,55 +737,8 @@ public final class ProcessGroup implements AutoCloseable {
         return op.type() == ReduceOp.Type.PREMUL_SUM;
     }
 
-    private static ReduceOp onWire(ReduceOp op) {
-        return isPremul(op) ? ReduceOp.SUM : op;
-    }
-
-    private static void checkOp(ReduceOp op, DType dtype) {
-        if (op == null) {
-            throw new NullPointerException("op must not be null");
-        }
-        op.checkSupports(dtype);
-    }
-
-    private List<DeviceBuffer> requireEmpty(List<Tensor> tensors, String what, String root) {
-        if (tensors != null && !tensors.isEmpty()) {
-            throw new IllegalArgumentException(what + " must be empty on rank " + rank() + ": only " + root
-                    + " passes them");
-        }
-        return List.of();
-    }
-
-    private Duration deadline() {
+    /** How long a blocking call waits: past the group's timeout, so the operation's own failure comes first. */
+    Duration blockingDeadline() {
         return timeout.plusSeconds(5);
-    }
-
-    /**
-     * Keeps {@code inputs} reachable until {@code f} completes. A backend holds only the tensors' buffers, and a
-     * device tensor's memory is released when the tensor becomes unreachable: an input the caller built inline
-     * ({@code allGather(outs, Tensor.full(...))}) could otherwise be freed while the backend still sends it.
-     */
-    private static <T> Future<T> readUntilDone(Future<T> f, Object inputs) {
-        return f.andThen(ar -> Reference.reachabilityFence(inputs));
-    }
-
-    private static Future<Void> written(Future<Void> f, Tensor t) {
-        return f.map(v -> {
-            TensorBuffers.written(t);
-            return null;
-        });
-    }
-
-    private static Future<Void> written(Future<Void> f, List<Tensor> ts) {
-        return f.map(v -> {
-            TensorBuffers.written(ts);
-            return null;
-        });
-    }
-
-    private static List<DeviceBuffer> concat(List<DeviceBuffer> a, List<DeviceBuffer> b) {
-        List<DeviceBuffer> all = new ArrayList<>(a);
-        all.addAll(b);
-        return all;
     }
 }

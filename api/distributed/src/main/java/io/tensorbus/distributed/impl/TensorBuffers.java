@@ -5,6 +5,8 @@ import io.tensorbus.internal.tensor.TensorInternals;
 import io.tensorbus.spi.DeviceBuffer;
 import io.tensorbus.spi.DeviceRuntimeProvider;
 import io.tensorbus.tensor.Tensor;
+import io.vertx.core.Future;
+import java.lang.ref.Reference;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -71,6 +73,19 @@ public final class TensorBuffers {
         return out;
     }
 
+    /**
+     * No buffers, checking that a non-root rank ({@code rank}) passed no {@code what}: only {@code root} passes them.
+     *
+     * @throws IllegalArgumentException when {@code tensors} is not empty
+     */
+    public static List<DeviceBuffer> none(List<Tensor> tensors, String what, String root, int rank) {
+        if (tensors != null && !tensors.isEmpty()) {
+            throw new IllegalArgumentException(what + " must be empty on rank " + rank + ": only " + root
+                    + " passes them");
+        }
+        return List.of();
+    }
+
     /** Marks tensors written by a collective as modified (autograd's version counter). */
     public static void written(Tensor... tensors) {
         for (Tensor t : tensors) {
@@ -81,5 +96,30 @@ public final class TensorBuffers {
     /** {@link #written(Tensor...)} for a list. */
     public static void written(List<Tensor> tensors) {
         tensors.forEach(t -> TensorInternals.storage(t).bumpVersion());
+    }
+
+    /**
+     * Keeps {@code inputs} reachable until {@code f} completes. A backend holds only the tensors' buffers, and a
+     * device tensor's memory is released when the tensor becomes unreachable: an input the caller built inline
+     * ({@code allGather(outs, Tensor.full(...))}) could otherwise be freed while the backend still sends it.
+     */
+    public static <T> Future<T> readUntilDone(Future<T> f, Object inputs) {
+        return f.andThen(ar -> Reference.reachabilityFence(inputs));
+    }
+
+    /** {@code f}, marking {@code t} written once it succeeds. */
+    public static Future<Void> writtenWhenDone(Future<Void> f, Tensor t) {
+        return f.map(v -> {
+            written(t);
+            return null;
+        });
+    }
+
+    /** {@code f}, marking {@code ts} written once it succeeds. */
+    public static Future<Void> writtenWhenDone(Future<Void> f, List<Tensor> ts) {
+        return f.map(v -> {
+            written(ts);
+            return null;
+        });
     }
 }
