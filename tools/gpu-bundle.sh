@@ -27,7 +27,7 @@ echo "gpu-bundle: building the jars and test classes..." >&2
 rm -rf "$OUT"
 mkdir -p "$OUT/lib" "$OUT/test"
 for jar in workloads/target/lib/*.jar workloads/target/tensorbus-workloads-*.jar \
-           plugins-spi/target/tensorbus-plugins-spi-*-tests.jar; do
+           plugin-support/target/tensorbus-plugin-support-*-tests.jar; do
     case "$(basename "$jar")" in
         hazelcast-*|vertx-hazelcast-*|tensorbus-hazelcast-*|*-sources.jar|*-javadoc.jar) ;;
         *) cp "$jar" "$OUT/lib/" ;;

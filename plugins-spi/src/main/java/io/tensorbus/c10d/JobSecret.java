@@ -19,7 +19,7 @@ import javax.crypto.spec.SecretKeySpec;
 
 /**
  * The secret every process of one job shares, and that every connection the job opens (the c10d store, a backend's
- * mesh, RPC) proves through {@code io.tensorbus.spi.SecretHandshake} before it reads or writes anything else.
+ * mesh, RPC) proves through {@code io.tensorbus.spi.support.SecretHandshake} before it reads or writes anything else.
  * {@code tensorbus launch} makes a random one per job and hands it to its ranks in {@value #ENV}; a job across
  * machines takes it from {@value #ENV} or the file named by {@value #FILE_ENV} on every node.
  *
@@ -179,8 +179,9 @@ public final class JobSecret {
 
     /**
      * HMAC-SHA256 under this secret of {@code parts}, each followed by a zero byte (so no two lists of parts
-     * give the same input): what a protocol proving the secret sends, as {@code io.tensorbus.spi.SecretHandshake}
-     * does. Public for such protocols only; call it on a present secret.
+     * give the same input): what a protocol proving the secret sends, as
+     * {@code io.tensorbus.spi.support.SecretHandshake} does. Public for such protocols only; call it on a present
+     * secret.
      */
     public byte[] mac(byte[]... parts) {
         try {

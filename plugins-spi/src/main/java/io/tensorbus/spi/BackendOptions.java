@@ -12,8 +12,9 @@ import java.util.Objects;
  * the group, the group size, the store the members rendezvous through (already scoped to the group by a
  * prefix), the per-operation timeout, the group's name for messages, and the Vert.x instance whose event
  * loops carry the traffic. {@code properties} carries backend-specific settings ({@code tcp.bindHost}, ...).
- * A backend that opens connections of its own proves {@code secret} on each with {@link SecretHandshake}
- * and, without one, listens on loopback addresses only ({@link JobSecret#checkBind}).
+ * A backend that opens connections of its own proves {@code secret} on each (as ours do with
+ * {@code io.tensorbus.spi.support.SecretHandshake}) and, without one, listens on loopback addresses only
+ * ({@link JobSecret#checkBind}).
  *
  * @param rank this process's rank in the group, in {@code [0, worldSize)}
  * @param worldSize the number of members, at least 1

@@ -67,8 +67,8 @@ public interface DeviceRuntime {
 
     /**
      * Combines {@code bytes} bytes of {@code src} into {@code acc} element by element on {@code acc}'s device,
-     * {@code acc[i] = acc[i] op src[i]}, with the semantics of {@link HostReductions#reduceInto} (NaN propagates
-     * through MAX and MIN, half-precision types combine in float32, AVG sums). {@code src} may be host memory:
+     * {@code acc[i] = acc[i] op src[i]}, with the semantics of the host's ({@code HostReductions}): NaN propagates
+     * through MAX and MIN, half-precision types combine in float32, AVG sums. {@code src} may be host memory:
      * it is copied to the device first.
      *
      * @throws IllegalArgumentException when the dtypes differ, a range lies outside its buffer or {@code op} is

@@ -3,7 +3,7 @@ package io.tensorbus.distributed;
 import io.tensorbus.c10d.AuthenticationException;
 import io.tensorbus.c10d.JobSecret;
 import io.tensorbus.c10d.Store;
-import io.tensorbus.spi.BlockingHandshake;
+import io.tensorbus.spi.support.BlockingHandshake;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import java.io.IOException;

@@ -12,7 +12,10 @@ import io.tensorbus.distributed.archfixture.UsesMutiny;
 import io.tensorbus.distributed.rpc.impl.RpcFrame;
 import io.tensorbus.nn.archfixture.ReachesIntoAnotherPackagesImpl;
 import io.tensorbus.optim.archfixture.CycleStart;
+import io.tensorbus.spi.archfixture.ContractNamingSupport;
 import io.tensorbus.spi.archfixture.PluginNamingTensor;
+import io.tensorbus.spi.Backend;
+import io.tensorbus.spi.support.HostReductions;
 import io.tensorbus.tensor.Tensor;
 import io.tensorbus.tensor.archfixture.CoreClassImportingVertx;
 import io.tensorbus.tensor.archfixture.LeaksAnInternalType;
@@ -51,6 +54,13 @@ class ArchitectureRulesTest {
     }
 
     @Test
+    void aContractClassNamingPluginSupportIsReported() {
+        String report = reportOf(ArchitectureTest.CONTRACT_NEEDS_NO_SUPPORT, ContractNamingSupport.class);
+        assertTrue(report.contains("ContractNamingSupport") && report.contains(HostReductions.class.getName()),
+                report);
+    }
+
+    @Test
     void distributedCodeUsingMutinyIsReported() {
         String report = reportOf(ArchitectureTest.DISTRIBUTED_NEEDS_NO_CLUSTERING, UsesMutiny.class);
         assertTrue(report.contains("UsesMutiny") && report.contains("io.smallrye.mutiny.Uni"), report);
@@ -71,9 +81,10 @@ class ArchitectureRulesTest {
 
     @Test
     void theRulesPassTheClassesNextToTheFixtures() {
-        JavaClasses fine = new ClassFileImporter().importClasses(Tensor.class, RpcFrame.class);
+        JavaClasses fine = new ClassFileImporter().importClasses(Tensor.class, RpcFrame.class, Backend.class);
         assertFalse(ArchitectureTest.CORE_NEEDS_NO_VERTX.evaluate(fine).hasViolation());
         assertFalse(ArchitectureTest.IMPL_STAYS_IN_ITS_PARENT.evaluate(fine).hasViolation());
         assertFalse(ArchitectureTest.USER_API_NAMES_NO_INTERNALS.evaluate(fine).hasViolation());
+        assertFalse(ArchitectureTest.CONTRACT_NEEDS_NO_SUPPORT.evaluate(fine).hasViolation());
     }
 }

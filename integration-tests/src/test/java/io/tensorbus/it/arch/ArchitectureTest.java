@@ -90,6 +90,16 @@ class ArchitectureTest {
             .should().dependOnClassesThat().resideInAnyPackage(concat(API, "io.tensorbus.backend.."))
             .because("a plugin author compiles against tensorbus-plugins-spi alone");
 
+    /**
+     * The plugin contract (and the c10d types it carries) names nothing of tensorbus-plugin-support: a third party
+     * compiles a plugin against tensorbus-plugins-spi alone.
+     */
+    static final ArchRule CONTRACT_NEEDS_NO_SUPPORT = noClasses().that().resideInAnyPackage("io.tensorbus.spi..",
+                    "io.tensorbus.c10d..")
+            .and().resideOutsideOfPackages("io.tensorbus.spi.support..", "io.tensorbus.spi.contract..")
+            .should().dependOnClassesThat().resideInAPackage("io.tensorbus.spi.support..")
+            .because("tensorbus-plugins-spi is the whole contract; plugin-support is optional for plugins");
+
     /** The user's communication types do not lead users into the plugin package. */
     static final ArchRule USER_TYPES_NAME_NO_PLUGIN_TYPES = noClasses().that().resideInAPackage("io.tensorbus.c10d..")
             .should().dependOnClassesThat().resideInAPackage("io.tensorbus.spi..")
@@ -174,6 +184,11 @@ class ArchitectureTest {
     @Test
     void spiImportsNoApi() {
         SPI_IMPORTS_NO_API.check(production);
+    }
+
+    @Test
+    void contractNeedsNoSupport() {
+        CONTRACT_NEEDS_NO_SUPPORT.check(production);
     }
 
     @Test

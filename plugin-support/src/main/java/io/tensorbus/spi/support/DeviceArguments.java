@@ -1,7 +1,10 @@
-package io.tensorbus.spi;
+package io.tensorbus.spi.support;
 
 import io.tensorbus.DType;
 import io.tensorbus.c10d.ReduceOp;
+import io.tensorbus.spi.DeviceBuffer;
+import io.tensorbus.spi.DeviceRuntime;
+import io.tensorbus.spi.ElementwiseOp;
 import java.util.Arrays;
 
 /**

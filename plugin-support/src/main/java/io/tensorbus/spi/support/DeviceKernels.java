@@ -1,6 +1,8 @@
-package io.tensorbus.spi;
+package io.tensorbus.spi.support;
 
 import io.tensorbus.DType;
+import io.tensorbus.spi.DeviceRuntime;
+import io.tensorbus.spi.ElementwiseOp;
 
 /**
  * The source of the device kernels every {@link DeviceRuntime} needs, written once and emitted in two dialects:

@@ -1,4 +1,4 @@
-package io.tensorbus.spi;
+package io.tensorbus.spi.support;
 
 import io.tensorbus.DType;
 import java.lang.foreign.MemorySegment;

@@ -13,7 +13,7 @@ import io.tensorbus.spi.DeviceBuffer;
 import io.tensorbus.spi.DeviceRuntime;
 import io.tensorbus.spi.DeviceRuntimeProvider;
 import io.tensorbus.spi.ElementwiseOp;
-import io.tensorbus.spi.HostReductions;
+import io.tensorbus.spi.support.HostReductions;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;

@@ -1,4 +1,4 @@
-package io.tensorbus.spi;
+package io.tensorbus.spi.support;
 
 import io.tensorbus.DType;
 import io.tensorbus.c10d.ReduceOp;

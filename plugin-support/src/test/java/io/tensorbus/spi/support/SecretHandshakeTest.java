@@ -1,4 +1,4 @@
-package io.tensorbus.spi;
+package io.tensorbus.spi.support;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;

@@ -2,7 +2,7 @@ package io.tensorbus.distributed.impl;
 
 import io.tensorbus.c10d.JobSecret;
 import io.tensorbus.distributed.TcpStore;
-import io.tensorbus.spi.SecretHandshake;
+import io.tensorbus.spi.support.SecretHandshake;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;

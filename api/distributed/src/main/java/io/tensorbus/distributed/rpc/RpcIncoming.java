@@ -2,7 +2,7 @@ package io.tensorbus.distributed.rpc;
 
 import io.tensorbus.distributed.rpc.impl.RpcFrame;
 import io.tensorbus.distributed.rpc.impl.RpcFrameParser;
-import io.tensorbus.spi.shm.SharedMemoryChannel;
+import io.tensorbus.spi.support.shm.SharedMemoryChannel;
 import io.vertx.core.net.NetSocket;
 import java.lang.foreign.MemorySegment;
 import java.util.List;

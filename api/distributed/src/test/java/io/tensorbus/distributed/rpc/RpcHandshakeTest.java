@@ -11,7 +11,7 @@ import io.tensorbus.distributed.HashStore;
 import io.tensorbus.distributed.rpc.impl.RpcFrame;
 import io.tensorbus.distributed.rpc.impl.RpcFrameParser;
 import io.tensorbus.io.ObjectCodec;
-import io.tensorbus.spi.SecretHandshake;
+import io.tensorbus.spi.support.SecretHandshake;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;

@@ -2,7 +2,7 @@ package io.tensorbus.backend.nccl;
 
 import io.tensorbus.DType;
 import io.tensorbus.Device;
-import io.tensorbus.spi.DeviceArguments;
+import io.tensorbus.spi.support.DeviceArguments;
 import io.tensorbus.spi.DeviceBuffer;
 import java.lang.foreign.MemorySegment;
 import java.util.Arrays;

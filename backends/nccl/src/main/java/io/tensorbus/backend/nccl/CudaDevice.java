@@ -2,7 +2,7 @@ package io.tensorbus.backend.nccl;
 
 import io.tensorbus.Device;
 import io.tensorbus.spi.DeviceBuffer;
-import io.tensorbus.spi.DeviceKernels;
+import io.tensorbus.spi.support.DeviceKernels;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;

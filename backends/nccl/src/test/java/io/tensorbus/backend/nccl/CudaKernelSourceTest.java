@@ -2,8 +2,8 @@ package io.tensorbus.backend.nccl;
 
 import io.tensorbus.DType;
 import io.tensorbus.c10d.ReduceOp;
-import io.tensorbus.spi.DeviceKernels;
-import io.tensorbus.spi.HostReductions;
+import io.tensorbus.spi.support.DeviceKernels;
+import io.tensorbus.spi.support.HostReductions;
 import java.io.IOException;
 import java.io.InputStream;
 import java.lang.foreign.MemorySegment;

@@ -4,7 +4,7 @@ import static org.jocl.CL.CL_COMPLETE;
 import static org.jocl.CL.CL_MEM_READ_WRITE;
 
 import io.tensorbus.Device;
-import io.tensorbus.spi.DeviceKernels;
+import io.tensorbus.spi.support.DeviceKernels;
 import java.lang.foreign.MemorySegment;
 import java.lang.ref.Reference;
 import java.util.ArrayDeque;

@@ -3,7 +3,7 @@ package io.tensorbus.backend.tcp;
 import io.tensorbus.DType;
 import io.tensorbus.c10d.ReduceOp;
 import io.tensorbus.spi.DeviceBuffer;
-import io.tensorbus.spi.HostReductions;
+import io.tensorbus.spi.support.HostReductions;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import java.lang.foreign.MemorySegment;

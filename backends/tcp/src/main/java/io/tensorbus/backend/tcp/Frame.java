@@ -40,7 +40,7 @@ record Frame(int kind, int opcode, int dtype, int reduceOp, int root, long seque
     /** A rank leaves the group in order; aux is how many collectives it called (all of them finished). */
     static final int GOODBYE = 6;
     /**
-     * Right after its HELLO, the accepting rank offers a {@link io.tensorbus.spi.shm.SharedMemoryChannel} (the
+     * Right after its HELLO, the accepting rank offers a {@link io.tensorbus.spi.support.shm.SharedMemoryChannel} (the
      * connector's HELLO had {@link #WANTS_SHARED_MEMORY}); the payload names the file and carries its nonce.
      */
     static final int SHM_OFFER = 7;
@@ -53,7 +53,7 @@ record Frame(int kind, int opcode, int dtype, int reduceOp, int root, long seque
     static final int DOORBELL = 9;
     /**
      * tag of a HELLO: the sender is on the receiver's host (by {@link
-     * io.tensorbus.spi.shm.SharedMemoryChannel#hostIdentity}) and wants shared memory.
+     * io.tensorbus.spi.support.shm.SharedMemoryChannel#hostIdentity}) and wants shared memory.
      */
     static final long WANTS_SHARED_MEMORY = 1;
     /** The largest SHM_OFFER payload. */

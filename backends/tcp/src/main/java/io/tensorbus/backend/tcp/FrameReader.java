@@ -2,7 +2,7 @@ package io.tensorbus.backend.tcp;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
-import io.tensorbus.spi.shm.SharedMemoryLink;
+import io.tensorbus.spi.support.shm.SharedMemoryLink;
 
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;

@@ -1,8 +1,8 @@
 package io.tensorbus.backend.tcp;
 
 import io.tensorbus.spi.BackendOptions;
-import io.tensorbus.spi.shm.SharedMemoryChannel;
-import io.tensorbus.spi.shm.SharedMemoryLink;
+import io.tensorbus.spi.support.shm.SharedMemoryChannel;
+import io.tensorbus.spi.support.shm.SharedMemoryLink;
 import java.nio.file.Path;
 
 /**

@@ -2,7 +2,7 @@ package io.tensorbus.backend.tcp;
 
 import io.tensorbus.DType;
 import io.tensorbus.c10d.ReduceOp;
-import io.tensorbus.spi.HostReductions;
+import io.tensorbus.spi.support.HostReductions;
 import java.lang.foreign.MemorySegment;
 
 /**

@@ -16,7 +16,7 @@ import io.tensorbus.spi.contract.Buffers;
 import io.tensorbus.spi.contract.MemoryStore;
 import io.tensorbus.spi.contract.Ranks;
 import io.tensorbus.spi.contract.Reference;
-import io.tensorbus.spi.shm.SharedMemoryChannel;
+import io.tensorbus.spi.support.shm.SharedMemoryChannel;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import java.io.IOException;

@@ -16,7 +16,7 @@ import io.tensorbus.c10d.ReduceOp;
 import io.tensorbus.spi.Backend;
 import io.tensorbus.spi.BackendOptions;
 import io.tensorbus.spi.BackendProvider;
-import io.tensorbus.spi.BlockingHandshake;
+import io.tensorbus.spi.support.BlockingHandshake;
 import io.tensorbus.spi.DeviceBuffer;
 import io.tensorbus.spi.contract.Buffers;
 import io.tensorbus.spi.contract.MemoryStore;

@@ -1,4 +1,4 @@
-package io.tensorbus.spi.shm;
+package io.tensorbus.spi.support.shm;
 
 import java.io.IOException;
 import java.lang.foreign.Arena;

@@ -1,4 +1,4 @@
-package io.tensorbus.spi.shm;
+package io.tensorbus.spi.support.shm;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;

@@ -1,8 +1,8 @@
 /**
  * Shared memory between two processes of one host, for transports to share: a
- * {@link io.tensorbus.spi.shm.SharedMemoryChannel} (a {@code /dev/shm} file holding a
- * {@link io.tensorbus.spi.shm.SharedMemoryRing} each way, deleted as soon as both sides mapped it) and a
- * {@link io.tensorbus.spi.shm.SharedMemoryLink} that moves a connection's frames through it on the connection's
+ * {@link io.tensorbus.spi.support.shm.SharedMemoryChannel} (a {@code /dev/shm} file holding a
+ * {@link io.tensorbus.spi.support.shm.SharedMemoryRing} each way, deleted as soon as both sides mapped it) and a
+ * {@link io.tensorbus.spi.support.shm.SharedMemoryLink} that moves a connection's frames through it on the connection's
  * event loop, the socket kept as doorbell and sign of life. The tcp backend's peer connections and the RPC
  * agent's connections use them. User code never imports this package.
  *
@@ -10,4 +10,4 @@
  * whole frame into it ({@code tryWriteNow}, {@code writeOrCopy}), one at a time under the link's producer lock.
  * A ring has one producer and one consumer, each possibly in another process.
  */
-package io.tensorbus.spi.shm;
+package io.tensorbus.spi.support.shm;

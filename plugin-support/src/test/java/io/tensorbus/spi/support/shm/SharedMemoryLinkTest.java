@@ -1,4 +1,4 @@
-package io.tensorbus.spi.shm;
+package io.tensorbus.spi.support.shm;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;

@@ -1,4 +1,4 @@
-package io.tensorbus.spi.shm;
+package io.tensorbus.spi.support.shm;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
