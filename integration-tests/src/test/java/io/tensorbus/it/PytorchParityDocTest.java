@@ -57,6 +57,7 @@ class PytorchParityDocTest {
         int end = doc.indexOf("\n## ", start + 1);
         List<String> unknown = new ArrayList<>();
         int options = 0;
+        String usage = LaunchOptions.usage();
         for (String row : (end < 0 ? doc.substring(start) : doc.substring(start, end)).split("\n")) {
             String[] cells = row.split("\\|");
             if (!row.startsWith("|") || cells.length < 3) {
@@ -67,7 +68,7 @@ class PytorchParityDocTest {
             while (m.find()) {
                 options++;
                 String option = m.group(1);
-                if (!LaunchOptions.USAGE.contains(option + " ") && !LaunchOptions.USAGE.contains(option + ",")) {
+                if (!usage.contains(option + "=") && !usage.contains(option + ",") && !usage.contains(option + " ")) {
                     unknown.add(option);
                 }
             }

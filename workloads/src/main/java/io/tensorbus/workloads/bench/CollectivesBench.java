@@ -1,12 +1,14 @@
 package io.tensorbus.workloads.bench;
 
 import io.tensorbus.Device;
+import io.tensorbus.workloads.cli.Cli;
 import java.io.PrintStream;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.function.Consumer;
+import java.util.function.IntSupplier;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
 
 /**
  * The {@code collectives} suite, the measurements of {@code tools/anchors/torch_collectives.py} (gloo):
@@ -30,9 +32,6 @@ public final class CollectivesBench {
     static final List<String> OPS = List.of("allreduce", "broadcast", "allgather");
     /** Rounds of each operation every rank runs before the first measurement. */
     static final int DEFAULT_JIT_WARMUP = 300;
-    /** The usage of the suite's options. */
-    public static final String USAGE = "collectives [--world N] [--ops allreduce,broadcast,allgather]"
-            + " [--max-bytes B] [--jit-warmup ROUNDS] [--backend NAME] [--device DEV]";
 
     /**
      * The suite's options.
@@ -94,28 +93,7 @@ public final class CollectivesBench {
          * @throws IllegalArgumentException naming the wrong option and what it allows
          */
         public static Options parse(List<String> args) {
-            Options d = defaults();
-            int world = d.world();
-            List<String> ops = d.ops();
-            long maxBytes = d.maxBytes();
-            int jitWarmup = d.jitWarmup();
-            String backend = d.backend();
-            Device device = null;
-            for (Map.Entry<String, String> pair : MultiProcessBench.options(args).entrySet()) {
-                String option = pair.getKey();
-                String value = pair.getValue();
-                switch (option) {
-                    case "--world" -> world = (int) MultiProcessBench.number(option, value, 2, 64);
-                    case "--ops" -> ops = opList(value);
-                    case "--max-bytes" -> maxBytes = MultiProcessBench.number(option, value, SIZES[0], Long.MAX_VALUE);
-                    case "--jit-warmup" -> jitWarmup = (int) MultiProcessBench.number(option, value, 0, 1_000_000);
-                    case "--backend" -> backend = value;
-                    case "--device" -> device = Device.parse(value);
-                    default -> throw new IllegalArgumentException("unknown option '" + option + "'; " + USAGE);
-                }
-            }
-            return new Options(world, ops, maxBytes, jitWarmup, backend, device != null ? device
-                    : deviceOf(backend));
+            return Cli.parse(new Suite(), args).options();
         }
 
         /**
@@ -137,15 +115,6 @@ public final class CollectivesBench {
                     "--device", device.toString());
         }
 
-        private static List<String> opList(String value) {
-            List<String> ops = new ArrayList<>();
-            for (String op : value.split(",")) {
-                if (!op.isBlank()) {
-                    ops.add(op.trim());
-                }
-            }
-            return ops;
-        }
     }
 
     private final Options options;
@@ -180,5 +149,40 @@ public final class CollectivesBench {
             case "broadcast" -> 1.0;
             default -> throw new IllegalArgumentException("unknown operation '" + op + "'");
         };
+    }
+
+    /** {@code tensorbus bench collectives}: its options, and the run. */
+    @Command(name = "collectives", description = "all-reduce, broadcast and all-gather of 4 B to 64 MiB, one process"
+            + " per rank (the anchor torch_collectives.py)")
+    public static final class Suite extends BenchSuite {
+        @Option(names = "--world", paramLabel = "N", description = "processes, 2 to 64 (default: ${DEFAULT-VALUE})")
+        int world = 2;
+        @Option(names = "--ops", paramLabel = "LIST", split = ",",
+                description = "operations to time, of allreduce, broadcast, allgather (default: all)")
+        List<String> ops = OPS;
+        @Option(names = "--max-bytes", paramLabel = "B", description = "the largest size timed (default: all)")
+        long maxBytes = Long.MAX_VALUE;
+        @Option(names = "--jit-warmup", paramLabel = "ROUNDS",
+                description = "rounds of each operation first, 0 to 1000000 (default: ${DEFAULT-VALUE})")
+        int jitWarmup = DEFAULT_JIT_WARMUP;
+        @Option(names = "--backend", paramLabel = "NAME",
+                description = "tcp, opencl or nccl (default: ${DEFAULT-VALUE})")
+        String backend = "tcp";
+        @Option(names = "--device", paramLabel = "DEV", description = "cpu, opencl[:N] or cuda[:N]; ranks share a"
+                + " device when there are fewer (default: the backend's)")
+        String device;
+
+        Options options() {
+            List<String> named = ops.stream().map(String::trim).filter(op -> !op.isEmpty()).toList();
+            Device where = device != null ? Device.parse(device) : Options.deviceOf(backend);
+            return new Options(Cli.range("--world", world, 2, 64), named, maxBytes,
+                    Cli.range("--jit-warmup", jitWarmup, 0, 1_000_000), backend, where);
+        }
+
+        @Override
+        protected IntSupplier suite(Consumer<Measurement> sink, PrintStream err) {
+            CollectivesBench bench = new CollectivesBench(options());
+            return () -> bench.run(sink, err);
+        }
     }
 }

@@ -9,12 +9,15 @@ import io.tensorbus.parallel.DistributedDataParallel;
 import io.tensorbus.tensor.Generator;
 import io.tensorbus.tensor.Tensor;
 import io.tensorbus.tensor.Threads;
+import io.tensorbus.workloads.cli.Cli;
 import java.io.PrintStream;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.function.Consumer;
+import java.util.function.IntSupplier;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
 
 /**
  * The {@code ddp} suite, the measurement of {@code tools/anchors/torch_ddp.py}: training steps (zero grad,
@@ -36,8 +39,6 @@ public final class DdpBench {
     static final int GLOBAL_BATCH = 128;
     /** The anchor's steps left out of the median (warm-up). */
     static final int SKIPPED_STEPS = 10;
-    /** The usage of the suite's options. */
-    public static final String USAGE = "ddp [--world N] [--warmup W] [--steps S]";
     /** The anchor's last step of its median, for {@code cold_step_ms}. */
     static final int ANCHOR_STEPS = 60;
 
@@ -83,22 +84,7 @@ public final class DdpBench {
          * @throws IllegalArgumentException naming the wrong option and what it allows
          */
         public static Options parse(List<String> args) {
-            Options d = defaults();
-            int world = d.world();
-            int steps = d.steps();
-            int warmup = d.warmup();
-            for (Map.Entry<String, String> pair : MultiProcessBench.options(args).entrySet()) {
-                String option = pair.getKey();
-                String value = pair.getValue();
-                switch (option) {
-                    case "--world" -> world = (int) MultiProcessBench.number(option, value, 1, 64);
-                    case "--warmup" -> warmup = (int) MultiProcessBench.number(option, value, 0, 1_000_000);
-                    case "--steps" -> steps = (int) MultiProcessBench.number(option, value, SKIPPED_STEPS + 1,
-                            1_000_000);
-                    default -> throw new IllegalArgumentException("unknown option '" + option + "'; " + USAGE);
-                }
-            }
-            return new Options(world, warmup, steps);
+            return Cli.parse(new Suite(), args).options();
         }
 
         /** The arguments that make {@link #parse} return these options (what the workers are given). */
@@ -169,5 +155,30 @@ public final class DdpBench {
             m.with("exposed_comm_ms", comm * 1000, 3);
         }
         return m;
+    }
+
+    /** {@code tensorbus bench ddp}: its options, and the run. */
+    @Command(name = "ddp", description = "DDP training steps of the tutorial network at global batch 128, one"
+            + " process per rank (the anchor torch_ddp.py)")
+    public static final class Suite extends BenchSuite {
+        @Option(names = "--world", paramLabel = "N",
+                description = "processes, 1 to 64; 1 trains locally without DDP (default: ${DEFAULT-VALUE})")
+        int world = 2;
+        @Option(names = "--warmup", paramLabel = "W",
+                description = "untimed steps before the timed ones, 0 to 1000000 (default: ${DEFAULT-VALUE})")
+        int warmup = 1000;
+        @Option(names = "--steps", paramLabel = "S",
+                description = "timed steps, more than 10 (default: ${DEFAULT-VALUE})")
+        int steps = 60;
+
+        Options options() {
+            return new Options(world, warmup, Cli.range("--steps", steps, SKIPPED_STEPS + 1, 1_000_000));
+        }
+
+        @Override
+        protected IntSupplier suite(Consumer<Measurement> sink, PrintStream err) {
+            DdpBench bench = new DdpBench(options());
+            return () -> bench.run(sink, err);
+        }
     }
 }

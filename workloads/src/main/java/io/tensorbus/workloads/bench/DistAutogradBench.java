@@ -1,10 +1,13 @@
 package io.tensorbus.workloads.bench;
 
+import io.tensorbus.workloads.cli.Cli;
 import java.io.PrintStream;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.function.Consumer;
+import java.util.function.IntSupplier;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
 
 /**
  * The {@code dist-autograd} suite, the measurement of {@code tools/anchors/torch_dist_autograd.py}: two
@@ -24,8 +27,6 @@ import java.util.function.Consumer;
 public final class DistAutogradBench {
     /** Small untimed steps before the first measurement. */
     static final int DEFAULT_JIT_WARMUP = 500;
-    /** The usage of the suite's options. */
-    public static final String USAGE = "dist-autograd [--jit-warmup STEPS]";
 
     /**
      * The suite's options.
@@ -46,14 +47,7 @@ public final class DistAutogradBench {
          * @throws IllegalArgumentException naming the wrong option and what it allows
          */
         public static Options parse(List<String> args) {
-            int jitWarmup = DEFAULT_JIT_WARMUP;
-            for (Map.Entry<String, String> pair : MultiProcessBench.options(args).entrySet()) {
-                if (!pair.getKey().equals("--jit-warmup")) {
-                    throw new IllegalArgumentException("unknown option '" + pair.getKey() + "'; " + USAGE);
-                }
-                jitWarmup = (int) MultiProcessBench.number(pair.getKey(), pair.getValue(), 0, 1_000_000);
-            }
-            return new Options(jitWarmup);
+            return Cli.parse(new Suite(), args).options();
         }
 
         /** The arguments that make {@link #parse} return these options (what the workers are given). */
@@ -72,5 +66,24 @@ public final class DistAutogradBench {
     /** Runs the two workers; returns the launcher's exit status (0 when both succeeded). */
     public int run(Consumer<Measurement> sink, PrintStream err) {
         return MultiProcessBench.launch("dist-autograd", DistAutogradBenchWorker.class, 2, options.toArgs(), sink, err);
+    }
+
+    /** {@code tensorbus bench dist-autograd}: its options, and the run. */
+    @Command(name = "dist-autograd", description = "distributed autograd steps over RPC between two processes (the"
+            + " anchor torch_dist_autograd.py)")
+    public static final class Suite extends BenchSuite {
+        @Option(names = "--jit-warmup", paramLabel = "STEPS",
+                description = "untimed small steps first, 0 to 1000000 (default: ${DEFAULT-VALUE})")
+        int jitWarmup = DEFAULT_JIT_WARMUP;
+
+        Options options() {
+            return new Options(Cli.range("--jit-warmup", jitWarmup, 0, 1_000_000));
+        }
+
+        @Override
+        protected IntSupplier suite(Consumer<Measurement> sink, PrintStream err) {
+            DistAutogradBench bench = new DistAutogradBench(options());
+            return () -> bench.run(sink, err);
+        }
     }
 }

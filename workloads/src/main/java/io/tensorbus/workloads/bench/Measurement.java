@@ -1,5 +1,6 @@
 package io.tensorbus.workloads.bench;
 
+import io.tensorbus.tensor.CpuInfo;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -96,6 +97,18 @@ public final class Measurement {
             sb.append(", ").append(quote(f.key())).append(": ").append(f.number() ? f.value() : quote(f.value()));
         }
         return sb.append('}').toString();
+    }
+
+    /**
+     * The first record of every benchmark run: the CPU it ran on (the same kernel can win on one CPU kind and lose
+     * on another), as {@code machine cpu model="..." vendor=... family=N model_number=N cores=N l2_kib=N
+     * capability=AVX512}.
+     */
+    public static Measurement machine(CpuInfo cpu) {
+        return new Measurement("machine", "cpu").with("model", cpu.model()).with("vendor", cpu.vendor())
+                .with("family", cpu.family()).with("model_number", cpu.modelNumber()).with("cores", cpu.cores())
+                .with("l2_kib", cpu.l2Bytes() / 1024).with("l3_kib", cpu.l3Bytes() / 1024)
+                .with("capability", cpu.capability());
     }
 
     /** A JSON array of measurements, one per line. */

@@ -12,9 +12,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.function.Consumer;
 
@@ -128,46 +126,6 @@ final class MultiProcessBench {
                 write('\n');
             }
         }
-    }
-
-    // ---- options --------------------------------------------------------------------------------------
-
-    /** Parses a whole number option value in {@code [min, max]}. */
-    static long number(String option, String value, long min, long max) {
-        long n;
-        try {
-            n = Long.parseLong(value.trim());
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException(option + " needs a whole number from " + min + " to " + max + ", got '"
-                    + value + "'");
-        }
-        if (n < min || n > max) {
-            throw new IllegalArgumentException(option + " must be from " + min + " to " + max + ", got " + n);
-        }
-        return n;
-    }
-
-    /** The value after option {@code args[i]}. */
-    static String value(List<String> args, int i) {
-        if (i + 1 >= args.size()) {
-            throw new IllegalArgumentException(args.get(i) + " needs a value");
-        }
-        return args.get(i + 1);
-    }
-
-    /**
-     * The {@code --option value} pairs of {@code args}, in order.
-     *
-     * @throws IllegalArgumentException when an option is given twice or lacks its value
-     */
-    static Map<String, String> options(List<String> args) {
-        Map<String, String> out = new LinkedHashMap<>();
-        for (int i = 0; i < args.size(); i += 2) {
-            if (out.put(args.get(i), value(args, i)) != null) {
-                throw new IllegalArgumentException(args.get(i) + " is given twice");
-            }
-        }
-        return out;
     }
 
     // ---- worker ---------------------------------------------------------------------------------------

@@ -8,7 +8,10 @@ import io.tensorbus.optim.SGD;
 import io.tensorbus.tensor.Generator;
 import io.tensorbus.tensor.Tensor;
 import io.tensorbus.tensor.Threads;
+import java.io.PrintStream;
 import java.util.function.Consumer;
+import java.util.function.IntSupplier;
+import picocli.CommandLine.Command;
 
 /**
  * The {@code nn} suite, the shapes of {@code tools/anchors/torch_compute.py} and {@code torch_ddp.py 1}:
@@ -74,5 +77,18 @@ public final class NnBench {
         });
         return new Measurement("nn", "tutorial_net").with("threads", threads).with("batch", TUTORIAL_BATCH)
                 .with("step_ms", s * 1000, 2).with("samples_per_s", TUTORIAL_BATCH / s, 0);
+    }
+
+    /** {@code tensorbus bench nn}. */
+    @Command(name = "nn", description = "ResNet-50 training images/s at batch 8 and a training step of the tutorial"
+            + " network, on one compute thread and on all")
+    public static final class Suite extends BenchSuite {
+        @Override
+        protected IntSupplier suite(Consumer<Measurement> sink, PrintStream err) {
+            return () -> {
+                new NnBench().run(sink);
+                return 0;
+            };
+        }
     }
 }

@@ -1,10 +1,13 @@
 package io.tensorbus.workloads.bench;
 
+import io.tensorbus.workloads.cli.Cli;
 import java.io.PrintStream;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.function.Consumer;
+import java.util.function.IntSupplier;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
 
 /**
  * The {@code p2p} suite, the measurement of {@code tools/anchors/torch_p2p.py} (gloo): a ping-pong of a
@@ -22,8 +25,6 @@ public final class P2pBench {
     static final long[] SIZES = {4, 4096, 1L << 20, 64L << 20};
     /** Round trips at 4 KiB before the first measurement. */
     static final int DEFAULT_JIT_WARMUP = 1000;
-    /** The usage of the suite's options. */
-    public static final String USAGE = "p2p [--max-bytes B] [--jit-warmup ROUNDS]";
 
     /**
      * The suite's options.
@@ -53,19 +54,7 @@ public final class P2pBench {
          * @throws IllegalArgumentException naming the wrong option and what it allows
          */
         public static Options parse(List<String> args) {
-            Options d = defaults();
-            long maxBytes = d.maxBytes();
-            int jitWarmup = d.jitWarmup();
-            for (Map.Entry<String, String> pair : MultiProcessBench.options(args).entrySet()) {
-                String option = pair.getKey();
-                String value = pair.getValue();
-                switch (option) {
-                    case "--max-bytes" -> maxBytes = MultiProcessBench.number(option, value, SIZES[0], Long.MAX_VALUE);
-                    case "--jit-warmup" -> jitWarmup = (int) MultiProcessBench.number(option, value, 0, 1_000_000);
-                    default -> throw new IllegalArgumentException("unknown option '" + option + "'; " + USAGE);
-                }
-            }
-            return new Options(maxBytes, jitWarmup);
+            return Cli.parse(new Suite(), args).options();
         }
 
         /** The arguments that make {@link #parse} return these options (what the workers are given). */
@@ -92,5 +81,26 @@ public final class P2pBench {
     /** The anchor's timed round trips: 200 up to 4 KiB, 10 above. */
     static int iterations(long nbytes) {
         return nbytes <= 4096 ? 200 : 10;
+    }
+
+    /** {@code tensorbus bench p2p}: its options, and the run. */
+    @Command(name = "p2p", description = "round trips of 4 B to 64 MiB between two processes (the anchor"
+            + " torch_p2p.py)")
+    public static final class Suite extends BenchSuite {
+        @Option(names = "--max-bytes", paramLabel = "B", description = "the largest message timed (default: all)")
+        long maxBytes = Long.MAX_VALUE;
+        @Option(names = "--jit-warmup", paramLabel = "ROUNDS",
+                description = "round trips before the first measurement, 0 to 1000000 (default: ${DEFAULT-VALUE})")
+        int jitWarmup = DEFAULT_JIT_WARMUP;
+
+        Options options() {
+            return new Options(maxBytes, Cli.range("--jit-warmup", jitWarmup, 0, 1_000_000));
+        }
+
+        @Override
+        protected IntSupplier suite(Consumer<Measurement> sink, PrintStream err) {
+            P2pBench bench = new P2pBench(options());
+            return () -> bench.run(sink, err);
+        }
     }
 }

@@ -7,6 +7,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.function.Consumer;
+import java.util.function.IntSupplier;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 
 /**
  * {@code tensorbus bench pipeline [--batch B] [--img PX] [--batches N] [--micro-batches 1,2,4,8]}: the seed's
@@ -16,9 +19,6 @@ import java.util.function.Consumer;
  * fastest of the timed batches for each micro-batch count.
  */
 public final class PipelineBench {
-    /** The usage of the suite's options. */
-    public static final String USAGE = "pipeline [--batch B] [--img PX] [--batches N] [--micro-batches 1,2,4,8]";
-
     private final List<String> args;
 
     /**
@@ -45,5 +45,19 @@ public final class PipelineBench {
             }
         }
         return 0;
+    }
+
+    /** {@code tensorbus bench pipeline}: the workload's options but {@code --schedule}, and the run. */
+    @Command(name = "pipeline", description = "the pipeline-parallel ResNet50 of three processes under GPipe, then"
+            + " 1F1B: seconds per batch for each micro-batch count (the anchor torch_pipeline.py)")
+    public static final class Suite extends BenchSuite {
+        @Mixin
+        PipelineOptions.Shape shape;
+
+        @Override
+        protected IntSupplier suite(Consumer<Measurement> sink, PrintStream err) {
+            PipelineBench bench = new PipelineBench(shape.toArgs());
+            return () -> bench.run(sink, err);
+        }
     }
 }

@@ -1,10 +1,13 @@
 package io.tensorbus.workloads.bench;
 
+import io.tensorbus.workloads.cli.Cli;
 import java.io.PrintStream;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.function.Consumer;
+import java.util.function.IntSupplier;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
 
 /**
  * The {@code rpc} suite, the measurement of {@code tools/anchors/torch_rpc.py} (TensorPipe): two
@@ -24,8 +27,6 @@ public final class RpcBench {
     static final long[] SIZES = {4096, 1L << 20, 16L << 20};
     /** Small calls before the first measurement. */
     static final int DEFAULT_JIT_WARMUP = 2000;
-    /** The usage of the suite's options. */
-    public static final String USAGE = "rpc [--jit-warmup CALLS] [--max-bytes B]";
 
     /**
      * The suite's options.
@@ -55,19 +56,7 @@ public final class RpcBench {
          * @throws IllegalArgumentException naming the wrong option and what it allows
          */
         public static Options parse(List<String> args) {
-            Options d = defaults();
-            int jitWarmup = d.jitWarmup();
-            long maxBytes = d.maxBytes();
-            for (Map.Entry<String, String> pair : MultiProcessBench.options(args).entrySet()) {
-                String option = pair.getKey();
-                String value = pair.getValue();
-                switch (option) {
-                    case "--jit-warmup" -> jitWarmup = (int) MultiProcessBench.number(option, value, 0, 1_000_000);
-                    case "--max-bytes" -> maxBytes = MultiProcessBench.number(option, value, 4, Long.MAX_VALUE);
-                    default -> throw new IllegalArgumentException("unknown option '" + option + "'; " + USAGE);
-                }
-            }
-            return new Options(jitWarmup, maxBytes);
+            return Cli.parse(new Suite(), args).options();
         }
 
         /** The arguments that make {@link #parse} return these options (what the workers are given). */
@@ -86,5 +75,26 @@ public final class RpcBench {
     /** Runs the two workers; returns the launcher's exit status (0 when both succeeded). */
     public int run(Consumer<Measurement> sink, PrintStream err) {
         return MultiProcessBench.launch("rpc", RpcBenchWorker.class, 2, options.toArgs(), sink, err);
+    }
+
+    /** {@code tensorbus bench rpc}: its options, and the run. */
+    @Command(name = "rpc", description = "RPC round trips and tensor echoes of 4 KiB to 16 MiB between two"
+            + " processes (the anchor torch_rpc.py)")
+    public static final class Suite extends BenchSuite {
+        @Option(names = "--jit-warmup", paramLabel = "CALLS",
+                description = "calls before the first measurement, 0 to 1000000 (default: ${DEFAULT-VALUE})")
+        int jitWarmup = DEFAULT_JIT_WARMUP;
+        @Option(names = "--max-bytes", paramLabel = "B", description = "the largest echo timed (default: all)")
+        long maxBytes = Long.MAX_VALUE;
+
+        Options options() {
+            return new Options(Cli.range("--jit-warmup", jitWarmup, 0, 1_000_000), maxBytes);
+        }
+
+        @Override
+        protected IntSupplier suite(Consumer<Measurement> sink, PrintStream err) {
+            RpcBench bench = new RpcBench(options());
+            return () -> bench.run(sink, err);
+        }
     }
 }

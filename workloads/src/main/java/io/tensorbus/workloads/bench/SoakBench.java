@@ -1,11 +1,14 @@
 package io.tensorbus.workloads.bench;
 
+import io.tensorbus.workloads.cli.Cli;
 import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.function.Consumer;
+import java.util.function.IntSupplier;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
 
 /**
  * The {@code soak} suite: long runs that check every result and watch memory, for what a benchmark of a few
@@ -28,9 +31,6 @@ import java.util.function.Consumer;
  * what waiting for the garbage collector to find dead tensors costs.
  */
 public final class SoakBench {
-    /** The usage of the suite's options. */
-    public static final String USAGE = "soak [--world N] [--iterations N] [--rpc-calls N] [--max-bytes B]"
-            + " [--sample-every N] [--warmup N] [--parts collectives,rpc] [--memory-scope true|false]";
     /** The parts, in the order they run. */
     static final List<String> PARTS = List.of("collectives", "rpc");
 
@@ -81,45 +81,14 @@ public final class SoakBench {
         }
 
         /**
-         * Parses the options of {@link #USAGE}, each optional.
+         * Parses the options of {@code tensorbus bench soak}, each optional.
          *
          * @throws IllegalArgumentException naming the wrong option and what it allows
          */
         public static Options parse(List<String> args) {
-            Options d = defaults();
-            int world = d.world();
-            int iterations = d.iterations();
-            int rpcCalls = d.rpcCalls();
-            long maxBytes = d.maxBytes();
-            int sampleEvery = d.sampleEvery();
-            int warmup = d.warmup();
-            List<String> parts = d.parts();
-            boolean memoryScope = d.memoryScope();
-            for (Map.Entry<String, String> pair : MultiProcessBench.options(args).entrySet()) {
-                String option = pair.getKey();
-                String value = pair.getValue();
-                switch (option) {
-                    case "--world" -> world = (int) MultiProcessBench.number(option, value, 2, 8);
-                    case "--iterations" -> iterations = (int) MultiProcessBench.number(option, value, 1, 1L << 30);
-                    case "--rpc-calls" -> rpcCalls = (int) MultiProcessBench.number(option, value, 1, 1L << 30);
-                    case "--max-bytes" -> maxBytes = MultiProcessBench.number(option, value, 4, 256L << 20);
-                    case "--sample-every" -> sampleEvery = (int) MultiProcessBench.number(option, value, 1, 1L << 30);
-                    case "--warmup" -> warmup = (int) MultiProcessBench.number(option, value, 0, 1L << 30);
-                    case "--parts" -> parts = List.of(value.split(","));
-                    case "--memory-scope" -> memoryScope = bool(option, value);
-                    default -> throw new IllegalArgumentException("unknown option '" + option + "'; " + USAGE);
-                }
-            }
-            return new Options(world, iterations, rpcCalls, maxBytes, sampleEvery, warmup, parts, memoryScope);
+            return Cli.parse(new Suite(), args).options();
         }
 
-        private static boolean bool(String option, String value) {
-            return switch (value) {
-                case "true" -> true;
-                case "false" -> false;
-                default -> throw new IllegalArgumentException(option + " takes true or false, got '" + value + "'");
-            };
-        }
 
         /** The arguments of one part's workers: these options with {@code --parts part}. */
         List<String> toArgs(String part) {
@@ -167,5 +136,45 @@ public final class SoakBench {
             }
         }
         return 0;
+    }
+
+    /** {@code tensorbus bench soak}: its options, and the run. */
+    @Command(name = "soak", description = "long runs of collectives and RPC calls, every result checked and the"
+            + " resident memory sampled")
+    public static final class Suite extends BenchSuite {
+        @Option(names = "--world", paramLabel = "N", description = "ranks, 2 to 8 (default: ${DEFAULT-VALUE})")
+        int world = 3;
+        @Option(names = "--iterations", paramLabel = "N",
+                description = "collectives per rank (default: ${DEFAULT-VALUE})")
+        int iterations = 20_000;
+        @Option(names = "--rpc-calls", paramLabel = "N",
+                description = "calls per RPC worker (default: ${DEFAULT-VALUE})")
+        int rpcCalls = 300_000;
+        @Option(names = "--max-bytes", paramLabel = "B",
+                description = "the largest collective, 4 to 268435456 (default: ${DEFAULT-VALUE})")
+        long maxBytes = 1L << 20;
+        @Option(names = "--sample-every", paramLabel = "N",
+                description = "iterations between two memory samples (default: ${DEFAULT-VALUE})")
+        int sampleEvery = 1000;
+        @Option(names = "--warmup", paramLabel = "N",
+                description = "iterations before the memory growth is measured from (default: a tenth of the run)")
+        Integer warmup;
+        @Option(names = "--parts", paramLabel = "LIST", split = ",",
+                description = "what to run: collectives, rpc or both (default: both)")
+        List<String> parts = PARTS;
+        @Option(names = "--memory-scope", paramLabel = "BOOL", arity = "1",
+                description = "run each iteration in a MemoryScope: true or false (default: ${DEFAULT-VALUE})")
+        boolean memoryScope;
+
+        Options options() {
+            int from = warmup == null ? -1 : Cli.range("--warmup", warmup, 0, Integer.MAX_VALUE);
+            return new Options(world, iterations, rpcCalls, maxBytes, sampleEvery, from, parts, memoryScope);
+        }
+
+        @Override
+        protected IntSupplier suite(Consumer<Measurement> sink, PrintStream err) {
+            SoakBench bench = new SoakBench(options());
+            return () -> bench.run(sink, err);
+        }
     }
 }

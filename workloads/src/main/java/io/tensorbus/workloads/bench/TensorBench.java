@@ -6,7 +6,10 @@ import io.tensorbus.nn.Functional;
 import io.tensorbus.tensor.Determinism;
 import io.tensorbus.tensor.Tensor;
 import io.tensorbus.tensor.Threads;
+import java.io.PrintStream;
 import java.util.function.Consumer;
+import java.util.function.IntSupplier;
+import picocli.CommandLine.Command;
 
 /**
  * The {@code tensor} suite: the shapes of the PyTorch anchor {@code torch_compute.py}, on 1 and 2 compute
@@ -99,5 +102,18 @@ public final class TensorBench {
         });
         return new Measurement("tensor", "conv3x3").with("threads", threads).with("batch", BATCH)
                 .with("gflops", CONV_FLOPS / s / 1e9, 1).with("s", s, 4);
+    }
+
+    /** {@code tensorbus bench tensor}. */
+    @Command(name = "tensor", description = "matrix products, a ResNet convolution and element-wise kernels on one"
+            + " compute thread and on all (the anchor torch_compute.py's shapes)")
+    public static final class Suite extends BenchSuite {
+        @Override
+        protected IntSupplier suite(Consumer<Measurement> sink, PrintStream err) {
+            return () -> {
+                new TensorBench().run(sink);
+                return 0;
+            };
+        }
     }
 }

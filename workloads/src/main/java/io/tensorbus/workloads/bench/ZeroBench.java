@@ -9,12 +9,16 @@ import io.tensorbus.optim.Adam;
 import io.tensorbus.optim.Optimizer;
 import io.tensorbus.tensor.Generator;
 import io.tensorbus.tensor.Tensor;
+import io.tensorbus.workloads.cli.Cli;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
+import java.util.function.IntSupplier;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
 
 /**
  * The {@code zero} suite: how much Adam state a ZeroRedundancyOptimizer keeps per rank on ResNet-50 against a plain
@@ -23,28 +27,11 @@ import java.util.function.Consumer;
  * processes on more cores would see.
  */
 public final class ZeroBench {
-    private static final String USAGE = "zero takes --world N (2 to 8)";
     private final int world;
 
     /** A run over {@code world} ranks. */
     public ZeroBench(int world) {
         this.world = world;
-    }
-
-    /**
-     * Parses {@code --world N}, optional (2 when absent).
-     *
-     * @throws IllegalArgumentException naming the wrong option and what it allows
-     */
-    public static ZeroBench parse(List<String> args) {
-        int world = 2;
-        for (Map.Entry<String, String> pair : MultiProcessBench.options(args).entrySet()) {
-            if (!pair.getKey().equals("--world")) {
-                throw new IllegalArgumentException("unknown option '" + pair.getKey() + "'; " + USAGE);
-            }
-            world = (int) MultiProcessBench.number(pair.getKey(), pair.getValue(), 2, 8);
-        }
-        return new ZeroBench(world);
     }
 
     /** Measures the plain optimizer, then every rank's ZeRO shard; returns 0. */
@@ -100,5 +87,19 @@ public final class ZeroBench {
             }
         }
         return bytes;
+    }
+
+    /** {@code tensorbus bench zero}: its option, and the run. */
+    @Command(name = "zero", description = "ZeroRedundancyOptimizer's Adam state per rank on ResNet-50, ranks as"
+            + " threads")
+    public static final class Suite extends BenchSuite {
+        @Option(names = "--world", paramLabel = "N", description = "ranks, 2 to 8 (default: ${DEFAULT-VALUE})")
+        int world = 2;
+
+        @Override
+        protected IntSupplier suite(Consumer<Measurement> sink, PrintStream err) {
+            ZeroBench bench = new ZeroBench(Cli.range("--world", world, 2, 8));
+            return () -> bench.run(sink, err);
+        }
     }
 }

@@ -112,7 +112,7 @@ public final class Launcher {
         try {
             o = LaunchOptions.parse(args);
             if (o.help()) {
-                out.println(LaunchOptions.USAGE);
+                out.println(LaunchOptions.usage());
                 return 0;
             }
             target = LaunchTarget.resolve(o, env);
@@ -669,6 +669,6 @@ public final class Launcher {
     private static int usage(PrintStream err, String problem) {
         err.println("tensorbus launch: " + problem);
         err.println("(tensorbus launch --help shows its options)");
-        return Main.USAGE;
+        return Cli.USAGE;
     }
 }

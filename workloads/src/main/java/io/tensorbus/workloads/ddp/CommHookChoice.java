@@ -3,9 +3,11 @@ package io.tensorbus.workloads.ddp;
 import io.tensorbus.distributed.algorithms.CommHook;
 import io.tensorbus.distributed.algorithms.CommHooks;
 import io.tensorbus.distributed.algorithms.PowerSGDState;
+import io.tensorbus.workloads.cli.Cli;
 import io.vertx.core.json.JsonObject;
 import java.util.List;
 import java.util.Locale;
+import picocli.CommandLine.Option;
 
 /**
  * Which DDP communication hook the Fashion-MNIST workload registers: {@code allreduce} (DDP's default),
@@ -20,9 +22,6 @@ import java.util.Locale;
 public record CommHookChoice(String name, int powerSgdRank, long powerSgdStart) {
     /** The hooks by name. */
     public static final List<String> NAMES = List.of("allreduce", "fp16", "bf16", "powersgd");
-    /** The command-line options this record reads. */
-    public static final String USAGE = "[--comm-hook allreduce|fp16|bf16|powersgd] [--powersgd-rank R]"
-            + " [--powersgd-start STEP]";
 
     /**
      * @throws IllegalArgumentException for an unknown hook, a rank below 1 or a start below 2
@@ -43,39 +42,33 @@ public record CommHookChoice(String name, int powerSgdRank, long powerSgdStart) 
     }
 
     /**
-     * Takes this record's options out of {@code args} (the others are left in {@code rest}, in order).
+     * Parses {@code --comm-hook NAME --powersgd-rank R --powersgd-start STEP}, each optional.
      *
-     * @throws IllegalArgumentException for a missing or bad value
+     * @throws IllegalArgumentException for an unknown option or a missing or bad value
      */
-    public static CommHookChoice parse(List<String> args, List<String> rest) {
-        CommHookChoice d = allReduce();
-        String name = d.name();
-        long rank = d.powerSgdRank();
-        long start = 10;
-        for (int i = 0; i < args.size(); i++) {
-            String option = args.get(i);
-            if (!List.of("--comm-hook", "--powersgd-rank", "--powersgd-start").contains(option)) {
-                rest.add(option);
-                continue;
-            }
-            if (i + 1 >= args.size()) {
-                throw new IllegalArgumentException(option + " needs a value; " + USAGE);
-            }
-            String value = args.get(++i);
-            switch (option) {
-                case "--comm-hook" -> name = value;
-                case "--powersgd-rank" -> rank = number(option, value);
-                default -> start = number(option, value);
-            }
-        }
-        return new CommHookChoice(name, Math.toIntExact(Math.min(rank, Integer.MAX_VALUE)), start);
+    public static CommHookChoice parse(List<String> args) {
+        return Cli.parse(new Flags(), args).choice();
     }
 
-    private static long number(String option, String value) {
-        try {
-            return Long.parseLong(value.trim());
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException(option + " needs a whole number, got '" + value + "'");
+    /** This record's command-line options, for a workload to mix in. */
+    public static final class Flags {
+        @Option(names = "--comm-hook", paramLabel = "HOOK",
+                description = "DDP's communication hook: allreduce, fp16, bf16 or powersgd (default: ${DEFAULT-VALUE})")
+        String name = "allreduce";
+        @Option(names = "--powersgd-rank", paramLabel = "R",
+                description = "PowerSGD's matrix approximation rank, at least 1 (default: ${DEFAULT-VALUE})")
+        int powerSgdRank = 1;
+        @Option(names = "--powersgd-start", paramLabel = "STEP",
+                description = "PowerSGD's first compressed step, at least 2 (default: ${DEFAULT-VALUE})")
+        long powerSgdStart = 10;
+
+        /**
+         * The choice given.
+         *
+         * @throws IllegalArgumentException for an unknown hook, a rank below 1 or a start below 2
+         */
+        public CommHookChoice choice() {
+            return new CommHookChoice(name, powerSgdRank, powerSgdStart);
         }
     }
 

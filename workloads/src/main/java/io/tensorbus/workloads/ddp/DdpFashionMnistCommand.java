@@ -2,8 +2,12 @@ package io.tensorbus.workloads.ddp;
 
 import io.tensorbus.data.FashionMnist;
 import io.tensorbus.distributed.Distributed;
+import io.tensorbus.workloads.cli.Cli;
+import io.tensorbus.workloads.cli.Console;
+import io.tensorbus.workloads.cli.HelpOption;
 import io.tensorbus.workloads.cli.Launcher;
 import io.tensorbus.workloads.cli.LaunchOptions;
+import io.tensorbus.workloads.cli.RunCommand;
 import io.tensorbus.workloads.demo.ConfigFields;
 import io.tensorbus.workloads.demo.FashionMnistTraining;
 import io.tensorbus.workloads.demo.WorkerVerticle;
@@ -12,9 +16,13 @@ import io.vertx.launcher.application.VertxApplication;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParentCommand;
 
 /**
  * {@code tensorbus run ddp-fashion-mnist [--nproc N] [--epochs E] [--data DIR] [--seed S] [--limit N]
@@ -24,16 +32,27 @@ import java.util.Map;
  * Run inside a job that {@code tensorbus launch} started ({@code RANK} is set), as in
  * {@code tensorbus launch --nproc-per-node 2 ddp-fashion-mnist}, it runs this process's rank instead.
  */
-public final class DdpFashionMnistCommand {
+@Command(name = DdpFashionMnistCommand.NAME, description = {"the tutorial network trained on Fashion-MNIST with"
+    + " DDP, one process per rank (the main job)"})
+public final class DdpFashionMnistCommand extends FashionMnistTraining.Flags implements Callable<Integer> {
     /** The workload's name on the command line. */
     public static final String NAME = "ddp-fashion-mnist";
 
-    /** The usage of its options. */
-    public static final String USAGE = NAME + " [--nproc N] [--epochs E] [--data DIR] [--seed S] [--limit N] "
-            + CommHookChoice.USAGE + " [--checkpoint-dir DIR]";
-
     /** Processes started when {@code --nproc} is not given. */
     public static final int DEFAULT_NPROC = 2;
+
+    @ParentCommand
+    private RunCommand run;
+    @Mixin
+    private HelpOption help;
+    @Mixin
+    private CommHookChoice.Flags commHook = new CommHookChoice.Flags();
+    @Option(names = "--nproc", paramLabel = "N", description = {"processes to start, 1 to " + LaunchOptions.MAX_NPROC
+        + " (default: " + DEFAULT_NPROC + "; under tensorbus launch, the job's)"})
+    private Integer nproc;
+    @Option(names = "--checkpoint-dir", paramLabel = "DIR",
+            description = "where checkpoints are saved each epoch and resumed from (default: none)")
+    private String checkpointDir;
 
     /**
      * The parsed command line.
@@ -50,47 +69,23 @@ public final class DdpFashionMnistCommand {
          * @throws IllegalArgumentException naming the wrong option and what it allows
          */
         static Args parse(List<String> args) {
-            int nproc = 0;
-            List<String> rest = new ArrayList<>();
-            List<String> others = new ArrayList<>();
-            CommHookChoice commHook = CommHookChoice.parse(args, others);
-            String checkpointDir = null;
-            for (int i = 0; i < others.size(); i++) {
-                if (others.get(i).equals("--checkpoint-dir")) {
-                    if (i + 1 >= others.size() || others.get(i + 1).isBlank()) {
-                        throw new IllegalArgumentException("--checkpoint-dir needs a directory");
-                    }
-                    checkpointDir = others.get(++i);
-                    continue;
-                }
-                if (!others.get(i).equals("--nproc")) {
-                    rest.add(others.get(i));
-                    continue;
-                }
-                if (i + 1 >= others.size()) {
-                    throw new IllegalArgumentException("--nproc needs a value: the processes to start, 1 to "
-                            + LaunchOptions.MAX_NPROC);
-                }
-                nproc = nproc(others.get(++i));
-            }
-            return new Args(nproc, FashionMnistTraining.Options.parse(rest, USAGE), commHook, checkpointDir);
-        }
-
-        private static int nproc(String value) {
-            try {
-                int n = Integer.parseInt(value.trim());
-                if (n >= 1 && n <= LaunchOptions.MAX_NPROC) {
-                    return n;
-                }
-            } catch (NumberFormatException e) {
-                // Reported below with what is allowed.
-            }
-            throw new IllegalArgumentException("--nproc must be a whole number from 1 to " + LaunchOptions.MAX_NPROC
-                    + ", got '" + value + "'");
+            return Cli.parse(new DdpFashionMnistCommand(), args).args();
         }
     }
 
-    private DdpFashionMnistCommand() {
+    /** The options given, checked. */
+    Args args() {
+        if (checkpointDir != null && checkpointDir.isBlank()) {
+            throw new IllegalArgumentException("--checkpoint-dir needs a directory");
+        }
+        int n = nproc == null ? 0 : Cli.range("--nproc", nproc, 1, LaunchOptions.MAX_NPROC);
+        return new Args(n, options(), commHook.choice(), checkpointDir);
+    }
+
+    @Override
+    public Integer call() {
+        Console console = run.console();
+        return run(args(), console.env(), console.out(), console.err());
     }
 
     /**
@@ -101,7 +96,10 @@ public final class DdpFashionMnistCommand {
      * @throws IllegalArgumentException for bad options (the caller prints the usage)
      */
     public static int run(List<String> args, Map<String, String> env, PrintStream out, PrintStream err) {
-        Args a = Args.parse(args);
+        return run(Args.parse(args), env, out, err);
+    }
+
+    private static int run(Args a, Map<String, String> env, PrintStream out, PrintStream err) {
         Path data = a.training().dataDir();
         if (data != null && !Files.isDirectory(data)) {
             // Said once here rather than by every rank after its JVM started.

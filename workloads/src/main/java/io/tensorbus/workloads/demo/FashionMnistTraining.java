@@ -5,12 +5,20 @@ import io.tensorbus.data.FashionMnist;
 import io.tensorbus.nn.models.MnistNet;
 import io.tensorbus.optim.SGD;
 import io.tensorbus.tensor.Generator;
+import io.tensorbus.workloads.cli.Cli;
+import io.tensorbus.workloads.cli.HelpOption;
+import io.tensorbus.workloads.cli.RunCommand;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParentCommand;
 
 /**
  * The local training demo: the PyTorch distributed tutorial's network trained on Fashion-MNIST with SGD
@@ -20,9 +28,6 @@ import java.util.Objects;
  * ({@code io.tensorbus.workloads.ddp}) trains the same network with the same settings on several processes.
  */
 public final class FashionMnistTraining {
-    /** The usage of {@code local-demo}'s options. */
-    public static final String USAGE = "local-demo [--epochs N] [--data DIR] [--seed S] [--limit N]";
-
     /**
      * The run's settings.
      *
@@ -65,47 +70,52 @@ public final class FashionMnistTraining {
         /**
          * Parses {@code --epochs N --data DIR --seed S --limit N}, each optional, over {@link #defaults()}.
          *
-         * @param usage the usage line quoted when an option is unknown
          * @throws IllegalArgumentException naming the option that is wrong and what it allows
          */
-        public static Options parse(List<String> args, String usage) {
-            Options d = defaults();
-            int epochs = d.epochs();
-            Path data = null;
-            long seed = d.seed();
-            int limit = 0;
-            for (int i = 0; i < args.size(); i += 2) {
-                String option = args.get(i);
-                String value = value(args, i);
-                switch (option) {
-                    case "--epochs" -> epochs = (int) number(option, value, 1, Integer.MAX_VALUE);
-                    case "--data" -> data = Path.of(value);
-                    case "--seed" -> seed = number(option, value, Long.MIN_VALUE, Long.MAX_VALUE);
-                    case "--limit" -> limit = (int) number(option, value, 0, Integer.MAX_VALUE);
-                    default -> throw new IllegalArgumentException("unknown option " + option + "; usage: " + usage);
-                }
-            }
-            return new Options(epochs, data, seed, d.batchSize(), d.lr(), d.momentum(), limit);
+        public static Options parse(List<String> args) {
+            return Cli.parse(new Flags(), args).options();
         }
+    }
 
-        private static String value(List<String> args, int i) {
-            if (i + 1 >= args.size()) {
-                throw new IllegalArgumentException(args.get(i) + " needs a value");
-            }
-            return args.get(i + 1);
+    /** The options every Fashion-MNIST workload takes, with the same names: {@link Options}' command line. */
+    public static class Flags {
+        @Option(names = "--epochs", paramLabel = "N",
+                description = "passes over the training data, at least 1 (default: ${DEFAULT-VALUE})")
+        int epochs = Options.defaults().epochs();
+        @Option(names = "--data", paramLabel = "DIR",
+                description = "a directory with the Fashion-MNIST files (default: the embedded subset)")
+        Path data;
+        @Option(names = "--seed", paramLabel = "S",
+                description = "of the weights, the dropout masks and the shuffling (default: ${DEFAULT-VALUE})")
+        long seed = Options.defaults().seed();
+        @Option(names = "--limit", paramLabel = "N",
+                description = "images trained per epoch, 0 for all (default: ${DEFAULT-VALUE})")
+        int limit;
+
+        /**
+         * The options given, over {@link Options#defaults()}.
+         *
+         * @throws IllegalArgumentException for a value out of range, naming the option
+         */
+        public Options options() {
+            Options d = Options.defaults();
+            return new Options(Cli.range("--epochs", epochs, 1, Integer.MAX_VALUE), data, seed, d.batchSize(), d.lr(),
+                    d.momentum(), Cli.range("--limit", limit, 0, Integer.MAX_VALUE));
         }
+    }
 
-        private static long number(String option, String value, long min, long max) {
-            long n;
-            try {
-                n = Long.parseLong(value.trim());
-            } catch (NumberFormatException e) {
-                throw new IllegalArgumentException(option + " needs a whole number, got '" + value + "'");
-            }
-            if (n < min || n > max) {
-                throw new IllegalArgumentException(option + " must be at least " + min + ", got " + n);
-            }
-            return n;
+    /** {@code tensorbus run local-demo}: the training options, and the run. */
+    @Command(name = "local-demo", description = "one process, no communication: the model and the data alone")
+    public static final class LocalDemo extends Flags implements Callable<Integer> {
+        @ParentCommand
+        private RunCommand run;
+        @Mixin
+        private HelpOption help;
+
+        @Override
+        public Integer call() throws IOException {
+            new FashionMnistTraining(options()).run(run.console().out());
+            return 0;
         }
     }
 
@@ -146,12 +156,12 @@ public final class FashionMnistTraining {
         return options.trainLimit() == 0 ? train.size() : Math.min(options.trainLimit(), train.size());
     }
 
-    /** {@code local-demo [--epochs N] [--data DIR] [--seed S] [--limit N]}. */
+    /** {@code local-demo [--epochs N] [--data DIR] [--seed S] [--limit N]}, as a main class. */
     public static void main(String[] args) throws IOException {
         new FashionMnistTraining(parse(args)).run(System.out);
     }
 
     static Options parse(String[] args) {
-        return Options.parse(List.of(args), USAGE);
+        return Options.parse(List.of(args));
     }
 }

@@ -19,6 +19,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.stream.IntStream;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
 
 /**
  * The tutorial's distributed synchronous SGD: every rank trains the tutorial's network ({@link MnistNet}) on
@@ -38,7 +41,6 @@ public final class SynchronousSgd {
     public static final int GLOBAL_BATCH = 128;
     /** The tutorial's seed ({@code torch.manual_seed(1234)}), also the partitioner's. */
     public static final long SEED = 1234;
-    static final String USAGE = "usage: SynchronousSgd [--epochs N] [--limit SAMPLES]";
 
     /**
      * The run's settings.
@@ -84,6 +86,10 @@ public final class SynchronousSgd {
         } catch (IllegalArgumentException e) {
             System.err.println("SynchronousSgd: " + e.getMessage());
             System.exit(2);
+            return;
+        }
+        if (options == null) {
+            new CommandLine(new Flags()).usage(System.out);
             return;
         }
         ExampleMain.run(pg -> run(pg, options, System.out));
@@ -173,29 +179,30 @@ public final class SynchronousSgd {
         }
     }
 
+    /**
+     * The example's command line, {@code [--epochs N] [--limit SAMPLES]}, as picocli reads it.
+     *
+     * @throws IllegalArgumentException for an unknown option or a bad value
+     */
     static Options parse(String[] args) {
-        Options d = Options.defaults();
-        int epochs = d.epochs();
-        int limit = d.limit();
-        for (int i = 0; i < args.length; i++) {
-            String option = args[i];
-            if (i + 1 >= args.length && (option.equals("--epochs") || option.equals("--limit"))) {
-                throw new IllegalArgumentException(option + " needs a value; " + USAGE);
-            }
-            switch (option) {
-                case "--epochs" -> epochs = number(option, args[++i]);
-                case "--limit" -> limit = number(option, args[++i]);
-                default -> throw new IllegalArgumentException("unknown option '" + option + "'; " + USAGE);
-            }
+        Flags flags = new Flags();
+        try {
+            new CommandLine(flags).parseArgs(args);
+        } catch (CommandLine.ParameterException e) {
+            throw new IllegalArgumentException(e.getMessage(), e);
         }
-        return new Options(epochs, limit);
+        return flags.help ? null : new Options(flags.epochs, flags.limit);
     }
 
-    private static int number(String option, String value) {
-        try {
-            return Integer.parseInt(value.trim());
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException(option + " needs a whole number, got '" + value + "'; " + USAGE);
-        }
+    /** The options of {@link #main}. */
+    @Command(name = "SynchronousSgd", description = "the tutorial's synchronous SGD, one rank per process")
+    static final class Flags {
+        @Option(names = {"-h", "--help"}, usageHelp = true, description = "show this help and exit")
+        boolean help;
+        @Option(names = "--epochs", paramLabel = "N", description = "passes over the data (default: ${DEFAULT-VALUE})")
+        int epochs = Options.defaults().epochs();
+        @Option(names = "--limit", paramLabel = "SAMPLES",
+                description = "train on the first SAMPLES images only, 0 for all (default: ${DEFAULT-VALUE})")
+        int limit = Options.defaults().limit();
     }
 }

@@ -1,9 +1,12 @@
 package io.tensorbus.workloads.pipeline;
 
 import io.tensorbus.distributed.pipeline.Pipeline;
-import java.util.ArrayList;
+import io.tensorbus.workloads.cli.Cli;
 import java.util.List;
 import java.util.Locale;
+import java.util.stream.Collectors;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
 
 /**
  * The options of the pipeline ResNet50 workload, defaults sized for two cores (the anchor's batch 32 at 64x64;
@@ -20,10 +23,6 @@ import java.util.Locale;
  */
 public record PipelineOptions(List<Integer> microBatches, int batch, int img, int batches, Pipeline.Schedule schedule,
         int numClasses, long seed) {
-    /** The usage of the options. */
-    public static final String USAGE = "[--micro-batches 1,2,4,8] [--batch B] [--img PX] [--batches N]"
-            + " [--schedule gpipe|1f1b]";
-
     /** Checks the values. */
     public PipelineOptions {
         microBatches = List.copyOf(microBatches);
@@ -52,48 +51,60 @@ public record PipelineOptions(List<Integer> microBatches, int batch, int img, in
      * @throws IllegalArgumentException naming the option that is wrong and what it allows
      */
     public static PipelineOptions parse(List<String> args) {
-        PipelineOptions d = defaults();
-        List<Integer> micro = d.microBatches();
-        int batch = d.batch();
-        int img = d.img();
-        int batches = d.batches();
-        Pipeline.Schedule schedule = d.schedule();
-        for (int i = 0; i < args.size(); i += 2) {
-            String option = args.get(i);
-            if (i + 1 >= args.size()) {
-                throw new IllegalArgumentException(option + " needs a value; usage: " + USAGE);
-            }
-            String value = args.get(i + 1);
-            switch (option) {
-                case "--micro-batches" -> micro = counts(value);
-                case "--batch" -> batch = whole(option, value);
-                case "--img" -> img = whole(option, value);
-                case "--batches" -> batches = whole(option, value);
-                case "--schedule" -> schedule = schedule(value);
-                default -> throw new IllegalArgumentException("unknown option " + option + "; usage: " + USAGE);
-            }
-        }
-        return new PipelineOptions(micro, batch, img, batches, schedule, d.numClasses(), d.seed());
+        return Cli.parse(new Flags(), args).options();
     }
 
-    private static List<Integer> counts(String value) {
-        List<Integer> counts = new ArrayList<>();
-        for (String part : value.split(",")) {
-            counts.add(whole("--micro-batches", part));
-        }
-        return counts;
+
+
+    /** The arguments that give these options but the schedule (what the bench passes to each run). */
+    public List<String> toArgs() {
+        return List.of("--micro-batches", microBatches.stream().map(String::valueOf).collect(Collectors.joining(",")),
+                "--batch", Integer.toString(batch), "--img", Integer.toString(img), "--batches",
+                Integer.toString(batches));
     }
 
-    private static int whole(String option, String value) {
-        try {
-            int n = Integer.parseInt(value.trim());
-            if (n >= 1) {
-                return n;
-            }
-        } catch (NumberFormatException e) {
-            // Reported below with what is allowed.
+    /** The options of a run's shape, as the workload and the bench suite declare them. */
+    public static final class Shape {
+        @Option(names = "--micro-batches", paramLabel = "LIST", split = ",",
+                description = "micro-batch counts to time, each 1 to the batch size (default: 1,2,4,8)")
+        List<Integer> microBatches = List.of(1, 2, 4, 8);
+        @Option(names = "--batch", paramLabel = "B", description = "images per batch (default: ${DEFAULT-VALUE})")
+        int batch = 32;
+        @Option(names = "--img", paramLabel = "PX",
+                description = "the images' height and width, at least 32 (default: ${DEFAULT-VALUE})")
+        int img = 64;
+        @Option(names = "--batches", paramLabel = "N",
+                description = "timed batches per count; the fastest is reported (default: ${DEFAULT-VALUE})")
+        int batches = 3;
+
+        /**
+         * These options under {@code schedule}.
+         *
+         * @throws IllegalArgumentException for a value out of range, naming the option
+         */
+        PipelineOptions options(Pipeline.Schedule schedule) {
+            PipelineOptions d = defaults();
+            return new PipelineOptions(microBatches, Cli.range("--batch", batch, 1, Integer.MAX_VALUE), img,
+                    Cli.range("--batches", batches, 1, Integer.MAX_VALUE), schedule, d.numClasses(), d.seed());
         }
-        throw new IllegalArgumentException(option + " needs a whole number >= 1, got '" + value + "'");
+
+        /** The arguments that give these options. */
+        public List<String> toArgs() {
+            return options(Pipeline.Schedule.GPIPE).toArgs();
+        }
+    }
+
+    /** The workload's options: the shape and the schedule. */
+    public static class Flags {
+        @Mixin
+        Shape shape = new Shape();
+        @Option(names = "--schedule", paramLabel = "S", description = "gpipe or 1f1b (default: ${DEFAULT-VALUE})")
+        String schedule = "gpipe";
+
+        /** The options given. */
+        public PipelineOptions options() {
+            return shape.options(schedule(schedule));
+        }
     }
 
     private static Pipeline.Schedule schedule(String value) {

@@ -1,23 +1,37 @@
 package io.tensorbus.workloads.pipeline;
 
+import io.tensorbus.workloads.cli.Console;
+import io.tensorbus.workloads.cli.HelpOption;
 import io.tensorbus.workloads.cli.Launcher;
+import io.tensorbus.workloads.cli.RunCommand;
 import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.ParentCommand;
 
 /**
  * {@code tensorbus run pipeline-resnet50 [--micro-batches 1,2,4,8] [--batch B] [--img PX] [--batches N]
  * [--schedule gpipe|1f1b]}: starts the master and the two shard workers of {@link PipelineResNet50} as three JVMs
  * through {@code tensorbus launch}.
  */
-public final class PipelineResNet50Command {
+@Command(name = PipelineResNet50Command.NAME, description = {"the seed's ResNet50 in two shards over RPC, a master"
+    + " and two workers as three processes; seconds per batch for each micro-batch count"})
+public final class PipelineResNet50Command extends PipelineOptions.Flags implements Callable<Integer> {
     /** The workload's name on the command line. */
     public static final String NAME = "pipeline-resnet50";
 
-    /** The usage of its options. */
-    public static final String USAGE = NAME + " " + PipelineOptions.USAGE;
+    @ParentCommand
+    private RunCommand run;
+    @Mixin
+    private HelpOption help;
 
-    private PipelineResNet50Command() {
+    @Override
+    public Integer call() {
+        Console console = run.console();
+        return run(options(), console.out(), console.err());
     }
 
     /**
@@ -27,10 +41,14 @@ public final class PipelineResNet50Command {
      * @throws IllegalArgumentException for bad options (the caller prints the usage)
      */
     public static int run(List<String> args, PrintStream out, PrintStream err) {
-        PipelineOptions.parse(args);
+        return run(PipelineOptions.parse(args), out, err);
+    }
+
+    private static int run(PipelineOptions options, PrintStream out, PrintStream err) {
         List<String> launch = new ArrayList<>(List.of("--nproc-per-node",
                 Integer.toString(PipelineResNet50.NAMES.size()), PipelineResNet50.class.getName()));
-        launch.addAll(args);
+        launch.addAll(options.toArgs());
+        launch.addAll(List.of("--schedule", options.scheduleName()));
         return Launcher.run(launch, out, err);
     }
 }

@@ -1,8 +1,12 @@
 package io.tensorbus.workloads.ps;
 
 import io.tensorbus.hazelcast.HazelcastCluster;
+import io.tensorbus.workloads.cli.Cli;
+import io.tensorbus.workloads.cli.Console;
+import io.tensorbus.workloads.cli.HelpOption;
 import io.tensorbus.workloads.cli.Launcher;
 import io.tensorbus.workloads.cli.LaunchOptions;
+import io.tensorbus.workloads.cli.RunCommand;
 import io.tensorbus.workloads.demo.ConfigFields;
 import io.tensorbus.workloads.demo.FashionMnistTraining;
 import io.tensorbus.workloads.demo.WorkerVerticle;
@@ -16,7 +20,12 @@ import java.net.ServerSocket;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Callable;
 import java.util.concurrent.ThreadLocalRandom;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParentCommand;
 
 /**
  * {@code tensorbus run parameter-server [--trainers N] [--epochs E] [--data DIR] [--seed S] [--limit N]}:
@@ -25,20 +34,24 @@ import java.util.concurrent.ThreadLocalRandom;
  * cluster on loopback ports this command found free. Run inside a job that {@code tensorbus launch} started
  * ({@code RANK} is set), it runs this process's worker instead.
  */
-public final class ParameterServerCommand {
+@Command(name = ParameterServerCommand.NAME, description = {"a parameter server and N trainers meeting over"
+    + " Hazelcast; distributed autograd and the distributed optimizer"})
+public final class ParameterServerCommand extends FashionMnistTraining.Flags implements Callable<Integer> {
     /** The workload's name on the command line. */
     public static final String NAME = "parameter-server";
-
-    /** The usage of its options. */
-    public static final String USAGE = NAME + " [--trainers N] [--epochs E] [--data DIR] [--seed S] [--limit N]";
 
     /** Trainers started when {@code --trainers} is not given. */
     public static final int DEFAULT_TRAINERS = 2;
 
     private static final int PORT_TRIES = 50;
 
-    private ParameterServerCommand() {
-    }
+    @ParentCommand
+    private RunCommand run;
+    @Mixin
+    private HelpOption help;
+    @Option(names = "--trainers", paramLabel = "N", description = {"trainers to start, 1 to "
+        + (LaunchOptions.MAX_NPROC - 1) + " (default: " + DEFAULT_TRAINERS + "; under tensorbus launch, the job's)"})
+    private Integer trainers;
 
     /**
      * The parsed command line.
@@ -53,33 +66,20 @@ public final class ParameterServerCommand {
          * @throws IllegalArgumentException naming the wrong option and what it allows
          */
         static Args parse(List<String> args) {
-            int trainers = 0;
-            List<String> rest = new ArrayList<>();
-            for (int i = 0; i < args.size(); i++) {
-                if (!args.get(i).equals("--trainers")) {
-                    rest.add(args.get(i));
-                } else if (i + 1 < args.size()) {
-                    trainers = trainers(args.get(++i));
-                } else {
-                    throw new IllegalArgumentException("--trainers needs a value: the trainers to start, 1 to "
-                            + (LaunchOptions.MAX_NPROC - 1));
-                }
-            }
-            return new Args(trainers, FashionMnistTraining.Options.parse(rest, USAGE));
+            return Cli.parse(new ParameterServerCommand(), args).args();
         }
+    }
 
-        private static int trainers(String value) {
-            try {
-                int n = Integer.parseInt(value.trim());
-                if (n >= 1 && n < LaunchOptions.MAX_NPROC) {
-                    return n;
-                }
-            } catch (NumberFormatException e) {
-                // Reported below with what is allowed.
-            }
-            throw new IllegalArgumentException("--trainers must be a whole number from 1 to "
-                    + (LaunchOptions.MAX_NPROC - 1) + ", got '" + value + "'");
-        }
+    /** The options given, checked. */
+    Args args() {
+        int n = trainers == null ? 0 : Cli.range("--trainers", trainers, 1, LaunchOptions.MAX_NPROC - 1);
+        return new Args(n, options());
+    }
+
+    @Override
+    public Integer call() {
+        Console console = run.console();
+        return run(args(), console.env(), console.out(), console.err());
     }
 
     /**
@@ -90,7 +90,10 @@ public final class ParameterServerCommand {
      * @throws IllegalArgumentException for bad options (the caller prints the usage)
      */
     public static int run(List<String> args, Map<String, String> env, PrintStream out, PrintStream err) {
-        Args a = Args.parse(args);
+        return run(Args.parse(args), env, out, err);
+    }
+
+    private static int run(Args a, Map<String, String> env, PrintStream out, PrintStream err) {
         if (a.training().dataDir() != null && !a.training().dataDir().toFile().isDirectory()) {
             throw new IllegalArgumentException("--data " + a.training().dataDir() + " is not a directory; give one"
                     + " holding the Fashion-MNIST files");

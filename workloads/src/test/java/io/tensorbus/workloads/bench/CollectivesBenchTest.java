@@ -53,14 +53,14 @@ class CollectivesBenchTest {
     @Test
     void badOptionsSayWhatIsAllowed() {
         assertMessage("--world must be from 2 to 64, got 1", "--world", "1");
-        assertMessage("--world needs a whole number", "--world", "two");
-        assertMessage("--world needs a value", "--world");
+        assertMessage("Invalid value for option '--world': 'two' is not an int", "--world", "two");
+        assertMessage("Missing required parameter for option '--world' (N)", "--world");
         assertMessage("unknown operation 'reduce' in --ops", "--ops", "allreduce,reduce");
         assertMessage("--ops needs at least one", "--ops", ",");
-        assertMessage("--max-bytes must be from 4", "--max-bytes", "2");
+        assertMessage("--max-bytes must be at least 4", "--max-bytes", "2");
         assertMessage("--jit-warmup must be from 0", "--jit-warmup", "-1");
-        assertMessage("unknown option '--iters'", "--iters", "5");
-        assertMessage("--world is given twice", "--world", "2", "--world", "3");
+        assertMessage("Unknown options: '--iters', '5'", "--iters", "5");
+        assertMessage("option '--world' (N) should be specified only once", "--world", "2", "--world", "3");
     }
 
     @Test

@@ -26,9 +26,9 @@ class DdpBenchTest {
     void badOptionsSayWhatIsAllowed() {
         assertMessage("--world must be from 1 to 64, got 0", "--world", "0");
         assertMessage("--steps must be from 11 to 1000000, got 10", "--steps", "10");
-        assertMessage("--world needs a value", "--world");
-        assertMessage("unknown option '--batch'; ddp [--world N] [--warmup W] [--steps S]", "--batch", "64");
-        assertMessage("--steps is given twice", "--steps", "20", "--steps", "30");
+        assertMessage("Missing required parameter for option '--world' (N)", "--world");
+        assertMessage("Unknown options: '--batch', '64'", "--batch", "64");
+        assertMessage("option '--steps' (S) should be specified only once", "--steps", "20", "--steps", "30");
     }
 
     @Test

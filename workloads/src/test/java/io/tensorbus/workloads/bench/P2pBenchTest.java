@@ -24,10 +24,10 @@ class P2pBenchTest {
 
     @Test
     void badOptionsSayWhatIsAllowed() {
-        assertMessage("unknown option '--world'", "--world", "2");
-        assertMessage("--max-bytes must be from 4", "--max-bytes", "0");
-        assertMessage("--max-bytes needs a value", "--max-bytes");
-        assertMessage("--jit-warmup needs a whole number", "--jit-warmup", "lots");
+        assertMessage("Unknown options: '--world', '2'", "--world", "2");
+        assertMessage("--max-bytes must be at least 4", "--max-bytes", "0");
+        assertMessage("Missing required parameter for option '--max-bytes' (B)", "--max-bytes");
+        assertMessage("Invalid value for option '--jit-warmup': 'lots' is not an int", "--jit-warmup", "lots");
     }
 
     @Test

@@ -39,12 +39,12 @@ class DdpFashionMnistCommandTest {
 
     @Test
     void badArgumentsSayWhatIsAllowed() {
-        assertMessage("--nproc must be a whole number from 1 to 1024, got '0'", "--nproc", "0");
-        assertMessage("--nproc must be a whole number from 1 to 1024, got 'two'", "--nproc", "two");
-        assertMessage("--nproc needs a value", "--nproc");
+        assertMessage("--nproc must be from 1 to 1024, got 0", "--nproc", "0");
+        assertMessage("Invalid value for option '--nproc': 'two' is not an int", "--nproc", "two");
+        assertMessage("Missing required parameter for option '--nproc' (N)", "--nproc");
         assertMessage("--epochs must be at least 1, got 0", "--epochs", "0");
-        assertMessage("--limit needs a whole number, got 'all'", "--limit", "all");
-        assertMessage("unknown option --batch; usage: ddp-fashion-mnist [--nproc N]", "--batch", "64");
+        assertMessage("Invalid value for option '--limit': 'all' is not an int", "--limit", "all");
+        assertMessage("Unknown options: '--batch', '64'", "--batch", "64");
         assertMessage("--data /no/such/dir is not a directory", "--data", "/no/such/dir");
     }
 

@@ -37,9 +37,10 @@ class PipelineResNet50Test {
                 "--micro-batches", "8");
         assertMessage("--img must be 32 or more", "--img", "16");
         assertMessage("--schedule is gpipe or 1f1b, got 'zb'", "--schedule", "zb");
-        assertMessage("unknown option --nproc", "--nproc", "3");
-        assertMessage("--batch needs a value", "--batch");
-        assertMessage("--batches needs a whole number >= 1, got 'x'", "--batches", "x");
+        assertMessage("Unknown options: '--nproc', '3'", "--nproc", "3");
+        assertMessage("Missing required parameter for option '--batch' (B)", "--batch");
+        assertMessage("Invalid value for option '--batches': 'x' is not an int", "--batches", "x");
+        assertMessage("--batches must be at least 1, got 0", "--batches", "0");
     }
 
     private static void assertMessage(String expected, String... args) {

@@ -1,0 +1,48 @@
+package io.tensorbus.workloads.cli;
+
+import io.tensorbus.workloads.bench.CollectivesBench;
+import io.tensorbus.workloads.bench.DdpBench;
+import io.tensorbus.workloads.bench.DistAutogradBench;
+import io.tensorbus.workloads.bench.NnBench;
+import io.tensorbus.workloads.bench.P2pBench;
+import io.tensorbus.workloads.bench.PipelineBench;
+import io.tensorbus.workloads.bench.RpcBench;
+import io.tensorbus.workloads.bench.SoakBench;
+import io.tensorbus.workloads.bench.TensorBench;
+import io.tensorbus.workloads.bench.ZeroBench;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.ParentCommand;
+import picocli.CommandLine.Spec;
+import picocli.CommandLine.Model.CommandSpec;
+
+/**
+ * {@code tensorbus bench SUITE [options] [--json FILE]}: runs a benchmark suite, one line per measurement
+ * ({@code SUITE NAME key=value ...}), the first naming the CPU. The suites of several processes start one JVM per
+ * rank.
+ */
+@Command(name = "bench", synopsisSubcommandLabel = "SUITE",
+        description = "run a benchmark suite; one line per measurement, also written as JSON with --json FILE",
+        subcommands = {TensorBench.Suite.class, NnBench.Suite.class, P2pBench.Suite.class,
+            CollectivesBench.Suite.class, DdpBench.Suite.class, RpcBench.Suite.class, DistAutogradBench.Suite.class,
+            PipelineBench.Suite.class, ZeroBench.Suite.class, SoakBench.Suite.class})
+public final class BenchCommand implements Callable<Integer> {
+    @ParentCommand
+    private TensorbusCommand root;
+    @Spec
+    private CommandSpec spec;
+    @Mixin
+    private HelpOption help;
+
+    /** Where the suites write. */
+    public Console console() {
+        return root.console();
+    }
+
+    @Override
+    public Integer call() {
+        throw new ParameterException(spec.commandLine(), "bench needs a suite");
+    }
+}
