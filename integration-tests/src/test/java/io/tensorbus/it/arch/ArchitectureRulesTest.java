@@ -10,6 +10,7 @@ import com.tngtech.archunit.lang.EvaluationResult;
 import io.tensorbus.data.archfixture.CycleEnd;
 import io.tensorbus.distributed.archfixture.UsesMutiny;
 import io.tensorbus.distributed.rpc.impl.RpcFrame;
+import io.tensorbus.internal.tensor.Shapes;
 import io.tensorbus.nn.archfixture.ReachesIntoAnotherPackagesImpl;
 import io.tensorbus.optim.archfixture.CycleStart;
 import io.tensorbus.spi.archfixture.ContractNamingSupport;
@@ -19,6 +20,8 @@ import io.tensorbus.spi.support.HostReductions;
 import io.tensorbus.tensor.Tensor;
 import io.tensorbus.tensor.archfixture.CoreClassImportingVertx;
 import io.tensorbus.tensor.archfixture.LeaksAnInternalType;
+import io.tensorbus.workloads.examples.GroupAllReduce;
+import io.tensorbus.workloads.examples.archfixture.ExampleUsingAnInternal;
 import java.util.Arrays;
 import org.junit.jupiter.api.Test;
 
@@ -61,6 +64,12 @@ class ArchitectureRulesTest {
     }
 
     @Test
+    void anExampleUsingAnInternalIsReported() {
+        String report = reportOf(ArchitectureTest.EXAMPLES_USE_THE_USER_API, ExampleUsingAnInternal.class);
+        assertTrue(report.contains("ExampleUsingAnInternal") && report.contains(Shapes.class.getName()), report);
+    }
+
+    @Test
     void distributedCodeUsingMutinyIsReported() {
         String report = reportOf(ArchitectureTest.DISTRIBUTED_NEEDS_NO_CLUSTERING, UsesMutiny.class);
         assertTrue(report.contains("UsesMutiny") && report.contains("io.smallrye.mutiny.Uni"), report);
@@ -81,10 +90,12 @@ class ArchitectureRulesTest {
 
     @Test
     void theRulesPassTheClassesNextToTheFixtures() {
-        JavaClasses fine = new ClassFileImporter().importClasses(Tensor.class, RpcFrame.class, Backend.class);
+        JavaClasses fine = new ClassFileImporter().importClasses(Tensor.class, RpcFrame.class, Backend.class,
+                GroupAllReduce.class);
         assertFalse(ArchitectureTest.CORE_NEEDS_NO_VERTX.evaluate(fine).hasViolation());
         assertFalse(ArchitectureTest.IMPL_STAYS_IN_ITS_PARENT.evaluate(fine).hasViolation());
         assertFalse(ArchitectureTest.USER_API_NAMES_NO_INTERNALS.evaluate(fine).hasViolation());
         assertFalse(ArchitectureTest.CONTRACT_NEEDS_NO_SUPPORT.evaluate(fine).hasViolation());
+        assertFalse(ArchitectureTest.EXAMPLES_USE_THE_USER_API.evaluate(fine).hasViolation());
     }
 }

@@ -10,13 +10,7 @@ import io.tensorbus.workloads.bench.RpcBench;
 import io.tensorbus.workloads.bench.SoakBench;
 import io.tensorbus.workloads.bench.TensorBench;
 import io.tensorbus.workloads.bench.ZeroBench;
-import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
-import picocli.CommandLine.ParameterException;
-import picocli.CommandLine.ParentCommand;
-import picocli.CommandLine.Spec;
-import picocli.CommandLine.Model.CommandSpec;
 
 /**
  * {@code tensorbus bench SUITE [options] [--json FILE]}: runs a benchmark suite, one line per measurement
@@ -28,21 +22,9 @@ import picocli.CommandLine.Model.CommandSpec;
         subcommands = {TensorBench.Suite.class, NnBench.Suite.class, P2pBench.Suite.class,
             CollectivesBench.Suite.class, DdpBench.Suite.class, RpcBench.Suite.class, DistAutogradBench.Suite.class,
             PipelineBench.Suite.class, ZeroBench.Suite.class, SoakBench.Suite.class})
-public final class BenchCommand implements Callable<Integer> {
-    @ParentCommand
-    private TensorbusCommand root;
-    @Spec
-    private CommandSpec spec;
-    @Mixin
-    private HelpOption help;
-
-    /** Where the suites write. */
-    public Console console() {
-        return root.console();
-    }
-
+public final class BenchCommand extends CommandGroup {
     @Override
-    public Integer call() {
-        throw new ParameterException(spec.commandLine(), "bench needs a suite");
+    String member() {
+        return "a suite";
     }
 }
