@@ -253,7 +253,7 @@ public final class ProcessGroup implements AutoCloseable {
     public Future<Void> allReduce(Tensor tensor, ReduceOp op) {
         return run("allReduce", b -> {
             DeviceBuffer buf = TensorBuffers.of(tensor, "tensor");
-            Objects.requireNonNull(op, "op must not be null").checkSupports(buf.dtype());
+            checkOp(op, buf.dtype());
             ReduceOp wire = op;
             if (isPremul(op)) {
                 tensor.muli(op.factor());
@@ -278,7 +278,7 @@ public final class ProcessGroup implements AutoCloseable {
         return run("reduce", b -> {
             members.checkRank(dst, "dst");
             DeviceBuffer buf = TensorBuffers.of(tensor, "tensor");
-            Objects.requireNonNull(op, "op must not be null").checkSupports(buf.dtype());
+            checkOp(op, buf.dtype());
             if (isPremul(op)) {
                 // Only the destination's tensor may change: the others reduce a scaled copy.
                 Tensor scaled = tensor.mul(op.factor());
@@ -364,7 +364,7 @@ public final class ProcessGroup implements AutoCloseable {
     public Future<Void> reduceScatter(Tensor output, List<Tensor> inputs, ReduceOp op) {
         return run("reduceScatter", b -> {
             DeviceBuffer out = TensorBuffers.of(output, "output");
-            Objects.requireNonNull(op, "op must not be null").checkSupports(out.dtype());
+            checkOp(op, out.dtype());
             List<DeviceBuffer> ins = TensorBuffers.list(inputs, size(), out.dtype(), out.numel(), "inputs");
             if (isPremul(op)) {
                 return reduceScatter(output, inputs.stream().map(t -> t.mul(op.factor())).toList(), ReduceOp.SUM);
@@ -452,7 +452,7 @@ public final class ProcessGroup implements AutoCloseable {
         return run("reduceScatterTensor", b -> {
             DeviceBuffer out = TensorBuffers.of(output, "output");
             DeviceBuffer in = TensorBuffers.of(input, "input");
-            Objects.requireNonNull(op, "op must not be null").checkSupports(out.dtype());
+            checkOp(op, out.dtype());
             if (isPremul(op)) {
                 return reduceScatterTensor(output, input.mul(op.factor()), ReduceOp.SUM);
             }
@@ -735,6 +735,10 @@ public final class ProcessGroup implements AutoCloseable {
      */
     private static boolean isPremul(ReduceOp op) {
         return op.type() == ReduceOp.Type.PREMUL_SUM;
+    }
+
+    private static void checkOp(ReduceOp op, DType dtype) {
+        Objects.requireNonNull(op, "op must not be null").checkSupports(dtype);
     }
 
     /** How long a blocking call waits: past the group's timeout, so the operation's own failure comes first. */

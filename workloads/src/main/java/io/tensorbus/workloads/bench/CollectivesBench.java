@@ -175,7 +175,7 @@ public final class CollectivesBench {
         Options options() {
             List<String> named = ops.stream().map(String::trim).filter(op -> !op.isEmpty()).toList();
             Device where = device != null ? Device.parse(device) : Options.deviceOf(backend);
-            return new Options(Cli.range("--world", world, 2, 64), named, maxBytes,
+            return new Options(world, named, maxBytes,
                     Cli.range("--jit-warmup", jitWarmup, 0, 1_000_000), backend, where);
         }
 
