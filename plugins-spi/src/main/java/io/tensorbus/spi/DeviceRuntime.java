@@ -133,6 +133,33 @@ public interface DeviceRuntime {
     CompletableFuture<Void> sum(DeviceBuffer src, DeviceBuffer out);
 
     /**
+     * Runs kernel {@code kernel} of {@code program} over {@code items} work items on the device of the first
+     * buffer in {@code args}, in that device's queue order. Arguments are {@link DeviceBuffer}s (each passed as a
+     * pointer and an element offset, see {@link KernelSource}), {@link Integer}s ({@code int}), {@link Long}s
+     * ({@code long} or {@code ulong}), {@link Float}s and {@link Double}s. The program is compiled on first use.
+     *
+     * @param groupSize the work items of one work-group (CUDA block), dividing {@code items}, for kernels that
+     *        share {@code LOCAL_MEM}; 0 lets the runtime choose, and then it may run more items than asked, so the
+     *        kernel must check its index against its size
+     * @throws IllegalArgumentException (through the future) for no buffer argument, buffers a kernel cannot
+     *         combine (other devices or contexts), an argument of another type, or a group size that does not
+     *         divide {@code items}; a program that does not compile fails the future with the compiler's log
+     */
+    CompletableFuture<Void> launch(KernelSource program, String kernel, long items, int groupSize, Object... args);
+
+    /**
+     * {@code C = alpha * op(A) op(B) + beta * C} for {@code batch} matrices, where {@code op(A)} is {@code m x k},
+     * {@code op(B)} is {@code k x n} and {@code C} is {@code m x n}, all of one floating dtype (float32 or
+     * float64) on one device: the field's BLAS where the runtime has one (CLBlast, cuBLAS). Sums may run in
+     * another order than the host's, so the last bits may differ.
+     *
+     * @throws IllegalArgumentException (through the future) for mixed or integer dtypes, a transposed {@code c},
+     *         a leading dimension too small for its rows, or matrices outside their buffers
+     */
+    CompletableFuture<Void> gemm(int batch, int m, int n, int k, double alpha, GemmOperand a, GemmOperand b,
+            double beta, GemmOperand c);
+
+    /**
      * Frees a buffer this runtime allocated once the operations queued on it have finished; a wrapped buffer
      * (memory its owner allocated) is only forgotten. Idempotent.
      */

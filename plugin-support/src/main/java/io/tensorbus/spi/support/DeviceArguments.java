@@ -5,7 +5,10 @@ import io.tensorbus.c10d.ReduceOp;
 import io.tensorbus.spi.DeviceBuffer;
 import io.tensorbus.spi.DeviceRuntime;
 import io.tensorbus.spi.ElementwiseOp;
+import io.tensorbus.spi.GemmOperand;
+import io.tensorbus.spi.KernelSource;
 import java.util.Arrays;
+import java.util.Objects;
 
 /**
  * The argument checks every {@link DeviceRuntime} makes before it queues work, written once so that the OpenCL
@@ -115,5 +118,64 @@ public final class DeviceArguments {
     public static void checkCopy(DeviceBuffer src, long srcOffset, DeviceBuffer dst, long dstOffset, long bytes) {
         checkRange(src, srcOffset, bytes, "source");
         checkRange(dst, dstOffset, bytes, "destination");
+    }
+
+    /**
+     * Checks a kernel launch: a kernel name, a non-negative size, a group size that divides it, and arguments of
+     * the kinds a kernel takes.
+     */
+    public static void checkLaunch(KernelSource program, String kernel, long items, int groupSize, Object[] args) {
+        Objects.requireNonNull(program, "program");
+        if (kernel == null || kernel.isBlank()) {
+            throw new IllegalArgumentException("launch of " + program.name() + ": no kernel name");
+        }
+        if (items < 0 || groupSize < 0 || (groupSize > 0 && items % groupSize != 0)) {
+            throw new IllegalArgumentException("launch of " + kernel + ": " + items + " work items in groups of "
+                    + groupSize + "; items must be >= 0 and a multiple of the group size (0: the runtime's choice)");
+        }
+        for (Object a : args) {
+            if (!(a instanceof DeviceBuffer || a instanceof Integer || a instanceof Long || a instanceof Float
+                    || a instanceof Double)) {
+                throw new IllegalArgumentException("launch of " + kernel + ": argument " + a + " is not a device "
+                        + "buffer, Integer, Long, Float or Double");
+            }
+        }
+    }
+
+    /** Checks a GEMM: one floating dtype, an untransposed result, and every matrix inside its buffer. */
+    public static void checkGemm(int batch, int m, int n, int k, GemmOperand a, GemmOperand b, GemmOperand c) {
+        if (batch < 0 || m < 0 || n < 0 || k < 0) {
+            throw new IllegalArgumentException("gemm: negative size in batch " + batch + ", m " + m + ", n " + n
+                    + ", k " + k);
+        }
+        DType d = c.buffer().dtype();
+        if ((d != DType.FLOAT32 && d != DType.FLOAT64) || a.buffer().dtype() != d || b.buffer().dtype() != d) {
+            throw new IllegalArgumentException("gemm needs three float32 or three float64 matrices, got "
+                    + a.buffer().dtype() + ", " + b.buffer().dtype() + " and " + d);
+        }
+        if (c.transposed()) {
+            throw new IllegalArgumentException("gemm: the result matrix cannot be transposed");
+        }
+        checkMatrix("A", a, batch, m, k);
+        checkMatrix("B", b, batch, k, n);
+        checkMatrix("C", c, batch, m, n);
+    }
+
+    private static void checkMatrix(String name, GemmOperand o, int batch, int rows, int cols) {
+        long r = o.transposed() ? cols : rows;
+        long c = o.transposed() ? rows : cols;
+        if (batch == 0 || r == 0 || c == 0) {
+            return;
+        }
+        if (o.ld() < c) {
+            throw new IllegalArgumentException("gemm: " + name + " has rows of " + c + " elements but leading "
+                    + "dimension " + o.ld());
+        }
+        long last = o.offset() + (batch - 1) * o.batchStride() + (r - 1) * o.ld() + c - 1;
+        if (last >= o.buffer().numel()) {
+            throw new IllegalArgumentException("gemm: " + name + " (" + batch + " x " + r + " x " + c + ", ld "
+                    + o.ld() + ", stride " + o.batchStride() + ", offset " + o.offset() + ") reaches element " + last
+                    + " of a buffer of " + o.buffer().numel());
+        }
     }
 }

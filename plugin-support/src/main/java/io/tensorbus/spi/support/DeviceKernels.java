@@ -3,6 +3,7 @@ package io.tensorbus.spi.support;
 import io.tensorbus.DType;
 import io.tensorbus.spi.DeviceRuntime;
 import io.tensorbus.spi.ElementwiseOp;
+import io.tensorbus.spi.KernelSource;
 
 /**
  * The source of the device kernels every {@link DeviceRuntime} needs, written once and emitted in two dialects:
@@ -270,7 +271,44 @@ public final class DeviceKernels {
 
             """;
 
+    /**
+     * The GEMM of runtimes without a BLAS: one work item per element of {@code C}, summing in the element type in
+     * the order of {@code k}. {@code beta == 0} never reads {@code C}, as BLAS does not.
+     */
+    private static final String GEMM = """
+            KERNEL void gemm_REAL(GLOBAL const REAL* a, ulong ao, GLOBAL const REAL* b, ulong bo, GLOBAL REAL* c,
+                    ulong co, ulong m, ulong n, ulong k, ulong lda, ulong ldb, ulong ldc, ulong sa, ulong sb,
+                    ulong sc, int ta, int tb, ulong items, double alpha, double beta) {
+                size_t g = GID;
+                if (g >= items) return;
+                ulong bi = g / (m * n);
+                ulong r = g % (m * n);
+                ulong i = r / n;
+                ulong j = r % n;
+                ulong ab = ao + bi * sa;
+                ulong bb = bo + bi * sb;
+                REAL acc = 0;
+                for (ulong p = 0; p < k; p++) {
+                    REAL x = ta ? a[ab + p * lda + i] : a[ab + i * lda + p];
+                    REAL y = tb ? b[bb + j * ldb + p] : b[bb + p * ldb + j];
+                    acc += x * y;
+                }
+                ulong ci = co + bi * sc + i * ldc + j;
+                REAL v = (REAL) alpha * acc;
+                c[ci] = beta == 0.0 ? v : v + (REAL) beta * c[ci];
+            }
+
+            """;
+
     private DeviceKernels() {
+    }
+
+    /**
+     * {@code program} as {@code dialect} compiles it: the dialect's prelude (double precision enabled), then the
+     * program's kernels.
+     */
+    public static String program(Dialect dialect, KernelSource program) {
+        return prelude(dialect, true) + program.source();
     }
 
     /**
@@ -285,7 +323,10 @@ public final class DeviceKernels {
         return s.toString();
     }
 
-    /** The tensors' program: element-wise arithmetic, casts, sums and {@code fill_8}; needs double precision. */
+    /**
+     * The tensors' program: element-wise arithmetic, casts, sums, {@code fill_8} and the GEMM; needs double
+     * precision.
+     */
     public static String tensors(Dialect dialect) {
         StringBuilder s = new StringBuilder(prelude(dialect, true)).append(COMBINE).append(TENSOR_HELPERS);
         for (DType d : DType.values()) {
@@ -297,12 +338,21 @@ public final class DeviceKernels {
                 s.append(cast(d, to));
             }
         }
+        s.append(gemm(DType.FLOAT32)).append(gemm(DType.FLOAT64));
         return s.toString();
     }
 
     /** The kernel that reduces {@code dtype}: {@code (acc, accOffset, src, srcOffset, n, op)}, offsets in elements. */
     public static String reduceName(DType dtype) {
         return "reduce_" + dtype;
+    }
+
+    /**
+     * The GEMM kernel of {@code dtype} (float32 or float64): {@code (a, ao, b, bo, c, co, m, n, k, lda, ldb, ldc,
+     * strideA, strideB, strideC, transA, transB, items, alpha, beta)}, over {@code items = batch * m * n}.
+     */
+    public static String gemmName(DType dtype) {
+        return "gemm_" + dtype;
     }
 
     /** The kernel that divides {@code dtype}: {@code (acc, offset, n, divisor)}. */
@@ -343,6 +393,10 @@ public final class DeviceKernels {
             case OPENCL -> (fp64 ? FP64_PRAGMA : "") + OPENCL_PRELUDE;
             case CUDA -> CUDA_PRELUDE;
         };
+    }
+
+    private static String gemm(DType d) {
+        return GEMM.replace("gemm_REAL", gemmName(d)).replace("REAL", storage(d));
     }
 
     /** The device type that stores {@code d}. */

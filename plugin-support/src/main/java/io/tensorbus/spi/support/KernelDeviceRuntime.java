@@ -5,6 +5,8 @@ import io.tensorbus.c10d.ReduceOp;
 import io.tensorbus.spi.DeviceBuffer;
 import io.tensorbus.spi.DeviceRuntime;
 import io.tensorbus.spi.ElementwiseOp;
+import io.tensorbus.spi.GemmOperand;
+import io.tensorbus.spi.KernelSource;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -46,6 +48,14 @@ public abstract class KernelDeviceRuntime<B extends DeviceBuffer> implements Dev
 
     /** Launches {@code kernel} as one work-group (block) of {@code threads}. */
     protected abstract CompletableFuture<Void> launchOneGroup(B on, String kernel, int threads, Object... args);
+
+    /**
+     * Launches kernel {@code kernel} of {@code program} (compiled on first use for {@code on}'s device) over
+     * {@code items} work items in groups of {@code groupSize} (0: the runtime's choice); the arguments are already
+     * checked and each buffer spread into its {@link #operand}.
+     */
+    protected abstract CompletableFuture<Void> launchProgram(B on, KernelSource program, String kernel, long items,
+                                                             int groupSize, Object[] args);
 
     /**
      * Checks that one kernel can read and write both buffers (one OpenCL context, one CUDA device).
@@ -184,6 +194,71 @@ public abstract class KernelDeviceRuntime<B extends DeviceBuffer> implements Dev
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
         }
+    }
+
+    @Override
+    public final CompletableFuture<Void> launch(KernelSource program, String kernel, long items, int groupSize,
+                                                Object... args) {
+        try {
+            DeviceArguments.checkLaunch(program, kernel, items, groupSize, args);
+            B on = null;
+            Object[] spread = new Object[args.length];
+            for (int i = 0; i < args.length; i++) {
+                if (args[i] instanceof DeviceBuffer d) {
+                    B b = own(d);
+                    if (on == null) {
+                        on = b;
+                    } else {
+                        checkTogether(on, b);
+                    }
+                    spread[i] = operand(b, 0);
+                } else {
+                    spread[i] = args[i];
+                }
+            }
+            if (on == null) {
+                throw new IllegalArgumentException("launch of " + kernel + ": no device buffer among the arguments "
+                        + "says which device runs it");
+            }
+            return items == 0 ? done() : launchProgram(on, program, kernel, items, groupSize, args(spread));
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    @Override
+    public final CompletableFuture<Void> gemm(int batch, int m, int n, int k, double alpha, GemmOperand a,
+                                              GemmOperand b, double beta, GemmOperand c) {
+        try {
+            B x = own(a.buffer());
+            B y = own(b.buffer());
+            B z = own(c.buffer());
+            DeviceArguments.checkGemm(batch, m, n, k, a, b, c);
+            checkTogether(z, x);
+            checkTogether(z, y);
+            checkComputes(z, z.dtype());
+            return batch == 0 || m == 0 || n == 0 ? done() : gemmOn(batch, m, n, k, alpha, a, b, beta, c);
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    /**
+     * Runs a checked GEMM of at least one element on the buffers' device. By default the dialect's own kernel
+     * ({@link DeviceKernels#gemmName}); a runtime with a BLAS overrides this.
+     */
+    protected CompletableFuture<Void> gemmOn(int batch, int m, int n, int k, double alpha, GemmOperand a,
+                                             GemmOperand b, double beta, GemmOperand c) {
+        B z = own(c.buffer());
+        long items = (long) batch * m * n;
+        return launch(z, DeviceKernels.gemmName(z.dtype()), items, args(element(a), element(b), element(c), (long) m,
+                (long) n, (long) k, a.ld(), b.ld(), c.ld(), a.batchStride(), b.batchStride(), c.batchStride(),
+                a.transposed() ? 1 : 0, b.transposed() ? 1 : 0, items, alpha, beta));
+    }
+
+    /** The {@link #operand} of a GEMM matrix's first element. */
+    protected final Object[] element(GemmOperand o) {
+        return operand(own(o.buffer()), o.offset() * o.buffer().dtype().byteSize());
     }
 
     @Override

@@ -13,11 +13,14 @@ import io.tensorbus.spi.DeviceBuffer;
 import io.tensorbus.spi.DeviceRuntime;
 import io.tensorbus.spi.DeviceRuntimeProvider;
 import io.tensorbus.spi.ElementwiseOp;
+import io.tensorbus.spi.GemmOperand;
+import io.tensorbus.spi.KernelSource;
 import io.tensorbus.spi.support.HostReductions;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeAll;
@@ -252,6 +255,113 @@ public abstract class DeviceRuntimeContractTest {
                 e.getMessage());
         UnsupportedOperationException u = assertThrows(UnsupportedOperationException.class, a::segment);
         assertTrue(u.getMessage().contains("device memory"), u.getMessage());
+    }
+
+    private static final KernelSource AXPY = new KernelSource("contract-axpy", """
+            KERNEL void axpy(GLOBAL const float* x, ulong xo, GLOBAL float* y, ulong yo, ulong n, float a, int twice) {
+                size_t i = GID;
+                if (i < n) y[yo + i] = y[yo + i] + a * x[xo + i] * (twice ? 2.0f : 1.0f);
+            }
+
+            KERNEL void group_sums(GLOBAL const double* x, ulong xo, GLOBAL double* out, ulong oo) {
+                LOCAL_MEM double part[64];
+                size_t l = LID;
+                part[l] = x[xo + GID];
+                SYNC_LOCAL();
+                if (l == 0) {
+                    double s = 0;
+                    for (int i = 0; i < 64; i++) s += part[i];
+                    out[oo + GID / 64] = s;
+                }
+            }
+            """);
+
+    @Test
+    void launchRunsACallersKernelOnViewsWithScalarsAndWorkGroups() throws Exception {
+        int n = 1000;
+        MemorySegment xs = Arena.ofAuto().allocate(4L * n, 64);
+        MemorySegment ys = Arena.ofAuto().allocate(4L * n, 64);
+        for (int i = 0; i < n; i++) {
+            xs.setAtIndex(ValueLayout.JAVA_FLOAT, i, i * 0.5f);
+            ys.setAtIndex(ValueLayout.JAVA_FLOAT, i, 1 - i);
+        }
+        DeviceBuffer x = upload(xs, DType.FLOAT32);
+        DeviceBuffer y = upload(ys, DType.FLOAT32);
+        DeviceBuffer yTail = runtime.view(y, 4L * 10, DType.FLOAT32, n - 10);
+        runtime.launch(AXPY, "axpy", n - 10, 0, x, yTail, (long) (n - 10), 3.0f, 1).get(60, TimeUnit.SECONDS);
+        MemorySegment got = download(y);
+        for (int i = 0; i < n; i++) {
+            float want = i < 10 ? 1 - i : (1 - i) + 3.0f * ((i - 10) * 0.5f) * 2.0f;
+            assertEquals(want, got.getAtIndex(ValueLayout.JAVA_FLOAT, i), "element " + i);
+        }
+        MemorySegment ds = Arena.ofAuto().allocate(8L * 256, 64);
+        for (int i = 0; i < 256; i++) {
+            ds.setAtIndex(ValueLayout.JAVA_DOUBLE, i, i);
+        }
+        DeviceBuffer out = runtime.allocate(dev, DType.FLOAT64, 4);
+        runtime.launch(AXPY, "group_sums", 256, 64, upload(ds, DType.FLOAT64), out).get(60, TimeUnit.SECONDS);
+        MemorySegment sums = download(out);
+        for (int g = 0; g < 4; g++) {
+            assertEquals(64.0 * 64 * g + 64 * 63 / 2.0, sums.getAtIndex(ValueLayout.JAVA_DOUBLE, g), "group " + g);
+        }
+        assertMessage(unwrap(runtime.launch(AXPY, "axpy", 100, 64, x, y, 100L, 1.0f, 0)), "multiple of the group");
+        assertMessage(unwrap(runtime.launch(AXPY, "axpy", 10, 0, 10L, 1.0f)), "no device buffer");
+        assertMessage(unwrap(runtime.launch(AXPY, "axpy", 10, 0, x, "y")), "argument y");
+    }
+
+    @Test
+    void gemmMultipliesBatchesOfTransposedAndStridedMatricesAsTheHostDoes() throws Exception {
+        int batch = 3;
+        int m = 5;
+        int n = 7;
+        int k = 9;
+        SplittableRandom random = new SplittableRandom(7);
+        double[] a = random.doubles((long) batch * k * m, -1, 1).toArray(); // stored transposed: [batch, k, m]
+        double[] b = random.doubles((long) batch * k * n + 3, -1, 1).toArray(); // [batch, k, n] from element 3
+        for (DType dtype : new DType[] {DType.FLOAT32, DType.FLOAT64}) {
+            DeviceBuffer da = upload(segment(a, dtype), dtype);
+            DeviceBuffer db = upload(segment(b, dtype), dtype);
+            DeviceBuffer dc = runtime.allocate(dev, dtype, (long) batch * m * n);
+            runtime.gemm(batch, m, n, k, 2.0, new GemmOperand(da, 0, m, (long) k * m, true),
+                    new GemmOperand(db, 3, n, (long) k * n, false), 0.0,
+                    new GemmOperand(dc, 0, n, (long) m * n, false)).get(120, TimeUnit.SECONDS);
+            MemorySegment c = download(dc);
+            for (int bi = 0; bi < batch; bi++) {
+                for (int i = 0; i < m; i++) {
+                    for (int j = 0; j < n; j++) {
+                        double want = 0;
+                        for (int p = 0; p < k; p++) {
+                            want += a[bi * k * m + p * m + i] * b[3 + bi * k * n + p * n + j];
+                        }
+                        double got = value(c, dtype, (long) bi * m * n + (long) i * n + j);
+                        assertEquals(2 * want, got, dtype == DType.FLOAT32 ? 1e-5 : 1e-12, dtype + " C[" + bi + ","
+                                + i + "," + j + "]");
+                    }
+                }
+            }
+        }
+        DeviceBuffer f = runtime.allocate(dev, DType.FLOAT32, 4);
+        DeviceBuffer i = runtime.allocate(dev, DType.INT32, 4);
+        assertMessage(unwrap(runtime.gemm(1, 2, 2, 1, 1, new GemmOperand(i, 0, 1, 0, false),
+                new GemmOperand(f, 0, 2, 0, false), 0, new GemmOperand(f, 0, 2, 0, false))), "float32", "int32");
+        assertMessage(unwrap(runtime.gemm(1, 2, 2, 2, 1, new GemmOperand(f, 0, 2, 0, false),
+                new GemmOperand(f, 0, 2, 0, false), 0, new GemmOperand(f, 1, 2, 0, false))), "reaches element 4");
+    }
+
+    private static MemorySegment segment(double[] values, DType dtype) {
+        MemorySegment s = Arena.ofAuto().allocate((long) values.length * dtype.byteSize(), 64);
+        for (int i = 0; i < values.length; i++) {
+            if (dtype == DType.FLOAT32) {
+                s.setAtIndex(ValueLayout.JAVA_FLOAT, i, (float) values[i]);
+            } else {
+                s.setAtIndex(ValueLayout.JAVA_DOUBLE, i, values[i]);
+            }
+        }
+        return s;
+    }
+
+    private static Throwable unwrap(CompletableFuture<Void> f) {
+        return f.handle((v, t) -> t instanceof CompletionException c ? c.getCause() : t).join();
     }
 
     @Test

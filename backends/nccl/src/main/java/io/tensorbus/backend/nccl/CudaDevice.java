@@ -2,6 +2,7 @@ package io.tensorbus.backend.nccl;
 
 import io.tensorbus.Device;
 import io.tensorbus.spi.DeviceBuffer;
+import io.tensorbus.spi.KernelSource;
 import io.tensorbus.spi.support.DeviceKernels;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -61,6 +62,7 @@ final class CudaDevice implements CudaStream {
     private final PinnedStaging staging;
     private final Map<String, CUfunction> functions = new ConcurrentHashMap<>();
     private final Map<Long, Event> events = new ConcurrentHashMap<>();
+    private final Map<String, CUmodule> modules = new ConcurrentHashMap<>();
     private volatile CUmodule collectives;
     private volatile CUmodule tensors;
 
@@ -226,12 +228,36 @@ final class CudaDevice implements CudaStream {
         return launch(kernel, (int) blocks, BLOCK, args);
     }
 
+    /**
+     * Launches kernel {@code kernel} of {@code program} over {@code items} work items in blocks of
+     * {@code groupSize} threads (0: the element-wise block size, the grid rounded up to it).
+     */
+    CompletableFuture<Void> launch(KernelSource program, String kernel, long items, int groupSize, Object... args) {
+        int threads = groupSize == 0 ? BLOCK : groupSize;
+        long blocks = (items + threads - 1) / threads;
+        if (blocks > maxBlocks) {
+            throw new IllegalArgumentException(kernel + " over " + items + " items needs " + blocks + " blocks; "
+                    + device + " launches at most " + maxBlocks);
+        }
+        CUfunction f = functions.computeIfAbsent(program.name() + "/" + kernel, k -> {
+            CUfunction fn = new CUfunction();
+            check(cuModuleGetFunction(fn, module(program), kernel), "cuModuleGetFunction(" + kernel + ")");
+            return fn;
+        });
+        return launch(f, kernel, (int) blocks, threads, args);
+    }
+
     /** Launches {@code kernel} as one block of {@code threads}. */
     CompletableFuture<Void> launchOneBlock(String kernel, int threads, Object... args) {
         return launch(kernel, 1, threads, args);
     }
 
     private CompletableFuture<Void> launch(String kernel, int blocks, int threads, Object[] args) {
+        return launch(function(kernel), kernel, blocks, threads, args);
+    }
+
+    private CompletableFuture<Void> launch(CUfunction function, String kernel, int blocks, int threads,
+                                           Object[] args) {
         makeCurrent();
         Pointer[] params = new Pointer[args.length];
         for (int i = 0; i < args.length; i++) {
@@ -239,10 +265,11 @@ final class CudaDevice implements CudaStream {
                 case Long v -> Pointer.to(new long[] {v});
                 case Integer v -> Pointer.to(new int[] {v});
                 case Double v -> Pointer.to(new double[] {v});
+                case Float v -> Pointer.to(new float[] {v});
                 default -> throw new IllegalArgumentException("kernel argument " + args[i]);
             };
         }
-        check(cuLaunchKernel(function(kernel), blocks, 1, 1, threads, 1, 1, 0, stream, Pointer.to(params), null),
+        check(cuLaunchKernel(function, blocks, 1, 1, threads, 1, 1, 0, stream, Pointer.to(params), null),
                 "launching " + kernel + " on " + device);
         return afterQueuedWork(kernel);
     }
@@ -274,6 +301,19 @@ final class CudaDevice implements CudaStream {
         });
     }
 
+    /** A caller's program, compiled and loaded on first use. */
+    private CUmodule module(KernelSource program) {
+        return modules.computeIfAbsent(program.name(), n -> load(compiler.ptx(DeviceKernels.program(
+                DeviceKernels.Dialect.CUDA, program), n + ".cu", capability), n));
+    }
+
+    private CUmodule load(String ptx, String name) {
+        CUmodule m = new CUmodule();
+        check(cuModuleLoadData(m, ptx), "loading the " + name + " kernels on " + device + " (a driver older than "
+                + "NVRTC refuses its PTX: update the driver or use an NVRTC of the driver's CUDA version)");
+        return m;
+    }
+
     /** The module holding {@code kernel}, compiled and loaded on first use. */
     private synchronized CUmodule module(String kernel) {
         boolean collective = kernel.startsWith("reduce_") || kernel.startsWith("divide_");
@@ -282,10 +322,7 @@ final class CudaDevice implements CudaStream {
             String source = collective ? DeviceKernels.collectives(DeviceKernels.Dialect.CUDA, true)
                     : DeviceKernels.tensors(DeviceKernels.Dialect.CUDA);
             String ptx = compiler.ptx(source, collective ? "collectives.cu" : "tensors.cu", capability);
-            m = new CUmodule();
-            check(cuModuleLoadData(m, ptx), "loading the " + (collective ? "collective" : "tensor")
-                    + " kernels on " + device + " (a driver older than NVRTC refuses its PTX: update the driver or "
-                    + "use an NVRTC of the driver's CUDA version)");
+            m = load(ptx, collective ? "collective" : "tensor");
             if (collective) {
                 collectives = m;
             } else {

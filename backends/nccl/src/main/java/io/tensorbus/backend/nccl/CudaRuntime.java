@@ -6,6 +6,7 @@ import io.tensorbus.c10d.ReduceOp;
 import io.tensorbus.spi.support.DeviceArguments;
 import io.tensorbus.spi.DeviceBuffer;
 import io.tensorbus.spi.DeviceInfo;
+import io.tensorbus.spi.KernelSource;
 import io.tensorbus.spi.support.DeviceKernels;
 import io.tensorbus.spi.support.KernelDeviceRuntime;
 import io.tensorbus.spi.support.ElementBytes;
@@ -299,6 +300,12 @@ public final class CudaRuntime extends KernelDeviceRuntime<CudaBuffer> {
     @Override
     protected CompletableFuture<Void> launch(CudaBuffer on, String kernel, long n, Object... args) {
         return on.cuda().launch(kernel, n, args);
+    }
+
+    @Override
+    protected CompletableFuture<Void> launchProgram(CudaBuffer on, KernelSource program, String kernel, long items,
+                                                    int groupSize, Object[] args) {
+        return on.cuda().launch(program, kernel, items, groupSize, args);
     }
 
     @Override

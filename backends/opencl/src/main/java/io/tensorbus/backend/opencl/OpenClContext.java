@@ -4,6 +4,7 @@ import static org.jocl.CL.CL_COMPLETE;
 import static org.jocl.CL.CL_MEM_READ_WRITE;
 
 import io.tensorbus.Device;
+import io.tensorbus.spi.KernelSource;
 import io.tensorbus.spi.support.DeviceKernels;
 import java.lang.foreign.MemorySegment;
 import java.lang.ref.Reference;
@@ -13,6 +14,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
+import java.util.function.BiConsumer;
 import org.jocl.CL;
 import org.jocl.CLException;
 import org.jocl.Pointer;
@@ -59,6 +61,8 @@ final class OpenClContext {
     /** Device scratch memory of finished reductions, kept for the next ones, by size in bytes. */
     private final Map<Long, ArrayDeque<cl_mem>> scratch = new HashMap<>();
     private long scratchBytes;
+    /** Programs of callers' kernels ({@link KernelSource}), by name, built on first launch. */
+    private final Map<String, cl_program> programs = new ConcurrentHashMap<>();
     /** The collectives' program and the tensors' (built only when a tensor op first runs here). */
     private volatile cl_program collectives;
     private volatile cl_program tensors;
@@ -172,6 +176,39 @@ final class OpenClContext {
     }
 
     /**
+     * Runs kernel {@code name} of {@code program} over {@code items} work items in groups of {@code groupSize}
+     * (0: this context's element-wise size, the global size rounded up to it).
+     */
+    CompletableFuture<Void> run(KernelSource program, String name, long items, int groupSize, Object... args) {
+        long group = groupSize == 0 ? groupSize() : groupSize;
+        long global = (items + group - 1) / group * group;
+        return enqueue("kernel " + name + " on " + device, () -> {
+            cl_kernel kernel = kernels.computeIfAbsent(program.name() + "/" + name,
+                    k -> CL.clCreateKernel(program(program), name, null));
+            return enqueueKernel(kernel, global, new long[] {group}, args);
+        }, null);
+    }
+
+    /** The work-group size of element-wise launches. */
+    long groupSize() {
+        return groupSize;
+    }
+
+    /**
+     * Enqueues a command that a library issues on this context's queue itself (CLBlast): {@code command} gets the
+     * queue and the event to fill; the future completes when the event does.
+     */
+    CompletableFuture<Void> enqueueOnQueue(String what, BiConsumer<cl_command_queue, cl_event> command) {
+        return enqueue(what + " on " + device, () -> {
+            cl_event e = new cl_event();
+            synchronized (queue) {
+                command.accept(queue, e);
+            }
+            return e;
+        }, null);
+    }
+
+    /**
      * Fills {@code bytes} bytes of {@code dst} from {@code offset} with repetitions of {@code pattern} (one element).
      */
     CompletableFuture<Void> fill(cl_mem dst, byte[] pattern, long offset, long bytes) {
@@ -183,20 +220,22 @@ final class OpenClContext {
     }
 
     private CompletableFuture<Void> launch(String name, long global, long[] local, Object keepAlive, Object[] args) {
-        return enqueue("kernel " + name + " on " + device, () -> {
-            cl_kernel kernel = kernel(name);
-            cl_event e = new cl_event();
-            // clSetKernelArg changes the shared kernel object: arguments and launch must not interleave.
-            synchronized (kernel) {
-                for (int i = 0; i < args.length; i++) {
-                    setArg(kernel, i, args[i]);
-                }
-                synchronized (queue) {
-                    CL.clEnqueueNDRangeKernel(queue, kernel, 1, null, new long[] {global}, local, 0, null, e);
-                }
+        return enqueue("kernel " + name + " on " + device, () -> enqueueKernel(kernel(name), global, local, args),
+                keepAlive);
+    }
+
+    private cl_event enqueueKernel(cl_kernel kernel, long global, long[] local, Object[] args) {
+        cl_event e = new cl_event();
+        // clSetKernelArg changes the shared kernel object: arguments and launch must not interleave.
+        synchronized (kernel) {
+            for (int i = 0; i < args.length; i++) {
+                setArg(kernel, i, args[i]);
             }
-            return e;
-        }, keepAlive);
+            synchronized (queue) {
+                CL.clEnqueueNDRangeKernel(queue, kernel, 1, null, new long[] {global}, local, 0, null, e);
+            }
+        }
+        return e;
     }
 
     private static void setArg(cl_kernel kernel, int index, Object arg) {
@@ -204,6 +243,7 @@ final class OpenClContext {
             case cl_mem m -> CL.clSetKernelArg(kernel, index, Sizeof.cl_mem, Pointer.to(m));
             case Long l -> CL.clSetKernelArg(kernel, index, Sizeof.cl_ulong, Pointer.to(new long[] {l}));
             case Integer v -> CL.clSetKernelArg(kernel, index, Sizeof.cl_int, Pointer.to(new int[] {v}));
+            case Float v -> CL.clSetKernelArg(kernel, index, Sizeof.cl_float, Pointer.to(new float[] {v}));
             case Double v -> CL.clSetKernelArg(kernel, index, Sizeof.cl_double, Pointer.to(new double[] {v}));
             default -> throw new IllegalArgumentException("kernel argument " + arg);
         }
@@ -231,13 +271,27 @@ final class OpenClContext {
         return tensors;
     }
 
+    /** A caller's program, built on first use. */
+    private cl_program program(KernelSource program) {
+        if (!fp64) {
+            throw new IllegalArgumentException("kernels of " + program.name() + " need double precision, and "
+                    + device + " has no cl_khr_fp64");
+        }
+        return programs.computeIfAbsent(program.name(),
+                n -> build(DeviceKernels.program(DeviceKernels.Dialect.OPENCL, program), n));
+    }
+
     private cl_program build(String source) {
+        return build(source, "tensorbus");
+    }
+
+    private cl_program build(String source, String name) {
         cl_program p = CL.clCreateProgramWithSource(context, 1, new String[] {source}, null, null);
         try {
             CL.clBuildProgram(p, 1, new cl_device_id[] {deviceId}, buildOptions, null, null);
         } catch (CLException e) {
-            throw new IllegalStateException("building the OpenCL kernels for " + device + " failed: " + e.getMessage()
-                    + "\n" + OpenClRuntime.buildLog(p, deviceId), e);
+            throw new IllegalStateException("building the OpenCL kernels of " + name + " for " + device + " failed: "
+                    + e.getMessage() + "\n" + OpenClRuntime.buildLog(p, deviceId), e);
         }
         return p;
     }
@@ -279,6 +333,8 @@ final class OpenClContext {
             scratch.values().forEach(q -> q.forEach(CL::clReleaseMemObject));
             scratch.clear();
         }
+        programs.values().forEach(CL::clReleaseProgram);
+        programs.clear();
         for (cl_program p : new cl_program[] {collectives, tensors}) {
             if (p != null) {
                 CL.clReleaseProgram(p);

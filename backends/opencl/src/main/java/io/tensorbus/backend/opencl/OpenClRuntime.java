@@ -20,6 +20,8 @@ import io.tensorbus.c10d.ReduceOp;
 import io.tensorbus.spi.support.DeviceArguments;
 import io.tensorbus.spi.DeviceBuffer;
 import io.tensorbus.spi.DeviceInfo;
+import io.tensorbus.spi.GemmOperand;
+import io.tensorbus.spi.KernelSource;
 import io.tensorbus.spi.support.DeviceKernels;
 import io.tensorbus.spi.support.ElementBytes;
 import io.tensorbus.spi.support.KernelDeviceRuntime;
@@ -175,6 +177,19 @@ public final class OpenClRuntime extends KernelDeviceRuntime<OpenClBuffer> {
     @Override
     protected CompletableFuture<Void> launch(OpenClBuffer on, String kernel, long n, Object... args) {
         return on.context().run(kernel, n, null, args);
+    }
+
+    @Override
+    protected CompletableFuture<Void> launchProgram(OpenClBuffer on, KernelSource program, String kernel, long items,
+                                                    int groupSize, Object[] args) {
+        return on.context().run(program, kernel, items, groupSize, args);
+    }
+
+    /** GEMMs run in CLBlast. */
+    @Override
+    protected CompletableFuture<Void> gemmOn(int batch, int m, int n, int k, double alpha, GemmOperand a,
+                                             GemmOperand b, double beta, GemmOperand c) {
+        return ClBlast.gemm(batch, m, n, k, alpha, own(a.buffer()), a, own(b.buffer()), b, beta, own(c.buffer()), c);
     }
 
     @Override
