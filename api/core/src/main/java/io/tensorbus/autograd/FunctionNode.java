@@ -1,6 +1,7 @@
 package io.tensorbus.autograd;
 
 import io.tensorbus.DType;
+import io.tensorbus.Device;
 import io.tensorbus.tensor.Tensor;
 import java.util.Arrays;
 
@@ -13,6 +14,7 @@ final class FunctionNode extends Node {
     private final String name;
     private final int[][] outputShapes;
     private final DType[] outputDTypes;
+    private final Device[] outputDevices;
     private final int[][] inputShapes;
     private final DType[] inputDTypes;
     private BackwardFunction backward;
@@ -23,9 +25,11 @@ final class FunctionNode extends Node {
         this.backward = backward;
         this.outputShapes = new int[outputs.length][];
         this.outputDTypes = new DType[outputs.length];
+        this.outputDevices = new Device[outputs.length];
         for (int i = 0; i < outputs.length; i++) {
             outputShapes[i] = outputs[i].shape();
             outputDTypes[i] = outputs[i].dtype();
+            outputDevices[i] = outputs[i].device();
         }
         this.inputShapes = new int[inputs.length][];
         this.inputDTypes = new DType[inputs.length];
@@ -54,7 +58,7 @@ final class FunctionNode extends Node {
         Tensor[] grads = gradOutputs.clone();
         for (int i = 0; i < grads.length; i++) {
             if (grads[i] == null) {
-                grads[i] = Tensor.zeros(outputDTypes[i], outputShapes[i]);
+                grads[i] = Tensor.zeros(outputDevices[i], outputDTypes[i], outputShapes[i]);
             }
         }
         Tensor[] result;

@@ -10,29 +10,31 @@ import io.tensorbus.spi.DeviceRuntimeProvider;
 import io.tensorbus.spi.ElementwiseOp;
 import java.lang.ref.Reference;
 import java.util.Arrays;
-import java.util.Objects;
+import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 /**
- * The kernel table of device memory: the element-wise arithmetic, fills, copies, casts and whole-tensor sums that
- * device runtimes compute; the {@link Kernels} defaults refuse everything else. Device tensors here are
- * contiguous: all of their storage or a contiguous part of it (a narrow on the first dimension, a select, a
- * split); strided views of device memory are refused.
+ * The kernel table of device memory. The operations of {@link CompositeKernels} (arithmetic with broadcasting,
+ * functions, reductions along dimensions, softmax, matrix products, casts, copies of strided views) record
+ * autograd as on the host and run {@link DeviceOps}' kernels; this table adds the in-place arithmetic, fills,
+ * copies and whole-tensor sums through the runtime's own operations. The {@link Kernels} defaults refuse the rest.
+ * Strided views are read through a contiguous copy; in-place operations need a contiguous destination.
  *
  * <p>Each operation waits for its device work before it returns (with a deadline), so a device tensor behaves
  * as a CPU tensor to its caller: errors surface where the operation was called, and the result is ready.
- * Autograd does not record device operations: one whose input requires grad is refused.
+ * In-place operations are not recorded: one on a tensor that requires grad is refused while grad mode is on.
  */
-final class DeviceRuntimeKernels implements Kernels {
+final class DeviceRuntimeKernels extends CompositeKernels {
     static final DeviceRuntimeKernels INSTANCE = new DeviceRuntimeKernels();
 
     /** What device tensors support, for refusals. */
     static final String SUPPORTED = "device tensors support add, sub, mul, div, neg and their in-place forms, "
-            + "filli, zeroi, copyi, clone, to(DType), sum(), mean(), reshape/view, contiguous narrow/select/split, "
-            + "item and toXxxArray";
+            + "exp, log, sqrt, abs, relu, sigmoid, tanh, pow, clamp, eq/gt/lt, sum, mean, max/min along a dimension, "
+            + "softmax, logSoftmax, matmul, mm, bmm, filli, zeroi, copyi, clone, contiguous, to(DType), views, item "
+            + "and toXxxArray, with autograd";
 
     /** How long one device operation may take before the caller gets a timeout, in minutes. */
     private static final long DEVICE_WAIT_MINUTES = 10;
@@ -40,47 +42,17 @@ final class DeviceRuntimeKernels implements Kernels {
     private DeviceRuntimeKernels() {
     }
 
-    // ---- arithmetic -----------------------------------------------------------------------------------------
-
-    @Override
-    public Tensor add(Tensor a, Tensor b, double alpha) {
-        return addScaled(a, b, alpha, "add");
-    }
-
-    @Override
-    public Tensor sub(Tensor a, Tensor b) {
-        return binary(ElementwiseOp.SUB, a, b, "sub");
-    }
-
-    @Override
-    public Tensor mul(Tensor a, Tensor b) {
-        return binary(ElementwiseOp.MUL, a, b, "mul");
-    }
-
-    @Override
-    public Tensor div(Tensor a, Tensor b) {
-        return binary(ElementwiseOp.DIV, a, b, "div");
-    }
-
-    @Override
-    public Tensor add(Tensor a, double v) {
-        return scalar(ElementwiseOp.ADD, a, v, "add");
-    }
-
-    @Override
-    public Tensor mul(Tensor a, double v) {
-        return scalar(ElementwiseOp.MUL, a, v, "mul");
-    }
-
-    @Override
-    public Tensor div(Tensor a, double v) {
-        return scalar(ElementwiseOp.DIV, a, v, "div");
-    }
+    // ---- in place --------------------------------------------------------------------------------------------
 
     @Override
     public Tensor addi(Tensor self, Tensor other, double alpha) {
-        return alpha == 1.0 ? inplace(ElementwiseOp.ADD, self, other, "addi")
-                : copyi(self, addScaled(self, other, alpha, "addi"));
+        if (alpha == 1.0) {
+            return inplace(ElementwiseOp.ADD, self, other, "addi");
+        }
+        refuseGrad("addi", self, other);
+        try (var ignored = Autograd.noGrad()) {
+            return copyi(self, Ops.add(self, other, alpha));
+        }
     }
 
     @Override
@@ -113,58 +85,23 @@ final class DeviceRuntimeKernels implements Kernels {
         return inplace(ElementwiseOp.DIV, self, v, "divi");
     }
 
-    private static Tensor binary(ElementwiseOp op, Tensor a, Tensor b, String name) {
-        refuseGrad(name, a, b);
-        sameDevice(name, a, b);
-        DType rt = op == ElementwiseOp.DIV ? Ops.floatResult(Ops.promote(a, b)) : Ops.promote(a, b);
-        Tensor x = cast(a, rt);
-        Tensor y = cast(b, rt);
-        if (y.numel() != 1 && !Arrays.equals(x.shape(), y.shape())) {
-            throw new IllegalArgumentException(name + " on " + a.device() + " needs operands of one shape or a "
-                    + "one-element operand, got " + Shapes.str(a.shape()) + " and " + Shapes.str(b.shape())
-                    + " (broadcasting other shapes is host-only)");
-        }
-        Tensor out = emptyNear(x, rt, x.shape());
-        await(runtime(x).elementwise(op, buffer(x, name), buffer(y, name), buffer(out, name)), name, x);
-        // y may be a temporary of the caller's: its memory must not be released while the device reads it.
-        Reference.reachabilityFence(y);
-        return out;
-    }
-
-    private static Tensor scalar(ElementwiseOp op, Tensor a, double v, String name) {
-        refuseGrad(name, a);
-        DType rt = op == ElementwiseOp.DIV ? Ops.floatResult(a.dtype()) : Ops.scalarResult(a.dtype(), v);
-        Tensor x = cast(a, rt);
-        Tensor out = emptyNear(x, rt, a.shape());
-        await(runtime(x).elementwise(op, buffer(x, name), v, buffer(out, name)), name, x);
-        return out;
-    }
-
-    /**
-     * {@code a + alpha * b}. Half-precision tensors compute in float32 and round once, as the host does, rather
-     * than rounding {@code alpha * b} first.
-     */
-    private static Tensor addScaled(Tensor a, Tensor b, double alpha, String name) {
-        if (alpha == 1.0) {
-            return binary(ElementwiseOp.ADD, a, b, name);
-        }
-        DType rt = Ops.promote(a, b);
-        if (Ops.computeType(rt) != rt) {
-            return cast(binary(ElementwiseOp.ADD, cast(a, DType.FLOAT32), scalar(ElementwiseOp.MUL,
-                    cast(b, DType.FLOAT32), alpha, name), name), rt);
-        }
-        return binary(ElementwiseOp.ADD, a, scalar(ElementwiseOp.MUL, b, alpha, name), name);
-    }
-
     /** {@code self = self op other} (other cast to self's dtype), in place. */
     private static Tensor inplace(ElementwiseOp op, Tensor self, Tensor other, String name) {
         refuseGrad(name, self, other);
-        sameDevice(name, self, other);
+        if (!(other.device().isCpu() && other.dim() == 0)) {
+            sameDevice(name, self, other); // a host 0-d tensor is a scalar, as PyTorch takes it with CUDA tensors
+        }
         checkInplaceType(op, self, name);
-        Tensor y = cast(other, self.dtype());
-        if (y.numel() != 1 && !Arrays.equals(self.shape(), y.shape())) {
-            throw new IllegalArgumentException(name + " on " + self.device() + " needs an operand of this shape or a "
-                    + "one-element one, got " + Shapes.str(other.shape()) + " for " + Shapes.str(self.shape()));
+        int[] broadcast = Shapes.broadcast(self.shape(), other.shape());
+        if (!Arrays.equals(broadcast, self.shape())) {
+            throw new IllegalArgumentException(name + ": output with shape " + Shapes.str(self.shape())
+                    + " doesn't match the broadcast shape " + Shapes.str(broadcast));
+        }
+        Tensor o = Placement.to(other, self.device());
+        Tensor y = cast(o.numel() == 1 ? DeviceOps.contiguous(o) : DeviceOps.contiguous(o.expand(self.shape())),
+                self.dtype());
+        if (!self.isContiguous()) {
+            return throughCopy(op, self, y);
         }
         DeviceBuffer s = buffer(self, name);
         await(runtime(self).elementwise(op, s, buffer(y, name), s), name, self);
@@ -176,9 +113,20 @@ final class DeviceRuntimeKernels implements Kernels {
     private static Tensor inplace(ElementwiseOp op, Tensor self, double v, String name) {
         refuseGrad(name, self);
         checkInplaceType(op, self, name);
+        if (!self.isContiguous()) {
+            return throughCopy(op, self, Tensor.scalar(v, Ops.computeType(self.dtype())));
+        }
         DeviceBuffer s = buffer(self, name);
         await(runtime(self).elementwise(op, s, v, s), name, self);
         self.storage().bumpVersion();
+        return self;
+    }
+
+    /** {@code self op y} computed into new memory and written back into a strided {@code self}. */
+    private static Tensor throughCopy(ElementwiseOp op, Tensor self, Tensor y) {
+        Tensor r = DeviceOps.binary(op.name().toLowerCase(Locale.ROOT), self, y, Ops.computeType(self.dtype()),
+                self.dtype());
+        DeviceOps.copyInto(self, r);
         return self;
     }
 
@@ -194,6 +142,10 @@ final class DeviceRuntimeKernels implements Kernels {
     @Override
     public Tensor filli(Tensor t, double v) {
         refuseGrad("filli", t);
+        if (!t.isContiguous()) {
+            DeviceOps.copyInto(t, Placement.full(t.device(), t.dtype(), v, t.shape()));
+            return t;
+        }
         await(runtime(t).fill(buffer(t, "filli"), v), "filli", t);
         t.storage().bumpVersion();
         return t;
@@ -207,63 +159,36 @@ final class DeviceRuntimeKernels implements Kernels {
         if (s.numel() == 1 && dst.numel() != 1) {
             return filli(dst, s.to(Device.CPU).item());
         }
-        if (!Arrays.equals(dst.shape(), s.shape())) {
-            throw new IllegalArgumentException("copyi on " + dst.device() + " needs a source of shape "
-                    + Shapes.str(dst.shape()) + " or one element, got " + Shapes.str(src.shape()));
+        if (!Arrays.equals(Shapes.broadcast(dst.shape(), s.shape()), dst.shape())) {
+            throw new IllegalArgumentException("copyi on " + dst.device() + " needs a source that broadcasts to "
+                    + Shapes.str(dst.shape()) + ", got " + Shapes.str(src.shape()));
         }
-        Tensor c = cast(s, dst.dtype());
+        Tensor c = cast(DeviceOps.contiguous(Arrays.equals(dst.shape(), s.shape()) ? s : s.expand(dst.shape())),
+                dst.dtype());
+        if (!dst.isContiguous()) {
+            DeviceOps.copyInto(dst, c);
+            return dst;
+        }
         await(runtime(dst).copy(buffer(c, "copyi"), 0, buffer(dst, "copyi"), 0, bytes(dst)), "copyi", dst);
         Reference.reachabilityFence(c);
         dst.storage().bumpVersion();
         return dst;
     }
 
-    @Override
-    public Tensor clone(Tensor t) {
-        refuseGrad("clone", t);
-        Tensor out = emptyNear(t, t.dtype(), t.shape());
-        await(runtime(t).copy(buffer(t, "clone"), 0, buffer(out, "clone"), 0, bytes(t)), "clone", t);
-        return out;
-    }
-
-    @Override
-    public Tensor contiguous(Tensor t) {
-        if (!t.isContiguous()) {
-            throw Dispatch.missing("contiguous", t);
-        }
-        return t;
-    }
-
-    @Override
-    public Tensor to(Tensor t, DType dtype) {
-        return cast(t, Objects.requireNonNull(dtype, "dtype"));
-    }
-
     private static Tensor cast(Tensor t, DType to) {
-        if (t.dtype() == to) {
-            return t;
-        }
-        refuseGrad("to(" + to + ")", t);
-        Tensor out = emptyNear(t, to, t.shape());
-        await(runtime(t).cast(buffer(t, "to"), buffer(out, "to")), "to(" + to + ")", t);
-        return out;
+        return t.dtype() == to ? t : DeviceOps.copy(t, to);
     }
 
     @Override
     public Tensor sum(Tensor t) {
-        refuseGrad("sum", t);
-        Tensor out = emptyNear(t, t.dtype().isFloatingPoint() ? t.dtype() : DType.INT64, new int[0]);
-        await(runtime(t).sum(buffer(t, "sum"), buffer(out, "sum")), "sum", t);
-        return out;
-    }
-
-    @Override
-    public Tensor mean(Tensor t) {
-        if (!t.dtype().isFloatingPoint()) {
-            throw new IllegalArgumentException("mean(): could not infer output dtype; input dtype must be floating"
-                    + " point, got " + t.dtype() + " (convert with to(DType.FLOAT32))");
+        if (t.dtype().isFloatingPoint()) {
+            return ReduceOps.sum(t, null, false);
         }
-        return scalar(ElementwiseOp.DIV, sum(t), t.numel(), "mean");
+        // Integers and bools sum exactly in int64 with the runtime's own kernel; they have no gradient.
+        Tensor out = emptyNear(t, t.dtype().isFloatingPoint() ? t.dtype() : DType.INT64, new int[0]);
+        Tensor c = DeviceOps.contiguous(t);
+        await(runtime(c).sum(buffer(c, "sum"), buffer(out, "sum")), "sum", t);
+        return out;
     }
 
     /** Reading elements on the host goes through a host copy. */
@@ -281,9 +206,10 @@ final class DeviceRuntimeKernels implements Kernels {
     }
 
     /** A result of an operation on {@code like}: zeros of {@code dtype} where {@code like}'s memory lives. */
-    private static Tensor emptyNear(Tensor like, DType dtype, int[] shape) {
+    static Tensor emptyNear(Tensor like, DType dtype, int[] shape) {
         DeviceRuntime runtime = runtime(like);
-        return onDevice(runtime, runtime.allocateNear(buffer(like, "allocate"), dtype, longs(shape)), dtype, shape);
+        return onDevice(runtime, runtime.allocateNear(like.storage().deviceBuffer(), dtype, longs(shape)), dtype,
+                shape);
     }
 
     static DeviceRuntime runtime(Tensor t) {

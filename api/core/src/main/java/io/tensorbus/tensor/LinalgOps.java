@@ -76,6 +76,9 @@ final class LinalgOps {
     }
 
     private static Tensor mmRaw(Tensor a, Tensor b) {
+        if (DeviceOps.on(a) || DeviceOps.on(b)) {
+            return DeviceOps.mm(a, b);
+        }
         DType dt = a.dtype();
         if (dt.isFloatingPoint() && Ops.computeType(dt) == dt) {
             Tensor out = Tensor.uninitialized(dt, a.size(0), b.size(1));
@@ -100,7 +103,9 @@ final class LinalgOps {
         int batch = a.size(0);
         DType dt = a.dtype();
         Tensor out;
-        if (dt == DType.FLOAT32 || dt == DType.FLOAT64) {
+        if (DeviceOps.on(a) || DeviceOps.on(b)) {
+            out = DeviceOps.bmm(a, b);
+        } else if (dt == DType.FLOAT32 || dt == DType.FLOAT64) {
             out = Tensor.uninitialized(dt, batch, a.size(1), b.size(2));
             long step = (long) a.size(1) * b.size(2);
             try (var ignored = Autograd.noGrad()) {

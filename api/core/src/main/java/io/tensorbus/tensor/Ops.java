@@ -112,6 +112,9 @@ final class Ops {
      * comparisons; float16/bfloat16 results are computed in float32 and narrowed).
      */
     static Tensor binaryRaw(Binary op, Tensor a, Tensor b, DType ct, DType outType) {
+        if (DeviceOps.on(a) || DeviceOps.on(b)) {
+            return DeviceOps.binary(op.name(), a, b, ct, outType);
+        }
         Tensor a2 = a.dtype() == ct ? a : ViewOps.copyRaw(a, ct);
         Tensor b2 = b.dtype() == ct ? b : ViewOps.copyRaw(b, ct);
         int[] shape = Shapes.broadcast(a2.shape(), b2.shape());
@@ -129,6 +132,9 @@ final class Ops {
 
     /** Raw (unrecorded) {@code op(a)} with result type {@code rt}. */
     static Tensor unaryRaw(Unary op, Tensor a, DType rt) {
+        if (DeviceOps.on(a)) {
+            return DeviceOps.unary(op.name(), a, rt, Double.NaN, Double.NaN);
+        }
         DType ct = computeType(rt);
         Tensor a2 = a.dtype() == ct ? a : ViewOps.copyRaw(a, ct);
         Tensor out = Tensor.uninitialized(ct, a2.shape());
@@ -264,7 +270,8 @@ final class Ops {
     }
 
     static Tensor powScalar(Tensor a, double e) {
-        Tensor out = transcendental(a, "pow", x -> Math.pow(x, e), x -> StrictMath.pow(x, e), null);
+        Tensor out = DeviceOps.on(a) ? DeviceOps.unary("pow", a, floatResult(a.dtype()), e, 0)
+                : transcendental(a, "pow", x -> Math.pow(x, e), x -> StrictMath.pow(x, e), null);
         SavedTensor s = Autograd.needsGrad(a) ? SavedTensor.save(a) : null;
         return Autograd.record("PowBackward0", out, g -> new Tensor[] {
             e == 0 ? Tensor.zerosLike(g[0]) : g[0].mul(s.unpack().pow(e - 1).mul(e))}, a);
@@ -298,13 +305,19 @@ final class Ops {
         if (min > max) {
             throw new IllegalArgumentException("clamp: min " + min + " is greater than max " + max);
         }
-        Tensor out = !a.dtype().isFloatingPoint() && isWhole(min) && isWhole(max)
+        Tensor out = DeviceOps.on(a) ? DeviceOps.unary("clamp", a, floatResult(a.dtype()), min, max)
+                : !a.dtype().isFloatingPoint() && isWhole(min) && isWhole(max)
                 ? unaryRaw(new Unary("clamp", null, null, x -> (long) Math.min(Math.max(x, min), max)), a, a.dtype())
                 : map(a, "clamp", x -> (float) Math.min(Math.max(x, min), max), x -> Math.min(Math.max(x, min), max));
         SavedTensor s = Autograd.needsGrad(a) ? SavedTensor.save(a) : null;
-        return Autograd.record("ClampBackward1", out, g -> new Tensor[] {g[0].mul(
-                map(s.unpack(), "clampMask", x -> x >= min && x <= max ? 1f : 0f, x -> x >= min && x <= max ? 1 : 0))},
+        return Autograd.record("ClampBackward1", out, g -> new Tensor[] {g[0].mul(clampMask(s.unpack(), min, max))},
                 a);
+    }
+
+    /** 1 where {@code min <= x <= max}, else 0. */
+    private static Tensor clampMask(Tensor x, double min, double max) {
+        return DeviceOps.on(x) ? DeviceOps.unary("clampMask", x, floatResult(x.dtype()), min, max)
+                : map(x, "clampMask", v -> v >= min && v <= max ? 1f : 0f, v -> v >= min && v <= max ? 1 : 0);
     }
 
     /** An integral value or an infinity (a one-sided bound). */

@@ -3,11 +3,11 @@ package io.tensorbus.tensor;
 import static io.tensorbus.tensor.DeviceRuntimeKernels.await;
 import static io.tensorbus.tensor.DeviceRuntimeKernels.buffer;
 import static io.tensorbus.tensor.DeviceRuntimeKernels.longs;
-import static io.tensorbus.tensor.DeviceRuntimeKernels.refuseGrad;
 import static io.tensorbus.tensor.DeviceRuntimeKernels.runtime;
 
 import io.tensorbus.DType;
 import io.tensorbus.Device;
+import io.tensorbus.autograd.Autograd;
 import io.tensorbus.internal.tensor.Shapes;
 import io.tensorbus.spi.DeviceBuffer;
 import io.tensorbus.spi.DeviceRuntime;
@@ -53,12 +53,21 @@ final class Placement {
         return new Tensor(Storage.onDevice(buffer, runtime, false), dtype, s, Shapes.contiguousStrides(s), 0, null);
     }
 
+    /** {@code t} on {@code target}: itself when it lives there, else a copy, recorded for autograd. */
     static Tensor to(Tensor t, Device target) {
         Objects.requireNonNull(target, "device");
         if (t.device().equals(target)) {
             return t;
         }
-        refuseGrad("to(" + target + ")", t);
+        Device source = t.device();
+        Tensor out;
+        try (var ignored = Autograd.noGrad()) {
+            out = move(t, target);
+        }
+        return Autograd.record("ToCopyBackward0", out, g -> new Tensor[] {to(g[0], source)}, t);
+    }
+
+    private static Tensor move(Tensor t, Device target) {
         if (t.device().isCpu()) {
             Tensor src = t.contiguous();
             Tensor out = empty(target, t.dtype(), t.shape());
@@ -67,11 +76,12 @@ final class Placement {
             return out;
         }
         if (!target.isCpu()) {
-            return to(to(t, Device.CPU), target);
+            return move(move(t, Device.CPU), target);
         }
+        Tensor src = DeviceOps.contiguous(t);
         Tensor out = Tensor.empty(t.dtype(), t.shape());
         DeviceBuffer host = DeviceBuffer.host(out.dataSegment(), t.dtype(), out.numel());
-        await(runtime(t).copy(buffer(t, "cpu"), 0, host, 0, host.byteSize()), "cpu()", t);
+        await(runtime(src).copy(buffer(src, "cpu"), 0, host, 0, host.byteSize()), "cpu()", t);
         return out;
     }
 }

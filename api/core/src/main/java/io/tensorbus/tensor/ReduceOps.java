@@ -83,6 +83,12 @@ final class ReduceOps {
         DType ct = Ops.computeType(t.dtype());
         DType outType = ct.isFloatingPoint() ? ct : DType.INT64;
         DType resultType = t.dtype().isFloatingPoint() ? t.dtype() : DType.INT64;
+        if (DeviceOps.on(t)) {
+            Tensor sums = DeviceOps.sumRows(rowsOf(t.dtype() == ct ? t : ViewOps.copyRaw(t, ct), mask)).view(outShape);
+            Tensor result = resultType == sums.dtype() ? sums : ViewOps.copyRaw(sums, resultType);
+            return Autograd.record("SumBackward1", result, g -> new Tensor[] {expandBack(g[0], inShape, mask, keepDim)},
+                    t);
+        }
         Tensor out = Tensor.empty(outType, outShape);
         if (ct == DType.FLOAT32 && t.dtype() == ct && sumTrailingRuns(t, mask, out)) {
             return Autograd.record("SumBackward1", out, g -> new Tensor[] {expandBack(g[0], inShape, mask, keepDim)},
@@ -302,6 +308,10 @@ final class ReduceOps {
         }
         int[] outShape = reducedShape(inShape, mask, keepDim);
         Tensor rows = rowsOf(t, mask);
+        if (DeviceOps.on(t)) {
+            Tensor[] found = DeviceOps.maxRows(rows, max);
+            return recordMax(t, d, keepDim, max, found[0].view(outShape), found[1].view(outShape));
+        }
         int outer = rows.size(0);
         int inner = rows.size(1);
         Tensor values = Tensor.empty(t.dtype(), outShape);
@@ -329,6 +339,11 @@ final class ReduceOps {
             Access.setDouble(values.storage().segment(), dt, o, bv);
             Access.setLong(indices.storage().segment(), DType.INT64, o, best);
         }
+        return recordMax(t, d, keepDim, max, values, indices);
+    }
+
+    private static Tensor[] recordMax(Tensor t, int d, boolean keepDim, boolean max, Tensor values, Tensor indices) {
+        int[] inShape = t.shape();
         if (Autograd.needsGrad(t)) {
             Tensor idx = keepDim || t.dim() == 0 ? indices : indices.unsqueeze(d);
             Autograd.record(max ? "MaxBackward0" : "MinBackward0", values, g -> {
@@ -371,6 +386,9 @@ final class ReduceOps {
         DType ct = t.dtype() == DType.FLOAT64 ? DType.FLOAT64 : DType.FLOAT32;
         int[] slices = slices(t.shape(), d);
         Tensor y = Tensor.uninitialized(ct, t.shape());
+        if (DeviceOps.on(t)) {
+            return deviceSoftmax(t, d, log, ct);
+        }
         try (var ignored = Autograd.noGrad()) {
             Tensor x = t.to(ct).contiguous();
             // dataSegment(): a contiguous view may start anywhere in its storage.
@@ -385,6 +403,20 @@ final class ReduceOps {
             Tensor gradIn = Tensor.uninitialized(ct, t.shape());
             SoftMax.backward(log, grad.dataSegment(), saved.unpack().dataSegment(), gradIn.dataSegment(), slices[0],
                     slices[1], slices[2], ct == DType.FLOAT32);
+            return new Tensor[] {gradIn.dtype() == t.dtype() ? gradIn : gradIn.to(t.dtype())};
+        }, t);
+    }
+
+    private static Tensor deviceSoftmax(Tensor t, int d, boolean log, DType ct) {
+        Tensor y;
+        try (var ignored = Autograd.noGrad()) {
+            y = DeviceOps.softmax(t.to(ct), d, log);
+        }
+        DType outType = t.dtype().isFloatingPoint() ? t.dtype() : ct;
+        Tensor out = outType == ct ? y : ViewOps.copyRaw(y, outType);
+        SavedTensor saved = Autograd.needsGrad(t) ? SavedTensor.save(y) : null;
+        return Autograd.record(log ? "LogSoftmaxBackward0" : "SoftmaxBackward0", out, g -> {
+            Tensor gradIn = DeviceOps.softmaxBackward(g[0], saved.unpack(), d, log);
             return new Tensor[] {gradIn.dtype() == t.dtype() ? gradIn : gradIn.to(t.dtype())};
         }, t);
     }

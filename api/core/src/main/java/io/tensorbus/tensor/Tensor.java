@@ -80,14 +80,14 @@ public final class Tensor extends TensorBase {
         return t;
     }
 
-    /** Zeros with the dtype and shape of {@code t}. */
+    /** Zeros with the dtype and shape of {@code t}, on its device. */
     public static Tensor zerosLike(Tensor t) {
-        return empty(t.dtype, t.shape);
+        return t.device().isCpu() ? empty(t.dtype, t.shape) : Placement.empty(t.device(), t.dtype, t.shape);
     }
 
-    /** Ones with the dtype and shape of {@code t}. */
+    /** Ones with the dtype and shape of {@code t}, on its device. */
     public static Tensor onesLike(Tensor t) {
-        return full(1.0, t.dtype, t.shape);
+        return t.device().isCpu() ? full(1.0, t.dtype, t.shape) : Placement.full(t.device(), t.dtype, 1.0, t.shape);
     }
 
     /** A zero-dimensional float32 tensor. */

@@ -34,7 +34,7 @@ final class ViewHistory {
     /** A zeroed buffer covering the storage range of {@code base}, in which base and view geometries apply. */
     private static Tensor window(Tensor base, Tensor like) {
         long extent = lastElement(base) - base.storageOffset() + 1;
-        return Tensor.zeros(like.dtype(), (int) Math.max(extent, 0));
+        return Tensor.zeros(like.device(), like.dtype(), (int) Math.max(extent, 0));
     }
 
     /** Writes {@code result} into {@code view} and gives the view's base the history of that write. */

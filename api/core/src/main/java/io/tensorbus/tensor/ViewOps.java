@@ -23,6 +23,9 @@ final class ViewOps {
 
     /** A contiguous copy without recording. */
     static Tensor copyRaw(Tensor t, DType dtype) {
+        if (DeviceOps.on(t)) {
+            return DeviceOps.copy(t, dtype);
+        }
         Tensor out = Tensor.uninitialized(dtype, t.shape());
         Strided.copy(t.view(), out.view(), t.shape());
         return out;
@@ -197,7 +200,7 @@ final class ViewOps {
         int[] orig = t.shape();
         Tensor v = makeView(t, shape, strides, offset);
         return Autograd.record("SliceBackward0", v, g -> {
-            Tensor z = Tensor.zeros(g[0].dtype(), orig);
+            Tensor z = Tensor.zeros(g[0].device(), g[0].dtype(), orig);
             slice(z, d, s, e, step).copyi(g[0]);
             return new Tensor[] {z};
         }, t);
@@ -232,7 +235,7 @@ final class ViewOps {
         int[] orig = t.shape();
         Tensor v = makeView(t, shape, strides, offset);
         return Autograd.record("SelectBackward0", v, g -> {
-            Tensor z = Tensor.zeros(g[0].dtype(), orig);
+            Tensor z = Tensor.zeros(g[0].device(), g[0].dtype(), orig);
             select(z, d, i).copyi(g[0]);
             return new Tensor[] {z};
         }, t);

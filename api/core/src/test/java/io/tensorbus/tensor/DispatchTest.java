@@ -21,7 +21,10 @@ class DispatchTest {
                 continue;
             }
             try {
-                HostKernels.class.getDeclaredMethod(m.getName(), m.getParameterTypes());
+                if (HostKernels.class.getMethod(m.getName(), m.getParameterTypes()).getDeclaringClass()
+                        == Kernels.class) {
+                    missing.add(m.getName());
+                }
             } catch (NoSuchMethodException e) {
                 missing.add(m.getName());
             }

@@ -2,6 +2,8 @@ package io.tensorbus.backend.nccl;
 
 import io.tensorbus.DType;
 import io.tensorbus.c10d.ReduceOp;
+import io.tensorbus.internal.tensor.DeviceTensorKernels;
+import io.tensorbus.spi.KernelSource;
 import io.tensorbus.spi.support.DeviceKernels;
 import io.tensorbus.spi.support.HostReductions;
 import java.io.IOException;
@@ -17,6 +19,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
+import java.util.function.DoubleUnaryOperator;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -45,6 +48,61 @@ class CudaKernelSourceTest {
         compile(dir, "collectives", DeviceKernels.collectives(DeviceKernels.Dialect.CUDA, true),
                 "int main() { return 0; }");
         compile(dir, "tensors", DeviceKernels.tensors(DeviceKernels.Dialect.CUDA), "int main() { return 0; }");
+    }
+
+    @Test
+    void theTensorProgramsOfCoreCompileAsCpp(@TempDir Path dir) throws Exception {
+        for (KernelSource program : List.of(DeviceTensorKernels.program(DType.FLOAT32),
+                DeviceTensorKernels.program(DType.FLOAT64), DeviceTensorKernels.copies())) {
+            compile(dir, program.name(), DeviceKernels.program(DeviceKernels.Dialect.CUDA, program),
+                    "int main() { return 0; }");
+        }
+    }
+
+    @Test
+    void cudaFunctionsAndStridedCopiesOfCoreMatchJava(@TempDir Path dir) throws Exception {
+        String main = """
+                int main(int argc, char **argv) {
+                    size_t fs;
+                    float *x = (float *) read_file(argv[1], &fs);
+                    size_t n = fs / 4;
+                    float *y = (float *) malloc(fs * 4);
+                    for (int op = 0; op < 4; op++) LAUNCH(n, unary(x, 0, y, op * n, n, op + 1, 0.0, 0.0));
+                    write_file(argv[2], y, fs * 4);
+                    unsigned int *t = (unsigned int *) malloc(fs);
+                    LAUNCH(n, copy_strided_4((const unsigned int *) x, 0, t, 0, n, 2, 10, n / 10, 1, 1, 1, 1,
+                            1, 10, 0, 0, 0, 0, n / 10, 1, 0, 0, 0, 0));
+                    write_file(argv[3], t, fs);
+                    return 0;
+                }
+                """;
+        String source = DeviceKernels.program(DeviceKernels.Dialect.CUDA, DeviceTensorKernels.program(DType.FLOAT32))
+                + DeviceTensorKernels.copies().source();
+        Path exe = compile(dir, "functions", source, main);
+        float[] x = new float[200];
+        Random random = new Random(SEED);
+        for (int i = 0; i < x.length; i++) {
+            x[i] = (float) (random.nextGaussian() * 3);
+        }
+        Path in = write(dir.resolve("x.bin"), MemorySegment.ofArray(x));
+        run(exe, in, dir.resolve("y.bin"), dir.resolve("t.bin"));
+        int[] y = ints(dir.resolve("y.bin"));
+        DoubleUnaryOperator[] javas = {Math::exp, v -> Math.log(v), Math::sqrt, Math::abs};
+        for (int op = 0; op < javas.length; op++) {
+            for (int i = 0; i < x.length; i++) {
+                float want = (float) javas[op].applyAsDouble(x[i]);
+                float got = Float.intBitsToFloat(y[op * x.length + i]);
+                if (!(Float.isNaN(want) && Float.isNaN(got))) {
+                    assertEquals(want, got, Math.ulp(want), "function " + op + " of " + x[i]);
+                }
+            }
+        }
+        int[] t = ints(dir.resolve("t.bin"));
+        for (int r = 0; r < 10; r++) {
+            for (int c = 0; c < 20; c++) {
+                assertEquals(Float.floatToRawIntBits(x[c * 10 + r]), t[r * 20 + c], "transpose at " + r + "," + c);
+            }
+        }
     }
 
     @Test

@@ -1,0 +1,255 @@
+package io.tensorbus.internal.tensor;
+
+import io.tensorbus.DType;
+import io.tensorbus.spi.KernelSource;
+
+/**
+ * The device kernels of tensor operations beyond a device runtime's own arithmetic, written once in the kernel
+ * dialect of {@link KernelSource} and compiled by each runtime for its devices: strided copies (any view made
+ * contiguous), element-wise functions and their gradients, comparisons, sums and softmax along rows, and the
+ * largest element of each row. They compute as the host's kernels do: functions of float32 elements in float64,
+ * rounded once; sums in float64. Element-wise kernels take their second operand with a stride of 1 or 0 (one
+ * element for all).
+ *
+ * <p>Each floating dtype has its own program ({@link #program}); the copies, which only move bytes, have one
+ * ({@link #copies}) for elements of 1, 2, 4 and 8 bytes.
+ */
+public final class DeviceTensorKernels {
+    /** The most dimensions a strided copy walks (after merging the ones laid out together). */
+    public static final int MAX_COPY_DIMS = 6;
+    /** The work-group size of {@link #SUM_ROWS}: one group sums one row. */
+    public static final int ROW_GROUP = 64;
+
+    /** {@code (x, y, n, op, p0, p1)}: {@code y = f(x)} for the {@code UNARY_*} codes. */
+    public static final String UNARY = "unary";
+    /** {@code (a, b, out, n, bStride, op)}: {@code out = f(a, b)} for the {@code BINARY_*} codes. */
+    public static final String BINARY = "binary";
+    /** {@code (a, b, out(bool), n, bStride, op)}: the {@code COMPARE_*} comparisons as 0 or 1. */
+    public static final String COMPARE = "compare";
+    /** {@link #COMPARE} of int64 tensors, in the float64 program. */
+    public static final String COMPARE_INT64 = "compare_int64";
+    /** {@code (x, y, cols)}, over {@code rows * ROW_GROUP} items in groups of {@link #ROW_GROUP}: row sums. */
+    public static final String SUM_ROWS = "sum_rows";
+    /** {@code (x, y, rows, cols, log)}: softmax (or log-softmax) of each row. */
+    public static final String SOFTMAX_ROWS = "softmax_rows";
+    /** {@code (g, y, gx, rows, cols, log)}: the gradient of softmax (log-softmax) rows from their output. */
+    public static final String SOFTMAX_BACKWARD_ROWS = "softmax_backward_rows";
+    /** {@code (x, values, indices(int64), rows, cols, max)}: each row's largest (smallest) element, first NaN. */
+    public static final String MAX_ROWS = "max_rows";
+
+    /** Unary codes. */
+    public static final int UNARY_RELU = 0;
+    public static final int UNARY_EXP = 1;
+    public static final int UNARY_LOG = 2;
+    public static final int UNARY_SQRT = 3;
+    public static final int UNARY_ABS = 4;
+    public static final int UNARY_SIGMOID = 5;
+    public static final int UNARY_TANH = 6;
+    public static final int UNARY_SIGN = 7;
+    public static final int UNARY_POW = 8;
+    public static final int UNARY_CLAMP = 9;
+    public static final int UNARY_CLAMP_MASK = 10;
+
+    /** Binary codes. */
+    public static final int BINARY_POW = 0;
+    public static final int BINARY_RELU_GRAD = 1;
+    public static final int BINARY_POW_GRAD = 2;
+    public static final int BINARY_XLOG = 3;
+
+    /** Comparison codes. */
+    public static final int COMPARE_EQ = 0;
+    public static final int COMPARE_GT = 1;
+    public static final int COMPARE_LT = 2;
+
+    private static final String REAL_KERNELS = """
+            DEVICE_FN double unary_op(double x, int op, double p0, double p1) {
+                switch (op) {
+                    case 0: return !(x <= 0) ? x : 0.0;
+                    case 1: return exp(x);
+                    case 2: return log(x);
+                    case 3: return sqrt(x);
+                    case 4: return fabs(x);
+                    case 5: return 1.0 / (1.0 + exp(-x));
+                    case 6: return tanh(x);
+                    case 7: return x > 0 ? 1.0 : x < 0 ? -1.0 : x;
+                    case 8: return pow(x, p0);
+                    case 9: return isnan(x) ? x : x < p0 ? p0 : x > p1 ? p1 : x;
+                    default: return x >= p0 && x <= p1 ? 1.0 : 0.0;
+                }
+            }
+
+            DEVICE_FN double binary_op(double a, double b, int op) {
+                switch (op) {
+                    case 0: return pow(a, b);
+                    case 1: return b <= 0 ? 0.0 : a;
+                    case 2: return b == 0 ? 0.0 : b * pow(a, b - 1);
+                    default: return a == 0 && b >= 0 ? 0.0 : log(a);
+                }
+            }
+
+            KERNEL void unary(GLOBAL const REAL* x, ulong xo, GLOBAL REAL* y, ulong yo, ulong n, int op, double p0,
+                    double p1) {
+                size_t i = GID;
+                if (i < n) y[yo + i] = (REAL) unary_op((double) x[xo + i], op, p0, p1);
+            }
+
+            KERNEL void binary(GLOBAL const REAL* a, ulong ao, GLOBAL const REAL* b, ulong bo, GLOBAL REAL* out,
+                    ulong oo, ulong n, ulong bs, int op) {
+                size_t i = GID;
+                if (i < n) out[oo + i] = (REAL) binary_op((double) a[ao + i], (double) b[bo + i * bs], op);
+            }
+
+            KERNEL void compare(GLOBAL const REAL* a, ulong ao, GLOBAL const REAL* b, ulong bo, GLOBAL uchar* out,
+                    ulong oo, ulong n, ulong bs, int op) {
+                size_t i = GID;
+                if (i >= n) return;
+                REAL x = a[ao + i];
+                REAL y = b[bo + i * bs];
+                out[oo + i] = (uchar) (op == 0 ? x == y : op == 1 ? x > y : x < y);
+            }
+
+            KERNEL void sum_rows(GLOBAL const REAL* x, ulong xo, GLOBAL REAL* y, ulong yo, ulong cols) {
+                LOCAL_MEM double part[64];
+                size_t row = GID / 64;
+                size_t l = LID;
+                double s = 0;
+                for (ulong c = l; c < cols; c += 64) s += (double) x[xo + row * cols + c];
+                part[l] = s;
+                SYNC_LOCAL();
+                if (l == 0) {
+                    double t = 0;
+                    for (int i = 0; i < 64; i++) t += part[i];
+                    y[yo + row] = (REAL) t;
+                }
+            }
+
+            KERNEL void softmax_rows(GLOBAL const REAL* x, ulong xo, GLOBAL REAL* y, ulong yo, ulong rows, ulong cols,
+                    int logOut) {
+                size_t r = GID;
+                if (r >= rows) return;
+                ulong base = r * cols;
+                double m = (double) x[xo + base];
+                for (ulong c = 1; c < cols; c++) {
+                    double v = (double) x[xo + base + c];
+                    if (isnan(v) || v > m) m = v;
+                }
+                double s = 0;
+                for (ulong c = 0; c < cols; c++) s += exp((double) x[xo + base + c] - m);
+                double ls = log(s);
+                for (ulong c = 0; c < cols; c++) {
+                    double v = (double) x[xo + base + c] - m;
+                    y[yo + base + c] = (REAL) (logOut ? v - ls : exp(v) / s);
+                }
+            }
+
+            KERNEL void softmax_backward_rows(GLOBAL const REAL* g, ulong go, GLOBAL const REAL* y, ulong yo,
+                    GLOBAL REAL* gx, ulong gxo, ulong rows, ulong cols, int logOut) {
+                size_t r = GID;
+                if (r >= rows) return;
+                ulong base = r * cols;
+                double s = 0;
+                for (ulong c = 0; c < cols; c++) {
+                    double gv = (double) g[go + base + c];
+                    s += logOut ? gv : gv * (double) y[yo + base + c];
+                }
+                for (ulong c = 0; c < cols; c++) {
+                    double gv = (double) g[go + base + c];
+                    double yv = (double) y[yo + base + c];
+                    gx[gxo + base + c] = (REAL) (logOut ? gv - exp(yv) * s : yv * (gv - s));
+                }
+            }
+
+            KERNEL void max_rows(GLOBAL const REAL* x, ulong xo, GLOBAL REAL* values, ulong vo, GLOBAL long* indices,
+                    ulong io, ulong rows, ulong cols, int isMax) {
+                size_t r = GID;
+                if (r >= rows) return;
+                ulong base = xo + r * cols;
+                REAL best = x[base];
+                long at = 0;
+                for (ulong c = 1; c < cols && !isnan(best); c++) {
+                    REAL v = x[base + c];
+                    if (isnan(v) || (isMax ? v > best : v < best)) {
+                        best = v;
+                        at = (long) c;
+                    }
+                }
+                values[vo + r] = best;
+                indices[io + r] = at;
+            }
+            """;
+
+    private static final String COMPARE_LONG = """
+            KERNEL void compare_int64(GLOBAL const long* a, ulong ao, GLOBAL const long* b, ulong bo,
+                    GLOBAL uchar* out, ulong oo, ulong n, ulong bs, int op) {
+                size_t i = GID;
+                if (i >= n) return;
+                long x = a[ao + i];
+                long y = b[bo + i * bs];
+                out[oo + i] = (uchar) (op == 0 ? x == y : op == 1 ? x > y : x < y);
+            }
+            """;
+
+    private static final String COPY = """
+            KERNEL void copy_strided_E(GLOBAL const E* src, ulong so, GLOBAL E* dst, ulong dof, ulong n, int rank,
+                    ulong s0, ulong s1, ulong s2, ulong s3, ulong s4, ulong s5,
+                    long a0, long a1, long a2, long a3, long a4, long a5,
+                    long b0, long b1, long b2, long b3, long b4, long b5) {
+                size_t i = GID;
+                if (i >= n) return;
+                ulong sz[6] = {s0, s1, s2, s3, s4, s5};
+                long from[6] = {a0, a1, a2, a3, a4, a5};
+                long to[6] = {b0, b1, b2, b3, b4, b5};
+                ulong rem = i;
+                long src_off = 0;
+                long dst_off = 0;
+                for (int d = rank - 1; d >= 0; d--) {
+                    ulong idx = rem % sz[d];
+                    rem /= sz[d];
+                    src_off += (long) idx * from[d];
+                    dst_off += (long) idx * to[d];
+                }
+                dst[(long) dof + dst_off] = src[(long) so + src_off];
+            }
+
+            """;
+
+    private static final KernelSource FLOAT32 = new KernelSource("tensorbus-tensor-float32",
+            REAL_KERNELS.replace("REAL", "float"));
+    private static final KernelSource FLOAT64 = new KernelSource("tensorbus-tensor-float64",
+            REAL_KERNELS.replace("REAL", "double") + COMPARE_LONG);
+    private static final KernelSource COPIES = new KernelSource("tensorbus-tensor-copies",
+            COPY.replace("_E(", "_1(").replace("E*", "uchar*")
+                    + COPY.replace("_E(", "_2(").replace("E*", "ushort*")
+                    + COPY.replace("_E(", "_4(").replace("E*", "uint*")
+                    + COPY.replace("_E(", "_8(").replace("E*", "ulong*"));
+
+    private DeviceTensorKernels() {
+    }
+
+    /**
+     * The program of the element-wise, row and comparison kernels for {@code dtype}.
+     *
+     * @throws IllegalArgumentException for a dtype other than float32 and float64
+     */
+    public static KernelSource program(DType dtype) {
+        return switch (dtype) {
+            case FLOAT32 -> FLOAT32;
+            case FLOAT64 -> FLOAT64;
+            default -> throw new IllegalArgumentException("device tensor kernels compute float32 and float64, not "
+                    + dtype);
+        };
+    }
+
+    /** The program of the strided copies. */
+    public static KernelSource copies() {
+        return COPIES;
+    }
+
+    /**
+     * The strided copy of elements of {@code byteSize} bytes: {@code (src, dst, n, rank, sizes[6],
+     * srcStrides[6], dstStrides[6])}, strides in elements, for every index of the shape.
+     */
+    public static String copyName(int byteSize) {
+        return "copy_strided_" + byteSize;
+    }
+}
