@@ -31,6 +31,9 @@ final class ConvOps {
     static Tensor conv2d(Tensor input, Tensor weight, Tensor bias, int[] stride, int[] padding, int[] dilation,
             int groups) {
         Dims d = check(input, weight, bias, stride, padding, dilation, groups);
+        if (TensorInternals.onDevice(input) || TensorInternals.onDevice(weight)) {
+            return DeviceConv.conv2d(input, weight, bias, d);
+        }
         Tensor x = input.contiguous();
         Tensor w = weight.contiguous();
         // Every output element is written: by the GEMMs, or the batched lowering's copies.

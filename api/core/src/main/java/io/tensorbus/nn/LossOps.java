@@ -4,6 +4,7 @@ import io.tensorbus.DType;
 import io.tensorbus.autograd.Autograd;
 import io.tensorbus.internal.tensor.Access;
 import io.tensorbus.internal.tensor.Shapes;
+import io.tensorbus.internal.tensor.TensorInternals;
 import io.tensorbus.tensor.Tensor;
 import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
@@ -65,6 +66,9 @@ final class LossOps {
      * @param w each sample's weight
      */
     private static Tensor picked(Tensor logp, long[] target, double[] w, Reduction reduction) {
+        if (TensorInternals.onDevice(logp)) {
+            return pickedOnDevice(logp, target, w, reduction);
+        }
         DType dt = logp.dtype();
         int n = logp.size(0);
         int classes = logp.size(1);
@@ -99,6 +103,34 @@ final class LossOps {
             }
             return new Tensor[] {grad};
         }, logp);
+    }
+
+    /**
+     * {@link #picked} of device log-probabilities as recorded tensor operations: a host-built matrix holds each
+     * sample's {@code -w[i]} (divided by the total weight for a mean) at its target, so the loss is the sum of its
+     * product with {@code logp} and the gradient that matrix times the incoming one.
+     */
+    private static Tensor pickedOnDevice(Tensor logp, long[] target, double[] w, Reduction reduction) {
+        int n = logp.size(0);
+        int classes = logp.size(1);
+        double totalWeight = 0;
+        for (int i = 0; i < n; i++) {
+            totalWeight += target[i] < 0 ? 0 : w[i];
+        }
+        double scale = reduction == Reduction.MEAN ? (totalWeight == 0 ? 0 : 1 / totalWeight) : 1;
+        double[] picks = new double[n * classes];
+        for (int i = 0; i < n; i++) {
+            if (target[i] >= 0) {
+                picks[i * classes + (int) target[i]] = -w[i] * scale;
+            }
+        }
+        Tensor m = Tensor.of(picks, n, classes).to(logp.dtype()).to(logp.device());
+        Tensor products = logp.mul(m);
+        return switch (reduction) {
+            case NONE -> products.sum(new int[] {1}, false);
+            case SUM -> products.sum();
+            case MEAN -> totalWeight == 0 ? products.sum().add(Double.NaN) : products.sum();
+        };
     }
 
     private static int[] spatialTarget(Tensor input) {

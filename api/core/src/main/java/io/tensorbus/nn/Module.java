@@ -1,7 +1,9 @@
 package io.tensorbus.nn;
 
+import io.tensorbus.Device;
 import io.tensorbus.autograd.Autograd;
 import io.tensorbus.internal.tensor.Shapes;
+import io.tensorbus.internal.tensor.TensorInternals;
 import io.tensorbus.tensor.MemoryScope;
 import io.tensorbus.tensor.Tensor;
 import java.util.Arrays;
@@ -164,6 +166,34 @@ public abstract class Module {
         }
         fn.accept(this);
         return this;
+    }
+
+    /**
+     * Moves every parameter and buffer of this module and its children to {@code device} in place, as PyTorch's
+     * {@code module.to(device)}: the tensors stay the objects layers and optimizers hold, their data (and
+     * gradients) now live on the device. Returns this module.
+     *
+     * @throws IllegalArgumentException (from the device runtime) for a device that does not exist here
+     */
+    public final Module to(Device device) {
+        Objects.requireNonNull(device, "device");
+        try (var ignored = Autograd.noGrad()) {
+            for (Module m : modules()) {
+                for (Tensor t : m.parameters.values()) {
+                    move(t, device);
+                }
+                for (Tensor t : m.buffers.values()) {
+                    move(t, device);
+                }
+            }
+        }
+        return this;
+    }
+
+    private static void move(Tensor t, Device device) {
+        if (!t.device().equals(device)) {
+            TensorInternals.setData(t, t.detach().to(device));
+        }
     }
 
     /** Clears every parameter's gradient: sets it to null when {@code setToNull}, else zeroes it in place. */

@@ -6,6 +6,7 @@ import io.tensorbus.internal.tensor.ConvGeometry;
 import io.tensorbus.internal.tensor.Pool2d.Windows;
 import io.tensorbus.internal.tensor.Pool2d;
 import io.tensorbus.internal.tensor.Shapes;
+import io.tensorbus.internal.tensor.TensorInternals;
 import io.tensorbus.tensor.Tensor;
 import java.util.Arrays;
 
@@ -49,6 +50,9 @@ final class PoolOps {
         checkInput("maxPool2d", input);
         Windows w = Windows.strided(geometry("maxPool2d", input, kernel, stride, padding, ceilMode), false);
         Tensor x = input.contiguous();
+        if (TensorInternals.onDevice(x)) {
+            return DevicePool.max(x, w, planes(x), outShape(x, w));
+        }
         boolean isFloat = x.dtype() == DType.FLOAT32;
         Tensor out = Tensor.empty(x.dtype(), outShape(x, w));
         Tensor idx = Tensor.empty(DType.INT64, outShape(x, w));
@@ -80,6 +84,9 @@ final class PoolOps {
 
     private static Tensor avg(String name, Tensor input, Windows w) {
         Tensor x = input.contiguous();
+        if (TensorInternals.onDevice(x)) {
+            return DevicePool.avg(name, x, w, planes(x), outShape(x, w));
+        }
         boolean isFloat = x.dtype() == DType.FLOAT32;
         Tensor out = Tensor.empty(x.dtype(), outShape(x, w));
         Pool2d.avgForward(x.dataSegment(), planes(x), w, out.dataSegment(), isFloat);

@@ -13,6 +13,7 @@ import io.tensorbus.internal.tensor.Shapes;
 import io.tensorbus.spi.DeviceBuffer;
 import io.tensorbus.spi.ElementwiseOp;
 import io.tensorbus.spi.GemmOperand;
+import io.tensorbus.spi.KernelSource;
 import java.lang.ref.Reference;
 import java.util.Arrays;
 
@@ -30,6 +31,25 @@ final class DeviceOps {
     /** Whether {@code t}'s elements live in a device runtime's memory. */
     static boolean on(Tensor t) {
         return t.storage().deviceBuffer() != null;
+    }
+
+    /**
+     * Runs a kernel with {@link Tensor} arguments standing for their contiguous device memory, and waits for it.
+     */
+    static void launch(String op, KernelSource program, String kernel, long items, int groupSize, Object... args) {
+        Tensor first = null;
+        Object[] spread = args.clone();
+        for (int i = 0; i < spread.length; i++) {
+            if (spread[i] instanceof Tensor t) {
+                first = first == null ? t : first;
+                spread[i] = buffer(t, op);
+            }
+        }
+        if (first == null) {
+            throw new IllegalArgumentException(op + ": a device kernel needs a tensor argument to run on");
+        }
+        await(runtime(first).launch(program, kernel, items, groupSize, spread), op, first);
+        Reference.reachabilityFence(args);
     }
 
     // ---- layout ----------------------------------------------------------------------------------------------

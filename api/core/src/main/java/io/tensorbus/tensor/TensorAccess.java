@@ -5,6 +5,7 @@ import io.tensorbus.autograd.AccumulateGrad;
 import io.tensorbus.autograd.Node;
 import io.tensorbus.internal.tensor.TensorInternals;
 import io.tensorbus.spi.DeviceBuffer;
+import io.tensorbus.spi.KernelSource;
 
 /** What {@link TensorInternals} reaches on a tensor for our other packages; installed by {@link Tensor}. */
 final class TensorAccess implements TensorInternals.Access {
@@ -36,5 +37,15 @@ final class TensorAccess implements TensorInternals.Access {
     @Override
     public void adoptIntoScope(Tensor t) {
         MemoryScope.track(t.storage());
+    }
+
+    @Override
+    public void setData(Tensor t, Tensor data) {
+        t.setData(data);
+    }
+
+    @Override
+    public void launch(String op, KernelSource program, String kernel, long items, int groupSize, Object... args) {
+        DeviceOps.launch(op, program, kernel, items, groupSize, args);
     }
 }

@@ -12,6 +12,7 @@ import io.tensorbus.internal.tensor.TensorInternals;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.Collections;
+import java.util.Arrays;
 import java.util.List;
 import java.util.function.UnaryOperator;
 
@@ -21,11 +22,15 @@ import java.util.function.UnaryOperator;
  * subclass and adds the factories and operations; user code names {@code Tensor}, never this type.
  */
 public abstract sealed class TensorBase permits Tensor {
-    final Storage storage;
+    /**
+     * Storage, strides and offset change only through {@link #setData}, as PyTorch's {@code param.data = ...}:
+     * {@code Module.to(Device)} moves a parameter and keeps the object every layer and optimizer holds.
+     */
+    Storage storage;
     final DType dtype;
     final int[] shape;
-    final int[] strides;
-    final long offset;
+    int[] strides;
+    long offset;
     final Tensor base;
 
     /** Made on first need, by {@link AutogradMeta}: most tensors never join a graph. */
@@ -38,6 +43,29 @@ public abstract sealed class TensorBase permits Tensor {
         this.strides = strides;
         this.offset = offset;
         this.base = base;
+    }
+
+    /**
+     * Points this tensor at {@code data}'s elements (same dtype and shape, any device), keeping its identity and
+     * autograd state; its gradient, if any, moves to the new device.
+     *
+     * @throws IllegalArgumentException for another dtype or shape, or a view (whose storage its base shares)
+     */
+    final void setData(Tensor data) {
+        if (data.dtype != dtype || !Arrays.equals(data.shape, shape)) {
+            throw new IllegalArgumentException("setData: expected " + dtype + Shapes.str(shape) + ", got "
+                    + data.dtype + Shapes.str(data.shape));
+        }
+        if (base != null) {
+            throw new IllegalArgumentException("setData: a view shares its base's storage and cannot take other data");
+        }
+        Tensor grad = autograd == null ? null : self().grad();
+        storage = data.storage;
+        strides = data.strides.clone();
+        offset = data.offset;
+        if (grad != null && !grad.device().equals(data.device())) {
+            AutogradMeta.setGrad(self(), grad.detach().to(data.device()));
+        }
     }
 
     /** This tensor as the one subclass it can be. */

@@ -37,6 +37,27 @@ public final class DeviceTensorKernels {
     /** {@code (x, values, indices(int64), rows, cols, max)}: each row's largest (smallest) element, first NaN. */
     public static final String MAX_ROWS = "max_rows";
 
+    /**
+     * {@code (x, col, n, c, h, w, outH, outW, kH, kW, sH, sW, pH, pW, dH, dW)}: the columns {@code [n, c*kH*kW,
+     * outH*outW]} of a convolution's input, zero where the window reaches into the padding.
+     */
+    public static final String IM2COL = "im2col";
+    /** {@code (col, x, <as IM2COL>)}: the input gradient from column gradients, each pixel summing its windows. */
+    public static final String COL2IM = "col2im";
+    /**
+     * {@code (x, y, indices(int64), windows(int32), planes, inH, inW, outH, outW)}: the largest element of each
+     * window (the first NaN, else the first of equals) and its index in the plane. {@code windows} holds, one array
+     * after the other, each output row's first and end input rows, each output column's first and end input
+     * columns, then the padded window heights and widths, as {@link Pool2d.Windows} has them.
+     */
+    public static final String MAX_POOL = "max_pool";
+    /** {@code (g, indices, gx, windows, planes, inH, inW, outH, outW)}: each pixel sums the gradients it won. */
+    public static final String MAX_POOL_BACKWARD = "max_pool_backward";
+    /** {@code (x, y, windows, planes, inH, inW, outH, outW, countPadding)}: each window's mean. */
+    public static final String AVG_POOL = "avg_pool";
+    /** {@code (g, gx, windows, planes, inH, inW, outH, outW, countPadding)}: each pixel's share of its windows. */
+    public static final String AVG_POOL_BACKWARD = "avg_pool_backward";
+
     /** Unary codes. */
     public static final int UNARY_RELU = 0;
     public static final int UNARY_EXP = 1;
@@ -175,6 +196,143 @@ public final class DeviceTensorKernels {
                 }
                 values[vo + r] = best;
                 indices[io + r] = at;
+            }
+
+            KERNEL void im2col(GLOBAL const REAL* x, ulong xo, GLOBAL REAL* col, ulong co, ulong n, ulong c, ulong h,
+                    ulong w, ulong oh, ulong ow, ulong kh, ulong kw, ulong sh, ulong sw, ulong ph, ulong pw, ulong dh,
+                    ulong dw) {
+                size_t i = GID;
+                ulong p = oh * ow;
+                ulong k = c * kh * kw;
+                if (i >= n * k * p) return;
+                ulong img = i / (k * p);
+                ulong r = i % (k * p);
+                ulong kk = r / p;
+                ulong pp = r % p;
+                ulong ch = kk / (kh * kw);
+                ulong ki = (kk / kw) % kh;
+                ulong kj = kk % kw;
+                long y = (long) ((pp / ow) * sh + ki * dh) - (long) ph;
+                long xw = (long) ((pp % ow) * sw + kj * dw) - (long) pw;
+                col[co + i] = (y >= 0 && y < (long) h && xw >= 0 && xw < (long) w)
+                        ? x[xo + ((img * c + ch) * h + (ulong) y) * w + (ulong) xw] : (REAL) 0;
+            }
+
+            KERNEL void col2im(GLOBAL const REAL* col, ulong co, GLOBAL REAL* x, ulong xo, ulong n, ulong c, ulong h,
+                    ulong w, ulong oh, ulong ow, ulong kh, ulong kw, ulong sh, ulong sw, ulong ph, ulong pw, ulong dh,
+                    ulong dw) {
+                size_t i = GID;
+                if (i >= n * c * h * w) return;
+                ulong xw = i % w;
+                ulong y = (i / w) % h;
+                ulong ch = (i / (w * h)) % c;
+                ulong img = i / (w * h * c);
+                ulong k = c * kh * kw;
+                ulong p = oh * ow;
+                double s = 0;
+                for (ulong ki = 0; ki < kh; ki++) {
+                    long t = (long) (y + ph) - (long) (ki * dh);
+                    if (t < 0 || t % (long) sh != 0 || t / (long) sh >= (long) oh) continue;
+                    for (ulong kj = 0; kj < kw; kj++) {
+                        long u = (long) (xw + pw) - (long) (kj * dw);
+                        if (u < 0 || u % (long) sw != 0 || u / (long) sw >= (long) ow) continue;
+                        s += (double) col[co + (img * k + (ch * kh + ki) * kw + kj) * p + (ulong) (t / (long) sh) * ow
+                                + (ulong) (u / (long) sw)];
+                    }
+                }
+                x[xo + i] = (REAL) s;
+            }
+
+            KERNEL void max_pool(GLOBAL const REAL* x, ulong xo, GLOBAL REAL* y, ulong yo, GLOBAL long* idx, ulong io,
+                    GLOBAL const int* win, ulong wo, ulong planes, ulong ih, ulong iw, ulong oh, ulong ow) {
+                size_t i = GID;
+                if (i >= planes * oh * ow) return;
+                ulong pl = i / (oh * ow);
+                ulong a = (i / ow) % oh;
+                ulong b = i % ow;
+                int h0 = win[wo + a];
+                int h1 = win[wo + oh + a];
+                int w0 = win[wo + 2 * oh + b];
+                int w1 = win[wo + 2 * oh + ow + b];
+                ulong base = xo + pl * ih * iw;
+                long at = (long) h0 * (long) iw + w0;
+                REAL best = x[base + at];
+                for (int hh = h0; hh < h1; hh++) {
+                    for (int ww = w0; ww < w1; ww++) {
+                        long j = (long) hh * (long) iw + ww;
+                        REAL v = x[base + j];
+                        if (!isnan(best) && (isnan(v) || v > best)) {
+                            best = v;
+                            at = j;
+                        }
+                    }
+                }
+                y[yo + i] = best;
+                idx[io + i] = at;
+            }
+
+            KERNEL void max_pool_backward(GLOBAL const REAL* g, ulong go, GLOBAL const long* idx, ulong io,
+                    GLOBAL REAL* gx, ulong gxo, GLOBAL const int* win, ulong wo, ulong planes, ulong ih, ulong iw,
+                    ulong oh, ulong ow) {
+                size_t i = GID;
+                if (i >= planes * ih * iw) return;
+                ulong pl = i / (ih * iw);
+                long pix = (long) (i % (ih * iw));
+                int hh = (int) (pix / (long) iw);
+                int ww = (int) (pix % (long) iw);
+                double s = 0;
+                for (ulong a = 0; a < oh && win[wo + a] <= hh; a++) {
+                    if (hh >= win[wo + oh + a]) continue;
+                    for (ulong b = 0; b < ow && win[wo + 2 * oh + b] <= ww; b++) {
+                        if (ww >= win[wo + 2 * oh + ow + b]) continue;
+                        ulong o = pl * oh * ow + a * ow + b;
+                        if (idx[io + o] == pix) s += (double) g[go + o];
+                    }
+                }
+                gx[gxo + i] = (REAL) s;
+            }
+
+            DEVICE_FN double pool_divisor(GLOBAL const int* win, ulong wo, ulong oh, ulong ow, ulong a, ulong b,
+                    int countPad) {
+                if (countPad) return (double) win[wo + 2 * oh + 2 * ow + a] * (double) win[wo + 3 * oh + 2 * ow + b];
+                return (double) (win[wo + oh + a] - win[wo + a]) * (double) (win[wo + 2 * oh + ow + b]
+                        - win[wo + 2 * oh + b]);
+            }
+
+            KERNEL void avg_pool(GLOBAL const REAL* x, ulong xo, GLOBAL REAL* y, ulong yo, GLOBAL const int* win,
+                    ulong wo, ulong planes, ulong ih, ulong iw, ulong oh, ulong ow, int countPad) {
+                size_t i = GID;
+                if (i >= planes * oh * ow) return;
+                ulong pl = i / (oh * ow);
+                ulong a = (i / ow) % oh;
+                ulong b = i % ow;
+                ulong base = xo + pl * ih * iw;
+                double s = 0;
+                for (int hh = win[wo + a]; hh < win[wo + oh + a]; hh++) {
+                    for (int ww = win[wo + 2 * oh + b]; ww < win[wo + 2 * oh + ow + b]; ww++) {
+                        s += (double) x[base + (ulong) hh * iw + (ulong) ww];
+                    }
+                }
+                y[yo + i] = (REAL) (s / pool_divisor(win, wo, oh, ow, a, b, countPad));
+            }
+
+            KERNEL void avg_pool_backward(GLOBAL const REAL* g, ulong go, GLOBAL REAL* gx, ulong gxo,
+                    GLOBAL const int* win, ulong wo, ulong planes, ulong ih, ulong iw, ulong oh, ulong ow,
+                    int countPad) {
+                size_t i = GID;
+                if (i >= planes * ih * iw) return;
+                ulong pl = i / (ih * iw);
+                int hh = (int) ((i % (ih * iw)) / iw);
+                int ww = (int) (i % iw);
+                double s = 0;
+                for (ulong a = 0; a < oh && win[wo + a] <= hh; a++) {
+                    if (hh >= win[wo + oh + a]) continue;
+                    for (ulong b = 0; b < ow && win[wo + 2 * oh + b] <= ww; b++) {
+                        if (ww >= win[wo + 2 * oh + ow + b]) continue;
+                        s += (double) g[go + pl * oh * ow + a * ow + b] / pool_divisor(win, wo, oh, ow, a, b, countPad);
+                    }
+                }
+                gx[gxo + i] = (REAL) s;
             }
             """;
 

@@ -4,6 +4,7 @@ import io.tensorbus.DType;
 import io.tensorbus.autograd.AccumulateGrad;
 import io.tensorbus.autograd.Node;
 import io.tensorbus.spi.DeviceBuffer;
+import io.tensorbus.spi.KernelSource;
 import io.tensorbus.tensor.Storage;
 import io.tensorbus.tensor.Tensor;
 import java.util.Objects;
@@ -34,6 +35,12 @@ public final class TensorInternals {
 
         /** See {@link TensorInternals#adoptIntoScope}. */
         void adoptIntoScope(Tensor t);
+
+        /** See {@link TensorInternals#setData}. */
+        void setData(Tensor t, Tensor data);
+
+        /** See {@link TensorInternals#launch}. */
+        void launch(String op, KernelSource program, String kernel, long items, int groupSize, Object... args);
     }
 
     private static volatile Access access;
@@ -97,6 +104,37 @@ public final class TensorInternals {
      */
     public static DeviceBuffer deviceBuffer(Tensor t, String what) {
         return access().deviceBuffer(t, what);
+    }
+
+    /**
+     * Points {@code t} at {@code data}'s elements in place, as PyTorch's {@code t.data = data}: {@code Module.to}
+     * moves parameters and buffers so that the objects layers and optimizers hold follow.
+     *
+     * @throws IllegalArgumentException for another dtype or shape, or a view
+     */
+    public static void setData(Tensor t, Tensor data) {
+        access().setData(t, data);
+    }
+
+    /** Whether {@code t}'s elements live in a device runtime's memory. */
+    public static boolean onDevice(Tensor t) {
+        return !t.device().isCpu();
+    }
+
+    /**
+     * Runs device kernel {@code kernel} of {@code program} over {@code items} work items and waits for it, with a
+     * deadline: the way kernels outside {@code io.tensorbus.tensor} (convolutions, pooling) reach device memory.
+     * Arguments are as {@code DeviceRuntime.launch} takes them, except that a {@link Tensor} stands for its
+     * contiguous device memory; the first tensor names the device in errors.
+     *
+     * @throws IllegalArgumentException for tensors on different devices or on the host
+     * @throws UnsupportedOperationException for a strided view (make it contiguous first)
+     * @throws IllegalStateException when the device fails the kernel or it outlives the deadline, naming
+     *         {@code op} and the device
+     */
+    public static void launch(String op, KernelSource program, String kernel, long items, int groupSize,
+            Object... args) {
+        access().launch(op, program, kernel, items, groupSize, args);
     }
 
     private static Access access() {

@@ -1,0 +1,170 @@
+package io.tensorbus.backend.opencl;
+
+import static io.tensorbus.backend.opencl.OpenClAutogradParityTest.assertClose;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.tensorbus.DType;
+import io.tensorbus.Device;
+import io.tensorbus.data.FashionMnist;
+import io.tensorbus.nn.Functional;
+import io.tensorbus.nn.Reduction;
+import io.tensorbus.nn.models.MnistNet;
+import io.tensorbus.optim.Adam;
+import io.tensorbus.optim.Optimizer;
+import io.tensorbus.optim.SGD;
+import io.tensorbus.tensor.Generator;
+import io.tensorbus.tensor.Tensor;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The layers, losses and optimizers of a training step give on {@code opencl:0} what they give on the host, and
+ * the tutorial's network trains there with the host's losses.
+ */
+@Timeout(value = 600, unit = TimeUnit.SECONDS)
+class OpenClNnParityTest {
+    private static final Device CL0 = Device.opencl(0);
+
+    @BeforeAll
+    static void needsOpenCl() {
+        OpenClAvailable.assume("the OpenCL nn parity tests");
+    }
+
+    private static Tensor random(long seed, int... shape) {
+        return Tensor.randn(new Generator(seed), DType.FLOAT32, shape);
+    }
+
+    /** Output and input gradients of {@code f} on host leaves and on device copies agree. */
+    private static void parity(String what, Function<List<Tensor>, Tensor> f, Tensor... inputs) {
+        List<Tensor> host = new ArrayList<>();
+        List<Tensor> device = new ArrayList<>();
+        for (Tensor in : inputs) {
+            host.add(in.detach().clone().requiresGrad(true));
+            device.add(in.detach().to(CL0).requiresGrad(true));
+        }
+        Tensor hostOut = f.apply(host);
+        Tensor deviceOut = f.apply(device);
+        assertEquals(CL0, deviceOut.device(), what + " stays on the device");
+        assertClose(hostOut, deviceOut.cpu(), what + " forward");
+        Tensor weights = random(99, hostOut.shape());
+        hostOut.mul(weights).sum().backward();
+        deviceOut.mul(weights.to(CL0)).sum().backward();
+        for (int i = 0; i < inputs.length; i++) {
+            assertClose(host.get(i).grad(), device.get(i).grad().cpu(), what + " gradient of input " + i);
+        }
+    }
+
+    @Test
+    void convolutionsWithStridesPaddingAndDilationMatchTheHost() {
+        Tensor x = random(1, 3, 4, 11, 9);
+        parity("conv 5x5", t -> Functional.conv2d(t.get(0), t.get(1), t.get(2), 1, 0), x, random(2, 6, 4, 5, 5),
+                random(3, 6));
+        parity("conv 3x3 stride 2 pad 1 no bias", t -> Functional.conv2d(t.get(0), t.get(1), null, 2, 1), x,
+                random(4, 5, 4, 3, 3));
+        parity("conv 3x2 dilated", t -> Functional.conv2d(t.get(0), t.get(1), t.get(2), new int[] {1, 2},
+                new int[] {2, 1}, new int[] {2, 1}, 1), x, random(5, 2, 4, 3, 2), random(6, 2));
+        parity("conv 1x1", t -> Functional.conv2d(t.get(0), t.get(1), t.get(2), 1, 0), x, random(7, 8, 4, 1, 1),
+                random(8, 8));
+        Tensor grouped = random(9, 4, 2, 3, 3).to(CL0);
+        UnsupportedOperationException e = assertThrows(UnsupportedOperationException.class,
+                () -> Functional.conv2d(x.to(CL0), grouped, null, new int[] {1, 1}, new int[] {0, 0},
+                        new int[] {1, 1}, 2));
+        assertTrue(e.getMessage().contains("opencl:0") && e.getMessage().contains("2"), e.getMessage());
+    }
+
+    @Test
+    void poolingMatchesTheHostForwardAndBackward() {
+        Tensor x = random(10, 2, 3, 13, 10);
+        parity("max 2x2", t -> Functional.maxPool2d(t.get(0), 2), x);
+        parity("max 3x3 stride 2 pad 1 ceil", t -> Functional.maxPool2d(t.get(0), new int[] {3, 3},
+                new int[] {2, 2}, new int[] {1, 1}, true), x);
+        parity("avg 3x3 stride 2 pad 1 counting padding", t -> Functional.avgPool2d(t.get(0), new int[] {3, 3},
+                new int[] {2, 2}, new int[] {1, 1}, false, true), x);
+        parity("avg 2x2", t -> Functional.avgPool2d(t.get(0), 2), x);
+        parity("adaptive avg to 3x4", t -> Functional.adaptiveAvgPool2d(t.get(0), 3, 4), x);
+        parity("adaptive avg to 1x1", t -> Functional.adaptiveAvgPool2d(t.get(0), 1, 1), x);
+    }
+
+    @Test
+    void lossesAndDropoutMatchTheHost() {
+        Tensor logits = random(11, 7, 5);
+        Tensor target = Tensor.of(new long[] {0, 4, 2, 2, 1, 3, 0}, 7);
+        parity("nll mean", t -> Functional.nllLoss(t.get(0).logSoftmax(1), target), logits);
+        parity("nll sum with weights and an ignored class", t -> Functional.nllLoss(t.get(0).logSoftmax(1), target,
+                Tensor.of(new float[] {1, 2, 0.5f, 1, 3}, 5), 2, Reduction.SUM), logits);
+        parity("nll none", t -> Functional.nllLoss(t.get(0).logSoftmax(1), target, null, -100, Reduction.NONE),
+                logits);
+        parity("cross entropy", t -> Functional.crossEntropy(t.get(0), target), logits);
+        parity("dropout", t -> Functional.dropout(t.get(0), 0.4, true, new Generator(5)), random(12, 6, 9));
+        parity("dropout2d", t -> Functional.dropout2d(t.get(0), 0.5, true, new Generator(6)), random(13, 2, 4, 3, 3));
+    }
+
+    @Test
+    void moduleToMovesParametersInPlaceAndTheStateDictComesBackToTheHost() {
+        MnistNet net = new MnistNet(new Generator(1));
+        Tensor weight = net.namedParameters().get("conv1.weight");
+        Tensor before = weight.detach().clone();
+        assertSame(net, net.to(CL0));
+        assertSame(weight, net.namedParameters().get("conv1.weight"), "the parameter object is kept");
+        assertEquals(CL0, weight.device());
+        assertTrue(weight.requiresGrad());
+        assertClose(before, weight.detach().cpu(), "moved values");
+        MnistNet host = new MnistNet(new Generator(2));
+        Map<String, Tensor> state = net.stateDict();
+        for (Map.Entry<String, Tensor> e : state.entrySet()) {
+            assertEquals(CL0, e.getValue().device(), e.getKey());
+        }
+        host.loadStateDict(state, true);
+        assertClose(before, host.namedParameters().get("conv1.weight").detach(), "loaded onto the host");
+        MnistNet back = new MnistNet(new Generator(3));
+        back.to(CL0).loadStateDict(new MnistNet(new Generator(1)).stateDict(), true);
+        assertClose(before, back.namedParameters().get("conv1.weight").detach().cpu(), "loaded onto the device");
+    }
+
+    @Test
+    void mnistNetTrainsThirtyStepsOnTheDeviceWithTheHostsLosses() {
+        double[] host = trainMnistNet(Device.CPU, SGD.builder().lr(0.05).momentum(0.5));
+        double[] device = trainMnistNet(CL0, SGD.builder().lr(0.05).momentum(0.5));
+        for (int step = 0; step < host.length; step++) {
+            assertEquals(host[step], device[step], 1e-4 * Math.abs(host[step]), "loss at step " + step);
+        }
+        assertTrue(host[host.length - 1] < host[0], "the network learns: " + host[0] + " -> " + host[host.length - 1]);
+    }
+
+    @Test
+    void adamStepsOnTheDeviceEqualTheHosts() {
+        double[] host = trainMnistNet(Device.CPU, Adam.builder().lr(1e-3).weightDecay(1e-4));
+        double[] device = trainMnistNet(CL0, Adam.builder().lr(1e-3).weightDecay(1e-4));
+        for (int step = 0; step < host.length; step++) {
+            assertEquals(host[step], device[step], 1e-4 * Math.abs(host[step]), "loss at step " + step);
+        }
+    }
+
+    private static double[] trainMnistNet(Device device, Optimizer.Builder<?, ?> optimizer) {
+        MnistNet net = new MnistNet(new Generator(42));
+        net.to(device);
+        net.train();
+        Optimizer opt = optimizer.build(net.parameters());
+        FashionMnist data = FashionMnist.embedded(true);
+        double[] losses = new double[30];
+        for (int step = 0; step < losses.length; step++) {
+            Tensor x = data.images().narrow(0, step * 32, 32).to(device);
+            Tensor y = data.labels().narrow(0, step * 32, 32).to(device);
+            opt.zeroGrad();
+            Tensor loss = Functional.nllLoss(net.forward(x), y);
+            losses[step] = loss.item();
+            loss.backward();
+            opt.step();
+        }
+        return losses;
+    }
+}
