@@ -5,6 +5,7 @@ import io.tensorbus.autograd.Autograd;
 import io.tensorbus.autograd.SavedTensor;
 import io.tensorbus.internal.tensor.BatchNormKernel;
 import io.tensorbus.internal.tensor.Shapes;
+import io.tensorbus.internal.tensor.TensorInternals;
 import io.tensorbus.tensor.Tensor;
 import java.util.Arrays;
 
@@ -33,6 +34,9 @@ final class BatchNormOp {
         }
         if (x.dtype() != DType.FLOAT32 && x.dtype() != DType.FLOAT64) {
             throw new IllegalArgumentException("batchNorm: expected float32 or float64 input, got " + x.dtype());
+        }
+        if (TensorInternals.onDevice(x)) {
+            return composite(x, runningMean, runningVar, weight, bias, training, momentum, eps);
         }
         Tensor xc = x.contiguous();
         BatchNormKernel.Layout l = new BatchNormKernel.Layout(x.size(0), c, x.numel() / Math.max(1, x.size(0) * c),
@@ -78,6 +82,56 @@ final class BatchNormOp {
         Tensor gw = weight == null ? null : Tensor.of(dScale).to(weight.dtype());
         Tensor gb = bias == null ? null : Tensor.of(dShift).to(bias.dtype());
         return new Tensor[] {gx, gw, gb};
+    }
+
+    /**
+     * Batch normalisation of a device tensor composed of recorded tensor operations (statistics over every
+     * dimension but 1, in float64 sums), so autograd derives the backward; the running statistics move as the
+     * host kernel moves them, with the unbiased variance.
+     */
+    private static Tensor composite(Tensor x, Tensor runningMean, Tensor runningVar, Tensor weight, Tensor bias,
+            boolean training, double momentum, double eps) {
+        int c = x.size(1);
+        int[] dims = new int[x.dim() - 1];
+        int[] channel = new int[x.dim()];
+        Arrays.fill(channel, 1);
+        channel[1] = c;
+        for (int i = 0, k = 0; i < x.dim(); i++) {
+            if (i != 1) {
+                dims[k++] = i;
+            }
+        }
+        long count = x.numel() / Math.max(1, c);
+        Tensor y;
+        if (training) {
+            if (count <= 1) {
+                throw new IllegalArgumentException("batchNorm: expected more than 1 value per channel when training,"
+                        + " got input of shape " + Shapes.str(x.shape()));
+            }
+            Tensor centered = x.sub(x.mean(dims, true));
+            Tensor var = centered.mul(centered).mean(dims, true);
+            updateRunning(runningMean, runningVar, x.detach().mean(dims, false), var.detach().view(c), momentum,
+                    count);
+            y = centered.div(var.add(eps).sqrt());
+        } else {
+            y = x.sub(runningMean.view(channel)).div(runningVar.view(channel).add(eps).sqrt());
+        }
+        if (weight != null) {
+            y = y.mul(weight.view(channel));
+        }
+        return bias == null ? y : y.add(bias.view(channel));
+    }
+
+    /** {@link #updateRunning(Tensor, Tensor, double[], double[], double, long)} from device statistics. */
+    private static void updateRunning(Tensor rm, Tensor rv, Tensor mean, Tensor var, double momentum, long count) {
+        try (var ignored = Autograd.noGrad()) {
+            if (rm != null) {
+                rm.muli(1 - momentum).addi(mean.to(rm.dtype()), momentum);
+            }
+            if (rv != null) {
+                rv.muli(1 - momentum).addi(var.mul((double) count / (count - 1)).to(rv.dtype()), momentum);
+            }
+        }
     }
 
     private static double[] ones(int n) {

@@ -64,12 +64,25 @@ class OpenClAutogradParityTest {
 
     /** Equal within float32 rounding: relative 2e-5 of the larger magnitudes, absolute 1e-5. */
     static void assertClose(Tensor expected, Tensor actual, String what) {
+        assertClose(expected, actual, 2e-5, what);
+    }
+
+    /**
+     * Equal within {@code relative} of the expected element or of the largest expected magnitude divided by 100
+     * (so values near zero after cancellation are judged against the tensor's scale), and absolutely 1e-5.
+     */
+    static void assertClose(Tensor expected, Tensor actual, double relative, String what) {
         assertArrayEquals(expected.shape(), actual.shape(), what + ": shape");
         assertEquals(expected.dtype(), actual.dtype(), what + ": dtype");
         double[] e = expected.to(DType.FLOAT64).toDoubleArray();
         double[] a = actual.to(DType.FLOAT64).toDoubleArray();
+        double scale = 0;
+        for (double v : e) {
+            scale = Double.isFinite(v) ? Math.max(scale, Math.abs(v)) : scale;
+        }
         for (int i = 0; i < e.length; i++) {
-            if (Double.isNaN(e[i]) ? !Double.isNaN(a[i]) : Math.abs(e[i] - a[i]) > 1e-5 + 2e-5 * Math.abs(e[i])) {
+            double allowed = 1e-5 + relative * Math.max(Math.abs(e[i]), scale / 100);
+            if (Double.isNaN(e[i]) ? !Double.isNaN(a[i]) : Math.abs(e[i] - a[i]) > allowed) {
                 fail(what + ": element " + i + " is " + a[i] + ", expected " + e[i]);
             }
         }

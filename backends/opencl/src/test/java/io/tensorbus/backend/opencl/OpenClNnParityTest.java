@@ -12,6 +12,7 @@ import io.tensorbus.data.FashionMnist;
 import io.tensorbus.nn.Functional;
 import io.tensorbus.nn.Reduction;
 import io.tensorbus.nn.models.MnistNet;
+import io.tensorbus.nn.models.ResNet;
 import io.tensorbus.optim.Adam;
 import io.tensorbus.optim.Optimizer;
 import io.tensorbus.optim.SGD;
@@ -106,6 +107,47 @@ class OpenClNnParityTest {
         parity("cross entropy", t -> Functional.crossEntropy(t.get(0), target), logits);
         parity("dropout", t -> Functional.dropout(t.get(0), 0.4, true, new Generator(5)), random(12, 6, 9));
         parity("dropout2d", t -> Functional.dropout2d(t.get(0), 0.5, true, new Generator(6)), random(13, 2, 4, 3, 3));
+    }
+
+    @Test
+    void batchNormTrainsAndEvaluatesAsOnTheHostWithTheSameRunningStatistics() {
+        Tensor x = random(14, 5, 3, 4, 6).mul(2).add(1);
+        Tensor hostMean = Tensor.zeros(3);
+        Tensor hostVar = Tensor.ones(3);
+        Tensor deviceMean = Tensor.zeros(3).to(CL0);
+        Tensor deviceVar = Tensor.ones(3).to(CL0);
+        parity("batch norm in training", t -> Functional.batchNorm(t.get(0), t.get(0).device().isCpu() ? hostMean
+                : deviceMean, t.get(0).device().isCpu() ? hostVar : deviceVar, t.get(1), t.get(2), true, 0.1, 1e-5),
+                x, random(15, 3), random(16, 3));
+        assertClose(hostMean, deviceMean.cpu(), "running mean");
+        assertClose(hostVar, deviceVar.cpu(), "running variance");
+        parity("batch norm in evaluation", t -> Functional.batchNorm(t.get(0), t.get(0).device().isCpu() ? hostMean
+                : deviceMean, t.get(0).device().isCpu() ? hostVar : deviceVar, t.get(1), null, false, 0.1, 1e-5),
+                x, random(17, 3));
+    }
+
+    @Test
+    void resNet18ForwardAndBackwardOnTheDeviceEqualTheHosts() {
+        ResNet host = ResNet.resnet18(10, new Generator(3));
+        ResNet device = ResNet.resnet18(10, new Generator(3));
+        device.to(CL0);
+        // 64x64 keeps 2x2 planes in the last stage: batch norm over fewer values per channel turns last-bit
+        // differences of nearly equal activations into large ones, on any two correct implementations.
+        Tensor x = random(18, 4, 3, 64, 64);
+        Tensor hostOut = host.forward(x);
+        Tensor deviceOut = device.forward(x.to(CL0));
+        assertClose(hostOut, deviceOut.cpu(), 1e-4, "ResNet-18 logits");
+        Tensor target = Tensor.of(new long[] {3, 7, 0, 9}, 4);
+        Functional.crossEntropy(hostOut, target).backward();
+        Functional.crossEntropy(deviceOut, target.to(CL0)).backward();
+        Map<String, Tensor> hp = host.namedParameters();
+        for (Map.Entry<String, Tensor> e : device.namedParameters().entrySet()) {
+            assertClose(hp.get(e.getKey()).grad(), e.getValue().grad().cpu(), 1e-4, "gradient of " + e.getKey());
+        }
+        Map<String, Tensor> hb = host.stateDict();
+        for (Map.Entry<String, Tensor> e : device.stateDict().entrySet()) {
+            assertClose(hb.get(e.getKey()).detach(), e.getValue().detach().cpu(), 1e-4, e.getKey());
+        }
     }
 
     @Test
