@@ -39,6 +39,15 @@ public interface Backend {
     /** The number of ranks in the group. */
     int size();
 
+    /**
+     * Whether the backend takes host memory ({@link DeviceBuffer#host}) as gloo does; false for a device backend
+     * that, as NCCL, moves only its device's memory. The group then stages host messages (the object
+     * collectives' bytes) through its bound device. True by default.
+     */
+    default boolean acceptsHostMemory() {
+        return true;
+    }
+
     /** Sends {@code buffer} to rank {@code dst} with {@code tag}; completes when the bytes left this process. */
     Future<Void> send(DeviceBuffer buffer, int dst, int tag);
 

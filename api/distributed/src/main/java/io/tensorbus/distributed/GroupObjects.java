@@ -21,14 +21,15 @@ final class GroupObjects {
         if (g.outside("allGatherObject")) {
             return Future.succeededFuture(null);
         }
-        return g.flightRecorder().collective("allGatherObject", ObjectCollectives.allGather(g.member(), object));
+        Backend b = g.memberForHostMessages("allGatherObject");
+        return g.flightRecorder().collective("allGatherObject", ObjectCollectives.allGather(b, object));
     }
 
     static Future<List<Object>> broadcastList(ProcessGroup g, List<Object> objects, GroupRank src) {
         if (g.outside("broadcastObjectList")) {
             return Future.succeededFuture(null);
         }
-        Backend b = g.member();
+        Backend b = g.memberForHostMessages("broadcastObjectList");
         g.members().checkRank(src, "src");
         requireList(objects);
         return g.flightRecorder().collective("broadcastObjectList",
@@ -39,7 +40,7 @@ final class GroupObjects {
         if (g.outside("gatherObject")) {
             return Future.succeededFuture(null);
         }
-        Backend b = g.member();
+        Backend b = g.memberForHostMessages("gatherObject");
         g.members().checkRank(dst, "dst");
         return g.flightRecorder().collective("gatherObject", ObjectCollectives.gather(b, object, dst.rank()));
     }
@@ -48,7 +49,7 @@ final class GroupObjects {
         if (g.outside("scatterObjectList")) {
             return Future.succeededFuture(null);
         }
-        Backend b = g.member();
+        Backend b = g.memberForHostMessages("scatterObjectList");
         g.members().checkRank(src, "src");
         if (output == null || output.isEmpty()) {
             throw new IllegalArgumentException("output must be a list of at least one element (the first receives"
@@ -71,7 +72,7 @@ final class GroupObjects {
         if (g.outside("sendObjectList")) {
             return Future.succeededFuture();
         }
-        Backend b = g.member();
+        Backend b = g.memberForHostMessages("sendObjectList");
         g.members().checkPeer(dst, "dst", g.rank());
         requireList(objects);
         return ObjectCollectives.sendList(b, objects, dst.rank(), OBJECT_LIST_TAG);
@@ -95,7 +96,7 @@ final class GroupObjects {
 
     /** Receives from group rank {@code groupSrc} (or any) and answers the sender's global rank. */
     private static Future<Integer> recv(ProcessGroup g, List<Object> objects, int groupSrc) {
-        Backend b = g.member();
+        Backend b = g.memberForHostMessages("recvObjectList");
         requireList(objects);
         return ObjectCollectives.recvList(b, objects, groupSrc, OBJECT_LIST_TAG).map(g::globalRank);
     }

@@ -1,5 +1,6 @@
 package io.tensorbus.distributed;
 
+import io.tensorbus.Device;
 import io.tensorbus.c10d.JobSecret;
 import io.tensorbus.c10d.Store;
 import io.vertx.core.Vertx;
@@ -140,6 +141,9 @@ public final class InitOptions {
         return setupTimeout;
     }
 
+    /** The property that binds a group to a device ({@link Builder#deviceId}); its value is the device's name. */
+    public static final String DEVICE_ID = "deviceId";
+
     /** Backend-specific settings ({@code tcp.bindHost}, ...). */
     public Map<String, String> properties() {
         return properties;
@@ -251,6 +255,19 @@ public final class InitOptions {
         public Builder vertx(Vertx vertx) {
             this.vertx = Objects.requireNonNull(vertx, "vertx");
             return this;
+        }
+
+        /**
+         * Binds the group to {@code device}, as PyTorch's {@code device_id}: a device backend (opencl, nccl) stages
+         * the object collectives' bytes through it, and subgroups inherit it. Sets the property {@link #DEVICE_ID}.
+         */
+        public Builder deviceId(Device device) {
+            Objects.requireNonNull(device, "device");
+            if (device.isCpu() || device.index() < 0) {
+                throw new IllegalArgumentException("deviceId needs an accelerator with an index, such as opencl:0 or "
+                        + "cuda:1, got " + device);
+            }
+            return property(DEVICE_ID, device.toString());
         }
 
         /** A backend-specific setting. */

@@ -4,9 +4,11 @@ import static io.tensorbus.distributed.impl.TensorBuffers.readUntilDone;
 import static io.tensorbus.distributed.impl.TensorBuffers.writtenWhenDone;
 
 import io.tensorbus.DType;
+import io.tensorbus.Device;
 import io.tensorbus.c10d.JobSecret;
 import io.tensorbus.c10d.ReduceOp;
 import io.tensorbus.c10d.Store;
+import io.tensorbus.distributed.impl.HostStagingBackend;
 import io.tensorbus.distributed.impl.MonitoredBarrier;
 import io.tensorbus.distributed.impl.RankBlocks;
 import io.tensorbus.distributed.impl.TensorBuffers;
@@ -25,6 +27,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
@@ -676,6 +679,20 @@ public final class ProcessGroup implements AutoCloseable {
     }
 
     // ---- checks -----------------------------------------------------------------------------------------------
+
+    /**
+     * The device the group is bound to ({@link InitOptions.Builder#deviceId}, PyTorch's {@code bound_device_id}),
+     * or empty.
+     */
+    public Optional<Device> boundDeviceId() {
+        String id = properties.get(InitOptions.DEVICE_ID);
+        return id == null ? Optional.empty() : Optional.of(Device.parse(id));
+    }
+
+    /** The member's backend as host messages (the object collectives' bytes) reach it; see {@link #member}. */
+    Backend memberForHostMessages(String op) {
+        return HostStagingBackend.forHostMessages(member(), boundDeviceId().orElse(null), op);
+    }
 
     Backend member() {
         if (backend == null) {

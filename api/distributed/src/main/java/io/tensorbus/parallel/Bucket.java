@@ -1,6 +1,7 @@
 package io.tensorbus.parallel;
 
 import io.tensorbus.DType;
+import io.tensorbus.Device;
 import io.tensorbus.distributed.algorithms.GradBucket;
 import io.tensorbus.tensor.MemoryScope;
 import io.tensorbus.tensor.Tensor;
@@ -31,7 +32,7 @@ final class Bucket {
         for (int p : params) {
             numel += all.get(p).numel();
         }
-        this.buffer = Tensor.zeros(dtype, numel);
+        this.buffer = Tensor.zeros(all.get(params[0]).device(), dtype, numel);
         MemoryScope.detach(buffer); // lives as long as DDP, whichever step (re)built it
         this.views = new Tensor[params.length];
         int offset = 0;
@@ -59,7 +60,8 @@ final class Bucket {
 
     /**
      * PyTorch's {@code compute_bucket_assignment_by_size}: walks the parameters from last to first (the
-     * order in which backward produces their gradients), keeping one open bucket per dtype, and closes a
+     * order in which backward produces their gradients), keeping one open bucket per device and dtype (a bucket's
+     * buffer lives where its gradients do), and closes a
      * bucket once it reaches its cap: {@code firstCapBytes} for the first bucket (small, so that
      * communication starts early in the backward pass), {@code capBytes} after. A bucket closes with the
      * parameter that fills it, so it may pass its cap by up to one parameter.
@@ -68,23 +70,28 @@ final class Bucket {
      */
     static List<int[]> assign(List<Tensor> params, long firstCapBytes, long capBytes) {
         List<int[]> done = new ArrayList<>();
-        Map<DType, List<Integer>> open = new LinkedHashMap<>();
-        Map<DType, Long> openBytes = new LinkedHashMap<>();
+        Map<Kind, List<Integer>> open = new LinkedHashMap<>();
+        Map<Kind, Long> openBytes = new LinkedHashMap<>();
         for (int i = params.size() - 1; i >= 0; i--) {
             Tensor p = params.get(i);
-            List<Integer> bucket = open.computeIfAbsent(p.dtype(), d -> new ArrayList<>());
+            Kind kind = new Kind(p.device(), p.dtype());
+            List<Integer> bucket = open.computeIfAbsent(kind, d -> new ArrayList<>());
             bucket.add(i);
-            long bytes = openBytes.merge(p.dtype(), (long) p.numel() * p.dtype().byteSize(), Long::sum);
+            long bytes = openBytes.merge(kind, (long) p.numel() * p.dtype().byteSize(), Long::sum);
             if (bytes >= (done.isEmpty() ? firstCapBytes : capBytes)) {
                 done.add(toArray(bucket));
-                open.remove(p.dtype());
-                openBytes.remove(p.dtype());
+                open.remove(kind);
+                openBytes.remove(kind);
             }
         }
         for (List<Integer> rest : open.values()) {
             done.add(toArray(rest));
         }
         return done;
+    }
+
+    /** What parameters must share to share a bucket. */
+    private record Kind(Device device, DType dtype) {
     }
 
     private static int[] toArray(List<Integer> list) {

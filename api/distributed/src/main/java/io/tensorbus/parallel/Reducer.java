@@ -271,7 +271,7 @@ final class Reducer {
         for (int i = 0; i < flags.length; i++) {
             flags[i] = usedLocally[i] ? 1 : 0;
         }
-        usedMap = Tensor.of(flags, flags.length);
+        usedMap = Tensor.of(flags, flags.length).to(params.get(0).device());
         usedMapWork = group.allReduce(usedMap, ReduceOp.SUM);
     }
 
@@ -374,7 +374,7 @@ final class Reducer {
         Future<Void> used = null;
         Tensor usedFlags = null;
         if (findUnused || staticGraph) {
-            usedFlags = Tensor.zeros(DType.INT32, params.size());
+            usedFlags = Tensor.zeros(params.get(0).device(), DType.INT32, params.size());
             used = group.allReduce(usedFlags, ReduceOp.SUM);
         }
         for (int i = 0; i < works.size(); i++) {

@@ -1,5 +1,6 @@
 package io.tensorbus.workloads.ddp;
 
+import io.tensorbus.Device;
 import io.tensorbus.c10d.JobSecret;
 import io.tensorbus.distributed.Distributed;
 import io.tensorbus.distributed.HashStore;
@@ -28,7 +29,10 @@ import java.util.Objects;
  * initMethod</td>       <td>its port (rank 0 hosts it unless {@code tensorbus launch} does)</td></tr>
  *   <tr><td>{@code initMethod}</td><td>none</td><td>{@code tcp://host:port}, {@code file:///path} or
  *       {@code env://}, instead of masterAddr/masterPort</td></tr>
- *   <tr><td>{@code backend}</td><td>tcp</td><td>the process-group backend</td></tr>
+ *   <tr><td>{@code device}</td><td>cpu</td><td>where the model trains: cpu, opencl[:N], cuda[:N] (cuda means
+ *       cuda:LOCAL_RANK)</td></tr>
+ *   <tr><td>{@code backend}</td><td>tcp, opencl for OpenCL devices, nccl for CUDA</td><td>the process-group
+ *       backend</td></tr>
  *   <tr><td>{@code timeoutSeconds}</td><td>1800</td><td>deadline of the set-up and of every collective</td></tr>
  *   <tr><td>{@code threads}</td><td>cores / {@code LOCAL_WORLD_SIZE}, else unchanged</td><td>compute threads</td></tr>
  *   <tr><td>{@code epochs}</td><td>5</td><td>passes over the training data</td></tr>
@@ -68,7 +72,7 @@ public record DdpConfig(FashionMnistTraining.Options training, int rank, int wor
     /** The config fields, in the order the error messages list them. */
     public static final List<String> FIELDS = List.of("rank", "worldSize", "masterAddr", "masterPort", "initMethod",
             "backend", "timeoutSeconds", "threads", "epochs", "dataDir", "batchSize", "lr", "momentum", "seed",
-            "limit", "commHook", "powerSgdRank", "powerSgdStart", "checkpointDir");
+            "limit", "commHook", "powerSgdRank", "powerSgdStart", "checkpointDir", "device");
 
     private static final long DEFAULT_TIMEOUT_SECONDS = Distributed.DEFAULT_TIMEOUT.toSeconds();
 
@@ -114,13 +118,25 @@ public record DdpConfig(FashionMnistTraining.Options training, int rank, int wor
         }
         // The launcher's store listens at MASTER_PORT only: a port from the config is another store.
         boolean hosted = "1".equals(env.get("TENSORBUS_STORE_HOSTED")) && !addressGiven;
-        return new DdpConfig(f.training(), rank, worldSize, initMethod, masterAddr, masterPort, hosted,
-                f.text("backend", "tcp"), Duration.ofSeconds(f.integer("timeoutSeconds", null,
+        FashionMnistTraining.Options training = f.training();
+        int localRank = ConfigFields.environmentInteger(env, "LOCAL_RANK", 0, 0, 1 << 20);
+        Device device = FashionMnistTraining.placed(training.device(), localRank);
+        return new DdpConfig(training.onDevice(device), rank, worldSize, initMethod, masterAddr, masterPort, hosted,
+                f.text("backend", backendFor(device)), Duration.ofSeconds(f.integer("timeoutSeconds", null,
                 DEFAULT_TIMEOUT_SECONDS, 1, Integer.MAX_VALUE)),
                 f.integer("threads", null, ConfigFields.defaultThreads(env), 0, 4096), JobSecret.fromEnvironment(env),
                 new CommHookChoice(f.text("commHook", "allreduce"), f.integer("powerSgdRank", null, 1, 1, 1 << 16),
                         f.integer("powerSgdStart", null, 10, 2, Integer.MAX_VALUE)),
                 checkpointDir(f.text("checkpointDir", null)));
+    }
+
+    /** The backend of {@code device}'s tensors: tcp on the host, opencl for OpenCL devices, nccl for CUDA. */
+    static String backendFor(Device device) {
+        return switch (device.type()) {
+            case "opencl" -> "opencl";
+            case "cuda" -> "nccl";
+            default -> "tcp";
+        };
     }
 
     private static Path checkpointDir(String dir) {
@@ -144,6 +160,9 @@ public record DdpConfig(FashionMnistTraining.Options training, int rank, int wor
     public InitOptions initOptions(Vertx vertx) {
         InitOptions.Builder b = InitOptions.builder().rank(rank).worldSize(worldSize).backend(backend).timeout(timeout)
                 .secret(secret);
+        if (!training.device().isCpu()) {
+            b.deviceId(training.device());
+        }
         if (vertx != null) {
             b.vertx(vertx);
         }

@@ -47,6 +47,8 @@ public final class DdpFashionMnistCommand extends FashionMnistTraining.Flags imp
     private HelpOption help;
     @Mixin
     private CommHookChoice.Flags commHook = new CommHookChoice.Flags();
+    @Mixin
+    private FashionMnistTraining.DeviceFlag device = new FashionMnistTraining.DeviceFlag();
     @Option(names = "--nproc", paramLabel = "N", description = {"processes to start, 1 to " + LaunchOptions.MAX_NPROC
         + " (default: " + DEFAULT_NPROC + "; under tensorbus launch, the job's)"})
     private Integer nproc;
@@ -79,7 +81,7 @@ public final class DdpFashionMnistCommand extends FashionMnistTraining.Flags imp
             throw new IllegalArgumentException("--checkpoint-dir needs a directory");
         }
         int n = nproc == null ? 0 : Cli.range("--nproc", nproc, 1, LaunchOptions.MAX_NPROC);
-        return new Args(n, options(), commHook.choice(), checkpointDir);
+        return new Args(n, options().onDevice(device.device()), commHook.choice(), checkpointDir);
     }
 
     @Override

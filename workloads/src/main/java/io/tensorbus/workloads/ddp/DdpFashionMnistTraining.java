@@ -82,7 +82,9 @@ public final class DdpFashionMnistTraining {
         FashionMnist train = options.dataset(true);
         FashionMnist test = options.dataset(false);
         Generator generator = new Generator(options.seed());
-        DistributedDataParallel ddp = DistributedDataParallel.builder(new MnistNet(generator), group).build();
+        MnistNet net = new MnistNet(generator);
+        net.to(options.device());
+        DistributedDataParallel ddp = DistributedDataParallel.builder(net, group).build();
         CommHookChoice.Registered hook = commHook.create();
         if (!commHook.name().equals("allreduce")) {
             ddp.registerCommHook(hook.hook());
@@ -155,7 +157,7 @@ public final class DdpFashionMnistTraining {
      * The accuracy on the whole test set, each rank scoring a contiguous slice of it (the replicas are equal
      * after DDP training, so the slices add up to what one model scores on all of it).
      */
-    private static double accuracy(ProcessGroup group, Module model, FashionMnist test) {
+    private double accuracy(ProcessGroup group, Module model, FashionMnist test) {
         int n = test.size();
         int from = (int) ((long) n * group.rank() / group.size());
         int to = (int) ((long) n * (group.rank() + 1) / group.size());
@@ -166,8 +168,9 @@ public final class DdpFashionMnistTraining {
     }
 
     /** The element-wise sums of {@code values} over the group's ranks (float64, exact for counts). */
-    private static double[] allReduceSum(ProcessGroup group, double... values) {
-        Tensor t = Tensor.of(values.clone(), values.length);
+    private double[] allReduceSum(ProcessGroup group, double... values) {
+        // On the training device: a device backend (opencl, nccl) takes only its device's tensors.
+        Tensor t = Tensor.of(values.clone(), values.length).to(options.device());
         group.allReduce(t, ReduceOp.SUM).await();
         return t.toDoubleArray();
     }
@@ -180,8 +183,8 @@ public final class DdpFashionMnistTraining {
         int world = group.size();
         rank0.printf(Locale.ROOT, "tensorbus DDP: tutorial network on Fashion-MNIST (%s), %d training and %d test"
                 + " images; %d rank(s) x batch %d (global %d), %d steps per epoch; SGD lr %s momentum %s;"
-                + " backend %s%n", options.dataName(), trainSize, testSize, world, perRank, perRank * world, batches,
-                options.lr(), options.momentum(), group.backendName());
+                + " backend %s; on %s%n", options.dataName(), trainSize, testSize, world, perRank, perRank * world,
+                batches, options.lr(), options.momentum(), group.backendName(), options.device());
         rank0.flush();
     }
 }

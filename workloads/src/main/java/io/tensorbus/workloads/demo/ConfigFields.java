@@ -1,5 +1,6 @@
 package io.tensorbus.workloads.demo;
 
+import io.tensorbus.Device;
 import io.vertx.core.json.JsonObject;
 import java.nio.file.Path;
 import java.util.List;
@@ -60,6 +61,9 @@ public final class ConfigFields {
         if (training.dataDir() != null) {
             json.put("dataDir", training.dataDir().toString());
         }
+        if (!training.device().isCpu()) {
+            json.put("device", training.device().toString());
+        }
         return json;
     }
 
@@ -83,7 +87,16 @@ public final class ConfigFields {
         return new FashionMnistTraining.Options(integer("epochs", null, d.epochs(), 1, Integer.MAX_VALUE),
                 dir == null ? null : Path.of(dir), wholeNumber("seed", d.seed(), Long.MIN_VALUE, Long.MAX_VALUE),
                 integer("batchSize", null, d.batchSize(), 1, Integer.MAX_VALUE), real("lr", d.lr()),
-                real("momentum", d.momentum()), integer("limit", null, d.trainLimit(), 0, Integer.MAX_VALUE));
+                real("momentum", d.momentum()), integer("limit", null, d.trainLimit(), 0, Integer.MAX_VALUE),
+                device(text("device", "cpu")));
+    }
+
+    private static Device device(String text) {
+        try {
+            return Device.parse(text);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("config field 'device': " + e.getMessage(), e);
+        }
     }
 
     /**

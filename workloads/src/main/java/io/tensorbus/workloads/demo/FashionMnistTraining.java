@@ -1,5 +1,6 @@
 package io.tensorbus.workloads.demo;
 
+import io.tensorbus.Device;
 import io.tensorbus.data.DataLoader;
 import io.tensorbus.data.FashionMnist;
 import io.tensorbus.nn.models.MnistNet;
@@ -38,18 +39,31 @@ public final class FashionMnistTraining {
      * @param lr the SGD learning rate
      * @param momentum the SGD momentum
      * @param trainLimit images trained per epoch, 0 for all
+     * @param device where the model trains: {@link Device#CPU}, or a device whose runtime is installed
      */
     public record Options(int epochs, Path dataDir, long seed, int batchSize, double lr, double momentum,
-            int trainLimit) {
+            int trainLimit, Device device) {
         /**
          * @throws IllegalArgumentException for epochs or batch size below 1, a negative rate or a negative limit
          */
         public Options {
+            Objects.requireNonNull(device, "device");
             if (epochs < 1 || batchSize < 1 || !(lr >= 0) || !(momentum >= 0) || trainLimit < 0) {
                 throw new IllegalArgumentException("need epochs >= 1, batch >= 1, lr >= 0, momentum >= 0 and a"
                         + " train limit >= 0 (0: all), got " + epochs + ", " + batchSize + ", " + lr + ", " + momentum
                         + ", " + trainLimit);
             }
+        }
+
+        /** Options that train on the host. */
+        public Options(int epochs, Path dataDir, long seed, int batchSize, double lr, double momentum,
+                int trainLimit) {
+            this(epochs, dataDir, seed, batchSize, lr, momentum, trainLimit, Device.CPU);
+        }
+
+        /** These options training on {@code device}. */
+        public Options onDevice(Device on) {
+            return new Options(epochs, dataDir, seed, batchSize, lr, momentum, trainLimit, on);
         }
 
         /** The tutorial's settings on the embedded data. */
@@ -104,6 +118,41 @@ public final class FashionMnistTraining {
         }
     }
 
+    /**
+     * {@code --device DEV}: where a workload trains. A type without an index means the first device of that type,
+     * which every rank on the node shares ({@code opencl}), or, for CUDA, the rank's own GPU ({@code cuda:LOCAL_RANK}),
+     * as PyTorch's DDP examples place their ranks.
+     */
+    public static class DeviceFlag {
+        @Option(names = "--device", paramLabel = "DEV",
+                description = "where the model trains: cpu, opencl[:N] or cuda[:N] (default: ${DEFAULT-VALUE})")
+        String device = "cpu";
+
+        /**
+         * The device given.
+         *
+         * @throws IllegalArgumentException for text that is not a device, naming the option
+         */
+        public Device device() {
+            try {
+                return Device.parse(device.trim());
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("--device " + device + ": " + e.getMessage(), e);
+            }
+        }
+    }
+
+    /**
+     * {@code device} with an index: the given one, else {@code cuda:localRank} for CUDA and index 0 for other
+     * types.
+     */
+    public static Device placed(Device device, int localRank) {
+        if (device.isCpu() || device.index() >= 0) {
+            return device;
+        }
+        return new Device(device.type(), device.type().equals("cuda") ? localRank : 0);
+    }
+
     /** {@code tensorbus run local-demo}: the training options, and the run. */
     @Command(name = "local-demo", description = "one process, no communication: the model and the data alone")
     public static final class LocalDemo extends Flags implements Callable<Integer> {
@@ -111,10 +160,12 @@ public final class FashionMnistTraining {
         private RunCommand run;
         @Mixin
         private HelpOption help;
+        @Mixin
+        private DeviceFlag device = new DeviceFlag();
 
         @Override
         public Integer call() throws IOException {
-            new FashionMnistTraining(options()).run(run.console().out());
+            new FashionMnistTraining(options().onDevice(placed(device.device(), 0))).run(run.console().out());
             return 0;
         }
     }
@@ -135,9 +186,10 @@ public final class FashionMnistTraining {
         FashionMnist train = options.dataset(true);
         FashionMnist test = options.dataset(false);
         out.printf(Locale.ROOT, "tensorbus local demo: tutorial network on Fashion-MNIST (%s), %d training and %d"
-                + " test images, SGD lr %s momentum %s, batch %d%n", options.dataName(), trainSize(train),
-                test.size(), options.lr(), options.momentum(), options.batchSize());
+                + " test images, SGD lr %s momentum %s, batch %d, on %s%n", options.dataName(), trainSize(train),
+                test.size(), options.lr(), options.momentum(), options.batchSize(), options.device());
         MnistNet model = new MnistNet(new Generator(options.seed()));
+        model.to(options.device());
         SGD sgd = SGD.builder().lr(options.lr()).momentum(options.momentum()).build(model.parameters());
         DataLoader<?> loader = DataLoader.builder(train).batchSize(options.batchSize()).shuffle(true)
                 .seed(options.seed()).build();

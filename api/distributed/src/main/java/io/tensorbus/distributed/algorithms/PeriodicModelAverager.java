@@ -90,7 +90,7 @@ public final class PeriodicModelAverager {
         }
         Blocking.checkMayBlock("PeriodicModelAverager.average");
         int total = params.stream().mapToInt(Tensor::numel).sum();
-        Tensor flat = Tensor.zeros(params.getFirst().dtype(), total);
+        Tensor flat = Tensor.zeros(params.getFirst().device(), params.getFirst().dtype(), total);
         try (var ignored = Autograd.noGrad()) {
             int at = 0;
             for (Tensor p : params) {

@@ -1,6 +1,7 @@
 package io.tensorbus.distributed.algorithms;
 
 import io.tensorbus.DType;
+import io.tensorbus.Device;
 import io.tensorbus.autograd.Autograd;
 import io.tensorbus.distributed.ProcessGroup;
 import io.tensorbus.internal.distributed.Blocking;
@@ -67,8 +68,8 @@ final class PowerSGD {
             flatUncompressed = flatten(uncompressed, input.dtype());
             boolean randomQ = !state.warmStart || !state.ps.containsKey(index);
             if (randomQ) {
-                state.ps.put(index, kept(Tensor.zeros(input.dtype(), Math.toIntExact(pSize))));
-                state.qs.put(index, kept(Tensor.zeros(input.dtype(), Math.toIntExact(qSize))));
+                state.ps.put(index, kept(Tensor.zeros(input.device(), input.dtype(), Math.toIntExact(pSize))));
+                state.qs.put(index, kept(Tensor.zeros(input.device(), input.dtype(), Math.toIntExact(qSize))));
             }
             pMemory = state.ps.get(index);
             qMemory = state.qs.get(index);
@@ -124,7 +125,7 @@ final class PowerSGD {
         int r = Math.max(1, Math.min(side, state.matrixApproximationRank));
         state.count(length, 2L * side * r);
         int index = bucket.index();
-        Tensor padded = Tensor.zeros(buffer.dtype(), side * side);
+        Tensor padded = Tensor.zeros(buffer.device(), buffer.dtype(), side * side);
         Tensor matrix = padded.view(side, side);
         Tensor inputCopy;
         Tensor p;
@@ -133,7 +134,7 @@ final class PowerSGD {
             padded.narrow(0, 0, length).copyi(buffer);
             inputCopy = addError(state, index, padded);
             if (!state.warmStart || !state.ps.containsKey(index)) {
-                state.ps.put(index, kept(Tensor.zeros(buffer.dtype(), side, r)));
+                state.ps.put(index, kept(Tensor.zeros(buffer.device(), buffer.dtype(), side, r)));
                 Generator random = new Generator(state.rng.nextInt(1_000_000_000));
                 state.qs.put(index, kept(Tensor.randn(random, buffer.dtype(), side, r)));
             }
@@ -207,7 +208,7 @@ final class PowerSGD {
 
     private static Tensor flatten(List<Tensor> tensors, DType dtype) {
         int total = tensors.stream().mapToInt(Tensor::numel).sum();
-        Tensor flat = Tensor.zeros(dtype, total);
+        Tensor flat = Tensor.zeros(tensors.isEmpty() ? Device.CPU : tensors.getFirst().device(), dtype, total);
         int at = 0;
         for (Tensor t : tensors) {
             if (t.numel() > 0) {

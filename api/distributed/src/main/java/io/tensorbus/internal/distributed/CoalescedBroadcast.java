@@ -1,6 +1,5 @@
 package io.tensorbus.internal.distributed;
 
-import io.tensorbus.DType;
 import io.tensorbus.autograd.Autograd;
 import io.tensorbus.distributed.GroupRank;
 import io.tensorbus.distributed.ProcessGroup;
@@ -14,7 +13,7 @@ import java.util.Map;
 /**
  * Broadcasts many small tensors as a few large messages (c10d's {@code _broadcast_coalesced}): the tensors
  * of each dtype are packed into one flat buffer, the buffers are broadcast, and the receivers unpack them.
- * One message per dtype instead of one per tensor saves a round of latency per parameter.
+ * One message per device and dtype instead of one per tensor saves a round of latency per parameter.
  */
 public final class CoalescedBroadcast {
     private CoalescedBroadcast() {
@@ -25,9 +24,10 @@ public final class CoalescedBroadcast {
      * tensors hold them.
      */
     public static Future<Void> broadcast(ProcessGroup group, List<Tensor> tensors, int src) {
-        Map<DType, List<Tensor>> byType = new LinkedHashMap<>();
+        Map<String, List<Tensor>> byType = new LinkedHashMap<>();
         for (Tensor t : tensors) {
-            byType.computeIfAbsent(t.dtype(), d -> new ArrayList<>()).add(t);
+            // One buffer per device and dtype: it lives where its tensors do, as a device backend needs.
+            byType.computeIfAbsent(t.device() + "/" + t.dtype(), d -> new ArrayList<>()).add(t);
         }
         List<Future<Void>> works = new ArrayList<>();
         for (List<Tensor> same : byType.values()) {
@@ -42,7 +42,7 @@ public final class CoalescedBroadcast {
 
     private static Tensor pack(List<Tensor> same) {
         int numel = same.stream().mapToInt(Tensor::numel).sum();
-        Tensor flat = Tensor.zeros(same.get(0).dtype(), numel);
+        Tensor flat = Tensor.zeros(same.get(0).device(), same.get(0).dtype(), numel);
         int offset = 0;
         try (var ignored = Autograd.noGrad()) {
             for (Tensor t : same) {

@@ -191,6 +191,12 @@ final class NcclBackend implements Backend {
         }));
     }
 
+    /** NCCL moves CUDA memory only. */
+    @Override
+    public boolean acceptsHostMemory() {
+        return false;
+    }
+
     @Override
     public Future<Void> barrier() {
         // As PyTorch's NCCL barrier: an all-reduce of one element, which no rank finishes before all started it.

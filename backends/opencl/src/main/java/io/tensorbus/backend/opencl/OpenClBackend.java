@@ -94,6 +94,12 @@ final class OpenClBackend implements Backend {
         return bad != null ? refuse(bad) : transport.allToAll(outputs, inputs);
     }
 
+    /** Only OpenCL buffers, as NCCL takes only CUDA memory. */
+    @Override
+    public boolean acceptsHostMemory() {
+        return false;
+    }
+
     @Override
     public Future<Void> barrier() {
         return transport.barrier();
