@@ -135,6 +135,11 @@ abstract class CompositeKernels implements Kernels {
     }
 
     @Override
+    public Tensor maxAll(Tensor t, boolean max) {
+        return ReduceOps.maxAll(t, max);
+    }
+
+    @Override
     public Tensor[] maxDim(Tensor t, int dim, boolean keepDim, boolean max) {
         return ReduceOps.maxDim(t, dim, keepDim, max);
     }

@@ -264,6 +264,7 @@ final class DeviceOps {
             case "pow" -> DeviceTensorKernels.BINARY_POW;
             case "powGrad" -> DeviceTensorKernels.BINARY_POW_GRAD;
             case "xlog" -> DeviceTensorKernels.BINARY_XLOG;
+            case "isMax" -> DeviceTensorKernels.BINARY_IS_MAX;
             default -> {
                 if (op.equals(Elementwise.RELU_GRAD)) {
                     yield DeviceTensorKernels.BINARY_RELU_GRAD;

@@ -32,9 +32,9 @@ final class DeviceRuntimeKernels extends CompositeKernels {
 
     /** What device tensors support, for refusals. */
     static final String SUPPORTED = "device tensors support add, sub, mul, div, neg and their in-place forms, "
-            + "exp, log, sqrt, abs, relu, sigmoid, tanh, pow, clamp, eq/gt/lt, sum, mean, max/min along a dimension, "
-            + "softmax, logSoftmax, matmul, mm, bmm, filli, zeroi, copyi, clone, contiguous, to(DType), views, item "
-            + "and toXxxArray, with autograd";
+            + "exp, log, sqrt, abs, relu, sigmoid, tanh, pow, clamp, eq/gt/lt, sum, mean, max/min, softmax, "
+            + "logSoftmax, matmul, mm, bmm, filli, zeroi, copyi, clone, contiguous, to(DType), views, item and "
+            + "toXxxArray, with autograd";
 
     /** How long one device operation may take before the caller gets a timeout, in minutes. */
     private static final long DEVICE_WAIT_MINUTES = 10;

@@ -88,11 +88,6 @@ final class HostKernels extends CompositeKernels {
     }
 
     @Override
-    public Tensor maxAll(Tensor t, boolean max) {
-        return ReduceOps.maxAll(t, max);
-    }
-
-    @Override
     public Tensor indexSelect(Tensor t, int dim, Tensor index) {
         return IndexOps.indexSelect(t, dim, index);
     }

@@ -17,12 +17,14 @@ import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.UnaryOperator;
 
 /**
  * The entry points of {@code torch.distributed}: {@link #initProcessGroup} creates the default group of
@@ -251,6 +253,18 @@ public final class Distributed {
      * @throws IllegalStateException naming the failed rank, or the ranks still running at the deadline
      */
     public static void spawn(int worldSize, Duration deadline, RankMain body) {
+        spawn(worldSize, deadline, b -> b, body);
+    }
+
+    /**
+     * {@link #spawn(int, Duration, RankMain)} with each rank's options adjusted by {@code options} before its group
+     * starts: another backend, a bound device ({@code b -> b.backend("opencl").deviceId(Device.opencl(0))}).
+     *
+     * @throws IllegalStateException naming the failed rank, or the ranks still running at the deadline
+     */
+    public static void spawn(int worldSize, Duration deadline, UnaryOperator<InitOptions.Builder> options,
+            RankMain body) {
+        Objects.requireNonNull(options, "options");
         if (worldSize < 1) {
             throw new IllegalArgumentException("worldSize=" + worldSize + " must be at least 1");
         }
@@ -270,8 +284,8 @@ public final class Distributed {
                 int rank = r;
                 ranks.add(threads.submit(() -> {
                     Thread.currentThread().setName("rank-" + rank);
-                    InitOptions o = InitOptions.builder().rank(rank).worldSize(worldSize).store(store).vertx(vertx)
-                            .timeout(deadline).secret(secret).build();
+                    InitOptions o = options.apply(InitOptions.builder().rank(rank).worldSize(worldSize).store(store)
+                            .vertx(vertx).timeout(deadline).secret(secret)).build();
                     // A rank's group is its thread's default, not the process's: the ranks stand for processes.
                     ProcessGroup pg = initProcessGroup(o, false).toCompletionStage().toCompletableFuture()
                             .get(deadline.toMillis(), TimeUnit.MILLISECONDS);

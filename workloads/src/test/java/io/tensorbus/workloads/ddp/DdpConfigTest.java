@@ -7,12 +7,14 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.tensorbus.Device;
 import io.tensorbus.distributed.InitOptions;
 import io.tensorbus.workloads.demo.ConfigFields;
 import io.tensorbus.workloads.demo.FashionMnistTraining;
 import io.vertx.core.json.JsonObject;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -32,6 +34,26 @@ class DdpConfigTest {
         assertEquals(Duration.ofMinutes(30), c.timeout());
         InitOptions o = c.initOptions(null);
         assertNotNull(o.store(), "a world of one meets nobody: an in-process store");
+    }
+
+    @Test
+    void aDeviceChoosesItsBackendAndIndexAndBindsTheGroup() {
+        DdpConfig cl = DdpConfig.fromJson(new JsonObject().put("device", "opencl"), LAUNCHED);
+        assertEquals(Device.opencl(0), cl.training().device(), "ranks share the first OpenCL device");
+        assertEquals("opencl", cl.backend());
+        assertEquals("opencl:0", cl.initOptions(null).properties().get(InitOptions.DEVICE_ID));
+        Map<String, String> env = new HashMap<>(LAUNCHED);
+        env.put("LOCAL_RANK", "1");
+        DdpConfig cuda = DdpConfig.fromJson(new JsonObject().put("device", "cuda"), env);
+        assertEquals(Device.cuda(1), cuda.training().device(), "each rank its own GPU: cuda:LOCAL_RANK");
+        assertEquals("nccl", cuda.backend());
+        DdpConfig chosen = DdpConfig.fromJson(new JsonObject().put("device", "opencl:0").put("backend", "tcp"),
+                LAUNCHED);
+        assertEquals("tcp", chosen.backend(), "a backend given wins");
+        assertEquals("tcp", DdpConfig.fromJson(new JsonObject(), LAUNCHED).backend());
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> DdpConfig.fromJson(new JsonObject().put("device", "opencl:x"), LAUNCHED));
+        assertTrue(e.getMessage().contains("'device'") && e.getMessage().contains("opencl:x"), e.getMessage());
     }
 
     @Test

@@ -76,6 +76,7 @@ public final class DeviceTensorKernels {
     public static final int BINARY_RELU_GRAD = 1;
     public static final int BINARY_POW_GRAD = 2;
     public static final int BINARY_XLOG = 3;
+    public static final int BINARY_IS_MAX = 4;
 
     /** Comparison codes. */
     public static final int COMPARE_EQ = 0;
@@ -104,7 +105,8 @@ public final class DeviceTensorKernels {
                     case 0: return pow(a, b);
                     case 1: return b <= 0 ? 0.0 : a;
                     case 2: return b == 0 ? 0.0 : b * pow(a, b - 1);
-                    default: return a == 0 && b >= 0 ? 0.0 : log(a);
+                    case 3: return a == 0 && b >= 0 ? 0.0 : log(a);
+                    default: return a == b || (isnan(a) && isnan(b)) ? 1.0 : 0.0;
                 }
             }
 

@@ -123,6 +123,8 @@ class OpenClAutogradParityTest {
         parity("sum over 1 keeping it", x -> x.get(0).sum(new int[] {1}, true), a);
         parity("mean over the last", x -> x.get(0).mean(new int[] {2}, false), a);
         parity("whole sum", x -> x.get(0).sum(), a);
+        parity("largest element", x -> x.get(0).max(), a);
+        parity("smallest of ties", x -> x.get(0).clamp(-0.5, 0.5).min(), a);
         parity("softmax along 1", x -> x.get(0).softmax(1), a);
         parity("logSoftmax along the last", x -> x.get(0).logSoftmax(-1), a);
         parity("logSoftmax of a transpose", x -> x.get(0).transpose(1, 2).logSoftmax(1), a);

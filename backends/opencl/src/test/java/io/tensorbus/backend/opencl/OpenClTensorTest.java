@@ -211,14 +211,16 @@ class OpenClTensorTest {
     @Test
     void otherOperationsFailNamingTheOperationAndTheDevice() {
         Tensor d = Tensor.ones(CL0, DType.FLOAT32, 4, 4);
-        for (var op : List.<Function<Tensor, Object>>of(t -> t.max(), t -> t.indexSelect(0, Tensor.of(new long[] {1},
-                1)), Tensor::dataSegment)) {
+        for (var op : List.<Function<Tensor, Object>>of(t -> t.gather(0, Tensor.zeros(CL0, DType.INT64, 1, 4)),
+                t -> t.indexSelect(0, Tensor.of(new long[] {1}, 1)), Tensor::dataSegment)) {
             UnsupportedOperationException e = assertThrows(UnsupportedOperationException.class, () -> op.apply(d));
             assertTrue(e.getMessage().contains("opencl:0") && e.getMessage().contains("Tensor.")
                     && e.getMessage().contains("cpu()"), e.getMessage());
         }
-        UnsupportedOperationException e = assertThrows(UnsupportedOperationException.class, () -> d.max());
-        assertTrue(e.getMessage().startsWith("Tensor.max is not supported for tensors on opencl:0"), e.getMessage());
+        UnsupportedOperationException e = assertThrows(UnsupportedOperationException.class,
+                () -> d.indexSelect(0, Tensor.of(new long[] {1}, 1)));
+        assertTrue(e.getMessage().startsWith("Tensor.indexSelect is not supported for tensors on opencl:0"),
+                e.getMessage());
         UnsupportedOperationException ints = assertThrows(UnsupportedOperationException.class,
                 () -> Tensor.ones(CL0, DType.INT64, 3).abs());
         assertTrue(ints.getMessage().startsWith("abs on opencl:0") && ints.getMessage().contains("int64"),

@@ -1,0 +1,83 @@
+package io.tensorbus.workloads.ddp;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.tensorbus.Device;
+import io.tensorbus.distributed.Distributed;
+import io.tensorbus.spi.DeviceRuntimeProvider;
+import io.tensorbus.tensor.Tensor;
+import io.tensorbus.workloads.demo.FashionMnistTraining;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** The main job on an OpenCL device over the opencl backend trains as it does on the host over tcp. */
+class DdpOnDeviceTest {
+    private static final Device CL0 = Device.opencl(0);
+
+    private static void assumeOpenCl() {
+        DeviceRuntimeProvider cl = DeviceRuntimeProvider.all().stream().filter(p -> p.type().equals("opencl"))
+                .findFirst().orElseThrow();
+        if (!cl.isAvailable()) {
+            String why = "DDP on an OpenCL device skipped: " + cl.unavailabilityCause().getMessage();
+            System.err.println("[tensorbus] " + why);
+            Assumptions.abort(why);
+        }
+    }
+
+    @Test
+    @Timeout(value = 60, unit = TimeUnit.SECONDS)
+    void objectCollectivesOnADeviceBackendGoThroughTheBoundDeviceOrSayHowToBindOne() {
+        assumeOpenCl();
+        Map<Integer, Object> seen = new ConcurrentHashMap<>();
+        Distributed.spawn(2, Duration.ofSeconds(50), b -> b.backend("opencl").deviceId(CL0),
+                pg -> seen.put(pg.rank(), pg.allGatherObject("rank " + pg.rank()).await()));
+        assertEquals(List.of("rank 0", "rank 1"), seen.get(1));
+        IllegalStateException e = assertThrows(IllegalStateException.class, () -> Distributed.spawn(1,
+                Duration.ofSeconds(50), b -> b.backend("opencl"), pg -> pg.allGatherObject("x").await()));
+        assertTrue(String.valueOf(e.getCause()).contains("deviceId") || e.getMessage().contains("deviceId"),
+                String.valueOf(e.getCause()));
+    }
+
+    @Test
+    @Timeout(value = 240, unit = TimeUnit.SECONDS)
+    void twoRanksOnOneOpenClDeviceTrainAsTwoRanksOnTheHost() {
+        assumeOpenCl();
+        FashionMnistTraining.Options host = new FashionMnistTraining.Options(1, null, 1234, 128, 0.01, 0.5, 1024);
+        Map<Integer, DdpFashionMnistTraining.Result> onHost = train(host, "tcp");
+        Map<Integer, DdpFashionMnistTraining.Result> onDevice = train(host.onDevice(CL0), "opencl");
+        DdpFashionMnistTraining.Result h = onHost.get(0);
+        DdpFashionMnistTraining.Result d = onDevice.get(0);
+        assertEquals(h.lastLoss(), d.lastLoss(), 1e-4 * h.lastLoss(), "the epoch's mean loss");
+        assertEquals(h.accuracy(), d.accuracy(), 0.01, "test accuracy within 1 point");
+        Map<String, Tensor> hp = h.model().namedParameters();
+        d.model().namedParameters().forEach((name, p) -> {
+            assertEquals(CL0, p.device(), name + " trained on the device");
+            double diff = p.cpu().sub(hp.get(name)).abs().max().item();
+            assertTrue(diff < 1e-4, name + " differs from the host run by " + diff);
+        });
+        Map<String, Tensor> p1 = onDevice.get(1).model().namedParameters();
+        d.model().namedParameters().forEach((name, p) -> assertEquals(0.0, p.sub(p1.get(name)).abs().max().item(),
+                name + " differs between the ranks"));
+    }
+
+    private static Map<Integer, DdpFashionMnistTraining.Result> train(FashionMnistTraining.Options o,
+            String backend) {
+        Map<Integer, DdpFashionMnistTraining.Result> results = new ConcurrentHashMap<>();
+        Distributed.spawn(2, Duration.ofSeconds(200), b -> o.device().isCpu() ? b.backend(backend)
+                : b.backend(backend).deviceId(o.device()), pg -> results.put(pg.rank(),
+                new DdpFashionMnistTraining(o).run(pg, new PrintStream(new ByteArrayOutputStream(), true,
+                        StandardCharsets.UTF_8))));
+        return results;
+    }
+}
