@@ -365,7 +365,8 @@ public abstract class Optimizer {
                         + Arrays.toString(t.shape()) + " but parameter " + index + " has shape "
                         + Arrays.toString(param.shape()));
             }
-            Tensor v = t.detach();
+            // As PyTorch's: state follows its parameter's dtype and device; the step count stays on the host.
+            Tensor v = t.detach().to(param.device());
             out.put(key, (v.dtype().isFloatingPoint() ? v.to(param.dtype()) : v).clone());
         });
         return out;

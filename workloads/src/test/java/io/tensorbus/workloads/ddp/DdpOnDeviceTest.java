@@ -20,6 +20,8 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /** The main job on an OpenCL device over the opencl backend trains as it does on the host over tcp. */
 class DdpOnDeviceTest {
@@ -71,12 +73,34 @@ class DdpOnDeviceTest {
                 name + " differs between the ranks"));
     }
 
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"fp16", "powersgd"})
+    @Timeout(value = 240, unit = TimeUnit.SECONDS)
+    void communicationHooksCompressDeviceGradientsAsHostOnes(String hook) {
+        assumeOpenCl();
+        FashionMnistTraining.Options host = new FashionMnistTraining.Options(1, null, 1234, 128, 0.01, 0.5, 512);
+        CommHookChoice choice = new CommHookChoice(hook, 1, 2);
+        DdpFashionMnistTraining.Result h = train(host, "tcp", choice).get(0);
+        DdpFashionMnistTraining.Result d = train(host.onDevice(CL0), "opencl", choice).get(0);
+        assertEquals(h.lastLoss(), d.lastLoss(), 1e-4 * h.lastLoss(), hook + ": the epoch's mean loss");
+        Map<String, Tensor> hp = h.model().namedParameters();
+        d.model().namedParameters().forEach((name, p) -> {
+            double diff = p.cpu().sub(hp.get(name)).abs().max().item();
+            assertTrue(diff < 1e-3, hook + ": " + name + " differs from the host run by " + diff);
+        });
+    }
+
     private static Map<Integer, DdpFashionMnistTraining.Result> train(FashionMnistTraining.Options o,
             String backend) {
+        return train(o, backend, CommHookChoice.allReduce());
+    }
+
+    private static Map<Integer, DdpFashionMnistTraining.Result> train(FashionMnistTraining.Options o,
+            String backend, CommHookChoice hook) {
         Map<Integer, DdpFashionMnistTraining.Result> results = new ConcurrentHashMap<>();
         Distributed.spawn(2, Duration.ofSeconds(200), b -> o.device().isCpu() ? b.backend(backend)
                 : b.backend(backend).deviceId(o.device()), pg -> results.put(pg.rank(),
-                new DdpFashionMnistTraining(o).run(pg, new PrintStream(new ByteArrayOutputStream(), true,
+                new DdpFashionMnistTraining(o, hook, null).run(pg, new PrintStream(new ByteArrayOutputStream(), true,
                         StandardCharsets.UTF_8))));
         return results;
     }

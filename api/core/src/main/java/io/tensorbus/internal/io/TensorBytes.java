@@ -11,11 +11,12 @@ public final class TensorBytes {
     }
 
     /**
-     * The tensor in row-major order without gaps: itself when it already is, else a copy. A tensor with no
-     * elements is returned as is (it has no bytes to order).
+     * The tensor in host memory in row-major order without gaps: itself when it already is, else a copy (a device
+     * tensor comes to the host, so that files and messages hold its values). A tensor with no elements is returned
+     * as is (it has no bytes to order).
      */
     public static Tensor contiguous(Tensor t) {
-        return t.numel() == 0 ? t : t.contiguous();
+        return t.numel() == 0 ? t : t.cpu().contiguous();
     }
 
     /**

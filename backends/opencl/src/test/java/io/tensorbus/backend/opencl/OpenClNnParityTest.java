@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.tensorbus.DType;
 import io.tensorbus.Device;
 import io.tensorbus.data.FashionMnist;
+import io.tensorbus.io.SafeTensors;
 import io.tensorbus.nn.Functional;
 import io.tensorbus.nn.Reduction;
 import io.tensorbus.nn.models.MnistNet;
@@ -18,6 +19,7 @@ import io.tensorbus.optim.Optimizer;
 import io.tensorbus.optim.SGD;
 import io.tensorbus.tensor.Generator;
 import io.tensorbus.tensor.Tensor;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -26,6 +28,7 @@ import java.util.function.Function;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The layers, losses and optimizers of a training step give on {@code opencl:0} what they give on the host, and
@@ -170,6 +173,45 @@ class OpenClNnParityTest {
         MnistNet back = new MnistNet(new Generator(3));
         back.to(CL0).loadStateDict(new MnistNet(new Generator(1)).stateDict(), true);
         assertClose(before, back.namedParameters().get("conv1.weight").detach().cpu(), "loaded onto the device");
+    }
+
+    @Test
+    void aCheckpointSavedOnTheDeviceResumesOnTheHostAndBack(@TempDir Path dir) throws Exception {
+        MnistNet net = new MnistNet(new Generator(4));
+        net.to(CL0);
+        Optimizer sgd = SGD.builder().lr(0.1).momentum(0.9).build(net.parameters());
+        FashionMnist data = FashionMnist.embedded(true);
+        Functional.nllLoss(net.forward(data.images().narrow(0, 0, 8).to(CL0)),
+                data.labels().narrow(0, 0, 8).to(CL0)).backward();
+        sgd.step();
+        Path file = dir.resolve("model.safetensors");
+        SafeTensors.save(file, net.stateDict());
+        MnistNet host = new MnistNet(new Generator(5));
+        host.loadStateDict(SafeTensors.load(file), true);
+        net.stateDict().forEach((k, v) -> assertClose(v.detach().cpu(), host.stateDict().get(k).detach(), k));
+        Optimizer hostSgd = SGD.builder().lr(0.1).momentum(0.9).build(host.parameters());
+        hostSgd.loadStateDict(sgd.stateDict());
+        MnistNet again = new MnistNet(new Generator(6));
+        again.to(CL0).loadStateDict(SafeTensors.load(file), true);
+        Optimizer deviceSgd = SGD.builder().lr(0.1).momentum(0.9).build(again.parameters());
+        deviceSgd.loadStateDict(hostSgd.stateDict());
+        for (Map<String, Tensor> s : deviceSgd.stateDict().state().values()) {
+            s.forEach((k, v) -> assertEquals(CL0, v.device(), "the momentum follows its parameter: " + k));
+        }
+        Tensor x = data.images().narrow(0, 8, 8);
+        Tensor y = data.labels().narrow(0, 8, 8);
+        host.eval();
+        again.eval();
+        for (var pair : List.of(List.of(host, hostSgd), List.of(again, deviceSgd))) {
+            MnistNet m = (MnistNet) pair.get(0);
+            Optimizer o = (Optimizer) pair.get(1);
+            o.zeroGrad();
+            Device d = m.parameters().getFirst().device();
+            Functional.nllLoss(m.forward(x.to(d)), y.to(d)).backward();
+            o.step();
+        }
+        host.stateDict().forEach((k, v) -> assertClose(v.detach(), again.stateDict().get(k).detach().cpu(), k
+                + " after a step resumed on each side"));
     }
 
     @Test
