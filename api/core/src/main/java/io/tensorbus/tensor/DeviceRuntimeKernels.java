@@ -207,6 +207,10 @@ final class DeviceRuntimeKernels extends CompositeKernels {
 
     /** A result of an operation on {@code like}: zeros of {@code dtype} where {@code like}'s memory lives. */
     static Tensor emptyNear(Tensor like, DType dtype, int[] shape) {
+        if (like.storage().isPooled()) {
+            return CachingDeviceAllocator.get().allocate(like.device(), dtype, shape);
+        }
+        // Memory the user wrapped may live in its own context (OpenCL): results go next to it, unpooled.
         DeviceRuntime runtime = runtime(like);
         return onDevice(runtime, runtime.allocateNear(like.storage().deviceBuffer(), dtype, longs(shape)), dtype,
                 shape);
@@ -260,20 +264,25 @@ final class DeviceRuntimeKernels extends CompositeKernels {
     }
 
     static void await(CompletableFuture<Void> f, String op, Tensor on) {
+        await(f, op, on.device());
+    }
+
+    /** Waits for device work {@code f} of {@code op} on {@code on}, with a deadline, and rethrows its failure. */
+    static void await(CompletableFuture<Void> f, String op, Device on) {
         try {
             f.get(DEVICE_WAIT_MINUTES, TimeUnit.MINUTES);
         } catch (ExecutionException e) {
             Throwable cause = e.getCause();
             if (cause instanceof IllegalArgumentException iae) {
-                throw new IllegalArgumentException(op + " on " + on.device() + ": " + iae.getMessage(), iae);
+                throw new IllegalArgumentException(op + " on " + on + ": " + iae.getMessage(), iae);
             }
-            throw new IllegalStateException(op + " on " + on.device() + " failed: " + cause.getMessage(), cause);
+            throw new IllegalStateException(op + " on " + on + " failed: " + cause.getMessage(), cause);
         } catch (TimeoutException e) {
-            throw new IllegalStateException(op + " on " + on.device() + " did not finish within "
+            throw new IllegalStateException(op + " on " + on + " did not finish within "
                     + DEVICE_WAIT_MINUTES + " minutes", e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new IllegalStateException(op + " on " + on.device() + " was interrupted", e);
+            throw new IllegalStateException(op + " on " + on + " was interrupted", e);
         }
     }
 

@@ -30,8 +30,7 @@ final class Placement {
         if (device.isCpu()) {
             return Tensor.empty(dtype, s);
         }
-        DeviceRuntime runtime = DeviceRuntimeProvider.of(device);
-        return DeviceRuntimeKernels.onDevice(runtime, runtime.allocate(device, dtype, longs(s)), dtype, s);
+        return CachingDeviceAllocator.get().allocate(device, dtype, s);
     }
 
     static Tensor full(Device device, DType dtype, double value, int[] shape) {

@@ -42,6 +42,7 @@ public final class Storage {
     /** The host cache's block behind this storage, or null for wrapped and device memory. */
     private final CachingHostAllocator.Handout handout;
     private volatile boolean released;
+    private boolean pooled;
     /** The {@link MemoryScope} that gives this storage back when it closes, or null. */
     private volatile MemoryScope scope;
     private int version;
@@ -65,6 +66,22 @@ public final class Storage {
         if (owned) {
             DEVICE_MEMORY.register(this, () -> runtime.release(buffer));
         }
+    }
+
+    /**
+     * Storage over a block of the caching device allocator: {@code giveBack} returns the block to its pool once no
+     * tensor refers to it.
+     */
+    static Storage onDevicePooled(DeviceBuffer view, Runnable giveBack) {
+        Storage s = new Storage(view, null, false);
+        s.pooled = true;
+        DEVICE_MEMORY.register(s, giveBack);
+        return s;
+    }
+
+    /** True for storage from the caching device allocator, next to which results are pooled too. */
+    boolean isPooled() {
+        return pooled;
     }
 
     /**

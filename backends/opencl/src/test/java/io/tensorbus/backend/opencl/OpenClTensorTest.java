@@ -9,7 +9,10 @@ import static org.junit.jupiter.api.Assertions.fail;
 
 import io.tensorbus.DType;
 import io.tensorbus.Device;
+import io.tensorbus.tensor.DeviceMemory;
+import io.tensorbus.tensor.DeviceOutOfMemoryException;
 import io.tensorbus.tensor.Generator;
+import io.tensorbus.tensor.MemoryStats;
 import io.tensorbus.tensor.Tensor;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -234,6 +237,40 @@ class OpenClTensorTest {
         assertTrue(shapes.getMessage().contains("[4, 4]") && shapes.getMessage().contains("[3]"),
                 shapes.getMessage());
         assertTrue(d.toString().contains("opencl:0"), d.toString());
+    }
+
+    @Test
+    void theCachingAllocatorReusesFreedBlocksZeroedAndSaysWhyItIsOutOfMemory() throws Exception {
+        DeviceMemory.emptyCache();
+        MemoryStats before = DeviceMemory.stats(CL0);
+        Tensor a = Tensor.zeros(CL0, DType.FLOAT32, 1000).add(7.0);
+        assertTrue(DeviceMemory.stats(CL0).allocatedBytes() >= before.allocatedBytes() + 2 * 4096,
+                "two blocks of the 4096-byte class: " + DeviceMemory.stats(CL0));
+        a = null;
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (DeviceMemory.stats(CL0).cachedBytes() == 0 && System.nanoTime() < deadline) {
+            System.gc();
+            Thread.sleep(20);
+        }
+        MemoryStats freed = DeviceMemory.stats(CL0);
+        assertTrue(freed.cachedBytes() >= 4096, "a dropped tensor's block is cached: " + freed);
+        Tensor b = Tensor.empty(CL0, DType.FLOAT32, 1000);
+        assertTrue(DeviceMemory.stats(CL0).cacheHits() > freed.cacheHits(), "served from the cache");
+        assertEquals(0.0, b.abs().sum().item(), "a reused block is zeroed");
+        DeviceMemory.emptyCache();
+        assertEquals(0, DeviceMemory.stats(CL0).cachedBytes());
+        try {
+            DeviceMemory.setPerProcessMemoryFraction(1e-6, CL0);
+            DeviceOutOfMemoryException oom = assertThrows(DeviceOutOfMemoryException.class,
+                    () -> Tensor.zeros(CL0, DType.FLOAT32, 1 << 22));
+            assertTrue(oom.getMessage().contains("opencl:0 is out of memory: tried to allocate 16.00 MiB")
+                    && oom.getMessage().contains("allocated") && oom.getMessage().contains("cached"),
+                    oom.getMessage());
+            assertEquals(CL0, oom.device());
+        } finally {
+            DeviceMemory.setPerProcessMemoryFraction(1, CL0);
+        }
+        assertEquals(b, b, "b stays reachable until here");
     }
 
     @Test
