@@ -1,6 +1,7 @@
 package io.tensorbus.workloads.bench;
 
 import io.tensorbus.DType;
+import io.tensorbus.Device;
 import io.tensorbus.nn.Functional;
 import io.tensorbus.nn.Module;
 import io.tensorbus.nn.models.MnistNet;
@@ -10,6 +11,8 @@ import io.tensorbus.tensor.Generator;
 import io.tensorbus.tensor.Tensor;
 import io.tensorbus.tensor.Threads;
 import io.tensorbus.workloads.cli.Cli;
+import io.tensorbus.workloads.demo.FashionMnistTraining;
+import io.tensorbus.workloads.demo.TrainingLoop;
 import java.io.PrintStream;
 import java.util.Arrays;
 import java.util.List;
@@ -17,6 +20,7 @@ import java.util.Objects;
 import java.util.function.Consumer;
 import java.util.function.IntSupplier;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -49,8 +53,9 @@ public final class DdpBench {
      * @param warmup untimed steps before the timed ones, 0 to 1,000,000 (with 0 the first
      *     {@link #SKIPPED_STEPS} timed steps are left out instead)
      * @param steps the timed training steps, more than {@link #SKIPPED_STEPS}
+     * @param device where the ranks train: the host, or a device they share (opencl) or each take (cuda)
      */
-    public record Options(int world, int warmup, int steps) {
+    public record Options(int world, int warmup, int steps, Device device) {
         /**
          * Checks the ranges.
          *
@@ -67,10 +72,16 @@ public final class DdpBench {
             if (warmup < 0 || warmup > 1_000_000) {
                 throw new IllegalArgumentException("--warmup must be from 0 to 1000000, got " + warmup);
             }
+            Objects.requireNonNull(device, "device");
             if (steps <= SKIPPED_STEPS) {
                 throw new IllegalArgumentException("--steps must be more than the " + SKIPPED_STEPS
                         + " warm-up steps, got " + steps);
             }
+        }
+
+        /** Options on the host. */
+        public Options(int world, int warmup, int steps) {
+            this(world, warmup, steps, Device.CPU);
         }
 
         /** The anchor's run, 2 processes and 60 steps, after 1000 warm-up steps. */
@@ -90,7 +101,7 @@ public final class DdpBench {
         /** The arguments that make {@link #parse} return these options (what the workers are given). */
         public List<String> toArgs() {
             return List.of("--world", Integer.toString(world), "--warmup", Integer.toString(warmup), "--steps",
-                    Integer.toString(steps));
+                    Integer.toString(steps), "--device", device.toString());
         }
     }
 
@@ -113,7 +124,9 @@ public final class DdpBench {
         try {
             // One thread, as the anchor's torch.set_num_threads(1).
             Threads.set(1);
-            sink.accept(measure(new MnistNet(new Generator(1234)), 1, options));
+            MnistNet net = new MnistNet(new Generator(1234));
+            net.to(FashionMnistTraining.placed(options.device(), 0));
+            sink.accept(measure(net, 1, options));
             return 0;
         } finally {
             Threads.set(before);
@@ -129,8 +142,9 @@ public final class DdpBench {
         DistributedDataParallel ddp = model instanceof DistributedDataParallel d ? d : null;
         SGD sgd = SGD.builder().lr(0.01).momentum(0.5).build(model.parameters());
         int batch = GLOBAL_BATCH / world;
-        Tensor x = Tensor.randn(new Generator(2), DType.FLOAT32, batch, 1, 28, 28);
-        Tensor y = Tensor.randint(new Generator(3), 0, 10, batch);
+        Device device = TrainingLoop.deviceOf(model);
+        Tensor x = Tensor.randn(new Generator(2), DType.FLOAT32, batch, 1, 28, 28).to(device);
+        Tensor y = Tensor.randint(new Generator(3), 0, 10, batch).to(device);
         int total = options.warmup() + options.steps();
         double[] seconds = new double[total];
         double[] exposed = new double[total];
@@ -144,8 +158,11 @@ public final class DdpBench {
         }
         int from = options.warmup() > 0 ? options.warmup() : SKIPPED_STEPS;
         double step = MultiProcessBench.median(Arrays.copyOfRange(seconds, from, total));
-        Measurement m = new Measurement("ddp", "step").with("world", world).with("batch", batch * world)
-                .with("step_ms", step * 1000, 2).with("samples_per_s", batch * world / step, 0);
+        Measurement m = new Measurement("ddp", "step").with("world", world).with("batch", batch * world);
+        if (!device.isCpu()) {
+            m.with("device", device.toString());
+        }
+        m.with("step_ms", step * 1000, 2).with("samples_per_s", batch * world / step, 0);
         if (total >= ANCHOR_STEPS) {
             double cold = MultiProcessBench.median(Arrays.copyOfRange(seconds, SKIPPED_STEPS, ANCHOR_STEPS));
             m.with("cold_step_ms", cold * 1000, 2);
@@ -170,9 +187,12 @@ public final class DdpBench {
         @Option(names = "--steps", paramLabel = "S",
                 description = "timed steps, more than 10 (default: ${DEFAULT-VALUE})")
         int steps = 60;
+        @Mixin
+        FashionMnistTraining.DeviceFlag device = new FashionMnistTraining.DeviceFlag();
 
         Options options() {
-            return new Options(world, warmup, Cli.range("--steps", steps, SKIPPED_STEPS + 1, 1_000_000));
+            return new Options(world, warmup, Cli.range("--steps", steps, SKIPPED_STEPS + 1, 1_000_000),
+                    device.device());
         }
 
         @Override

@@ -1,9 +1,11 @@
 package io.tensorbus.workloads.bench;
 
+import io.tensorbus.Device;
 import io.tensorbus.distributed.ProcessGroup;
 import io.tensorbus.nn.models.MnistNet;
 import io.tensorbus.parallel.DistributedDataParallel;
 import io.tensorbus.tensor.Generator;
+import io.tensorbus.workloads.demo.FashionMnistTraining;
 import java.util.List;
 
 /**
@@ -22,11 +24,14 @@ public final class DdpBenchWorker {
     /** Runs the measurement of this rank (environment as set by {@code tensorbus launch}). */
     public static void main(String[] args) {
         DdpBench.Options options = DdpBench.Options.parse(List.of(args));
-        ProcessGroup pg = MultiProcessBench.join();
+        int localRank = Integer.parseInt(System.getenv().getOrDefault("LOCAL_RANK", "0"));
+        Device device = FashionMnistTraining.placed(options.device(), localRank);
+        ProcessGroup pg = MultiProcessBench.join(device);
         try {
             // The same seed on every rank, as the anchor's torch.manual_seed(1234); DDP broadcasts rank 0's anyway.
-            DistributedDataParallel ddp = DistributedDataParallel.builder(new MnistNet(new Generator(1234)), pg)
-                    .build();
+            MnistNet net = new MnistNet(new Generator(1234));
+            net.to(device);
+            DistributedDataParallel ddp = DistributedDataParallel.builder(net, pg).build();
             Measurement m = DdpBench.measure(ddp, pg.size(), options);
             if (pg.rank() == 0) {
                 MultiProcessBench.report(m);

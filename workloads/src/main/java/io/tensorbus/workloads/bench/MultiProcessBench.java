@@ -1,5 +1,6 @@
 package io.tensorbus.workloads.bench;
 
+import io.tensorbus.Device;
 import io.tensorbus.distributed.Distributed;
 import io.tensorbus.distributed.InitOptions;
 import io.tensorbus.distributed.ProcessGroup;
@@ -147,6 +148,16 @@ final class MultiProcessBench {
         Threads.set(1);
         return Distributed.initProcessGroup(InitOptions.builder().backend(backend).timeout(OPERATION_TIMEOUT).build())
                 .await();
+    }
+
+    /** {@link #join()} for training on {@code device}: its backend (opencl, nccl), bound to it. */
+    static ProcessGroup join(Device device) {
+        if (device.isCpu()) {
+            return join();
+        }
+        Threads.set(1);
+        return Distributed.initProcessGroup(InitOptions.builder().backend(device.type().equals("cuda") ? "nccl"
+                : device.type()).deviceId(device).timeout(OPERATION_TIMEOUT).build()).await();
     }
 
     /** The group's ranks meet once more, so that none closes its connections while another still reads. */
