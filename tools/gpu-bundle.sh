@@ -46,7 +46,8 @@ MODULES="$("$JDK/bin/jdeps" --multi-release 25 --ignore-missing-deps --print-mod
 cat > "$OUT/run-gpu-checks.sh" <<'RUN'
 #!/usr/bin/env bash
 # Runs tensorbus's GPU checks with the bundled JDK: `tensorbus info`, the CUDA and NCCL test classes (the
-# contract suite needs 3 GPUs), and the nccl all-reduce benchmark on every GPU. Reports go to ${OUT:-.}.
+# device training suites among them; the NCCL contract suite needs 3 GPUs), the training benchmarks on cuda:0,
+# and the nccl all-reduce benchmark on every GPU. Reports go to ${OUT:-.}.
 set -uo pipefail
 B="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPORTS="${OUT:-$B/reports}"
@@ -59,6 +60,11 @@ JARS="$(printf '%s:' "$B"/lib/*.jar)"
 "${JAVA[@]}" -Xmx8g -jar "$B"/junit/junit-platform-console-standalone-*.jar execute --disable-ansi-colors \
     -cp "$B/test/nccl:$JARS" --select-package io.tensorbus.backend.nccl --details=tree \
     --reports-dir "$REPORTS/junit" 2>&1 | tee "$REPORTS/tests.txt"
+# Training on the GPU: the tutorial network's step and ResNet-50 images/s, with the GPU's name and clocks.
+nvidia-smi --query-gpu=name,memory.total,clocks.max.sm --format=csv 2>&1 | tee "$REPORTS/gpu.txt"
+"${JAVA[@]}" -Xmx8g -cp "$CP" io.tensorbus.workloads.cli.Main bench nn --device cuda 2>&1 | tee "$REPORTS/bench-nn-cuda.txt"
+"${JAVA[@]}" -Xmx8g -cp "$CP" io.tensorbus.workloads.cli.Main bench ddp --world 1 --warmup 50 --steps 60 --device cuda \
+    2>&1 | tee "$REPORTS/bench-ddp-cuda.txt"
 GPUS="$(nvidia-smi -L 2>/dev/null | wc -l)"
 if [[ "$GPUS" -ge 2 ]]; then
     "${JAVA[@]}" -cp "$CP" io.tensorbus.workloads.cli.Main bench collectives --world "$GPUS" --ops allreduce \

@@ -62,7 +62,8 @@ class ArchitectureTest {
     static final Set<String> DEVICE_SPI = Set.of("io.tensorbus.spi.DeviceRuntimeProvider",
             "io.tensorbus.spi.DeviceRuntime", "io.tensorbus.spi.DeviceBuffer",
             "io.tensorbus.spi.DeviceBuffer$HostBuffer",
-            "io.tensorbus.spi.DeviceInfo", "io.tensorbus.spi.ElementwiseOp", "io.tensorbus.spi.DeviceRuntimes");
+            "io.tensorbus.spi.DeviceInfo", "io.tensorbus.spi.ElementwiseOp", "io.tensorbus.spi.DeviceRuntimes",
+            "io.tensorbus.spi.KernelSource", "io.tensorbus.spi.GemmOperand");
 
     /**
      * Core classes name no Vert.x, Netty, cluster or reactive library, nothing of the distributed layers, and of

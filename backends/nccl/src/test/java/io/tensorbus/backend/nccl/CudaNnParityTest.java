@@ -1,0 +1,17 @@
+package io.tensorbus.backend.nccl;
+
+import io.tensorbus.Device;
+import io.tensorbus.spi.contract.DeviceNnParityTest;
+
+/** The device nn parity suite on {@code cuda:0}; skipped, saying why, without CUDA (the GPU bundle runs it). */
+class CudaNnParityTest extends DeviceNnParityTest {
+    @Override
+    protected Device device() {
+        return new Device(CudaRuntimeProvider.TYPE, 0);
+    }
+
+    @Override
+    protected void assumeAvailable() {
+        CudaAvailable.assume("the CUDA nn parity tests");
+    }
+}
