@@ -165,6 +165,30 @@ public abstract class DeviceAutogradParityTest {
     }
 
     @Test
+    void hooksNoGradAndRetainedGraphsBehaveAsOnTheHost() {
+        Tensor x = random(30, 3, 4).to(dev).requiresGrad(true);
+        List<Tensor> seen = new ArrayList<>();
+        x.registerHook(g -> {
+            seen.add(g);
+            return g.mul(2.0);
+        });
+        Tensor y = x.mul(x).sum();
+        y.backward(null, true);
+        assertEquals(1, seen.size(), "the hook ran once");
+        assertEquals(dev, seen.get(0).device(), "the hook sees the device gradient");
+        assertClose(x.detach().mul(4.0).cpu(), x.grad().cpu(), "the hook's doubled gradient was accumulated");
+        y.backward(null, false);
+        assertClose(x.detach().mul(8.0).cpu(), x.grad().cpu(), "a retained graph runs again, accumulating");
+        try (var ignored = Autograd.noGrad()) {
+            Tensor z = x.mul(3.0);
+            assertEquals(false, z.requiresGrad(), "nothing is recorded under noGrad");
+            assertEquals(dev, z.device());
+        }
+        List<Tensor> grads = Autograd.grad(List.of(x.exp().sum()), List.of(x), null, false, false);
+        assertClose(x.detach().exp().mul(2.0).cpu(), grads.get(0).cpu(), "Autograd.grad on the device, hooked");
+    }
+
+    @Test
     void aTwoLayerNetworkTrainsOnTheDeviceAsOnTheHost() {
         Tensor input = random(20, 16, 12);
         long[] labels = new long[16];
