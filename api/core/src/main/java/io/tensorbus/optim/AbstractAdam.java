@@ -65,6 +65,12 @@ abstract class AbstractAdam extends Optimizer {
         double lr = group.lr();
         double weightDecay = group.getDouble(WEIGHT_DECAY);
         double[] betas = group.getDoubles(BETAS);
+        if (!group.getBoolean(AMSGRAD) && FusedSteps.applies(param, grad, state.get(EXP_AVG),
+                state.get(EXP_AVG_SQ))) {
+            FusedSteps.adam(param, grad, zerosState(state, EXP_AVG, param), zerosState(state, EXP_AVG_SQ, param), lr,
+                    betas[0], betas[1], group.getDouble(EPS), weightDecay, decoupledWeightDecay(), step);
+            return;
+        }
         if (decoupledWeightDecay()) {
             param.muli(1 - lr * weightDecay);
         } else {

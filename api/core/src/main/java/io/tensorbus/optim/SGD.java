@@ -65,6 +65,16 @@ public final class SGD extends Optimizer {
     @Override
     protected void update(ParamGroup group, Tensor param, Tensor grad, Map<String, Tensor> state) {
         double momentum = group.getDouble(MOMENTUM);
+        Tensor kept = state.get(MOMENTUM_BUFFER);
+        if (FusedSteps.applies(param, grad, kept)) {
+            Tensor buf = momentum == 0 ? null : kept != null ? kept : Tensor.zerosLike(param.detach());
+            if (buf != null) {
+                state.put(MOMENTUM_BUFFER, buf);
+            }
+            FusedSteps.sgd(param, grad, buf, group.lr(), momentum, group.getDouble(DAMPENING),
+                    group.getDouble(WEIGHT_DECAY), group.getBoolean(NESTEROV), kept == null);
+            return;
+        }
         Tensor d = withWeightDecay(grad, param, group.getDouble(WEIGHT_DECAY));
         if (momentum != 0) {
             Tensor buf = state.get(MOMENTUM_BUFFER);

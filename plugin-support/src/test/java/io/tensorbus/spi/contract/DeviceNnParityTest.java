@@ -15,6 +15,7 @@ import io.tensorbus.nn.Reduction;
 import io.tensorbus.nn.models.MnistNet;
 import io.tensorbus.nn.models.ResNet;
 import io.tensorbus.optim.Adam;
+import io.tensorbus.optim.AdamW;
 import io.tensorbus.optim.Optimizer;
 import io.tensorbus.optim.SGD;
 import io.tensorbus.tensor.Generator;
@@ -231,6 +232,35 @@ public abstract class DeviceNnParityTest {
             assertEquals(host[step], device[step], 1e-4 * Math.abs(host[step]), "loss at step " + step);
         }
         assertTrue(host[host.length - 1] < host[0], "the network learns: " + host[0] + " -> " + host[host.length - 1]);
+    }
+
+    @Test
+    void optimizerStepsOfEveryKindEqualTheHostsWithTheirStateOnTheDevice() {
+        List<Optimizer.Builder<?, ?>> kinds = List.of(SGD.builder().lr(0.1), SGD.builder().lr(0.1).momentum(0.9)
+                .dampening(0.1).weightDecay(0.01), SGD.builder().lr(0.1).momentum(0.9).nesterov(true),
+                Adam.builder().lr(0.01).weightDecay(0.01), AdamW.builder().lr(0.01), Adam.builder().lr(0.01)
+                        .amsgrad(true));
+        for (Optimizer.Builder<?, ?> kind : kinds) {
+            Tensor hostParam = random(40, 7, 13).requiresGrad(true);
+            Tensor deviceParam = hostParam.detach().to(dev).requiresGrad(true);
+            Optimizer onHost = kind.build(List.of(hostParam));
+            Optimizer onDevice = kind.build(List.of(deviceParam));
+            for (int step = 0; step < 5; step++) {
+                Tensor grad = random(41 + step, 7, 13);
+                hostParam.setGrad(grad);
+                deviceParam.setGrad(grad.to(dev));
+                onHost.step();
+                onDevice.step();
+            }
+            String what = onHost.getClass().getSimpleName() + " " + onHost.stateDict().paramGroups();
+            assertClose(hostParam.detach(), deviceParam.detach().cpu(), 1e-6, what);
+            Map<String, Tensor> hostState = onHost.stateDict().state().getOrDefault(0, Map.of());
+            assertEquals(hostState.keySet(), onDevice.stateDict().state().getOrDefault(0, Map.of()).keySet(), what);
+            onDevice.stateDict().state().getOrDefault(0, Map.of()).forEach((key, t) -> {
+                assertEquals(key.equals("step") ? Device.CPU : dev, t.device(), what + ": state " + key);
+                assertClose(hostState.get(key), t.cpu(), 1e-6, what + ": state " + key);
+            });
+        }
     }
 
     @Test

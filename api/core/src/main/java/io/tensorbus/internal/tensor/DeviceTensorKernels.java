@@ -58,6 +58,17 @@ public final class DeviceTensorKernels {
     /** {@code (g, gx, windows, planes, inH, inW, outH, outW, countPadding)}: each pixel's share of its windows. */
     public static final String AVG_POOL_BACKWARD = "avg_pool_backward";
 
+    /**
+     * {@code (p, g, buf, n, lr, momentum, dampening, weightDecay, nesterov, first)}: one SGD step of a parameter in
+     * one launch, as {@code SGD}'s update does it ({@code buf} unused without momentum).
+     */
+    public static final String SGD_STEP = "sgd_step";
+    /**
+     * {@code (p, g, expAvg, expAvgSq, n, lr, beta1, beta2, eps, weightDecay, decoupled, stepSize,
+     * biasCorrection2Sqrt)}: one Adam (AdamW when decoupled) step of a parameter in one launch.
+     */
+    public static final String ADAM_STEP = "adam_step";
+
     /** Unary codes. */
     public static final int UNARY_RELU = 0;
     public static final int UNARY_EXP = 1;
@@ -198,6 +209,40 @@ public final class DeviceTensorKernels {
                 }
                 values[vo + r] = best;
                 indices[io + r] = at;
+            }
+
+            KERNEL void sgd_step(GLOBAL REAL* p, ulong po, GLOBAL const REAL* g, ulong go, GLOBAL REAL* buf, ulong bo,
+                    ulong n, double lr, double momentum, double dampening, double wd, int nesterov, int first) {
+                size_t i = GID;
+                if (i >= n) return;
+                REAL d = g[go + i];
+                if (wd != 0.0) d = d + (REAL) wd * p[po + i];
+                if (momentum != 0.0) {
+                    REAL b = first ? d : fma(d, (REAL) (1.0 - dampening), buf[bo + i] * (REAL) momentum);
+                    buf[bo + i] = b;
+                    d = nesterov ? d + (REAL) momentum * b : b;
+                }
+                p[po + i] = fma(d, (REAL) (-lr), p[po + i]);
+            }
+
+            KERNEL void adam_step(GLOBAL REAL* p, ulong po, GLOBAL const REAL* g, ulong go, GLOBAL REAL* m, ulong mo,
+                    GLOBAL REAL* v, ulong vo, ulong n, double lr, double beta1, double beta2, double eps, double wd,
+                    int decoupled, double stepSize, double bc2sqrt) {
+                size_t i = GID;
+                if (i >= n) return;
+                REAL pv = p[po + i];
+                REAL gv = g[go + i];
+                if (decoupled) {
+                    pv = pv * (REAL) (1.0 - lr * wd);
+                } else if (wd != 0.0) {
+                    gv = gv + (REAL) wd * pv;
+                }
+                REAL mv = fma(gv, (REAL) (1.0 - beta1), m[mo + i] * (REAL) beta1);
+                REAL vv = fma(gv * gv, (REAL) (1.0 - beta2), v[vo + i] * (REAL) beta2);
+                m[mo + i] = mv;
+                v[vo + i] = vv;
+                REAL denom = (REAL) sqrt((double) vv) / (REAL) bc2sqrt + (REAL) eps;
+                p[po + i] = fma(mv / denom, (REAL) (-stepSize), pv);
             }
 
             KERNEL void im2col(GLOBAL const REAL* x, ulong xo, GLOBAL REAL* col, ulong co, ulong n, ulong c, ulong h,
