@@ -1,12 +1,12 @@
 package io.tensorbus.spi.contract;
 
-import static io.tensorbus.spi.contract.DeviceAutogradParityTest.assertClose;
+import static io.tensorbus.spi.contract.DeviceParity.assertClose;
+import static io.tensorbus.spi.contract.DeviceParity.random;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.tensorbus.DType;
 import io.tensorbus.Device;
 import io.tensorbus.data.FashionMnist;
 import io.tensorbus.io.SafeTensors;
@@ -21,7 +21,6 @@ import io.tensorbus.optim.SGD;
 import io.tensorbus.tensor.Generator;
 import io.tensorbus.tensor.Tensor;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -53,28 +52,8 @@ public abstract class DeviceNnParityTest {
         dev = device();
     }
 
-    private static Tensor random(long seed, int... shape) {
-        return Tensor.randn(new Generator(seed), DType.FLOAT32, shape);
-    }
-
-    /** Output and input gradients of {@code f} on host leaves and on device copies agree. */
     private void parity(String what, Function<List<Tensor>, Tensor> f, Tensor... inputs) {
-        List<Tensor> host = new ArrayList<>();
-        List<Tensor> device = new ArrayList<>();
-        for (Tensor in : inputs) {
-            host.add(in.detach().clone().requiresGrad(true));
-            device.add(in.detach().to(dev).requiresGrad(true));
-        }
-        Tensor hostOut = f.apply(host);
-        Tensor deviceOut = f.apply(device);
-        assertEquals(dev, deviceOut.device(), what + " stays on the device");
-        assertClose(hostOut, deviceOut.cpu(), what + " forward");
-        Tensor weights = random(99, hostOut.shape());
-        hostOut.mul(weights).sum().backward();
-        deviceOut.mul(weights.to(dev)).sum().backward();
-        for (int i = 0; i < inputs.length; i++) {
-            assertClose(host.get(i).grad(), device.get(i).grad().cpu(), what + " gradient of input " + i);
-        }
+        DeviceParity.check(dev, what, f, inputs);
     }
 
     @Test
