@@ -5,8 +5,15 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.tensorbus.Device;
+import io.tensorbus.data.FashionMnist;
 import io.tensorbus.distributed.Distributed;
+import io.tensorbus.distributed.optim.OptimizerSpec;
+import io.tensorbus.distributed.optim.ZeroRedundancyOptimizer;
+import io.tensorbus.nn.Functional;
+import io.tensorbus.nn.models.MnistNet;
+import io.tensorbus.parallel.DistributedDataParallel;
 import io.tensorbus.spi.DeviceRuntimeProvider;
+import io.tensorbus.tensor.Generator;
 import io.tensorbus.tensor.Tensor;
 import io.tensorbus.workloads.demo.FashionMnistTraining;
 import java.io.ByteArrayOutputStream;
@@ -88,6 +95,44 @@ class DdpOnDeviceTest {
             double diff = p.cpu().sub(hp.get(name)).abs().max().item();
             assertTrue(diff < 1e-3, hook + ": " + name + " differs from the host run by " + diff);
         });
+    }
+
+    @Test
+    @Timeout(value = 120, unit = TimeUnit.SECONDS)
+    void zeroShardsAdamStateOfDeviceParametersAndEndsAsTheHost() {
+        assumeOpenCl();
+        Map<String, Tensor> host = zeroSteps(Device.CPU, "tcp");
+        Map<String, Tensor> device = zeroSteps(CL0, "opencl");
+        device.forEach((name, p) -> {
+            assertEquals(CL0, p.device(), name);
+            double diff = p.cpu().sub(host.get(name)).abs().max().item();
+            assertTrue(diff < 1e-5, name + " differs from the host run by " + diff);
+        });
+    }
+
+    /** Three DDP + ZeRO(Adam) steps of the tutorial network on two thread ranks; rank 0's parameters. */
+    private static Map<String, Tensor> zeroSteps(Device device, String backend) {
+        FashionMnist data = FashionMnist.embedded(true);
+        Map<Integer, Map<String, Tensor>> out = new ConcurrentHashMap<>();
+        Distributed.spawn(2, Duration.ofSeconds(100), b -> device.isCpu() ? b.backend(backend)
+                : b.backend(backend).deviceId(device), pg -> {
+                    MnistNet net = new MnistNet(new Generator(1));
+                    net.to(device);
+                    net.eval(); // no dropout: the ranks' batches differ, their masks need not
+                    DistributedDataParallel ddp = DistributedDataParallel.builder(net, pg).build();
+                    ZeroRedundancyOptimizer zero = ZeroRedundancyOptimizer.builder(OptimizerSpec.adam(1e-3))
+                            .group(pg).build(ddp.parameters());
+                    for (int step = 0; step < 3; step++) {
+                        int at = (step * 2 + pg.rank()) * 16;
+                        Tensor x = data.images().narrow(0, at, 16).to(device);
+                        Tensor y = data.labels().narrow(0, at, 16).to(device);
+                        zero.zeroGrad();
+                        Functional.nllLoss(ddp.forward(x), y).backward();
+                        zero.step();
+                    }
+                    out.put(pg.rank(), net.namedParameters());
+                });
+        return out.get(0);
     }
 
     private static Map<Integer, DdpFashionMnistTraining.Result> train(FashionMnistTraining.Options o,
