@@ -55,6 +55,8 @@ final class CudaDevice implements CudaStream {
     private final CUcontext context = new CUcontext();
     private final Stream stream = new Stream();
     private final Executor completions;
+    private CublasGemm blas;
+    private boolean blasTried;
     private final int capability;
     private final boolean memoryPools;
     private final long maxBlocks;
@@ -114,6 +116,22 @@ final class CudaDevice implements CudaStream {
     /** The stream as JCuda takes it. */
     CUstream stream() {
         return stream;
+    }
+
+    /**
+     * cuBLAS on this device, opened on first use; null (and the reason printed once) where it cannot load, so
+     * that GEMMs keep the dialect's own kernel.
+     */
+    synchronized CublasGemm blas() {
+        if (!blasTried) {
+            blasTried = true;
+            try {
+                blas = CublasGemm.open(this);
+            } catch (IllegalStateException e) {
+                System.err.println("[tensorbus] " + device + ": GEMMs run tensorbus's own kernel: " + e.getMessage());
+            }
+        }
+        return blas;
     }
 
     /** Makes this device's primary context current on the calling thread (cheap; CUDA keeps it per thread). */

@@ -6,6 +6,7 @@ import io.tensorbus.c10d.ReduceOp;
 import io.tensorbus.spi.support.DeviceArguments;
 import io.tensorbus.spi.DeviceBuffer;
 import io.tensorbus.spi.DeviceInfo;
+import io.tensorbus.spi.GemmOperand;
 import io.tensorbus.spi.KernelSource;
 import io.tensorbus.spi.support.DeviceKernels;
 import io.tensorbus.spi.support.KernelDeviceRuntime;
@@ -306,6 +307,15 @@ public final class CudaRuntime extends KernelDeviceRuntime<CudaBuffer> {
     protected CompletableFuture<Void> launchProgram(CudaBuffer on, KernelSource program, String kernel, long items,
                                                     int groupSize, Object[] args) {
         return on.cuda().launch(program, kernel, items, groupSize, args);
+    }
+
+    /** GEMMs run in cuBLAS where it loads, else in the dialect's own kernel. */
+    @Override
+    protected CompletableFuture<Void> gemmOn(int batch, int m, int n, int k, double alpha, GemmOperand a,
+                                             GemmOperand b, double beta, GemmOperand c) {
+        CublasGemm blas = own(c.buffer()).cuda().blas();
+        return blas == null ? super.gemmOn(batch, m, n, k, alpha, a, b, beta, c)
+                : blas.run(batch, m, n, k, alpha, a, b, beta, c);
     }
 
     @Override

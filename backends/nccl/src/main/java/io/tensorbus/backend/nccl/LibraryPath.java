@@ -29,6 +29,13 @@ record LibraryPath(String file, String property, String env, String wheel, Strin
     static final LibraryPath NVRTC = new LibraryPath("libnvrtc.so.12", "tensorbus.nvrtc.library",
             "TENSORBUS_NVRTC_LIBRARY", "nvidia/cuda_nvrtc/lib",
             "the nvidia-cuda-nvrtc-cu12 pip package or a CUDA 12 toolkit");
+    /** cuBLAS's GEMMs. */
+    static final LibraryPath CUBLAS = new LibraryPath("libcublas.so.12", "tensorbus.cublas.library",
+            "TENSORBUS_CUBLAS_LIBRARY", "nvidia/cublas/lib", "the nvidia-cublas-cu12 pip package or a CUDA 12 toolkit");
+    /** cuBLAS's own dependency, loaded before it. */
+    static final LibraryPath CUBLAS_LT = new LibraryPath("libcublasLt.so.12", "tensorbus.cublaslt.library",
+            "TENSORBUS_CUBLASLT_LIBRARY", "nvidia/cublas/lib",
+            "the nvidia-cublas-cu12 pip package or a CUDA 12 toolkit");
     /** The NVIDIA driver's CUDA library, present only where a driver is installed. */
     static final LibraryPath DRIVER = new LibraryPath("libcuda.so.1", "tensorbus.cuda.library",
             "TENSORBUS_CUDA_LIBRARY", null, "the NVIDIA driver");
