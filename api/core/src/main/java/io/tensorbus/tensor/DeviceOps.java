@@ -173,19 +173,13 @@ final class DeviceOps {
         }
         x = Placement.to(x, like.device());
         y = Placement.to(y, like.device());
-        Tensor dx = dense(x.numel() == 1 && shapeOf(x, shape) ? x : x.expand(shape), ct);
+        // x is materialised at the result's shape; y may stay one element, which the kernels read with stride 0.
+        Tensor dx = dense(x.expand(shape), ct);
         Tensor dy = dense(y.numel() == 1 ? y : y.expand(shape), ct);
-        if (dx.numel() == 1 && dy.numel() != 1 && Shapes.numel(shape) != 1) {
-            dx = contiguous(dx.expand(shape));
-        }
         Tensor out = launchBinary(op, arithmetic, dx, dy, ct, shape);
         Reference.reachabilityFence(dx);
         Reference.reachabilityFence(dy);
         return out.dtype() == outType ? out : copy(out, outType);
-    }
-
-    private static boolean shapeOf(Tensor t, int[] shape) {
-        return Arrays.equals(t.shape(), shape);
     }
 
     private static Tensor launchBinary(String op, ElementwiseOp arithmetic, Tensor x, Tensor y, DType ct,
@@ -381,10 +375,7 @@ final class DeviceOps {
 
     /** The batched product of {@code [b, n, k]} and {@code [b, k, m]}, through the runtime's GEMM. */
     static Tensor bmm(Tensor a, Tensor b) {
-        Tensor like = on(a) ? a : b;
-        deviceOperand(a, like, "mm");
-        deviceOperand(b, like, "mm");
-        if (!on(a) || !on(b)) {
+        if (!on(a) || !on(b) || !a.device().equals(b.device())) {
             throw new IllegalArgumentException("mm: expected all tensors on one device, got " + a.device() + " and "
                     + b.device() + " (move one with to(Device))");
         }
@@ -395,9 +386,9 @@ final class DeviceOps {
         int n = b.size(2);
         Tensor x = gemmReady(a);
         Tensor y = gemmReady(b);
-        Tensor out = emptyNear(like, a.dtype(), new int[] {batch, m, n});
+        Tensor out = emptyNear(a, a.dtype(), new int[] {batch, m, n});
         GemmOperand c = new GemmOperand(buffer(out, "mm"), 0, Math.max(1, n), (long) m * n, false);
-        await(runtime(like).gemm(batch, m, n, k, 1.0, operand(x), operand(y), 0.0, c), "mm", like);
+        await(runtime(a).gemm(batch, m, n, k, 1.0, operand(x), operand(y), 0.0, c), "mm", a);
         Reference.reachabilityFence(x);
         Reference.reachabilityFence(y);
         return out;
