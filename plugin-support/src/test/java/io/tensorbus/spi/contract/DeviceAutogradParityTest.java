@@ -14,9 +14,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
 
 /**
@@ -24,25 +22,11 @@ import org.junit.jupiter.api.Timeout;
  * each case runs once on host leaves and once on the same values on the suite's device, with odd shapes, broadcasting
  * and strided views (transposes, narrows, expands) among the inputs, and compares outputs and gradients.
  */
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @Timeout(value = 300, unit = TimeUnit.SECONDS)
-public abstract class DeviceAutogradParityTest {
-    private Device dev;
-
-    /** The device the suite runs on. */
-    protected abstract Device device();
-
-    /** Aborts the suite (an assumption) when the device is not available here, saying why. */
-    protected abstract void assumeAvailable();
-
-    @BeforeAll
-    void open() {
-        assumeAvailable();
-        dev = device();
-    }
+public abstract class DeviceAutogradParityTest extends DeviceSuite {
 
     private void parity(String what, Function<List<Tensor>, Tensor> f, Tensor... inputs) {
-        DeviceParity.check(dev, what, f, inputs);
+        DeviceParity.check(dev(), what, f, inputs);
     }
 
     @Test
@@ -85,7 +69,7 @@ public abstract class DeviceAutogradParityTest {
         parity("softmax along 1", x -> x.get(0).softmax(1), a);
         parity("logSoftmax along the last", x -> x.get(0).logSoftmax(-1), a);
         parity("logSoftmax of a transpose", x -> x.get(0).transpose(1, 2).logSoftmax(1), a);
-        Tensor d = a.to(dev);
+        Tensor d = a.to(dev());
         assertClose(a.max(1, false), d.max(1, false).cpu(), "max along 1");
         Tensor labels = a.argmax(1, false);
         assertArrayEquals(labels.toLongArray(), d.argmax(1, false).cpu().toLongArray(), "argmax along 1");
@@ -95,7 +79,7 @@ public abstract class DeviceAutogradParityTest {
             g[i] = (g[i] + 1) % 11;
         }
         Tensor guess = Tensor.of(g, labels.shape());
-        assertArrayEquals(labels.eq(guess).toLongArray(), d.argmax(1, false).eq(guess.to(dev)).cpu().toLongArray(),
+        assertArrayEquals(labels.eq(guess).toLongArray(), d.argmax(1, false).eq(guess.to(dev())).cpu().toLongArray(),
                 "eq of int64 tensors");
     }
 
@@ -114,7 +98,7 @@ public abstract class DeviceAutogradParityTest {
 
     @Test
     void hooksNoGradAndRetainedGraphsBehaveAsOnTheHost() {
-        Tensor x = random(30, 3, 4).to(dev).requiresGrad(true);
+        Tensor x = random(30, 3, 4).to(dev()).requiresGrad(true);
         List<Tensor> seen = new ArrayList<>();
         x.registerHook(g -> {
             seen.add(g);
@@ -123,14 +107,14 @@ public abstract class DeviceAutogradParityTest {
         Tensor y = x.mul(x).sum();
         y.backward(null, true);
         assertEquals(1, seen.size(), "the hook ran once");
-        assertEquals(dev, seen.get(0).device(), "the hook sees the device gradient");
+        assertEquals(dev(), seen.get(0).device(), "the hook sees the device gradient");
         assertClose(x.detach().mul(4.0).cpu(), x.grad().cpu(), "the hook's doubled gradient was accumulated");
         y.backward(null, false);
         assertClose(x.detach().mul(8.0).cpu(), x.grad().cpu(), "a retained graph runs again, accumulating");
         try (var ignored = Autograd.noGrad()) {
             Tensor z = x.mul(3.0);
             assertEquals(false, z.requiresGrad(), "nothing is recorded under noGrad");
-            assertEquals(dev, z.device());
+            assertEquals(dev(), z.device());
         }
         List<Tensor> grads = Autograd.grad(List.of(x.exp().sum()), List.of(x), null, false, false);
         assertClose(x.detach().exp().mul(2.0).cpu(), grads.get(0).cpu(), "Autograd.grad on the device, hooked");
@@ -147,7 +131,7 @@ public abstract class DeviceAutogradParityTest {
         List<Tensor> hostParams = List.of(random(21, 8, 12).mul(0.3), random(22, 8).mul(0.1),
                 random(23, 4, 8).mul(0.3), random(24, 4).mul(0.1));
         double[] hostLosses = train(hostParams, input, target, Device.CPU);
-        double[] deviceLosses = train(hostParams, input, target, dev);
+        double[] deviceLosses = train(hostParams, input, target, dev());
         for (int step = 0; step < hostLosses.length; step++) {
             assertEquals(hostLosses[step], deviceLosses[step], 1e-4 * Math.abs(hostLosses[step]), "loss at step "
                     + step);

@@ -25,9 +25,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -35,25 +33,11 @@ import org.junit.jupiter.api.io.TempDir;
  * The layers, losses and optimizers of a training step give on the suite's device what they give on the host, and
  * the tutorial's network trains there with the host's losses.
  */
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @Timeout(value = 600, unit = TimeUnit.SECONDS)
-public abstract class DeviceNnParityTest {
-    private Device dev;
-
-    /** The device the suite runs on. */
-    protected abstract Device device();
-
-    /** Aborts the suite (an assumption) when the device is not available here, saying why. */
-    protected abstract void assumeAvailable();
-
-    @BeforeAll
-    void open() {
-        assumeAvailable();
-        dev = device();
-    }
+public abstract class DeviceNnParityTest extends DeviceSuite {
 
     private void parity(String what, Function<List<Tensor>, Tensor> f, Tensor... inputs) {
-        DeviceParity.check(dev, what, f, inputs);
+        DeviceParity.check(dev(), what, f, inputs);
     }
 
     @Test
@@ -67,11 +51,11 @@ public abstract class DeviceNnParityTest {
                 new int[] {2, 1}, new int[] {2, 1}, 1), x, random(5, 2, 4, 3, 2), random(6, 2));
         parity("conv 1x1", t -> Functional.conv2d(t.get(0), t.get(1), t.get(2), 1, 0), x, random(7, 8, 4, 1, 1),
                 random(8, 8));
-        Tensor grouped = random(9, 4, 2, 3, 3).to(dev);
+        Tensor grouped = random(9, 4, 2, 3, 3).to(dev());
         UnsupportedOperationException e = assertThrows(UnsupportedOperationException.class,
-                () -> Functional.conv2d(x.to(dev), grouped, null, new int[] {1, 1}, new int[] {0, 0},
+                () -> Functional.conv2d(x.to(dev()), grouped, null, new int[] {1, 1}, new int[] {0, 0},
                         new int[] {1, 1}, 2));
-        assertTrue(e.getMessage().contains(dev.toString()) && e.getMessage().contains("2"), e.getMessage());
+        assertTrue(e.getMessage().contains(dev().toString()) && e.getMessage().contains("2"), e.getMessage());
     }
 
     @Test
@@ -106,8 +90,8 @@ public abstract class DeviceNnParityTest {
         Tensor x = random(14, 5, 3, 4, 6).mul(2).add(1);
         Tensor hostMean = Tensor.zeros(3);
         Tensor hostVar = Tensor.ones(3);
-        Tensor deviceMean = Tensor.zeros(3).to(dev);
-        Tensor deviceVar = Tensor.ones(3).to(dev);
+        Tensor deviceMean = Tensor.zeros(3).to(dev());
+        Tensor deviceVar = Tensor.ones(3).to(dev());
         parity("batch norm in training", t -> Functional.batchNorm(t.get(0), t.get(0).device().isCpu() ? hostMean
                 : deviceMean, t.get(0).device().isCpu() ? hostVar : deviceVar, t.get(1), t.get(2), true, 0.1, 1e-5),
                 x, random(15, 3), random(16, 3));
@@ -122,16 +106,16 @@ public abstract class DeviceNnParityTest {
     void resNet18ForwardAndBackwardOnTheDeviceEqualTheHosts() {
         ResNet host = ResNet.resnet18(10, new Generator(3));
         ResNet device = ResNet.resnet18(10, new Generator(3));
-        device.to(dev);
+        device.to(dev());
         // 64x64 keeps 2x2 planes in the last stage: batch norm over fewer values per channel turns last-bit
         // differences of nearly equal activations into large ones, on any two correct implementations.
         Tensor x = random(18, 4, 3, 64, 64);
         Tensor hostOut = host.forward(x);
-        Tensor deviceOut = device.forward(x.to(dev));
+        Tensor deviceOut = device.forward(x.to(dev()));
         assertClose(hostOut, deviceOut.cpu(), 1e-4, "ResNet-18 logits");
         Tensor target = Tensor.of(new long[] {3, 7, 0, 9}, 4);
         Functional.crossEntropy(hostOut, target).backward();
-        Functional.crossEntropy(deviceOut, target.to(dev)).backward();
+        Functional.crossEntropy(deviceOut, target.to(dev())).backward();
         Map<String, Tensor> hp = host.namedParameters();
         for (Map.Entry<String, Tensor> e : device.namedParameters().entrySet()) {
             assertClose(hp.get(e.getKey()).grad(), e.getValue().grad().cpu(), 1e-4, "gradient of " + e.getKey());
@@ -147,31 +131,31 @@ public abstract class DeviceNnParityTest {
         MnistNet net = new MnistNet(new Generator(1));
         Tensor weight = net.namedParameters().get("conv1.weight");
         Tensor before = weight.detach().clone();
-        assertSame(net, net.to(dev));
+        assertSame(net, net.to(dev()));
         assertSame(weight, net.namedParameters().get("conv1.weight"), "the parameter object is kept");
-        assertEquals(dev, weight.device());
+        assertEquals(dev(), weight.device());
         assertTrue(weight.requiresGrad());
         assertClose(before, weight.detach().cpu(), "moved values");
         MnistNet host = new MnistNet(new Generator(2));
         Map<String, Tensor> state = net.stateDict();
         for (Map.Entry<String, Tensor> e : state.entrySet()) {
-            assertEquals(dev, e.getValue().device(), e.getKey());
+            assertEquals(dev(), e.getValue().device(), e.getKey());
         }
         host.loadStateDict(state, true);
         assertClose(before, host.namedParameters().get("conv1.weight").detach(), "loaded onto the host");
         MnistNet back = new MnistNet(new Generator(3));
-        back.to(dev).loadStateDict(new MnistNet(new Generator(1)).stateDict(), true);
+        back.to(dev()).loadStateDict(new MnistNet(new Generator(1)).stateDict(), true);
         assertClose(before, back.namedParameters().get("conv1.weight").detach().cpu(), "loaded onto the device");
     }
 
     @Test
     void aCheckpointSavedOnTheDeviceResumesOnTheHostAndBack(@TempDir Path dir) throws Exception {
         MnistNet net = new MnistNet(new Generator(4));
-        net.to(dev);
+        net.to(dev());
         Optimizer sgd = SGD.builder().lr(0.1).momentum(0.9).build(net.parameters());
         FashionMnist data = FashionMnist.embedded(true);
-        Functional.nllLoss(net.forward(data.images().narrow(0, 0, 8).to(dev)),
-                data.labels().narrow(0, 0, 8).to(dev)).backward();
+        Functional.nllLoss(net.forward(data.images().narrow(0, 0, 8).to(dev())),
+                data.labels().narrow(0, 0, 8).to(dev())).backward();
         sgd.step();
         Path file = dir.resolve("model.safetensors");
         SafeTensors.save(file, net.stateDict());
@@ -181,11 +165,11 @@ public abstract class DeviceNnParityTest {
         Optimizer hostSgd = SGD.builder().lr(0.1).momentum(0.9).build(host.parameters());
         hostSgd.loadStateDict(sgd.stateDict());
         MnistNet again = new MnistNet(new Generator(6));
-        again.to(dev).loadStateDict(SafeTensors.load(file), true);
+        again.to(dev()).loadStateDict(SafeTensors.load(file), true);
         Optimizer deviceSgd = SGD.builder().lr(0.1).momentum(0.9).build(again.parameters());
         deviceSgd.loadStateDict(hostSgd.stateDict());
         for (Map<String, Tensor> s : deviceSgd.stateDict().state().values()) {
-            s.forEach((k, v) -> assertEquals(dev, v.device(), "the momentum follows its parameter: " + k));
+            s.forEach((k, v) -> assertEquals(dev(), v.device(), "the momentum follows its parameter: " + k));
         }
         Tensor x = data.images().narrow(0, 8, 8);
         Tensor y = data.labels().narrow(0, 8, 8);
@@ -206,7 +190,7 @@ public abstract class DeviceNnParityTest {
     @Test
     void mnistNetTrainsThirtyStepsOnTheDeviceWithTheHostsLosses() {
         double[] host = trainMnistNet(Device.CPU, SGD.builder().lr(0.05).momentum(0.5));
-        double[] device = trainMnistNet(dev, SGD.builder().lr(0.05).momentum(0.5));
+        double[] device = trainMnistNet(dev(), SGD.builder().lr(0.05).momentum(0.5));
         for (int step = 0; step < host.length; step++) {
             assertEquals(host[step], device[step], 1e-4 * Math.abs(host[step]), "loss at step " + step);
         }
@@ -221,13 +205,13 @@ public abstract class DeviceNnParityTest {
                         .amsgrad(true));
         for (Optimizer.Builder<?, ?> kind : kinds) {
             Tensor hostParam = random(40, 7, 13).requiresGrad(true);
-            Tensor deviceParam = hostParam.detach().to(dev).requiresGrad(true);
+            Tensor deviceParam = hostParam.detach().to(dev()).requiresGrad(true);
             Optimizer onHost = kind.build(List.of(hostParam));
             Optimizer onDevice = kind.build(List.of(deviceParam));
             for (int step = 0; step < 5; step++) {
                 Tensor grad = random(41 + step, 7, 13);
                 hostParam.setGrad(grad);
-                deviceParam.setGrad(grad.to(dev));
+                deviceParam.setGrad(grad.to(dev()));
                 onHost.step();
                 onDevice.step();
             }
@@ -236,7 +220,7 @@ public abstract class DeviceNnParityTest {
             Map<String, Tensor> hostState = onHost.stateDict().state().getOrDefault(0, Map.of());
             assertEquals(hostState.keySet(), onDevice.stateDict().state().getOrDefault(0, Map.of()).keySet(), what);
             onDevice.stateDict().state().getOrDefault(0, Map.of()).forEach((key, t) -> {
-                assertEquals(key.equals("step") ? Device.CPU : dev, t.device(), what + ": state " + key);
+                assertEquals(key.equals("step") ? Device.CPU : dev(), t.device(), what + ": state " + key);
                 assertClose(hostState.get(key), t.cpu(), 1e-6, what + ": state " + key);
             });
         }
@@ -245,7 +229,7 @@ public abstract class DeviceNnParityTest {
     @Test
     void adamStepsOnTheDeviceEqualTheHosts() {
         double[] host = trainMnistNet(Device.CPU, Adam.builder().lr(1e-3).weightDecay(1e-4));
-        double[] device = trainMnistNet(dev, Adam.builder().lr(1e-3).weightDecay(1e-4));
+        double[] device = trainMnistNet(dev(), Adam.builder().lr(1e-3).weightDecay(1e-4));
         for (int step = 0; step < host.length; step++) {
             assertEquals(host[step], device[step], 1e-4 * Math.abs(host[step]), "loss at step " + step);
         }

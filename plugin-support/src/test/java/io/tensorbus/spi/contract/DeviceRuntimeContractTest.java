@@ -25,7 +25,6 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
 
 /**
@@ -35,22 +34,12 @@ import org.junit.jupiter.api.Timeout;
  * runtime is not available.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
-public abstract class DeviceRuntimeContractTest {
-    private Device dev;
+public abstract class DeviceRuntimeContractTest extends DeviceSuite {
     private DeviceRuntime runtime;
 
-    /** The device the suite runs on. */
-    protected abstract Device device();
-
-    /** Aborts the suite (an assumption) when the runtime is not available here, saying why. */
-    protected abstract void assumeAvailable();
-
     @BeforeAll
-    void open() {
-        assumeAvailable();
-        dev = device();
-        runtime = DeviceRuntimeProvider.of(dev);
+    void openRuntime() {
+        runtime = DeviceRuntimeProvider.of(dev());
     }
 
     /** Random bytes of valid elements, with the float specials (NaN, infinities, both zeros) sprinkled in. */
@@ -78,7 +67,7 @@ public abstract class DeviceRuntimeContractTest {
 
     private DeviceBuffer upload(MemorySegment host, DType dtype) throws Exception {
         long n = host.byteSize() / dtype.byteSize();
-        DeviceBuffer d = runtime.allocate(dev, dtype, n);
+        DeviceBuffer d = runtime.allocate(dev(), dtype, n);
         runtime.copy(DeviceBuffer.host(host, dtype, n), 0, d, 0, host.byteSize()).get(30, TimeUnit.SECONDS);
         return d;
     }
@@ -133,7 +122,7 @@ public abstract class DeviceRuntimeContractTest {
                 DeviceBuffer src = upload(b, dtype);
                 runtime.reduce(op, acc, 0, src, 0, a.byteSize()).get(30, TimeUnit.SECONDS);
                 HostReductions.reduceInto(op, dtype, a, b);
-                assertSameElements(a, download(acc), dtype, op + " of " + dtype + " on " + dev);
+                assertSameElements(a, download(acc), dtype, op + " of " + dtype + " on " + dev());
                 runtime.release(acc);
                 runtime.release(src);
             }
@@ -168,7 +157,7 @@ public abstract class DeviceRuntimeContractTest {
     void copiesBetweenHostAndDeviceAndWithinTheDeviceKeepEveryByte() throws Exception {
         MemorySegment bytes = randomElements(DType.INT64, 5000, 11);
         DeviceBuffer a = upload(bytes, DType.INT64);
-        DeviceBuffer b = runtime.allocate(dev, DType.INT64, 5000);
+        DeviceBuffer b = runtime.allocate(dev(), DType.INT64, 5000);
         runtime.copy(a, 8 * 1000, b, 8 * 10, 8 * 3000).get(30, TimeUnit.SECONDS);
         MemorySegment expected = Arena.ofAuto().allocate(8 * 5000, 64);
         MemorySegment.copy(bytes, 8 * 1000, expected, 8 * 10, 8 * 3000);
@@ -199,7 +188,7 @@ public abstract class DeviceRuntimeContractTest {
             a.setAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED, i, 2.5f);
         }
         assertSameElements(a, download(da), DType.FLOAT32, "a fill of the last ten elements");
-        DeviceBuffer sum = runtime.allocate(dev, DType.FLOAT32, 1);
+        DeviceBuffer sum = runtime.allocate(dev(), DType.FLOAT32, 1);
         runtime.elementwise(ElementwiseOp.ADD, runtime.view(da, 0, DType.FLOAT32, 2),
                 runtime.view(da, 4 * 2, DType.FLOAT32, 2), runtime.view(da, 4 * 4, DType.FLOAT32, 2))
                 .get(30, TimeUnit.SECONDS);
@@ -220,7 +209,7 @@ public abstract class DeviceRuntimeContractTest {
 
     @Test
     void zeroElementBuffersAllocateCopyAndReduce() throws Exception {
-        DeviceBuffer empty = runtime.allocate(dev, DType.FLOAT32, 0);
+        DeviceBuffer empty = runtime.allocate(dev(), DType.FLOAT32, 0);
         assertEquals(0, empty.byteSize());
         runtime.reduce(ReduceOp.SUM, empty, 0, empty, 0, 0).get(30, TimeUnit.SECONDS);
         runtime.copy(empty, 0, DeviceBuffer.host(MemorySegment.NULL, DType.FLOAT32, 0), 0, 0)
@@ -231,8 +220,8 @@ public abstract class DeviceRuntimeContractTest {
 
     @Test
     void badRangesDtypesAndBuffersFailNamingWhatWasWrong() throws Exception {
-        DeviceBuffer a = runtime.allocate(dev, DType.FLOAT32, 10);
-        DeviceBuffer ints = runtime.allocate(dev, DType.INT32, 10);
+        DeviceBuffer a = runtime.allocate(dev(), DType.FLOAT32, 10);
+        DeviceBuffer ints = runtime.allocate(dev(), DType.INT32, 10);
         assertMessage(runtime.copy(a, 4, a, 0, 40).handle((v, t) -> t instanceof CompletionException c ? c.getCause()
                 : t).join(), "[4, 44)", "40 bytes");
         assertMessage(runtime.copy(a, 2, a, 0, 4).handle((v, t) -> t instanceof CompletionException c ? c.getCause()
@@ -250,8 +239,8 @@ public abstract class DeviceRuntimeContractTest {
                 40).handle((v, t) -> t instanceof CompletionException c ? c.getCause() : t).join(), "device memory",
                 "cpu");
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> runtime.allocate(new Device(dev.type(), 99), DType.FLOAT32, 1));
-        assertTrue(e.getMessage().contains(dev.type() + ":99") && e.getMessage().contains(dev.toString()),
+                () -> runtime.allocate(new Device(dev().type(), 99), DType.FLOAT32, 1));
+        assertTrue(e.getMessage().contains(dev().type() + ":99") && e.getMessage().contains(dev().toString()),
                 e.getMessage());
         UnsupportedOperationException u = assertThrows(UnsupportedOperationException.class, a::segment);
         assertTrue(u.getMessage().contains("device memory"), u.getMessage());
@@ -298,7 +287,7 @@ public abstract class DeviceRuntimeContractTest {
         for (int i = 0; i < 256; i++) {
             ds.setAtIndex(ValueLayout.JAVA_DOUBLE, i, i);
         }
-        DeviceBuffer out = runtime.allocate(dev, DType.FLOAT64, 4);
+        DeviceBuffer out = runtime.allocate(dev(), DType.FLOAT64, 4);
         runtime.launch(AXPY, "group_sums", 256, 64, upload(ds, DType.FLOAT64), out).get(60, TimeUnit.SECONDS);
         MemorySegment sums = download(out);
         for (int g = 0; g < 4; g++) {
@@ -321,7 +310,7 @@ public abstract class DeviceRuntimeContractTest {
         for (DType dtype : new DType[] {DType.FLOAT32, DType.FLOAT64}) {
             DeviceBuffer da = upload(segment(a, dtype), dtype);
             DeviceBuffer db = upload(segment(b, dtype), dtype);
-            DeviceBuffer dc = runtime.allocate(dev, dtype, (long) batch * m * n);
+            DeviceBuffer dc = runtime.allocate(dev(), dtype, (long) batch * m * n);
             runtime.gemm(batch, m, n, k, 2.0, new GemmOperand(da, 0, m, (long) k * m, true),
                     new GemmOperand(db, 3, n, (long) k * n, false), 0.0,
                     new GemmOperand(dc, 0, n, (long) m * n, false)).get(120, TimeUnit.SECONDS);
@@ -340,8 +329,8 @@ public abstract class DeviceRuntimeContractTest {
                 }
             }
         }
-        DeviceBuffer f = runtime.allocate(dev, DType.FLOAT32, 4);
-        DeviceBuffer i = runtime.allocate(dev, DType.INT32, 4);
+        DeviceBuffer f = runtime.allocate(dev(), DType.FLOAT32, 4);
+        DeviceBuffer i = runtime.allocate(dev(), DType.INT32, 4);
         assertMessage(unwrap(runtime.gemm(1, 2, 2, 1, 1, new GemmOperand(i, 0, 1, 0, false),
                 new GemmOperand(f, 0, 2, 0, false), 0, new GemmOperand(f, 0, 2, 0, false))), "float32", "int32");
         assertMessage(unwrap(runtime.gemm(1, 2, 2, 2, 1, new GemmOperand(f, 0, 2, 0, false),
@@ -366,8 +355,9 @@ public abstract class DeviceRuntimeContractTest {
 
     @Test
     void theRuntimeListsItsDevicesAndTheProviderIsFoundByServiceLoader() {
-        assertTrue(DeviceRuntimeProvider.all().stream().anyMatch(p -> p.type().equals(dev.type()) && p.isAvailable()));
-        assertEquals(dev, runtime.devices().getFirst().device());
+        assertTrue(DeviceRuntimeProvider.all().stream()
+                .anyMatch(p -> p.type().equals(dev().type()) && p.isAvailable()));
+        assertEquals(dev(), runtime.devices().getFirst().device());
         assertTrue(runtime.devices().getFirst().memoryBytes() > 0);
     }
 

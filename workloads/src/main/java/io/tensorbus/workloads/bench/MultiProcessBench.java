@@ -6,6 +6,7 @@ import io.tensorbus.distributed.InitOptions;
 import io.tensorbus.distributed.ProcessGroup;
 import io.tensorbus.tensor.Threads;
 import io.tensorbus.workloads.cli.Launcher;
+import io.tensorbus.workloads.ddp.DdpConfig;
 import java.io.ByteArrayOutputStream;
 import java.io.OutputStream;
 import java.io.PrintStream;
@@ -156,8 +157,8 @@ final class MultiProcessBench {
             return join();
         }
         Threads.set(1);
-        return Distributed.initProcessGroup(InitOptions.builder().backend(device.type().equals("cuda") ? "nccl"
-                : device.type()).deviceId(device).timeout(OPERATION_TIMEOUT).build()).await();
+        return Distributed.initProcessGroup(InitOptions.builder().backend(DdpConfig.backendFor(device))
+                .deviceId(device).timeout(OPERATION_TIMEOUT).build()).await();
     }
 
     /** The group's ranks meet once more, so that none closes its connections while another still reads. */

@@ -130,8 +130,11 @@ public record DdpConfig(FashionMnistTraining.Options training, int rank, int wor
                 checkpointDir(f.text("checkpointDir", null)));
     }
 
-    /** The backend of {@code device}'s tensors: tcp on the host, opencl for OpenCL devices, nccl for CUDA. */
-    static String backendFor(Device device) {
+    /**
+     * The backend of {@code device}'s tensors: opencl for OpenCL devices, nccl for CUDA, else tcp (the host, and
+     * any other device type, whose buffers tcp stages).
+     */
+    public static String backendFor(Device device) {
         return switch (device.type()) {
             case "opencl" -> "opencl";
             case "cuda" -> "nccl";
