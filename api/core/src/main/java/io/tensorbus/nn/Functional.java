@@ -138,10 +138,7 @@ public final class Functional {
         try (var ignored = Autograd.noGrad()) {
             DType dt = x.dtype().isFloatingPoint() ? x.dtype() : DType.FLOAT32;
             Generator g = generator == null ? Generator.defaultGenerator() : generator;
-            keep = p == 1 ? Tensor.zeros(dt, maskShape)
-                    : Tensor.rand(g, dt, maskShape).gt(p).to(dt).div(1 - p);
-            // Drawn on the host from the same generator, so a device run drops what a host run drops.
-            keep = keep.to(x.device());
+            keep = DropoutMask.draw(g, p, dt, maskShape, x.device());
         }
         return x.mul(keep);
     }

@@ -7,6 +7,10 @@ import java.util.random.RandomGeneratorFactory;
  * A seeded source of random numbers for {@code rand}, {@code randn}, {@code randint}, dropout and shuffling,
  * as PyTorch's {@code torch.Generator}: the same seed gives the same sequence on every run and machine.
  * Not thread-safe: use one per thread, or the synchronized {@link #defaultGenerator()}.
+ *
+ * <p>Dropout draws from a second, counter-based stream (Philox4x32-10 keyed by the seed, as PyTorch's CUDA
+ * generator): its {@link #offset()} counts the draws taken, so a host and a device draw the same masks from the
+ * same seed and offset.
  */
 public final class Generator {
     private static final RandomGeneratorFactory<RandomGenerator> FACTORY =
@@ -15,6 +19,7 @@ public final class Generator {
 
     private RandomGenerator random;
     private long seed;
+    private long offset;
 
     /** A generator started from {@code seed}. */
     public Generator(long seed) {
@@ -30,6 +35,29 @@ public final class Generator {
     public synchronized Generator manualSeed(long seed) {
         this.seed = seed;
         this.random = FACTORY.create(seed);
+        this.offset = 0;
+        return this;
+    }
+
+    /**
+     * The position in the counter-based stream that dropout draws from, in blocks of four 32-bit words, as
+     * {@code torch.Generator.get_offset}; {@link #manualSeed} sets it to 0.
+     */
+    public synchronized long offset() {
+        return offset;
+    }
+
+    /**
+     * Moves the counter-based stream to {@code offset}, as {@code torch.Generator.set_offset}: draws from there on
+     * repeat those made from the same seed and offset.
+     *
+     * @throws IllegalArgumentException for a negative offset
+     */
+    public synchronized Generator setOffset(long offset) {
+        if (offset < 0) {
+            throw new IllegalArgumentException("generator offset must be >= 0, got " + offset);
+        }
+        this.offset = offset;
         return this;
     }
 

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.tensorbus.DType;
+import io.tensorbus.internal.tensor.Philox;
 import io.tensorbus.tensor.Generator;
 import io.tensorbus.tensor.Tensor;
 import org.junit.jupiter.api.Test;
@@ -32,6 +33,23 @@ class FunctionalTest {
         assertEquals(0.75, a.gt(0.0).to(DType.FLOAT32).mean().item(), 0.05);
         assertSame(x, Functional.dropout(x, 0.25, false, null));
         fails(() -> Functional.dropout(x, 1.5, true, null), "between 0 and 1");
+    }
+
+    @Test
+    void dropoutDrawsFromTheGeneratorsOffsetSoASetOffsetRepeatsAMask() {
+        Generator g = new Generator(11);
+        Tensor x = Tensor.ones(DType.FLOAT64, 10);
+        Tensor first = Functional.dropout(x, 0.5, true, g);
+        assertEquals(3, g.offset(), "ten draws take three blocks of four");
+        Tensor second = Functional.dropout(x, 0.5, true, g);
+        g.setOffset(0);
+        assertArrayEquals(first.toDoubleArray(), Functional.dropout(x, 0.5, true, g).toDoubleArray());
+        assertArrayEquals(second.toDoubleArray(), Functional.dropout(x, 0.5, true, g).toDoubleArray());
+        for (int i = 0; i < 10; i++) {
+            double kept = Philox.uniform(11, 0, i) < 0.5 ? 2 : 0;
+            assertEquals(kept, first.getDouble(i), 0.0, "element " + i);
+        }
+        assertEquals(0, Functional.dropout(x, 1, true, g).sum().item(), 0.0);
     }
 
     @Test

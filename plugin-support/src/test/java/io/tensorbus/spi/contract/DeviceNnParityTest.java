@@ -2,11 +2,13 @@ package io.tensorbus.spi.contract;
 
 import static io.tensorbus.spi.contract.DeviceParity.assertClose;
 import static io.tensorbus.spi.contract.DeviceParity.random;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.tensorbus.DType;
 import io.tensorbus.Device;
 import io.tensorbus.data.FashionMnist;
 import io.tensorbus.io.SafeTensors;
@@ -83,6 +85,21 @@ public abstract class DeviceNnParityTest extends DeviceSuite {
         parity("cross entropy", t -> Functional.crossEntropy(t.get(0), target), logits);
         parity("dropout", t -> Functional.dropout(t.get(0), 0.4, true, new Generator(5)), random(12, 6, 9));
         parity("dropout2d", t -> Functional.dropout2d(t.get(0), 0.5, true, new Generator(6)), random(13, 2, 4, 3, 3));
+    }
+
+    @Test
+    void dropoutDrawsTheHostsMasksOnTheDeviceAndMovesTheGeneratorAlike() {
+        Generator onHost = new Generator(21);
+        Generator onDevice = new Generator(21);
+        for (DType dtype : new DType[] {DType.FLOAT32, DType.FLOAT64, DType.FLOAT32}) {
+            Tensor x = Tensor.ones(dtype, 1001, 7);
+            Tensor host = Functional.dropout(x, 0.3, true, onHost);
+            Tensor device = Functional.dropout(x.to(dev()), 0.3, true, onDevice);
+            assertEquals(dev(), device.device());
+            assertArrayEquals(host.toDoubleArray(), device.cpu().toDoubleArray(), dtype + " mask");
+            assertEquals(0.7, host.gt(0.0).to(DType.FLOAT64).mean().item(), 0.02, "kept share");
+        }
+        assertEquals(onHost.offset(), onDevice.offset());
     }
 
     @Test

@@ -69,6 +69,12 @@ public final class DeviceTensorKernels {
      */
     public static final String ADAM_STEP = "adam_step";
 
+    /**
+     * {@code (mask, n, seed, offset, keep, scale)}: dropout's mask, {@code scale} where {@link Philox}'s draw at
+     * {@code (seed, offset)} is below {@code keep}, else 0.
+     */
+    public static final String DROPOUT_MASK = "dropout_mask";
+
     /** Unary codes. */
     public static final int UNARY_RELU = 0;
     public static final int UNARY_EXP = 1;
@@ -131,6 +137,12 @@ public final class DeviceTensorKernels {
                     ulong oo, ulong n, ulong bs, int op) {
                 size_t i = GID;
                 if (i < n) out[oo + i] = (REAL) binary_op((double) a[ao + i], (double) b[bo + i * bs], op);
+            }
+
+            KERNEL void dropout_mask(GLOBAL REAL* mask, ulong mo, ulong n, ulong seed, ulong offset, double keep,
+                    double scale) {
+                size_t i = GID;
+                if (i < n) mask[mo + i] = philox_uniform(seed, offset, i) < keep ? (REAL) scale : (REAL) 0;
             }
 
             KERNEL void compare(GLOBAL const REAL* a, ulong ao, GLOBAL const REAL* b, ulong bo, GLOBAL uchar* out,
@@ -419,9 +431,9 @@ public final class DeviceTensorKernels {
             """;
 
     private static final KernelSource FLOAT32 = new KernelSource("tensorbus-tensor-float32",
-            REAL_KERNELS.replace("REAL", "float"));
+            Philox.SOURCE + REAL_KERNELS.replace("REAL", "float"));
     private static final KernelSource FLOAT64 = new KernelSource("tensorbus-tensor-float64",
-            REAL_KERNELS.replace("REAL", "double") + COMPARE_LONG);
+            Philox.SOURCE + REAL_KERNELS.replace("REAL", "double") + COMPARE_LONG);
     private static final KernelSource COPIES = new KernelSource("tensorbus-tensor-copies",
             COPY.replace("_E(", "_1(").replace("E*", "uchar*")
                     + COPY.replace("_E(", "_2(").replace("E*", "ushort*")

@@ -3,6 +3,7 @@ package io.tensorbus.backend.nccl;
 import io.tensorbus.DType;
 import io.tensorbus.c10d.ReduceOp;
 import io.tensorbus.internal.tensor.DeviceTensorKernels;
+import io.tensorbus.internal.tensor.Philox;
 import io.tensorbus.spi.KernelSource;
 import io.tensorbus.spi.support.DeviceKernels;
 import io.tensorbus.spi.support.HostReductions;
@@ -102,6 +103,27 @@ class CudaKernelSourceTest {
             for (int c = 0; c < 20; c++) {
                 assertEquals(Float.floatToRawIntBits(x[c * 10 + r]), t[r * 20 + c], "transpose at " + r + "," + c);
             }
+        }
+    }
+
+    @Test
+    void cudaDropoutMasksAreTheHostsPhiloxDraws(@TempDir Path dir) throws Exception {
+        String main = """
+                int main(int argc, char **argv) {
+                    size_t n = 1001;
+                    float *m = (float *) malloc(n * 4);
+                    LAUNCH(n, dropout_mask(m, 0, n, 0x9E3779B97F4A7C15ULL, 5, 0.7, 1.0 / 0.7));
+                    write_file(argv[1], m, n * 4);
+                    return 0;
+                }
+                """;
+        String source = DeviceKernels.program(DeviceKernels.Dialect.CUDA, DeviceTensorKernels.program(DType.FLOAT32));
+        Path exe = compile(dir, "dropout", source, main);
+        run(exe, dir.resolve("m.bin"));
+        int[] m = ints(dir.resolve("m.bin"));
+        for (int i = 0; i < m.length; i++) {
+            float want = Philox.uniform(0x9E3779B97F4A7C15L, 5, i) < 0.7 ? (float) (1.0 / 0.7) : 0f;
+            assertEquals(want, Float.intBitsToFloat(m[i]), 0f, "mask element " + i);
         }
     }
 
