@@ -11,6 +11,8 @@ import io.tensorbus.distributed.optim.OptimizerSpec;
 import io.tensorbus.distributed.optim.ZeroRedundancyOptimizer;
 import io.tensorbus.nn.Functional;
 import io.tensorbus.nn.models.MnistNet;
+import io.tensorbus.optim.Optimizer;
+import io.tensorbus.optim.SGD;
 import io.tensorbus.parallel.DistributedDataParallel;
 import io.tensorbus.spi.DeviceRuntimeProvider;
 import io.tensorbus.tensor.Generator;
@@ -81,7 +83,7 @@ class DdpOnDeviceTest {
     }
 
     @ParameterizedTest(name = "{0}")
-    @ValueSource(strings = {"fp16", "powersgd"})
+    @ValueSource(strings = {"fp16", "bf16", "powersgd"})
     @Timeout(value = 240, unit = TimeUnit.SECONDS)
     void communicationHooksCompressDeviceGradientsAsHostOnes(String hook) {
         assumeOpenCl();
@@ -101,17 +103,33 @@ class DdpOnDeviceTest {
     @Timeout(value = 120, unit = TimeUnit.SECONDS)
     void zeroShardsAdamStateOfDeviceParametersAndEndsAsTheHost() {
         assumeOpenCl();
-        Map<String, Tensor> host = zeroSteps(Device.CPU, "tcp");
-        Map<String, Tensor> device = zeroSteps(CL0, "opencl");
+        Map<String, Tensor> host = threeSteps(Device.CPU, "tcp", false, true);
+        Map<String, Tensor> device = threeSteps(CL0, "opencl", false, true);
+        assertSameParameters(host, device, 1e-5);
+    }
+
+    @Test
+    @Timeout(value = 120, unit = TimeUnit.SECONDS)
+    void gradientsAsViewsOfDeviceBucketsStepAsHostGradients() {
+        assumeOpenCl();
+        Map<String, Tensor> host = threeSteps(Device.CPU, "tcp", false, false);
+        Map<String, Tensor> device = threeSteps(CL0, "opencl", true, false);
+        assertSameParameters(host, device, 1e-5);
+    }
+
+    private static void assertSameParameters(Map<String, Tensor> host, Map<String, Tensor> device, double tolerance) {
         device.forEach((name, p) -> {
             assertEquals(CL0, p.device(), name);
             double diff = p.cpu().sub(host.get(name)).abs().max().item();
-            assertTrue(diff < 1e-5, name + " differs from the host run by " + diff);
+            assertTrue(diff < tolerance, name + " differs from the host run by " + diff);
         });
     }
 
-    /** Three DDP + ZeRO(Adam) steps of the tutorial network on two thread ranks; rank 0's parameters. */
-    private static Map<String, Tensor> zeroSteps(Device device, String backend) {
+    /**
+     * Three DDP steps of the tutorial network on two thread ranks, with ZeRO(Adam) or SGD with momentum, and
+     * gradients as bucket views or not; rank 0's parameters.
+     */
+    private static Map<String, Tensor> threeSteps(Device device, String backend, boolean bucketView, boolean zero) {
         FashionMnist data = FashionMnist.embedded(true);
         Map<Integer, Map<String, Tensor>> out = new ConcurrentHashMap<>();
         Distributed.spawn(2, Duration.ofSeconds(100), b -> device.isCpu() ? b.backend(backend)
@@ -119,16 +137,32 @@ class DdpOnDeviceTest {
                     MnistNet net = new MnistNet(new Generator(1));
                     net.to(device);
                     net.eval(); // no dropout: the ranks' batches differ, their masks need not
-                    DistributedDataParallel ddp = DistributedDataParallel.builder(net, pg).build();
-                    ZeroRedundancyOptimizer zero = ZeroRedundancyOptimizer.builder(OptimizerSpec.adam(1e-3))
-                            .group(pg).build(ddp.parameters());
+                    DistributedDataParallel ddp = DistributedDataParallel.builder(net, pg)
+                            .gradientAsBucketView(bucketView).bucketCapMb(0.01).build();
+                    List<Tensor> params = ddp.parameters();
+                    ZeroRedundancyOptimizer sharded = zero ? ZeroRedundancyOptimizer.builder(OptimizerSpec.adam(1e-3))
+                            .group(pg).build(params) : null;
+                    Optimizer sgd = zero ? null : SGD.builder().lr(0.05).momentum(0.9).build(params);
                     for (int step = 0; step < 3; step++) {
                         int at = (step * 2 + pg.rank()) * 16;
                         Tensor x = data.images().narrow(0, at, 16).to(device);
                         Tensor y = data.labels().narrow(0, at, 16).to(device);
-                        zero.zeroGrad();
+                        if (zero) {
+                            sharded.zeroGrad();
+                        } else {
+                            sgd.zeroGrad();
+                        }
                         Functional.nllLoss(ddp.forward(x), y).backward();
-                        zero.step();
+                        if (bucketView) {
+                            Tensor g = params.get(0).grad();
+                            assertTrue(g.base() != null && g.base().device().equals(device),
+                                    "the gradient is a view of its bucket on " + device + ": " + g.base());
+                        }
+                        if (zero) {
+                            sharded.step();
+                        } else {
+                            sgd.step();
+                        }
                     }
                     out.put(pg.rank(), net.namedParameters());
                 });
