@@ -6,12 +6,14 @@ import io.tensorbus.internal.tensor.ConvGeometry;
 import io.tensorbus.internal.tensor.DeviceTensorKernels;
 import io.tensorbus.internal.tensor.TensorInternals;
 import io.tensorbus.tensor.Tensor;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * 2-d convolution of device tensors as im2col + GEMM: the columns of the whole batch in one kernel, one batched
  * GEMM against the weight (read in place, broadcast over the batch), and for the backward the GEMMs of the weight
  * and input gradients and a col2im kernel in which each input pixel sums its windows, so no two work items write
- * one element.
+ * one element. Grouped convolutions run one such convolution per group.
  */
 final class DeviceConv {
     private DeviceConv() {
@@ -20,8 +22,7 @@ final class DeviceConv {
     /** {@code conv2d} of checked operands of which one lives on a device. */
     static Tensor conv2d(Tensor input, Tensor weight, Tensor bias, ConvOps.Dims d) {
         if (d.groups() != 1) {
-            throw new UnsupportedOperationException("conv2d on " + input.device() + " runs one group; this one has "
-                    + d.groups() + " (grouped and depthwise convolutions are host-only for now)");
+            return grouped(input, weight, bias, d);
         }
         Tensor out;
         Tensor cols;
@@ -42,6 +43,24 @@ final class DeviceConv {
         Tensor saved = needW ? cols : null;
         return Autograd.record("ConvolutionBackward0", out, g -> backward(g[0], sw.unpack(), saved, d, needX, needW,
                 hasBias), input, weight, bias);
+    }
+
+    /**
+     * A grouped (or depthwise) convolution as one convolution per group of channels, joined along the channels:
+     * recorded narrows and a cat carry the gradients back, so the groups share the one-group kernels.
+     */
+    private static Tensor grouped(Tensor input, Tensor weight, Tensor bias, ConvOps.Dims d) {
+        ConvGeometry g = d.g();
+        int[] stride = {g.sH(), g.sW()};
+        int[] padding = {g.pH(), g.pW()};
+        int[] dilation = {g.dH(), g.dW()};
+        List<Tensor> parts = new ArrayList<>(d.groups());
+        for (int gi = 0; gi < d.groups(); gi++) {
+            Tensor b = bias == null ? null : bias.narrow(0, gi * d.og(), d.og());
+            parts.add(ConvOps.conv2d(input.narrow(1, gi * d.cg(), d.cg()), weight.narrow(0, gi * d.og(), d.og()), b,
+                    stride, padding, dilation, 1));
+        }
+        return Tensor.cat(parts, 1);
     }
 
     private static Tensor[] backward(Tensor gradOut, Tensor weight, Tensor cols, ConvOps.Dims d, boolean needX,

@@ -5,7 +5,6 @@ import static io.tensorbus.spi.contract.DeviceParity.random;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
-import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.tensorbus.DType;
@@ -53,11 +52,10 @@ public abstract class DeviceNnParityTest extends DeviceSuite {
                 new int[] {2, 1}, new int[] {2, 1}, 1), x, random(5, 2, 4, 3, 2), random(6, 2));
         parity("conv 1x1", t -> Functional.conv2d(t.get(0), t.get(1), t.get(2), 1, 0), x, random(7, 8, 4, 1, 1),
                 random(8, 8));
-        Tensor grouped = random(9, 4, 2, 3, 3).to(dev());
-        UnsupportedOperationException e = assertThrows(UnsupportedOperationException.class,
-                () -> Functional.conv2d(x.to(dev()), grouped, null, new int[] {1, 1}, new int[] {0, 0},
-                        new int[] {1, 1}, 2));
-        assertTrue(e.getMessage().contains(dev().toString()) && e.getMessage().contains("2"), e.getMessage());
+        parity("conv in 2 groups with a bias", t -> Functional.conv2d(t.get(0), t.get(1), t.get(2),
+                new int[] {2, 1}, new int[] {1, 0}, new int[] {1, 1}, 2), x, random(9, 6, 2, 3, 3), random(17, 6));
+        parity("depthwise conv", t -> Functional.conv2d(t.get(0), t.get(1), null, new int[] {1, 1},
+                new int[] {1, 1}, new int[] {1, 1}, 4), x, random(18, 4, 1, 3, 3));
     }
 
     @Test
