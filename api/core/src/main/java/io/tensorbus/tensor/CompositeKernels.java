@@ -1,6 +1,7 @@
 package io.tensorbus.tensor;
 
 import io.tensorbus.DType;
+import java.util.List;
 
 /**
  * The operations host and device tables share, as PyTorch's composite and autograd kernels are shared by every
@@ -152,6 +153,41 @@ abstract class CompositeKernels implements Kernels {
     @Override
     public Tensor logSoftmax(Tensor t, int dim) {
         return ReduceOps.logSoftmax(t, dim);
+    }
+
+    @Override
+    public Tensor indexSelect(Tensor t, int dim, Tensor index) {
+        return IndexOps.indexSelect(t, dim, index);
+    }
+
+    @Override
+    public Tensor gather(Tensor t, int dim, Tensor index) {
+        return IndexOps.gather(t, dim, index);
+    }
+
+    @Override
+    public Tensor scatter(Tensor t, int dim, Tensor index, Tensor src) {
+        return IndexOps.scatter(t, dim, index, src);
+    }
+
+    @Override
+    public Tensor scatter(Tensor t, int dim, Tensor index, double value) {
+        return IndexOps.scatterValue(t, dim, index, value);
+    }
+
+    @Override
+    public Tensor oneHot(Tensor indices, int numClasses) {
+        return IndexOps.oneHot(indices, numClasses);
+    }
+
+    @Override
+    public Tensor cat(List<Tensor> tensors, int dim) {
+        return ViewOps.cat(tensors, dim);
+    }
+
+    @Override
+    public Tensor stack(List<Tensor> tensors, int dim) {
+        return ViewOps.stack(tensors, dim);
     }
 
     @Override

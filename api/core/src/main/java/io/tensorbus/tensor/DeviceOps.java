@@ -72,15 +72,23 @@ final class DeviceOps {
         stridedCopy(src, dst, "copyi");
     }
 
-    /** Copies every element of {@code src} to the same index of {@code dst}, both laid out as their strides say. */
+    /**
+     * Copies every element of {@code src} to the same index of {@code dst}, both laid out as their strides say.
+     * Layouts that walk more dimensions than the kernel does are copied one slice of their first dimension at a
+     * time.
+     */
     private static void stridedCopy(Tensor src, Tensor dst, String op) {
         int[][] dims = merged(src.shape(), src.strides(), dst.strides());
         int rank = dims[0].length;
         int max = DeviceTensorKernels.MAX_COPY_DIMS;
         if (rank > max) {
-            throw new UnsupportedOperationException(op + " on " + src.device() + ": views of shape "
-                    + Shapes.str(src.shape()) + " with strides " + Shapes.str(src.strides()) + " and "
-                    + Shapes.str(dst.strides()) + " walk " + rank + " dimensions; device copies walk at most " + max);
+            int first = firstWalked(src.shape());
+            try (var ignored = Autograd.noGrad()) {
+                for (int i = 0; i < src.size(first); i++) {
+                    stridedCopy(src.select(first, i), dst.select(first, i), op);
+                }
+            }
+            return;
         }
         Object[] args = new Object[5 + 3 * max];
         args[0] = storageView(src);
@@ -95,6 +103,15 @@ final class DeviceOps {
         await(runtime(src).launch(DeviceTensorKernels.copies(), DeviceTensorKernels.copyName(src.dtype().byteSize()),
                 src.numel(), 0, Arrays.copyOf(args, 4 + 3 * max)), op, src);
         dst.storage().bumpVersion();
+    }
+
+    /** The first dimension of {@code shape} longer than 1. */
+    private static int firstWalked(int[] shape) {
+        int d = 0;
+        while (shape[d] == 1) {
+            d++;
+        }
+        return d;
     }
 
     /** The storage of {@code t} from its first element on, as a buffer the kernels index with strides. */
@@ -299,16 +316,23 @@ final class DeviceOps {
 
     // ---- reductions along rows -------------------------------------------------------------------------------
 
-    /** The sums of the rows of a contiguous {@code [outer, inner]} tensor of float32 or float64, as {@code [outer]}. */
+    /**
+     * The sums of the rows of a contiguous {@code [outer, inner]} tensor of float32, float64 or int64 (exact,
+     * wrapping as Java's {@code long}), as {@code [outer]}.
+     */
     static Tensor sumRows(Tensor rows) {
-        checkReal("sum", rows, rows.dtype());
+        boolean int64 = rows.dtype() == DType.INT64;
+        if (!int64) {
+            checkReal("sum", rows, rows.dtype());
+        }
         int outer = rows.size(0);
         Tensor out = emptyNear(rows, rows.dtype(), new int[] {outer});
         if (outer == 0 || rows.size(1) == 0) {
             return out; // zero-filled: the sum of nothing
         }
         long items = (long) outer * DeviceTensorKernels.ROW_GROUP;
-        await(runtime(rows).launch(DeviceTensorKernels.program(rows.dtype()), DeviceTensorKernels.SUM_ROWS, items,
+        await(runtime(rows).launch(DeviceTensorKernels.program(int64 ? DType.FLOAT64 : rows.dtype()),
+                int64 ? DeviceTensorKernels.SUM_ROWS_INT64 : DeviceTensorKernels.SUM_ROWS, items,
                 DeviceTensorKernels.ROW_GROUP, buffer(rows, "sum"), buffer(out, "sum"), (long) rows.size(1)), "sum",
                 rows);
         return out;

@@ -33,8 +33,8 @@ final class DeviceRuntimeKernels extends CompositeKernels {
     /** What device tensors support, for refusals. */
     static final String SUPPORTED = "device tensors support add, sub, mul, div, neg and their in-place forms, "
             + "exp, log, sqrt, abs, relu, sigmoid, tanh, pow, clamp, eq/gt/lt, sum, mean, max/min, softmax, "
-            + "logSoftmax, matmul, mm, bmm, filli, zeroi, copyi, clone, contiguous, to(DType), views, item and "
-            + "toXxxArray, with autograd";
+            + "logSoftmax, matmul, mm, bmm, cat, stack, indexSelect, gather, scatter, oneHot, set, filli, zeroi, "
+            + "copyi, clone, contiguous, to(DType), views, item and toXxxArray, with autograd";
 
     /** How long one device operation may take before the caller gets a timeout, in minutes. */
     private static final long DEVICE_WAIT_MINUTES = 10;
@@ -148,6 +148,21 @@ final class DeviceRuntimeKernels extends CompositeKernels {
         }
         await(runtime(t).fill(buffer(t, "filli"), v), "filli", t);
         t.storage().bumpVersion();
+        return t;
+    }
+
+    /** Writes one element in place: a fill of the element's view, after the host's checks of the index. */
+    @Override
+    public Tensor set(Tensor t, double value, int[] index) {
+        AutogradMeta.checkInplace(t, "set");
+        t.elementOffset(index);
+        try (var ignored = Autograd.noGrad()) {
+            Tensor element = t;
+            for (int i : index) {
+                element = element.select(0, i);
+            }
+            filli(element, value);
+        }
         return t;
     }
 

@@ -2,7 +2,6 @@ package io.tensorbus.tensor;
 
 import io.tensorbus.internal.tensor.Access;
 import java.lang.foreign.MemorySegment;
-import java.util.List;
 
 /**
  * The kernel table of host memory: every operation, on the Vector API kernels of {@link Ops}, {@link ReduceOps},
@@ -85,40 +84,5 @@ final class HostKernels extends CompositeKernels {
         Access.setDouble(t.storage().segment(), t.dtype(), t.elementOffset(index), value);
         t.storage().bumpVersion();
         return t;
-    }
-
-    @Override
-    public Tensor indexSelect(Tensor t, int dim, Tensor index) {
-        return IndexOps.indexSelect(t, dim, index);
-    }
-
-    @Override
-    public Tensor gather(Tensor t, int dim, Tensor index) {
-        return IndexOps.gather(t, dim, index);
-    }
-
-    @Override
-    public Tensor scatter(Tensor t, int dim, Tensor index, Tensor src) {
-        return IndexOps.scatter(t, dim, index, src);
-    }
-
-    @Override
-    public Tensor scatter(Tensor t, int dim, Tensor index, double value) {
-        return IndexOps.scatterValue(t, dim, index, value);
-    }
-
-    @Override
-    public Tensor oneHot(Tensor indices, int numClasses) {
-        return IndexOps.oneHot(indices, numClasses);
-    }
-
-    @Override
-    public Tensor cat(List<Tensor> tensors, int dim) {
-        return ViewOps.cat(tensors, dim);
-    }
-
-    @Override
-    public Tensor stack(List<Tensor> tensors, int dim) {
-        return ViewOps.stack(tensors, dim);
     }
 }

@@ -38,8 +38,18 @@ final class IndexOps {
         int[] shape = t.shape();
         int size = shape[d];
         shape[d] = idx.length;
-        Tensor out = Tensor.empty(t.dtype(), shape);
         int[] inShape = t.shape();
+        if (DeviceOps.on(t)) {
+            sameDevice("indexSelect", t, index);
+            long[] offs = selectOffsets(idx, inShape, d);
+            Tensor out = DeviceIndexOps.take(DeviceOps.contiguous(t), offs, shape);
+            return Autograd.record("IndexSelectBackward0", out, g -> {
+                Tensor z = Tensor.zeros(g[0].device(), g[0].dtype(), inShape);
+                DeviceIndexOps.addAt(z, offs, g[0]);
+                return new Tensor[] {z};
+            }, t);
+        }
+        Tensor out = Tensor.empty(t.dtype(), shape);
         try (var ignored = Autograd.noGrad()) {
             for (int i = 0; i < idx.length; i++) {
                 Tensor src = t.select(d, checkIndex(idx[i], size, "indexSelect", d));
@@ -53,6 +63,44 @@ final class IndexOps {
             }
             return new Tensor[] {z};
         }, t);
+    }
+
+    /**
+     * The offsets, in a contiguous tensor of {@code shape}, of each element of its {@code indexSelect} along
+     * {@code d}: row-major over {@code [outer, idx.length, inner]}.
+     */
+    private static long[] selectOffsets(long[] idx, int[] shape, int d) {
+        long outer = 1;
+        for (int k = 0; k < d; k++) {
+            outer *= shape[k];
+        }
+        long inner = 1;
+        for (int k = d + 1; k < shape.length; k++) {
+            inner *= shape[k];
+        }
+        int size = shape.length == 0 ? 1 : shape[d];
+        long[] rows = new long[idx.length];
+        for (int j = 0; j < idx.length; j++) {
+            rows[j] = checkIndex(idx[j], size, "indexSelect", d);
+        }
+        long[] offs = new long[Math.toIntExact(outer * idx.length * inner)];
+        int at = 0;
+        for (long o = 0; o < outer; o++) {
+            for (long row : rows) {
+                long base = (o * size + row) * inner;
+                for (long r = 0; r < inner; r++) {
+                    offs[at++] = base + r;
+                }
+            }
+        }
+        return offs;
+    }
+
+    private static void sameDevice(String op, Tensor t, Tensor index) {
+        if (!t.device().equals(index.device())) {
+            throw new IllegalArgumentException(op + ": expected the tensor and its index on one device, got "
+                    + t.device() + " and " + index.device() + " (move one with to(Device))");
+        }
     }
 
     /** Calls {@code body(position in index, offset in target)} for each element of {@code index}. */
@@ -90,9 +138,30 @@ final class IndexOps {
         }
     }
 
+    /** The offset each element of {@code index} addresses, counted from {@code target}'s first element. */
+    private static long[] offsets(long[] idx, int[] idxShape, int dim, Tensor target, String op) {
+        long[] offs = new long[idx.length];
+        long base = target.storageOffset();
+        walk(idx, idxShape, dim, target, op, (p, off) -> offs[(int) p] = off - base);
+        return offs;
+    }
+
     static Tensor gather(Tensor t, int dim, Tensor index) {
         int d = Shapes.normalizeDim(dim, t.dim());
         long[] idx = indices(index, "gather");
+        Tensor out = DeviceOps.on(t) ? deviceGather(t, d, index, idx) : hostGather(t, d, index, idx);
+        int[] inShape = t.shape();
+        return Autograd.record("GatherBackward0", out, g -> new Tensor[] {
+            scatterAdd(Tensor.zeros(g[0].device(), g[0].dtype(), inShape), d, index, g[0])}, t);
+    }
+
+    private static Tensor deviceGather(Tensor t, int d, Tensor index, long[] idx) {
+        sameDevice("gather", t, index);
+        Tensor c = DeviceOps.contiguous(t);
+        return DeviceIndexOps.take(c, offsets(idx, index.shape(), d, c, "gather"), index.shape());
+    }
+
+    private static Tensor hostGather(Tensor t, int d, Tensor index, long[] idx) {
         Tensor out = Tensor.empty(t.dtype(), index.shape());
         MemorySegment src = t.storage().segment();
         MemorySegment dst = out.storage().segment();
@@ -103,14 +172,16 @@ final class IndexOps {
             walk(idx, index.shape(), d, t, "gather",
                     (p, off) -> Access.setLong(dst, dt, p, Access.getLong(src, dt, off)));
         }
-        int[] inShape = t.shape();
-        return Autograd.record("GatherBackward0", out, g -> new Tensor[] {
-            scatterAdd(Tensor.zeros(g[0].dtype(), inShape), d, index, g[0])}, t);
+        return out;
     }
 
     /** {@code target[index] += src} in place (duplicates accumulate); target must be contiguous. */
     static Tensor scatterAdd(Tensor target, int dim, Tensor index, Tensor src) {
         long[] idx = indices(index, "scatterAdd");
+        if (DeviceOps.on(target)) {
+            DeviceIndexOps.addAt(target, offsets(idx, index.shape(), dim, target, "scatterAdd"), src);
+            return target;
+        }
         double[] vals = src.contiguous().toDoubleArray();
         MemorySegment dst = target.storage().segment();
         DType dt = target.dtype();
@@ -125,10 +196,16 @@ final class IndexOps {
         Tensor srcPart = src.dim() == 0 ? src.expand(index.shape()) : src;
         checkSrc(index, srcPart);
         Tensor out = ViewOps.copyRaw(t, t.dtype());
-        double[] vals = gatherPrefix(srcPart, index.shape());
-        MemorySegment dst = out.storage().segment();
-        DType dt = t.dtype();
-        walk(idx, index.shape(), d, out, "scatter", (p, off) -> Access.setDouble(dst, dt, off, vals[(int) p]));
+        if (DeviceOps.on(out)) {
+            sameDevice("scatter", t, index);
+            sameDevice("scatter", t, src);
+            DeviceIndexOps.put(out, offsets(idx, index.shape(), d, out, "scatter"), prefix(srcPart, index.shape()));
+        } else {
+            double[] vals = prefix(srcPart, index.shape()).contiguous().toDoubleArray();
+            MemorySegment dst = out.storage().segment();
+            DType dt = t.dtype();
+            walk(idx, index.shape(), d, out, "scatter", (p, off) -> Access.setDouble(dst, dt, off, vals[(int) p]));
+        }
         return Autograd.record("ScatterBackward0", out, g -> new Tensor[] {
             g[0].scatter(d, index, 0.0),
             g[0].gather(d, index)}, t, src.dim() == 0 ? null : src);
@@ -147,22 +224,28 @@ final class IndexOps {
         }
     }
 
-    /** The elements of {@code src} in the leading box of size {@code shape}, row-major, as doubles. */
-    private static double[] gatherPrefix(Tensor src, int[] shape) {
+    /** The leading box of {@code src} of size {@code shape}, a view. */
+    private static Tensor prefix(Tensor src, int[] shape) {
         Tensor box = src;
         for (int k = 0; k < shape.length; k++) {
             box = box.narrow(k, 0, shape[k]);
         }
-        return box.contiguous().toDoubleArray();
+        return box;
     }
 
     static Tensor scatterValue(Tensor t, int dim, Tensor index, double value) {
         int d = Shapes.normalizeDim(dim, t.dim());
         long[] idx = indices(index, "scatter");
         Tensor out = ViewOps.copyRaw(t, t.dtype());
-        MemorySegment dst = out.storage().segment();
-        DType dt = t.dtype();
-        walk(idx, index.shape(), d, out, "scatter", (p, off) -> Access.setDouble(dst, dt, off, value));
+        if (DeviceOps.on(out)) {
+            sameDevice("scatter", t, index);
+            DeviceIndexOps.put(out, offsets(idx, index.shape(), d, out, "scatter"),
+                    Placement.full(out.device(), out.dtype(), value, new int[] {1}));
+        } else {
+            MemorySegment dst = out.storage().segment();
+            DType dt = t.dtype();
+            walk(idx, index.shape(), d, out, "scatter", (p, off) -> Access.setDouble(dst, dt, off, value));
+        }
         return Autograd.record("ScatterBackward1", out, g -> new Tensor[] {g[0].scatter(d, index, 0.0)}, t);
     }
 
@@ -183,6 +266,9 @@ final class IndexOps {
         if (classes <= 0 || max >= classes) {
             throw new IllegalArgumentException("oneHot: class values must be smaller than numClasses (" + numClasses
                     + "), largest is " + max);
+        }
+        if (DeviceOps.on(indices)) {
+            return DeviceIndexOps.oneHot(indices, classes);
         }
         Tensor out = Tensor.zeros(DType.INT64, ViewOps.insert(indices.shape(), indices.dim(), classes));
         MemorySegment s = out.storage().segment();

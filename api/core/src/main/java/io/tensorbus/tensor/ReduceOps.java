@@ -84,7 +84,8 @@ final class ReduceOps {
         DType outType = ct.isFloatingPoint() ? ct : DType.INT64;
         DType resultType = t.dtype().isFloatingPoint() ? t.dtype() : DType.INT64;
         if (DeviceOps.on(t)) {
-            Tensor sums = DeviceOps.sumRows(rowsOf(t.dtype() == ct ? t : ViewOps.copyRaw(t, ct), mask)).view(outShape);
+            Tensor sums = DeviceOps.sumRows(rowsOf(t.dtype() == outType ? t : ViewOps.copyRaw(t, outType), mask))
+                    .view(outShape);
             Tensor result = resultType == sums.dtype() ? sums : ViewOps.copyRaw(sums, resultType);
             return Autograd.record("SumBackward1", result, g -> new Tensor[] {expandBack(g[0], inShape, mask, keepDim)},
                     t);
@@ -348,7 +349,7 @@ final class ReduceOps {
             Tensor idx = keepDim || t.dim() == 0 ? indices : indices.unsqueeze(d);
             Autograd.record(max ? "MaxBackward0" : "MinBackward0", values, g -> {
                 Tensor gg = keepDim || t.dim() == 0 ? g[0] : g[0].unsqueeze(d);
-                Tensor z = Tensor.zeros(g[0].dtype(), inShape);
+                Tensor z = Tensor.zeros(g[0].device(), g[0].dtype(), inShape);
                 return new Tensor[] {t.dim() == 0 ? g[0] : z.scatter(d, idx, gg)};
             }, t);
         }

@@ -403,24 +403,40 @@ final class ViewOps {
         for (int i = 0; i < tensors.size(); i++) {
             Tensor t = Objects.requireNonNull(tensors.get(i), "tensor " + i);
             checkCatShape(first, t, d, i);
+            if (!t.device().equals(first.device())) {
+                throw new IllegalArgumentException("cat: expected all tensors on one device, got " + first.device()
+                        + " (tensor 0) and " + t.device() + " (tensor " + i + "); move them with to(Device)");
+            }
             dtype = Ops.promote(dtype, t.dtype());
             total += t.shape()[d];
         }
         shape[d] = total;
-        Tensor out = Tensor.empty(dtype, shape);
+        Tensor out = DeviceOps.on(first) ? DeviceRuntimeKernels.emptyNear(first, dtype, shape)
+                : Tensor.empty(dtype, shape);
         int[] sizes = new int[tensors.size()];
         int start = 0;
         try (var ignored = Autograd.noGrad()) {
             for (int i = 0; i < tensors.size(); i++) {
                 Tensor t = tensors.get(i);
                 sizes[i] = t.shape()[d];
-                Tensor dst = slice(out, d, start, start + sizes[i], 1);
-                Strided.copy(t.view(), dst.view(), t.shape());
+                copyRawInto(slice(out, d, start, start + sizes[i], 1), t);
                 start += sizes[i];
             }
         }
         return Autograd.record("CatBackward0", out, g -> splitSizes(g[0], sizes, d).toArray(new Tensor[0]),
                 tensors.toArray(new Tensor[0]));
+    }
+
+    /** Writes {@code src} into the view {@code dst} of its shape, converting to {@code dst}'s dtype. */
+    private static void copyRawInto(Tensor dst, Tensor src) {
+        if (src.numel() == 0) {
+            return;
+        }
+        if (DeviceOps.on(dst)) {
+            DeviceOps.copyInto(dst, src.dtype() == dst.dtype() ? src : DeviceOps.copy(src, dst.dtype()));
+        } else {
+            Strided.copy(src.view(), dst.view(), src.shape());
+        }
     }
 
     private static void checkCatShape(Tensor first, Tensor t, int d, int i) {

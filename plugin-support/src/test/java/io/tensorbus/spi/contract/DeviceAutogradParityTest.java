@@ -4,6 +4,8 @@ import static io.tensorbus.spi.contract.DeviceParity.assertClose;
 import static io.tensorbus.spi.contract.DeviceParity.random;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.tensorbus.DType;
 import io.tensorbus.Device;
@@ -41,6 +43,8 @@ public abstract class DeviceAutogradParityTest extends DeviceSuite {
         parity("scalars", x -> x.get(0).mul(2.5).add(1.0).div(3.0).sub(x.get(0).neg()), a);
         parity("narrowed columns", x -> x.get(0).narrow(1, 2, 4).mul(x.get(0).narrow(1, 1, 4)), a);
         parity("expanded row times matrix", x -> x.get(1).unsqueeze(0).expand(5, 7).mul(x.get(0)), a, b);
+        parity("a view walking seven dimensions", x -> x.get(0).permute(6, 5, 4, 3, 2, 1, 0).contiguous().mul(2.0),
+                random(40, 2, 3, 2, 2, 3, 2, 3));
     }
 
     @Test
@@ -69,8 +73,16 @@ public abstract class DeviceAutogradParityTest extends DeviceSuite {
         parity("softmax along 1", x -> x.get(0).softmax(1), a);
         parity("logSoftmax along the last", x -> x.get(0).logSoftmax(-1), a);
         parity("logSoftmax of a transpose", x -> x.get(0).transpose(1, 2).logSoftmax(1), a);
+        parity("max along 1", x -> x.get(0).max(1, false), a);
+        parity("min of ties along the last, kept", x -> x.get(0).clamp(-0.5, 0.5).min(2, true), a);
+        parity("max along 0 of a transpose", x -> x.get(0).transpose(0, 2).max(0, false), a);
         Tensor d = a.to(dev());
         assertClose(a.max(1, false), d.max(1, false).cpu(), "max along 1");
+        Tensor ints = Tensor.of(new int[] {1, -2, 3, 2_000_000_000, 2_000_000_000, 6, 7, 8, 9, 10, 11, 12}, 2, 3, 2);
+        assertArrayEquals(ints.sum(new int[] {1}, false).toLongArray(), ints.to(dev()).sum(new int[] {1}, false).cpu()
+                .toLongArray(), "int32 sums along a dimension, exact in int64");
+        assertArrayEquals(ints.sum(new int[] {0, 2}, true).toLongArray(), ints.to(dev()).transpose(0, 1)
+                .sum(new int[] {1, 2}, true).cpu().toLongArray(), "int32 sums of a transpose");
         Tensor labels = a.argmax(1, false);
         assertArrayEquals(labels.toLongArray(), d.argmax(1, false).cpu().toLongArray(), "argmax along 1");
         assertArrayEquals(a.gt(a.mul(0.5)).toLongArray(), d.gt(d.mul(0.5)).cpu().toLongArray(), "gt");
@@ -81,6 +93,64 @@ public abstract class DeviceAutogradParityTest extends DeviceSuite {
         Tensor guess = Tensor.of(g, labels.shape());
         assertArrayEquals(labels.eq(guess).toLongArray(), d.argmax(1, false).eq(guess.to(dev())).cpu().toLongArray(),
                 "eq of int64 tensors");
+    }
+
+    @Test
+    void catAndStackJoinDeviceTensorsAsTheHost() {
+        parity("cat of views along 1", x -> Tensor.cat(List.of(x.get(0), x.get(1).t(), x.get(0).narrow(1, 1, 2)), 1),
+                random(20, 4, 3), random(21, 5, 4));
+        parity("cat along 0 with an empty part", x -> Tensor.cat(List.of(x.get(0), x.get(0).narrow(0, 0, 0),
+                x.get(1)), 0), random(22, 2, 3), random(23, 4, 3));
+        parity("stack along the last", x -> Tensor.stack(List.of(x.get(0), x.get(1).mul(2)), -1), random(24, 3, 5),
+                random(25, 3, 5));
+        Tensor ints = Tensor.of(new long[] {1, 2, 3}, 1, 3);
+        Tensor floats = random(26, 2, 3);
+        assertClose(Tensor.cat(List.of(ints, floats), 0), Tensor.cat(List.of(ints.to(dev()), floats.to(dev())), 0)
+                .cpu(), "cat promotes int64 and float32 to float32");
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> Tensor.cat(List.of(floats.to(dev()), floats), 0));
+        assertTrue(e.getMessage().contains("cat") && e.getMessage().contains(dev().toString())
+                && e.getMessage().contains("cpu"), e.getMessage());
+    }
+
+    @Test
+    void indexOpsSelectGatherAndScatterAsTheHostWithDuplicateIndices() {
+        Tensor rows = Tensor.of(new long[] {3, 0, -1, 3, 1}, 5);
+        parity("indexSelect rows with duplicates", x -> x.get(0).indexSelect(0, near(rows, x)), random(30, 4, 3, 2));
+        parity("indexSelect along 1 of a transpose", x -> x.get(0).t().indexSelect(1, near(rows, x)), random(31, 4, 6));
+        Tensor idx = Tensor.of(new long[] {0, 2, 2, 1, 1, 1, 0, 0, 2, 2, 0, 1}, 4, 3);
+        parity("gather along 1 with duplicates", x -> x.get(0).gather(1, near(idx, x)), random(32, 4, 5));
+        parity("gather along 0 of a transpose", x -> x.get(0).t().gather(0, near(idx.narrow(1, 0, 2).t(), x)),
+                random(33, 5, 4));
+        parity("scatter of a source, the last duplicate winning", x -> x.get(0).scatter(1, near(idx, x), x.get(1)),
+                random(34, 4, 5), random(35, 4, 3));
+        parity("scatter of a value", x -> x.get(0).scatter(1, near(idx, x), -7.0), random(36, 4, 5));
+        Tensor labels = Tensor.of(new long[] {2, 0, 4, 2}, 2, 2);
+        assertArrayEquals(Tensor.oneHot(labels, 5).toLongArray(), Tensor.oneHot(labels.to(dev()), 5).cpu()
+                .toLongArray(), "oneHot");
+        Tensor ints = Tensor.of(new long[] {5, 6, 7, 8}, 2, 2);
+        assertArrayEquals(ints.gather(1, labels.sub(labels).add(1L)).toLongArray(), ints.to(dev())
+                .gather(1, labels.sub(labels).add(1L).to(dev())).cpu().toLongArray(), "gather of int64 elements");
+        Tensor host = random(39, 3, 4);
+        Tensor device = host.to(dev());
+        host.t().set(5.5, 3, 1);
+        device.t().set(5.5, 3, 1);
+        device.set(-2, 0, 0);
+        host.set(-2, 0, 0);
+        assertClose(host, device.cpu(), "set through a transpose and in place");
+        assertThrows(IllegalArgumentException.class, () -> device.set(1, 3, 0));
+        IllegalArgumentException bad = assertThrows(IllegalArgumentException.class,
+                () -> random(37, 4, 5).to(dev()).gather(1, idx.add(3L).to(dev())));
+        assertTrue(bad.getMessage().contains("out of bounds"), bad.getMessage());
+        IllegalArgumentException mixed = assertThrows(IllegalArgumentException.class,
+                () -> random(38, 4, 5).to(dev()).indexSelect(0, rows));
+        assertTrue(mixed.getMessage().contains("indexSelect") && mixed.getMessage().contains("cpu"),
+                mixed.getMessage());
+    }
+
+    /** {@code index} where the case's first input lives. */
+    private static Tensor near(Tensor index, List<Tensor> inputs) {
+        return index.to(inputs.get(0).device());
     }
 
     @Test

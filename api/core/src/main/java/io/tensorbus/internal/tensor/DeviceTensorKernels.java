@@ -26,6 +26,8 @@ public final class DeviceTensorKernels {
     public static final String BINARY = "binary";
     /** {@code (a, b, out(bool), n, bStride, op)}: the {@code COMPARE_*} comparisons as 0 or 1. */
     public static final String COMPARE = "compare";
+    /** {@link #SUM_ROWS} of int64 tensors (wrapping as Java's {@code long} does), in the float64 program. */
+    public static final String SUM_ROWS_INT64 = "sum_rows_int64";
     /** {@link #COMPARE} of int64 tensors, in the float64 program. */
     public static final String COMPARE_INT64 = "compare_int64";
     /** {@code (x, y, cols)}, over {@code rows * ROW_GROUP} items in groups of {@link #ROW_GROUP}: row sums. */
@@ -74,6 +76,13 @@ public final class DeviceTensorKernels {
      * {@code (seed, offset)} is below {@code keep}, else 0.
      */
     public static final String DROPOUT_MASK = "dropout_mask";
+
+    /**
+     * {@code (dst, src, targets(int64), starts(int64), order(int64), groups)}: for each group {@code k}, adds the
+     * {@code src} elements {@code order[starts[k]..starts[k+1])} (summed in float64) to {@code dst[targets[k]]};
+     * the targets are distinct, so no two work items write one element.
+     */
+    public static final String ADD_AT = "add_at";
 
     /** Unary codes. */
     public static final int UNARY_RELU = 0;
@@ -143,6 +152,19 @@ public final class DeviceTensorKernels {
                     double scale) {
                 size_t i = GID;
                 if (i < n) mask[mo + i] = philox_uniform(seed, offset, i) < keep ? (REAL) scale : (REAL) 0;
+            }
+
+            KERNEL void add_at(GLOBAL REAL* dst, ulong dof, GLOBAL const REAL* src, ulong so,
+                    GLOBAL const long* targets, ulong to, GLOBAL const long* starts, ulong sto,
+                    GLOBAL const long* order, ulong oo, ulong groups) {
+                size_t k = GID;
+                if (k >= groups) return;
+                ulong at = dof + (ulong) targets[to + k];
+                double s = (double) dst[at];
+                for (long p = starts[sto + k]; p < starts[sto + k + 1]; p++) {
+                    s += (double) src[so + (ulong) order[oo + p]];
+                }
+                dst[at] = (REAL) s;
             }
 
             KERNEL void compare(GLOBAL const REAL* a, ulong ao, GLOBAL const REAL* b, ulong bo, GLOBAL uchar* out,
@@ -396,6 +418,21 @@ public final class DeviceTensorKernels {
             """;
 
     private static final String COMPARE_LONG = """
+            KERNEL void sum_rows_int64(GLOBAL const long* x, ulong xo, GLOBAL long* y, ulong yo, ulong cols) {
+                LOCAL_MEM long part[64];
+                size_t row = GID / 64;
+                size_t l = LID;
+                long s = 0;
+                for (ulong c = l; c < cols; c += 64) s += x[xo + row * cols + c];
+                part[l] = s;
+                SYNC_LOCAL();
+                if (l == 0) {
+                    long t = 0;
+                    for (int i = 0; i < 64; i++) t += part[i];
+                    y[yo + row] = t;
+                }
+            }
+
             KERNEL void compare_int64(GLOBAL const long* a, ulong ao, GLOBAL const long* b, ulong bo,
                     GLOBAL uchar* out, ulong oo, ulong n, ulong bs, int op) {
                 size_t i = GID;
@@ -428,6 +465,18 @@ public final class DeviceTensorKernels {
                 dst[(long) dof + dst_off] = src[(long) so + src_off];
             }
 
+            KERNEL void take_E(GLOBAL const E* src, ulong so, GLOBAL const long* offs, ulong oo, GLOBAL E* dst,
+                    ulong dof, ulong n) {
+                size_t i = GID;
+                if (i < n) dst[dof + i] = src[so + (ulong) offs[oo + i]];
+            }
+
+            KERNEL void put_E(GLOBAL E* dst, ulong dof, GLOBAL const long* offs, ulong oo, GLOBAL const E* src,
+                    ulong so, GLOBAL const long* from, ulong fo, ulong n) {
+                size_t i = GID;
+                if (i < n) dst[dof + (ulong) offs[oo + i]] = src[so + (ulong) from[fo + i]];
+            }
+
             """;
 
     private static final KernelSource FLOAT32 = new KernelSource("tensorbus-tensor-float32",
@@ -457,9 +506,25 @@ public final class DeviceTensorKernels {
         };
     }
 
-    /** The program of the strided copies. */
+    /** The program of the strided copies and of {@link #takeName} and {@link #putName}. */
     public static KernelSource copies() {
         return COPIES;
+    }
+
+    /**
+     * In {@link #copies}, the gather of elements of {@code byteSize} bytes by offset: {@code (src, offs(int64), dst,
+     * n)}, {@code dst[i] = src[offs[i]]}, offsets in elements from {@code src}'s first.
+     */
+    public static String takeName(int byteSize) {
+        return "take_" + byteSize;
+    }
+
+    /**
+     * In {@link #copies}, the scatter of elements of {@code byteSize} bytes to distinct offsets: {@code (dst,
+     * offs(int64), src, from(int64), n)}, {@code dst[offs[i]] = src[from[i]]}.
+     */
+    public static String putName(int byteSize) {
+        return "put_" + byteSize;
     }
 
     /**

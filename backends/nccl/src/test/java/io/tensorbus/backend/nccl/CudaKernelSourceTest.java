@@ -128,6 +128,37 @@ class CudaKernelSourceTest {
     }
 
     @Test
+    void cudaIndexKernelsTakePutAndAddByOffset(@TempDir Path dir) throws Exception {
+        String main = """
+                int main(int argc, char **argv) {
+                    float src[5] = {1, 2, 3, 4, 5};
+                    long offs[5] = {4, 0, 4, 2, 0};
+                    float out[15] = {0};
+                    LAUNCH(5, take_4((const unsigned int *) src, 0, offs, 0, (unsigned int *) out, 0, 5));
+                    long targets[3] = {0, 2, 4};
+                    long starts[4] = {0, 2, 3, 5};
+                    long order[5] = {1, 4, 3, 0, 2};
+                    out[5] = 0.5f;
+                    LAUNCH(3, add_at(out, 5, src, 0, targets, 0, starts, 0, order, 0, 3));
+                    long to[2] = {1, 3};
+                    long from[2] = {4, 0};
+                    LAUNCH(2, put_4((unsigned int *) out, 10, to, 0, (const unsigned int *) src, 0, from, 0, 2));
+                    write_file(argv[1], out, sizeof(out));
+                    return 0;
+                }
+                """;
+        String source = DeviceKernels.program(DeviceKernels.Dialect.CUDA, DeviceTensorKernels.program(DType.FLOAT32))
+                + DeviceTensorKernels.copies().source();
+        Path exe = compile(dir, "index", source, main);
+        run(exe, dir.resolve("out.bin"));
+        int[] got = ints(dir.resolve("out.bin"));
+        float[] want = {5, 1, 5, 3, 1, 0.5f + 2 + 5, 0, 4, 0, 1 + 3, 0, 5, 0, 1, 0};
+        for (int i = 0; i < want.length; i++) {
+            assertEquals(want[i], Float.intBitsToFloat(got[i]), 0f, "element " + i);
+        }
+    }
+
+    @Test
     void halvesAndSaturatingCastsInTheCudaPreludeAreJavas(@TempDir Path dir) throws Exception {
         String main = """
                 int main(int argc, char **argv) {
