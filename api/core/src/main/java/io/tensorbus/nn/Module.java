@@ -190,6 +190,15 @@ public abstract class Module {
         return this;
     }
 
+    /**
+     * Where this module's first parameter lives, where its inputs go: after {@link #to(Device)}, that device;
+     * {@link Device#CPU} for a module without parameters.
+     */
+    public final Device device() {
+        List<Tensor> params = parameters();
+        return params.isEmpty() ? Device.CPU : params.getFirst().device();
+    }
+
     private static void move(Tensor t, Device device) {
         if (!t.device().equals(device)) {
             TensorInternals.setData(t, t.detach().to(device));

@@ -1,7 +1,6 @@
 package io.tensorbus.parallel;
 
 import io.tensorbus.DType;
-import io.tensorbus.Device;
 import io.tensorbus.autograd.Autograd;
 import io.tensorbus.c10d.ReduceOp;
 import io.tensorbus.distributed.DebugLevel;
@@ -184,7 +183,8 @@ public final class DistributedDataParallel extends Module implements Joinable, A
 
     /** Sums (ranks whose backward averages gradients, ranks that broadcast buffers first) in a join context. */
     private long[] allReduceJoinFlags(int gradients, int buffers) {
-        Tensor t = Tensor.of(new int[] {gradients, buffers}, 2).to(device());
+        // On the parameters' device: a device backend (NCCL) takes only its device's tensors.
+        Tensor t = Tensor.of(new int[] {gradients, buffers}, 2).to(module.device());
         await(group.allReduce(t, ReduceOp.SUM), "the join context's count of ranks synchronising");
         return new long[] {t.getLong(0), t.getLong(1)};
     }
@@ -263,18 +263,9 @@ public final class DistributedDataParallel extends Module implements Joinable, A
 
     /** The highest rank for which {@code candidate} holds (c10d's {@code _find_common_rank}), or -1 when none. */
     int commonRank(boolean candidate) {
-        Tensor t = Tensor.of(new long[] {candidate ? group.rank() : -1}, 1).to(device());
+        Tensor t = Tensor.of(new long[] {candidate ? group.rank() : -1}, 1).to(module.device());
         await(group.allReduce(t, ReduceOp.MAX), "the election of a source rank");
         return (int) t.getLong(0);
-    }
-
-    /**
-     * Where the module's parameters live: the flags DDP all-reduces go there too, as a device backend (NCCL)
-     * takes only its device's tensors.
-     */
-    private Device device() {
-        List<Tensor> params = module.parameters();
-        return params.isEmpty() ? Device.CPU : params.getFirst().device();
     }
 
     <T> T await(Future<T> work, String what) {

@@ -146,9 +146,11 @@ public abstract class DeviceNnParityTest extends DeviceSuite {
         MnistNet net = new MnistNet(new Generator(1));
         Tensor weight = net.namedParameters().get("conv1.weight");
         Tensor before = weight.detach().clone();
+        assertEquals(Device.CPU, net.device());
         assertSame(net, net.to(dev()));
         assertSame(weight, net.namedParameters().get("conv1.weight"), "the parameter object is kept");
         assertEquals(dev(), weight.device());
+        assertEquals(dev(), net.device());
         assertTrue(weight.requiresGrad());
         assertClose(before, weight.detach().cpu(), "moved values");
         MnistNet host = new MnistNet(new Generator(2));

@@ -12,7 +12,6 @@ import io.tensorbus.tensor.Tensor;
 import io.tensorbus.tensor.Threads;
 import io.tensorbus.workloads.cli.Cli;
 import io.tensorbus.workloads.demo.FashionMnistTraining;
-import io.tensorbus.workloads.demo.TrainingLoop;
 import java.io.PrintStream;
 import java.util.Arrays;
 import java.util.List;
@@ -142,7 +141,7 @@ public final class DdpBench {
         DistributedDataParallel ddp = model instanceof DistributedDataParallel d ? d : null;
         SGD sgd = SGD.builder().lr(0.01).momentum(0.5).build(model.parameters());
         int batch = GLOBAL_BATCH / world;
-        Device device = TrainingLoop.deviceOf(model);
+        Device device = model.device();
         Tensor x = Tensor.randn(new Generator(2), DType.FLOAT32, batch, 1, 28, 28).to(device);
         Tensor y = Tensor.randint(new Generator(3), 0, 10, batch).to(device);
         int total = options.warmup() + options.steps();

@@ -12,7 +12,6 @@ import io.tensorbus.optim.Optimizer;
 import io.tensorbus.tensor.MemoryScope;
 import io.tensorbus.tensor.Tensor;
 import java.io.PrintStream;
-import java.util.List;
 import java.util.Locale;
 
 /**
@@ -69,7 +68,7 @@ public final class TrainingLoop {
     public static EpochStats epoch(Module model, Optimizer optimizer, DataLoader<?> loader, int batches, int epoch,
                                    int epochs, PrintStream progress) {
         model.train();
-        Device device = deviceOf(model);
+        Device device = model.device();
         return epoch(batch -> {
             optimizer.zeroGrad(true);
             Tensor loss = Functional.nllLoss(model.forward(batch.inputs().to(device)), batch.targets().to(device));
@@ -114,17 +113,11 @@ public final class TrainingLoop {
     /** How many of {@code images} (rows {@code [N, 1, 28, 28]}) {@code model} labels right, in eval mode. */
     public static long correct(Module model, Tensor images, Tensor labels) {
         model.eval();
-        Device device = deviceOf(model);
+        Device device = model.device();
         try (var ignored = Autograd.noGrad()) {
             Tensor predicted = model.forward(images.to(device)).argmax(1, false);
             return Math.round(predicted.eq(labels.to(device)).to(DType.FLOAT32).sum().item());
         }
-    }
-
-    /** Where {@code model}'s parameters live, where its batches go. */
-    public static Device deviceOf(Module model) {
-        List<Tensor> params = model.parameters();
-        return params.isEmpty() ? Device.CPU : params.getFirst().device();
     }
 
     /** {@code epoch 2/5  loss 0.5123  3.1 s  4120 samples/s}. */
