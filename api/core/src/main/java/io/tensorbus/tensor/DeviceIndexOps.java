@@ -16,10 +16,10 @@ final class DeviceIndexOps {
     }
 
     /** {@code out[i] = src[offs[i]]}, {@code out} of {@code shape}; {@code src} is a contiguous device tensor. */
-    static Tensor take(Tensor src, long[] offs, int[] shape) {
+    static Tensor take(String op, Tensor src, long[] offs, int[] shape) {
         Tensor out = DeviceRuntimeKernels.emptyNear(src, src.dtype(), shape);
         if (offs.length > 0) {
-            DeviceOps.launch("take", DeviceTensorKernels.copies(),
+            DeviceOps.launch(op, DeviceTensorKernels.copies(),
                     DeviceTensorKernels.takeName(src.dtype().byteSize()), offs.length, 0, src, upload(offs, src), out,
                     (long) offs.length);
         }
@@ -30,7 +30,7 @@ final class DeviceIndexOps {
      * {@code dst[offs[i]] = values[i]} (or {@code values[0]} for every {@code i} when it holds one element) in
      * place, the last {@code i} winning among equal offsets; {@code dst} is a contiguous device tensor.
      */
-    static void put(Tensor dst, long[] offs, Tensor values) {
+    static void put(String op, Tensor dst, long[] offs, Tensor values) {
         Groups g = Groups.of(offs);
         if (g.targets.length == 0) {
             return;
@@ -41,19 +41,28 @@ final class DeviceIndexOps {
             from[k] = one ? 0 : g.order[(int) g.starts[k + 1] - 1];
         }
         Tensor v = DeviceOps.contiguous(values.dtype() == dst.dtype() ? values : values.to(dst.dtype()));
-        DeviceOps.launch("scatter", DeviceTensorKernels.copies(), DeviceTensorKernels.putName(dst.dtype().byteSize()),
+        DeviceOps.launch(op, DeviceTensorKernels.copies(), DeviceTensorKernels.putName(dst.dtype().byteSize()),
                 from.length, 0, dst, upload(g.targets, dst), v, upload(from, dst), (long) from.length);
         dst.storage().bumpVersion();
     }
 
-    /** {@code dst[offs[i]] += src[i]} in place, duplicates accumulating; {@code dst} is contiguous, float. */
-    static void addAt(Tensor dst, long[] offs, Tensor src) {
+    /**
+     * {@code dst[offs[i]] += src[i]} in place, duplicates accumulating in index order and each addition rounded to
+     * the element type, as the host does; {@code dst} is contiguous and floating (half types add in float32).
+     */
+    static void addAt(String op, Tensor dst, long[] offs, Tensor src) {
         Groups g = Groups.of(offs);
         if (g.targets.length == 0) {
             return;
         }
+        if (dst.dtype() != DType.FLOAT32 && dst.dtype() != DType.FLOAT64) {
+            Tensor wide = DeviceOps.copy(dst, DType.FLOAT32);
+            addAt(op, wide, offs, src);
+            DeviceOps.copyInto(dst, DeviceOps.copy(wide, dst.dtype()));
+            return;
+        }
         Tensor s = DeviceOps.contiguous(src.dtype() == dst.dtype() ? src : src.to(dst.dtype()));
-        DeviceOps.launch("scatterAdd", DeviceTensorKernels.program(dst.dtype()), DeviceTensorKernels.ADD_AT,
+        DeviceOps.launch(op, DeviceTensorKernels.program(dst.dtype()), DeviceTensorKernels.ADD_AT,
                 g.targets.length, 0, dst, s, upload(g.targets, dst), upload(g.starts, dst), upload(g.order, dst),
                 (long) g.targets.length);
         dst.storage().bumpVersion();

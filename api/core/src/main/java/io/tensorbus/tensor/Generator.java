@@ -40,8 +40,8 @@ public final class Generator {
     }
 
     /**
-     * The position in the counter-based stream that dropout draws from, in blocks of four 32-bit words, as
-     * {@code torch.Generator.get_offset}; {@link #manualSeed} sets it to 0.
+     * The position in the counter-based stream that dropout draws from, as {@code torch.Generator.get_offset}
+     * but counted in blocks of four 32-bit words (PyTorch counts the words); {@link #manualSeed} sets it to 0.
      */
     public synchronized long offset() {
         return offset;

@@ -12,10 +12,12 @@ final class IndexOps {
     private IndexOps() {
     }
 
-    private static long[] indices(Tensor index, String op) {
+    /** The indices of {@code index}, read on the host, after checking its dtype and that it lives with {@code t}. */
+    private static long[] indices(Tensor t, Tensor index, String op) {
         if (index.dtype() != DType.INT64 && index.dtype() != DType.INT32) {
             throw new IllegalArgumentException(op + ": index must be int64 or int32, got " + index.dtype());
         }
+        sameDevice(op, t, index, "index");
         return index.toLongArray();
     }
 
@@ -34,18 +36,17 @@ final class IndexOps {
             throw new IllegalArgumentException("indexSelect: index must be 0-d or 1-d, got shape "
                     + Shapes.str(index.shape()));
         }
-        long[] idx = indices(index, "indexSelect");
+        long[] idx = indices(t, index, "indexSelect");
         int[] shape = t.shape();
         int size = shape[d];
         shape[d] = idx.length;
         int[] inShape = t.shape();
         if (DeviceOps.on(t)) {
-            sameDevice("indexSelect", t, index);
             long[] offs = selectOffsets(idx, inShape, d);
-            Tensor out = DeviceIndexOps.take(DeviceOps.contiguous(t), offs, shape);
+            Tensor out = DeviceIndexOps.take("indexSelect", DeviceOps.contiguous(t), offs, shape);
             return Autograd.record("IndexSelectBackward0", out, g -> {
                 Tensor z = Tensor.zeros(g[0].device(), g[0].dtype(), inShape);
-                DeviceIndexOps.addAt(z, offs, g[0]);
+                DeviceIndexOps.addAt("indexSelect backward", z, offs, g[0]);
                 return new Tensor[] {z};
             }, t);
         }
@@ -96,10 +97,10 @@ final class IndexOps {
         return offs;
     }
 
-    private static void sameDevice(String op, Tensor t, Tensor index) {
-        if (!t.device().equals(index.device())) {
-            throw new IllegalArgumentException(op + ": expected the tensor and its index on one device, got "
-                    + t.device() + " and " + index.device() + " (move one with to(Device))");
+    private static void sameDevice(String op, Tensor t, Tensor other, String what) {
+        if (!t.device().equals(other.device())) {
+            throw new IllegalArgumentException(op + ": expected the tensor and its " + what + " on one device, got "
+                    + t.device() + " and " + other.device() + " (move one with to(Device))");
         }
     }
 
@@ -148,7 +149,7 @@ final class IndexOps {
 
     static Tensor gather(Tensor t, int dim, Tensor index) {
         int d = Shapes.normalizeDim(dim, t.dim());
-        long[] idx = indices(index, "gather");
+        long[] idx = indices(t, index, "gather");
         Tensor out = DeviceOps.on(t) ? deviceGather(t, d, index, idx) : hostGather(t, d, index, idx);
         int[] inShape = t.shape();
         return Autograd.record("GatherBackward0", out, g -> new Tensor[] {
@@ -156,9 +157,8 @@ final class IndexOps {
     }
 
     private static Tensor deviceGather(Tensor t, int d, Tensor index, long[] idx) {
-        sameDevice("gather", t, index);
         Tensor c = DeviceOps.contiguous(t);
-        return DeviceIndexOps.take(c, offsets(idx, index.shape(), d, c, "gather"), index.shape());
+        return DeviceIndexOps.take("gather", c, offsets(idx, index.shape(), d, c, "gather"), index.shape());
     }
 
     private static Tensor hostGather(Tensor t, int d, Tensor index, long[] idx) {
@@ -177,9 +177,10 @@ final class IndexOps {
 
     /** {@code target[index] += src} in place (duplicates accumulate); target must be contiguous. */
     static Tensor scatterAdd(Tensor target, int dim, Tensor index, Tensor src) {
-        long[] idx = indices(index, "scatterAdd");
+        long[] idx = indices(target, index, "scatterAdd");
         if (DeviceOps.on(target)) {
-            DeviceIndexOps.addAt(target, offsets(idx, index.shape(), dim, target, "scatterAdd"), src);
+            DeviceIndexOps.addAt("gather backward", target, offsets(idx, index.shape(), dim, target, "scatterAdd"),
+                    src);
             return target;
         }
         double[] vals = src.contiguous().toDoubleArray();
@@ -192,19 +193,24 @@ final class IndexOps {
 
     static Tensor scatter(Tensor t, int dim, Tensor index, Tensor src) {
         int d = Shapes.normalizeDim(dim, t.dim());
-        long[] idx = indices(index, "scatter");
+        long[] idx = indices(t, index, "scatter");
         Tensor srcPart = src.dim() == 0 ? src.expand(index.shape()) : src;
         checkSrc(index, srcPart);
+        sameDevice("scatter", t, src, "source");
         Tensor out = ViewOps.copyRaw(t, t.dtype());
+        Tensor vals = prefix(srcPart, index.shape());
         if (DeviceOps.on(out)) {
-            sameDevice("scatter", t, index);
-            sameDevice("scatter", t, src);
-            DeviceIndexOps.put(out, offsets(idx, index.shape(), d, out, "scatter"), prefix(srcPart, index.shape()));
-        } else {
-            double[] vals = prefix(srcPart, index.shape()).contiguous().toDoubleArray();
+            DeviceIndexOps.put("scatter", out, offsets(idx, index.shape(), d, out, "scatter"), vals);
+        } else if (t.dtype().isFloatingPoint()) {
+            double[] v = vals.contiguous().toDoubleArray();
             MemorySegment dst = out.storage().segment();
             DType dt = t.dtype();
-            walk(idx, index.shape(), d, out, "scatter", (p, off) -> Access.setDouble(dst, dt, off, vals[(int) p]));
+            walk(idx, index.shape(), d, out, "scatter", (p, off) -> Access.setDouble(dst, dt, off, v[(int) p]));
+        } else {
+            long[] v = vals.contiguous().toLongArray(); // integers past 2^53 stay exact
+            MemorySegment dst = out.storage().segment();
+            DType dt = t.dtype();
+            walk(idx, index.shape(), d, out, "scatter", (p, off) -> Access.setLong(dst, dt, off, v[(int) p]));
         }
         return Autograd.record("ScatterBackward0", out, g -> new Tensor[] {
             g[0].scatter(d, index, 0.0),
@@ -235,11 +241,10 @@ final class IndexOps {
 
     static Tensor scatterValue(Tensor t, int dim, Tensor index, double value) {
         int d = Shapes.normalizeDim(dim, t.dim());
-        long[] idx = indices(index, "scatter");
+        long[] idx = indices(t, index, "scatter");
         Tensor out = ViewOps.copyRaw(t, t.dtype());
         if (DeviceOps.on(out)) {
-            sameDevice("scatter", t, index);
-            DeviceIndexOps.put(out, offsets(idx, index.shape(), d, out, "scatter"),
+            DeviceIndexOps.put("scatter", out, offsets(idx, index.shape(), d, out, "scatter"),
                     Placement.full(out.device(), out.dtype(), value, new int[] {1}));
         } else {
             MemorySegment dst = out.storage().segment();

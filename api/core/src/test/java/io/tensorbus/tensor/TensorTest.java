@@ -266,6 +266,14 @@ class TensorTest {
     }
 
     @Test
+    void scatterOfInt64KeepsValuesPastTwoToThe53Exactly() {
+        long big = (1L << 53) + 1;
+        Tensor s = Tensor.zeros(DType.INT64, 3).scatter(0, Tensor.of(new long[] {2, 0}, 2),
+                Tensor.of(new long[] {big, -big}, 2));
+        assertArrayEquals(new long[] {-big, 0, big}, s.toLongArray());
+    }
+
+    @Test
     void inPlaceOpsWriteThroughViewsAndBumpTheVersion() {
         Tensor t = Tensor.zeros(2, 3);
         int v0 = t.storage().version();

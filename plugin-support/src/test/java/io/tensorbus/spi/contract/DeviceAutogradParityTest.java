@@ -146,6 +146,35 @@ public abstract class DeviceAutogradParityTest extends DeviceSuite {
                 () -> random(38, 4, 5).to(dev()).indexSelect(0, rows));
         assertTrue(mixed.getMessage().contains("indexSelect") && mixed.getMessage().contains("cpu"),
                 mixed.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> random(38, 4, 5).indexSelect(0, rows.to(dev())));
+        IllegalArgumentException source = assertThrows(IllegalArgumentException.class,
+                () -> random(38, 4, 5).to(dev()).scatter(1, idx.to(dev()), random(35, 4, 3)));
+        assertTrue(source.getMessage().contains("source"), source.getMessage());
+        long big = (1L << 53) + 1;
+        Tensor bigs = Tensor.of(new long[] {big, -big}, 2);
+        Tensor at = Tensor.of(new long[] {2, 0}, 2);
+        assertArrayEquals(Tensor.zeros(DType.INT64, 3).scatter(0, at, bigs).toLongArray(), Tensor.zeros(DType.INT64, 3)
+                .to(dev()).scatter(0, at.to(dev()), bigs.to(dev())).cpu().toLongArray(), "int64 scatter, exact");
+    }
+
+    @Test
+    void scatterAddsRoundAsTheHostsAndHalvesAccumulateInFloat() {
+        Tensor three = Tensor.of(new long[] {0, 0, 0}, 1, 3);
+        Tensor g = Tensor.of(new float[] {1, 4e-8f, 4e-8f}, 1, 3);
+        Tensor hostLeaf = Tensor.zeros(1, 2).requiresGrad(true);
+        hostLeaf.gather(1, three).mul(g).sum().backward();
+        Tensor deviceLeaf = Tensor.zeros(1, 2).to(dev()).requiresGrad(true);
+        deviceLeaf.gather(1, three.to(dev())).mul(g.to(dev())).sum().backward();
+        assertArrayEquals(hostLeaf.grad().toFloatArray(), deviceLeaf.grad().cpu().toFloatArray(),
+                "the same float32 sums, each addition rounded");
+        Tensor half = random(41, 4, 5).to(DType.FLOAT16);
+        Tensor idx = Tensor.of(new long[] {0, 2, 2, 1, 1, 1, 0, 0, 2, 2, 0, 1}, 4, 3);
+        Tensor hostHalf = half.clone().requiresGrad(true);
+        hostHalf.gather(1, idx).to(DType.FLOAT32).sum().backward();
+        Tensor deviceHalf = half.to(dev()).requiresGrad(true);
+        deviceHalf.gather(1, idx.to(dev())).to(DType.FLOAT32).sum().backward();
+        assertEquals(DType.FLOAT16, deviceHalf.grad().dtype());
+        assertArrayEquals(hostHalf.grad().toFloatArray(), deviceHalf.grad().cpu().toFloatArray(), "float16 gradient");
     }
 
     /** {@code index} where the case's first input lives. */

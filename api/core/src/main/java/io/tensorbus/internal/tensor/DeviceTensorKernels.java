@@ -79,8 +79,9 @@ public final class DeviceTensorKernels {
 
     /**
      * {@code (dst, src, targets(int64), starts(int64), order(int64), groups)}: for each group {@code k}, adds the
-     * {@code src} elements {@code order[starts[k]..starts[k+1])} (summed in float64) to {@code dst[targets[k]]};
-     * the targets are distinct, so no two work items write one element.
+     * {@code src} elements {@code order[starts[k]..starts[k+1])} one by one to {@code dst[targets[k]]}, each sum
+     * rounded to the element type as the host's additions are; the targets are distinct, so no two work items
+     * write one element.
      */
     public static final String ADD_AT = "add_at";
 
@@ -160,11 +161,11 @@ public final class DeviceTensorKernels {
                 size_t k = GID;
                 if (k >= groups) return;
                 ulong at = dof + (ulong) targets[to + k];
-                double s = (double) dst[at];
+                REAL s = dst[at];
                 for (long p = starts[sto + k]; p < starts[sto + k + 1]; p++) {
-                    s += (double) src[so + (ulong) order[oo + p]];
+                    s = (REAL) ((double) s + (double) src[so + (ulong) order[oo + p]]);
                 }
-                dst[at] = (REAL) s;
+                dst[at] = s;
             }
 
             KERNEL void compare(GLOBAL const REAL* a, ulong ao, GLOBAL const REAL* b, ulong bo, GLOBAL uchar* out,
@@ -419,17 +420,17 @@ public final class DeviceTensorKernels {
 
     private static final String COMPARE_LONG = """
             KERNEL void sum_rows_int64(GLOBAL const long* x, ulong xo, GLOBAL long* y, ulong yo, ulong cols) {
-                LOCAL_MEM long part[64];
+                LOCAL_MEM ulong part[64];
                 size_t row = GID / 64;
                 size_t l = LID;
-                long s = 0;
-                for (ulong c = l; c < cols; c += 64) s += x[xo + row * cols + c];
+                ulong s = 0;
+                for (ulong c = l; c < cols; c += 64) s += (ulong) x[xo + row * cols + c];
                 part[l] = s;
                 SYNC_LOCAL();
                 if (l == 0) {
-                    long t = 0;
+                    ulong t = 0;
                     for (int i = 0; i < 64; i++) t += part[i];
-                    y[yo + row] = t;
+                    y[yo + row] = (long) t;
                 }
             }
 

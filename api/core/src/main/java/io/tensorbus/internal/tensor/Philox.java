@@ -52,14 +52,20 @@ public final class Philox {
      * and moves the generator past them.
      *
      * @throws IllegalArgumentException for a negative {@code n}
+     * @throws IllegalStateException when the offset would pass {@code Long.MAX_VALUE}
      */
     public static long reserve(Generator g, long n) {
         if (n < 0) {
             throw new IllegalArgumentException("cannot draw " + n + " values");
         }
+        long blocks = (n + 3) / 4;
         synchronized (g) {
             long at = g.offset();
-            g.setOffset(at + (n + 3) / 4);
+            if (at > Long.MAX_VALUE - blocks) {
+                throw new IllegalStateException("the generator's offset " + at + " leaves no room for " + n
+                        + " more draws; reseed it with manualSeed or move it with setOffset");
+            }
+            g.setOffset(at + blocks);
             return at;
         }
     }
