@@ -6,10 +6,11 @@ import io.tensorbus.spi.KernelSource;
 /**
  * The device kernels of tensor operations beyond a device runtime's own arithmetic, written once in the kernel
  * dialect of {@link KernelSource} and compiled by each runtime for its devices: strided copies (any view made
- * contiguous), element-wise functions and their gradients, comparisons, sums and softmax along rows, and the
- * largest element of each row. They compute as the host's kernels do: functions of float32 elements in float64,
- * rounded once; sums in float64. Element-wise kernels take their second operand with a stride of 1 or 0 (one
- * element for all).
+ * contiguous), element-wise functions and their gradients, comparisons, sums and softmax along rows, the largest
+ * element of each row, convolution columns, pooling, fused optimizer steps, dropout masks ({@link Philox}) and
+ * moves of elements by offset for the index operations. They compute as the host's kernels do: functions of
+ * float32 elements in float64, rounded once; sums in float64. Element-wise kernels take their second operand with
+ * a stride of 1 or 0 (one element for all).
  *
  * <p>Each floating dtype has its own program ({@link #program}); the copies, which only move bytes, have one
  * ({@link #copies}) for elements of 1, 2, 4 and 8 bytes.
