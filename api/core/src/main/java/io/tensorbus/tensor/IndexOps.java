@@ -79,7 +79,7 @@ final class IndexOps {
         for (int k = d + 1; k < shape.length; k++) {
             inner *= shape[k];
         }
-        int size = shape.length == 0 ? 1 : shape[d];
+        int size = shape[d];
         long[] rows = new long[idx.length];
         for (int j = 0; j < idx.length; j++) {
             rows[j] = checkIndex(idx[j], size, "indexSelect", d);
@@ -166,9 +166,10 @@ final class IndexOps {
         MemorySegment src = t.storage().segment();
         MemorySegment dst = out.storage().segment();
         DType dt = t.dtype();
-        walk(idx, index.shape(), d, t, "gather",
-                (p, off) -> Access.setDouble(dst, dt, p, Access.getDouble(src, dt, off)));
-        if (!dt.isFloatingPoint()) {
+        if (dt.isFloatingPoint()) {
+            walk(idx, index.shape(), d, t, "gather",
+                    (p, off) -> Access.setDouble(dst, dt, p, Access.getDouble(src, dt, off)));
+        } else {
             walk(idx, index.shape(), d, t, "gather",
                     (p, off) -> Access.setLong(dst, dt, p, Access.getLong(src, dt, off)));
         }
