@@ -3,9 +3,12 @@ package io.tensorbus.it;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
+import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.MatchResult;
 import java.util.regex.Pattern;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -14,7 +17,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * {@code Main.run}, in-process) starts two JVMs through the launcher, each deploying
  * {@code DdpFashionMnistVerticle} under Vert.x's {@code VertxApplication}. The legacy {@code io.vertx.core.Launcher
  * run} is the parameter server's to check ({@link MultiJvmParameterServerTest}): the launcher treats every verticle
- * the same, and each such run costs the suite seconds.
+ * the same, and each such run costs the suite seconds. The same job with {@code --ranks-as-threads} (both ranks as
+ * threads of one JVM) must train to the same loss and accuracy.
  */
 class MultiJvmDdpTest {
     private static void assertTrained(String o) {
@@ -26,6 +30,12 @@ class MultiJvmDdpTest {
         assertFalse(o.contains("[rank 1] "), "only rank 0 prints:\n" + o);
     }
 
+    /** The epoch's loss and the test accuracy, which depend on the arithmetic and the data alone. */
+    private static List<String> results(String out) {
+        return Pattern.compile("loss \\d+\\.\\d{4}|test accuracy \\d+\\.\\d{2}%").matcher(out).results()
+                .map(MatchResult::group).toList();
+    }
+
     @Test
     @Timeout(value = 120, unit = TimeUnit.SECONDS)
     void runDdpFashionMnistTrainsOnTwoJvmsUnderVertxApplication() {
@@ -33,5 +43,12 @@ class MultiJvmDdpTest {
                 "--limit", "512").succeeded();
         assertTrained(r.out());
         assertTrue(r.err().contains("running io.vertx.launcher.application.VertxApplication"), r.err());
+
+        LaunchResult threads = LaunchResult.tensorbus("run", "ddp-fashion-mnist", "--nproc", "2", "--epochs", "1",
+                "--limit", "512", "--ranks-as-threads").succeeded();
+        assertTrained(threads.out());
+        assertTrue(threads.err().contains("starting 1 process(es) with 2 rank thread(s)"), threads.err());
+        assertEquals(2, results(r.out()).size(), r.out());
+        assertEquals(results(r.out()), results(threads.out()), "ranks as threads train as processes do");
     }
 }

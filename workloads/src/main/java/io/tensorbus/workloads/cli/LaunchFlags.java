@@ -66,6 +66,10 @@ public class LaunchFlags implements Cli.PassesArgumentsOn {
     @Option(names = "--standalone", description = {"one node, the rendezvous store on a free port of 127.0.0.1 (the"
         + " default for one node; refuses --nnodes, --master-addr and --master-port)"})
     boolean standalone;
+    @Option(names = "--ranks-as-threads", description = {"run this node's ranks as threads of one JVM, which compiles"
+        + " each kernel once for all of them, instead of one process each; TARGET must be a workload name or a"
+        + " verticle under VertxApplication (a main class reads its rank from the process's environment)"})
+    boolean ranksAsThreads;
     @Option(names = {"--rdzv-backend", "--rdzv_backend"}, paramLabel = "B", description = {"the elastic rendezvous:"
         + " c10d (its state in a store at the endpoint, hosted by the node whose address it is) or hazelcast (in a"
         + " Hazelcast cluster of the nodes, with no single host whose loss ends the job)"})
@@ -162,13 +166,13 @@ public class LaunchFlags implements Cli.PassesArgumentsOn {
         ElasticOptions elastic = elastic(addr);
         if (elastic != null) {
             return new LaunchOptions(n, elastic.maxNodes(), 0, addr, 0, limit, what, whatArgs, false, cp, jar != null,
-                    restarts, every, logs, local, elastic);
+                    restarts, every, logs, local, elastic, ranksAsThreads);
         }
         int nodes = ElasticOptions.nodeRange(nnodes)[0];
         int rank = checkFixedNodes(n, nodes, restarts);
         int port = masterPort != null ? masterPort : nodes > 1 ? LaunchOptions.DEFAULT_MULTI_NODE_PORT : 0;
         return new LaunchOptions(n, nodes, rank, addr, port, limit, what, whatArgs, false, cp, jar != null, restarts,
-                every, logs, local, null);
+                every, logs, local, null, ranksAsThreads);
     }
 
     /** Checks the options of a fixed set of nodes together; returns this node's rank. */

@@ -29,10 +29,13 @@ import java.util.List;
  *     source address of the route to the master
  * @param elastic the elastic rendezvous ({@code --nnodes MIN:MAX}, {@code --rdzv-*}), or null for a fixed set of
  *     nodes that meet at {@code --master-addr}
+ * @param ranksAsThreads true to run this node's ranks as threads of one JVM ({@code --ranks-as-threads},
+ *     {@link RankThreads}) instead of one process each
  */
 public record LaunchOptions(int nprocPerNode, int nnodes, int nodeRank, String masterAddr, int masterPort,
         Duration timeout, String target, List<String> targetArgs, boolean help, String classPath, boolean jar,
-        int maxRestarts, Duration monitorInterval, LaunchLogs logs, String localAddr, ElasticOptions elastic) {
+        int maxRestarts, Duration monitorInterval, LaunchLogs logs, String localAddr, ElasticOptions elastic,
+        boolean ranksAsThreads) {
     /** torchrun's default {@code --monitor-interval}. */
     public static final Duration DEFAULT_MONITOR_INTERVAL = Duration.ofMillis(100);
 
@@ -48,7 +51,12 @@ public record LaunchOptions(int nprocPerNode, int nnodes, int nodeRank, String m
      */
     public LaunchOptions forRound(int nnodes, int nodeRank, String masterAddr, int masterPort) {
         return new LaunchOptions(nprocPerNode, nnodes, nodeRank, masterAddr, masterPort, timeout, target, targetArgs,
-                help, classPath, jar, maxRestarts, monitorInterval, logs, localAddr, elastic);
+                help, classPath, jar, maxRestarts, monitorInterval, logs, localAddr, elastic, ranksAsThreads);
+    }
+
+    /** The JVMs this launcher starts at a time: one per rank, or one for all with {@link #ranksAsThreads}. */
+    public int processesPerNode() {
+        return ranksAsThreads ? 1 : nprocPerNode;
     }
 
     /** The processes in the whole job: {@code nnodes * nprocPerNode}. */
@@ -96,7 +104,7 @@ public record LaunchOptions(int nprocPerNode, int nnodes, int nodeRank, String m
     /** The options of a run that only asked for {@code --help}. */
     static LaunchOptions helpOnly() {
         return new LaunchOptions(1, 1, 0, "127.0.0.1", 0, null, null, List.of(), true, null, false, 0,
-                DEFAULT_MONITOR_INTERVAL, LaunchLogs.consoleOnly(), null, null);
+                DEFAULT_MONITOR_INTERVAL, LaunchLogs.consoleOnly(), null, null, false);
     }
 
     /** Where {@code -jar} stands among the leading options of {@code args}, or -1. */
@@ -107,7 +115,8 @@ public record LaunchOptions(int nprocPerNode, int nnodes, int nodeRank, String m
             if (a.equals("-jar")) {
                 return i;
             }
-            boolean takesValue = !a.contains("=") && !List.of("--standalone", "-h", "--help").contains(a);
+            boolean takesValue = !a.contains("=")
+                    && !List.of("--standalone", "--ranks-as-threads", "-h", "--help").contains(a);
             i += takesValue ? 2 : 1;
         }
         return -1;

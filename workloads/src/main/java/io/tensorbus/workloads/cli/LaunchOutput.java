@@ -1,9 +1,9 @@
 package io.tensorbus.workloads.cli;
 
-import java.io.BufferedReader;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.InputStreamReader;
+import java.io.OutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -97,43 +97,89 @@ final class LaunchOutput {
         }
     }
 
+    /**
+     * A stream that prints to {@code sink} what is written to it, each line prefixed with {@code prefix} as a child's
+     * output is: for the ranks that run as threads of one JVM ({@link RankThreads}), whose output has no pipe of its
+     * own. Thread-safe; closing it passes on an unfinished last line.
+     */
+    static PrintStream prefixed(PrintStream sink, String prefix) {
+        return new PrintStream(new Lines(new Tee(sink, null, prefix)), true, StandardCharsets.UTF_8);
+    }
+
     private static void copy(InputStream in, Tee sink) {
-        StringBuilder line = new StringBuilder();
-        try (BufferedReader r = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8))) {
-            for (int c = r.read(); c >= 0; c = r.read()) {
-                if (c == '\n') {
-                    sink.line(line);
-                    line.setLength(0);
-                } else if (c == '\r') {
-                    carriageReturn(r, sink, line);
-                } else {
-                    line.append((char) c);
-                }
+        byte[] chunk = new byte[8192];
+        try (Lines lines = new Lines(sink)) {
+            for (int n = in.read(chunk); n >= 0; n = in.read(chunk)) {
+                lines.write(chunk, 0, n);
             }
         } catch (IOException e) {
             // The pipe closes under us when the child is killed; what was read was forwarded.
         }
-        if (!line.isEmpty()) {
-            sink.line(line);
-        }
-        sink.flush();
     }
 
-    /** A CRLF ends the line; a lone CR passes the text on as a frame to be overwritten by the next. */
-    private static void carriageReturn(BufferedReader r, Tee sink, StringBuilder line) throws IOException {
-        // A CRLF arrives in one write, so its LF is already readable; a frame's CR is the last byte written.
-        if (r.ready()) {
-            r.mark(1);
-            if (r.read() == '\n') {
-                sink.line(line);
-                line.setLength(0);
-                return;
-            }
-            r.reset();
+    /**
+     * Splits UTF-8 bytes into lines for a {@link Tee}. A carriage return followed by a line feed ends a line as the
+     * line feed alone does; one that ends a write passes the text on as a frame to be overwritten by the next, since
+     * a CRLF arrives in one write while a frame's CR is the last byte written.
+     */
+    private static final class Lines extends OutputStream {
+        private final Tee sink;
+        private final ByteArrayOutputStream line = new ByteArrayOutputStream();
+        private boolean carriageReturn;
+
+        Lines(Tee sink) {
+            this.sink = sink;
         }
-        if (!line.isEmpty()) {
-            sink.frame(line);
-            line.setLength(0);
+
+        @Override
+        public synchronized void write(int b) {
+            write(new byte[] {(byte) b}, 0, 1);
+        }
+
+        @Override
+        public synchronized void write(byte[] bytes, int off, int len) {
+            for (int i = off; i < off + len; i++) {
+                byte c = bytes[i];
+                if (carriageReturn) {
+                    carriageReturn = false;
+                    if (c == '\n') {
+                        sink.line(text());
+                        continue;
+                    }
+                    frame();
+                }
+                if (c == '\n') {
+                    sink.line(text());
+                } else if (c == '\r') {
+                    carriageReturn = true;
+                } else {
+                    line.write(c);
+                }
+            }
+            if (carriageReturn) {
+                carriageReturn = false;
+                frame();
+            }
+        }
+
+        private void frame() {
+            if (line.size() > 0) {
+                sink.frame(text());
+            }
+        }
+
+        private String text() {
+            String text = line.toString(StandardCharsets.UTF_8);
+            line.reset();
+            return text;
+        }
+
+        @Override
+        public synchronized void close() {
+            if (line.size() > 0) {
+                sink.line(text());
+            }
+            sink.flush();
         }
     }
 }

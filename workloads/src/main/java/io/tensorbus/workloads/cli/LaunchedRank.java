@@ -16,7 +16,8 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
- * One child JVM of {@code tensorbus launch}: its ranks, its process, and the threads forwarding its output.
+ * One child JVM of {@code tensorbus launch}: its ranks (one, or with {@code --ranks-as-threads} all of its node's),
+ * its process, and the threads forwarding its output.
  */
 final class LaunchedRank {
     /**
@@ -40,6 +41,8 @@ final class LaunchedRank {
 
     private final int rank;
     private final int localRank;
+    /** The ranks this JVM runs, from {@link #rank}: one, or its node's as threads. */
+    private final int count;
     private final Process process;
     private final Path errorFile;
     private final Thread stdout;
@@ -47,9 +50,11 @@ final class LaunchedRank {
     /** When the process ended, in epoch milliseconds; 0 while it runs. */
     private volatile long exitedAt;
 
-    private LaunchedRank(int rank, int localRank, Process process, Path errorFile, Thread stdout, Thread stderr) {
+    private LaunchedRank(int rank, int localRank, int count, Process process, Path errorFile, Thread stdout,
+            Thread stderr) {
         this.rank = rank;
         this.localRank = localRank;
+        this.count = count;
         this.process = process;
         this.errorFile = errorFile;
         this.stdout = stdout;
@@ -143,13 +148,14 @@ final class LaunchedRank {
         Process p = pb.start();
         // The children read nothing; an open stdin would let one block on the launcher's terminal.
         p.getOutputStream().close();
-        String prefix = "[rank " + rank + "] ";
+        // Ranks that run as threads prefix their lines themselves.
+        String prefix = o.ranksAsThreads() ? "" : "[rank " + rank + "] ";
         LaunchLogs logs = o.logs();
         Thread o1 = LaunchOutput.forward(p.getInputStream(), logs.toConsole(localRank, LaunchLogs.OUT) ? out : null,
                 prefix, logs.file(attempt, localRank, LaunchLogs.OUT), "tensorbus-launch-rank-" + rank + "-out");
         Thread o2 = LaunchOutput.forward(p.getErrorStream(), logs.toConsole(localRank, LaunchLogs.ERR) ? err : null,
                 prefix, logs.file(attempt, localRank, LaunchLogs.ERR), "tensorbus-launch-rank-" + rank + "-err");
-        return new LaunchedRank(rank, localRank, p, errorFile, o1, o2);
+        return new LaunchedRank(rank, localRank, o.ranksAsThreads() ? o.nprocPerNode() : 1, p, errorFile, o1, o2);
     }
 
     /** Extra JVM options for every child, split at white space (for example {@code -Xmx2g -XX:+UseG1GC}). */
@@ -188,7 +194,7 @@ final class LaunchedRank {
             }
         }
         cmd.addAll(gcFlags(o.nprocPerNode(), cores, user));
-        cmd.addAll(memoryFlags(o.nprocPerNode(), totalMemory()));
+        cmd.addAll(memoryFlags(o.processesPerNode(), totalMemory()));
         cmd.addAll(target.jvmFlags());
         cmd.addAll(user);
         String own = System.getProperty("java.class.path");
@@ -297,9 +303,14 @@ final class LaunchedRank {
                 .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     }
 
-    /** The global rank. */
+    /** The global rank (the first, for ranks that run as threads). */
     int rank() {
         return rank;
+    }
+
+    /** Who this JVM is in messages: {@code rank 3}, or {@code ranks 2 to 3} when they run as its threads. */
+    String name() {
+        return count == 1 ? "rank " + rank : "ranks " + rank + " to " + (rank + count - 1);
     }
 
     /** The rank on this node. */

@@ -352,7 +352,7 @@ public final class Launcher {
                 return null;
             }
             LaunchedRank r = exit.failed();
-            String why = "node " + rdzv.node() + ": rank " + r.rank() + " exited with code " + exit.code()
+            String why = "node " + rdzv.node() + ": " + r.name() + " exited with code " + exit.code()
                     + whyFailed(r);
             if (restarts >= base.maxRestarts()) {
                 rdzv.close(why + " (no restarts left of " + base.maxRestarts() + ")");
@@ -502,7 +502,9 @@ public final class Launcher {
     private void announce(int port, int attempt) {
         int first = options.globalRank(0);
         err.println("tensorbus launch: " + (attempt == 0 ? "starting " : "restarting (" + attempt + " of "
-                + options.maxRestarts() + ") ") + options.nprocPerNode() + " process(es), ranks " + first + " to "
+                + options.maxRestarts() + ") ") + options.processesPerNode() + " process(es)"
+                + (options.ranksAsThreads() ? " with " + options.nprocPerNode() + " rank thread(s)" : "") + ", ranks "
+                + first + " to "
                 + (first + options.nprocPerNode() - 1) + " of world size " + options.worldSize() + ", running "
                 + options.target() + "; rendezvous store at " + options.masterAddr() + ":" + port
                 + (options.hostsStore() ? " (hosted by this launcher)" : options.storeHostedByLauncher()
@@ -510,7 +512,7 @@ public final class Launcher {
     }
 
     private boolean startAll(int port, int attempt) {
-        for (int local = 0; local < options.nprocPerNode(); local++) {
+        for (int local = 0; local < options.processesPerNode(); local++) {
             try {
                 Path errorFile = errors.resolve("rank-" + options.globalRank(local) + ".error");
                 ranks.add(LaunchedRank.start(options, command, local, port, attempt, jobEnv, errorFile, out, err));
@@ -542,7 +544,7 @@ public final class Launcher {
                 }
                 if (failed != null) {
                     int code = failed.process().exitValue();
-                    String what = "rank " + failed.rank() + " (local rank " + failed.localRank() + ", pid "
+                    String what = failed.name() + " (local rank " + failed.localRank() + ", pid "
                             + failed.process().pid() + ") exited with code " + code + whyFailed(failed);
                     err.println("tensorbus launch: " + what + "; stopping the other ranks");
                     if (peers != null) {
@@ -591,7 +593,7 @@ public final class Launcher {
 
     /** "rank N exited with code C" and why, for the last line. */
     private String failure(LaunchedRank r) {
-        return "rank " + r.rank() + " exited with code " + r.process().exitValue() + whyFailed(r);
+        return r.name() + " exited with code " + r.process().exitValue() + whyFailed(r);
     }
 
     /** ": " and the exception that ended the rank's {@code main}, as it wrote it, or "". */
@@ -641,7 +643,7 @@ public final class Launcher {
         }
         for (LaunchedRank r : alive) {
             if (r.process().isAlive()) {
-                err.println("tensorbus launch: rank " + r.rank() + " did not stop within " + GRACE.toSeconds()
+                err.println("tensorbus launch: " + r.name() + " did not stop within " + GRACE.toSeconds()
                         + " s of SIGTERM; killing it");
                 r.kill();
             }

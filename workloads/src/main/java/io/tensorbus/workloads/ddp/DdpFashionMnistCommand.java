@@ -16,6 +16,7 @@ import io.vertx.launcher.application.VertxApplication;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
@@ -25,10 +26,11 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.ParentCommand;
 
 /**
- * {@code tensorbus run ddp-fashion-mnist [--nproc N] [--epochs E] [--data DIR] [--seed S] [--limit N]
- * [--comm-hook allreduce|fp16|bf16|powersgd] [--powersgd-rank R] [--powersgd-start STEP]}: starts
+ * {@code tensorbus run ddp-fashion-mnist [--nproc N] [--ranks-as-threads] [--epochs E] [--data DIR] [--seed S]
+ * [--limit N] [--comm-hook allreduce|fp16|bf16|powersgd] [--powersgd-rank R] [--powersgd-start STEP]}: starts
  * N rank JVMs through {@code tensorbus launch} ({@link Launcher}), each running
- * {@link DdpFashionMnistVerticle} under Vert.x's {@link VertxApplication} with the options as its JSON config.
+ * {@link DdpFashionMnistVerticle} under Vert.x's {@link VertxApplication} with the options as its JSON config, or
+ * with {@code --ranks-as-threads} one JVM running the N verticles as threads.
  * Run inside a job that {@code tensorbus launch} started ({@code RANK} is set), as in
  * {@code tensorbus launch --nproc-per-node 2 ddp-fashion-mnist}, it runs this process's rank instead.
  */
@@ -52,6 +54,9 @@ public final class DdpFashionMnistCommand extends FashionMnistTraining.Flags imp
     @Option(names = "--nproc", paramLabel = "N", description = {"processes to start, 1 to " + LaunchOptions.MAX_NPROC
         + " (default: " + DEFAULT_NPROC + "; under tensorbus launch, the job's)"})
     private Integer nproc;
+    @Option(names = "--ranks-as-threads", description = {"run the ranks as threads of one JVM, which compiles each"
+        + " kernel once for all of them, instead of one process each"})
+    private boolean ranksAsThreads;
     @Option(names = "--checkpoint-dir", paramLabel = "DIR",
             description = "where checkpoints are saved each epoch and resumed from (default: none)")
     private String checkpointDir;
@@ -63,8 +68,10 @@ public final class DdpFashionMnistCommand extends FashionMnistTraining.Flags imp
      * @param training the hyper-parameters and data
      * @param commHook DDP's communication hook
      * @param checkpointDir where checkpoints are saved and resumed from, or null
+     * @param ranksAsThreads true to run the ranks as threads of one JVM
      */
-    record Args(int nproc, FashionMnistTraining.Options training, CommHookChoice commHook, String checkpointDir) {
+    record Args(int nproc, FashionMnistTraining.Options training, CommHookChoice commHook, String checkpointDir,
+            boolean ranksAsThreads) {
         /**
          * Parses the options after the workload's name.
          *
@@ -81,7 +88,7 @@ public final class DdpFashionMnistCommand extends FashionMnistTraining.Flags imp
             throw new IllegalArgumentException("--checkpoint-dir needs a directory");
         }
         int n = nproc == null ? 0 : Cli.range("--nproc", nproc, 1, LaunchOptions.MAX_NPROC);
-        return new Args(n, options().onDevice(device.device()), commHook.choice(), checkpointDir);
+        return new Args(n, options().onDevice(device.device()), commHook.choice(), checkpointDir, ranksAsThreads);
     }
 
     @Override
@@ -114,15 +121,27 @@ public final class DdpFashionMnistCommand extends FashionMnistTraining.Flags imp
         }
         if (env.get("RANK") != null) {
             checkNprocMatches(a.nproc(), env);
+            if (a.ranksAsThreads()) {
+                throw new IllegalArgumentException("--ranks-as-threads is for a job this command starts; under"
+                        + " tensorbus launch, give it to launch");
+            }
             return runRank(config, env, out, err);
         }
-        return Launcher.run(launchArgs(a.nproc() == 0 ? DEFAULT_NPROC : a.nproc(), config), out, err);
+        return Launcher.run(launchArgs(a.nproc() == 0 ? DEFAULT_NPROC : a.nproc(), a.ranksAsThreads(), config), out,
+                err);
     }
 
-    /** {@code tensorbus launch}'s arguments: N processes of VertxApplication deploying the verticle. */
-    static List<String> launchArgs(int nproc, JsonObject config) {
-        return List.of("--nproc-per-node", Integer.toString(nproc), VertxApplication.class.getName(),
-                DdpFashionMnistVerticle.class.getName(), "-conf", config.encode());
+    /**
+     * {@code tensorbus launch}'s arguments: N processes of VertxApplication deploying the verticle, or one process
+     * running N of them as threads.
+     */
+    static List<String> launchArgs(int nproc, boolean ranksAsThreads, JsonObject config) {
+        List<String> args = new ArrayList<>(List.of("--nproc-per-node", Integer.toString(nproc),
+                VertxApplication.class.getName(), DdpFashionMnistVerticle.class.getName(), "-conf", config.encode()));
+        if (ranksAsThreads) {
+            args.addFirst("--ranks-as-threads");
+        }
+        return List.copyOf(args);
     }
 
     private static void checkNprocMatches(int nproc, Map<String, String> env) {

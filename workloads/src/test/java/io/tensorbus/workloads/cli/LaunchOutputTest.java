@@ -26,4 +26,21 @@ class LaunchOutputTest {
         assertEquals("[rank 0] epoch [#.]\r[rank 0] epoch [##]\r[rank 0]    \r[rank 0] epoch 1/1  loss 2.3\n",
                 forward("epoch [#.]\repoch [##]\r   \repoch 1/1  loss 2.3\n"));
     }
+
+    @Test
+    void aPrefixedStreamSplitsWhatARankThreadPrintsAsAChildsPipeWould() {
+        ByteArrayOutputStream sink = new ByteArrayOutputStream();
+        try (PrintStream rank = LaunchOutput.prefixed(new PrintStream(sink, true, StandardCharsets.UTF_8),
+                "[rank 1] ")) {
+            rank.print("epoch [#.]\r");
+            rank.println("loss 2.3");
+            rank.print("half a");
+            rank.flush();
+            assertEquals("[rank 1] epoch [#.]\r[rank 1] loss 2.3\n", sink.toString(StandardCharsets.UTF_8)
+                    .replace(System.lineSeparator(), "\n"), "a line is passed on only when it ends");
+            rank.print(" line");
+        }
+        assertEquals("[rank 1] epoch [#.]\r[rank 1] loss 2.3\n[rank 1] half a line\n",
+                sink.toString(StandardCharsets.UTF_8).replace(System.lineSeparator(), "\n"));
+    }
 }

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.tensorbus.workloads.demo.WorkerVerticle;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -249,6 +250,27 @@ class LauncherTest {
                 "failed: rank 0 exited with code 2");
     }
 
+    @Test
+    @Timeout(120)
+    void ranksAsThreadsRunInOneJvmAndAFailingRankEndsTheNode() {
+        // An empty data directory passes the command's check, so each rank thread fails on its own.
+        assertEquals(WorkerVerticle.FAILED_EXIT, launch("--ranks-as-threads", "--nproc-per-node", "2",
+                "ddp-fashion-mnist", "--data", dir.toString()), err());
+        assertContains(err(), "starting 1 process(es) with 2 rank thread(s), ranks 0 to 1 of world size 2",
+                "ranks 0 to 1 (local rank 0, pid ", "failed: ranks 0 to 1 exited with code 1");
+        assertTrue(Pattern.compile("(?m)^\\[rank [01]] ddp-fashion-mnist: rank [01] of 2 failed: .*"
+                + "train-images-idx3-ubyte").matcher(err()).find(), err());
+    }
+
+    @Test
+    @Timeout(60)
+    void aVerticleThatIsNoWorkerVerticleCannotRunAsThreads() {
+        assertEquals(Cli.USAGE, launch("--ranks-as-threads", "--nproc-per-node", "1",
+                "io.vertx.launcher.application.VertxApplication", ECHO), err());
+        assertContains(err(), "[rank 0] tensorbus: ranks as threads: " + ECHO + " is not a "
+                + WorkerVerticle.class.getName() + ", whose ranks can share a JVM");
+    }
+
     static Stream<Arguments> badOptions() {
         return Stream.of(
                 Arguments.of(List.of("--nproc-per-node", "0", ECHO), "--nproc-per-node must be from 1 to 1024, got 0"),
@@ -315,6 +337,9 @@ class LauncherTest {
                         + "own)"),
                 Arguments.of(List.of("--nproc-per-node", "1", "-jar", "/no/such/app.jar"),
                         "-jar /no/such/app.jar: no such file"),
+                Arguments.of(List.of("--nproc-per-node", "2", "--ranks-as-threads", ECHO),
+                        "--ranks-as-threads runs a workload name or a verticle under"
+                        + " io.vertx.launcher.application.VertxApplication, not the main class " + ECHO),
                 Arguments.of(List.of("--nproc-per-node", "1", "--classpath", " ", ECHO),
                         "--classpath must be a class path such as target/classes:lib/*, got ''"));
     }

@@ -53,7 +53,7 @@ class DdpFashionMnistCommandTest {
         JsonObject config = new JsonObject().put("epochs", 1);
         assertEquals(List.of("--nproc-per-node", "2", "io.vertx.launcher.application.VertxApplication",
                         "io.tensorbus.workloads.ddp.DdpFashionMnistVerticle", "-conf", "{\"epochs\":1}"),
-                DdpFashionMnistCommand.launchArgs(2, config));
+                DdpFashionMnistCommand.launchArgs(2, false, config));
     }
 
     @Test
