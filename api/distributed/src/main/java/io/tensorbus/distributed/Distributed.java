@@ -5,6 +5,7 @@ import io.tensorbus.c10d.Store;
 import io.tensorbus.distributed.impl.Rendezvous;
 import io.tensorbus.distributed.impl.SetupWatch;
 import io.tensorbus.internal.distributed.ProcessExit;
+import io.tensorbus.internal.distributed.RankEnvironment;
 import io.tensorbus.spi.Backend;
 import io.tensorbus.spi.BackendOptions;
 import io.tensorbus.spi.BackendProvider;
@@ -186,7 +187,7 @@ public final class Distributed {
      * @throws IllegalArgumentException when it is not a non-negative integer
      */
     public static int getNodeLocalRank() {
-        int rank = nodeLocalRank(System.getenv("LOCAL_RANK"));
+        int rank = nodeLocalRank(environment().get("LOCAL_RANK"));
         if (rank < 0) {
             throw new IllegalStateException("LOCAL_RANK is not set: start the process with `tensorbus launch`, or "
                     + "use getNodeLocalRank(fallbackRank)");
@@ -196,8 +197,18 @@ public final class Distributed {
 
     /** {@link #getNodeLocalRank()}, or {@code fallbackRank} when {@code LOCAL_RANK} is not set. */
     public static int getNodeLocalRank(int fallbackRank) {
-        int rank = nodeLocalRank(System.getenv("LOCAL_RANK"));
+        int rank = nodeLocalRank(environment().get("LOCAL_RANK"));
         return rank < 0 ? fallbackRank : rank;
+    }
+
+    /**
+     * The environment variables {@code env://} and {@link #getNodeLocalRank()} read: the process's, or on a rank
+     * that runs as a thread ({@code tensorbus launch --ranks-as-threads}) and the threads it started, that rank's
+     * ({@code RANK}, {@code LOCAL_RANK} of its own). Read {@code RANK} here rather than from {@link System#getenv()} in
+     * a program that may run so.
+     */
+    public static Map<String, String> environment() {
+        return RankEnvironment.current();
     }
 
     /** The rank in a {@code LOCAL_RANK} value, or -1 when there is none. */
@@ -245,7 +256,8 @@ public final class Distributed {
 
     /**
      * {@code torch.multiprocessing.spawn} with threads: runs {@code body} for ranks 0 to worldSize-1, each on
-     * its own thread with its own default group (tcp backend, loopback, one shared in-JVM store and Vert.x),
+     * its own thread with its own default group (tcp backend, loopback, one shared in-JVM store and Vert.x) and its
+     * own {@link #environment()} ({@code RANK}, {@code LOCAL_RANK}, {@code WORLD_SIZE} as a launcher sets them),
      * and returns when all finish. When a rank fails, the others' groups are closed so that they fail
      * fast; the first failure is rethrown naming its rank.
      *
@@ -282,7 +294,7 @@ public final class Distributed {
             List<java.util.concurrent.Future<?>> ranks = new ArrayList<>(); // qualified: clashes with Future
             for (int r = 0; r < worldSize; r++) {
                 int rank = r;
-                ranks.add(threads.submit(() -> {
+                ranks.add(threads.submit(() -> RankEnvironment.call(spawnedEnvironment(rank, worldSize), () -> {
                     Thread.currentThread().setName("rank-" + rank);
                     InitOptions o = options.apply(InitOptions.builder().rank(rank).worldSize(worldSize).store(store)
                             .vertx(vertx).timeout(deadline).secret(secret)).build();
@@ -296,13 +308,26 @@ public final class Distributed {
                         pg.destroy();
                     }
                     return null;
-                }));
+                })));
             }
             join(ranks, deadline, groups);
         } finally {
             threads.shutdownNow();
             vertx.close();
         }
+    }
+
+    /** What {@link #environment()} gives a {@link #spawn} rank: the process's, with the rank's place in the world. */
+    private static Map<String, String> spawnedEnvironment(int rank, int worldSize) {
+        Map<String, String> env = new HashMap<>(System.getenv());
+        for (String name : List.of("RANK", "LOCAL_RANK")) {
+            env.put(name, Integer.toString(rank));
+        }
+        for (String name : List.of("WORLD_SIZE", "LOCAL_WORLD_SIZE")) {
+            env.put(name, Integer.toString(worldSize));
+        }
+        env.put("GROUP_RANK", "0");
+        return env;
     }
 
     // qualified: clashes with Future

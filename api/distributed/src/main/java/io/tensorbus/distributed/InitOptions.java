@@ -53,7 +53,7 @@ public final class InitOptions {
         this.store = b.store;
         this.vertx = b.vertx;
         this.properties = Map.copyOf(b.properties);
-        this.environment = b.environment == null ? System.getenv() : Map.copyOf(b.environment);
+        this.environment = b.environment == null ? Distributed.environment() : Map.copyOf(b.environment);
         this.secret = b.secret != null ? b.secret : JobSecret.fromEnvironment(environment);
         Duration setup = b.setupTimeout != null ? b.setupTimeout : setupTimeoutOf(environment);
         this.setupTimeout = setup.compareTo(timeout) < 0 ? setup : timeout;
@@ -149,7 +149,7 @@ public final class InitOptions {
         return properties;
     }
 
-    /** The environment variables {@code env://} reads (the process's unless set for a test). */
+    /** The environment variables {@code env://} reads ({@link Distributed#environment()} unless set). */
     public Map<String, String> environment() {
         return environment;
     }

@@ -70,7 +70,7 @@ public interface TcpStore extends Store {
      *                                  or unprotected file)
      */
     static Future<TcpStore> server(Vertx vertx, String host, int port, Duration timeout) {
-        return server(vertx, host, port, timeout, JobSecret.fromEnvironment(System.getenv()));
+        return server(vertx, host, port, timeout, JobSecret.fromEnvironment(Distributed.environment()));
     }
 
     /** {@link #server(Vertx, String, int, Duration)} with the {@link Distributed#DEFAULT_TIMEOUT}. */
@@ -109,7 +109,7 @@ public interface TcpStore extends Store {
      * @throws IllegalArgumentException also when the process's secret is unusable
      */
     static Future<TcpStore> client(Vertx vertx, String host, int port, Duration timeout) {
-        return client(vertx, host, port, timeout, JobSecret.fromEnvironment(System.getenv()));
+        return client(vertx, host, port, timeout, JobSecret.fromEnvironment(Distributed.environment()));
     }
 
     /** {@link #client(Vertx, String, int, Duration)} with the {@link Distributed#DEFAULT_TIMEOUT}. */

@@ -1,6 +1,7 @@
 package io.tensorbus.distributed;
 
 import java.time.Duration;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -75,5 +76,19 @@ class DefaultGroupTest {
             var unset = assertThrows(IllegalStateException.class, Distributed::getNodeLocalRank);
             assertTrue(unset.getMessage().contains("LOCAL_RANK is not set"), unset.getMessage());
         }
+    }
+
+    @Test
+    void eachSpawnedRankAndTheThreadsItStartsReadTheirOwnRankFromTheEnvironment() {
+        Map<Integer, String> seen = new ConcurrentHashMap<>();
+        Distributed.spawn(3, pg -> {
+            assertEquals(pg.rank(), Distributed.getNodeLocalRank());
+            Thread child = new Thread(() -> seen.put(pg.rank(), Distributed.environment().get("RANK") + "/"
+                    + Distributed.environment().get("WORLD_SIZE")));
+            child.start();
+            child.join();
+        });
+        assertEquals(Map.of(0, "0/3", 1, "1/3", 2, "2/3"), seen);
+        assertEquals(System.getenv(), Distributed.environment(), "outside a rank, the process's environment");
     }
 }

@@ -2,6 +2,7 @@ package io.tensorbus.workloads.bench;
 
 import io.tensorbus.DType;
 import io.tensorbus.Device;
+import io.tensorbus.distributed.Distributed;
 import io.tensorbus.spi.DeviceRuntimeProvider;
 import io.tensorbus.c10d.ReduceOp;
 import io.tensorbus.distributed.ProcessGroup;
@@ -32,7 +33,7 @@ public final class CollectivesWorker {
     public static void main(String[] args) throws Exception {
         CollectivesBench.Options options = CollectivesBench.Options.parse(List.of(args));
         ProcessGroup pg = MultiProcessBench.join(options.backend());
-        Device device = placed(options.device(), System.getenv("LOCAL_RANK"), pg.rank(),
+        Device device = placed(options.device(), Distributed.environment().get("LOCAL_RANK"), pg.rank(),
                 CollectivesWorker::deviceCount);
         try {
             for (String op : options.ops()) {

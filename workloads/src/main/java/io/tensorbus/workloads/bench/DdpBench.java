@@ -53,8 +53,10 @@ public final class DdpBench {
      *     {@link #SKIPPED_STEPS} timed steps are left out instead)
      * @param steps the timed training steps, more than {@link #SKIPPED_STEPS}
      * @param device where the ranks train: the host, or a device they share (opencl) or each take (cuda)
+     * @param ranksAsThreads true to run the ranks as threads of one JVM ({@code tensorbus launch --ranks-as-threads})
+     *     instead of one process each
      */
-    public record Options(int world, int warmup, int steps, Device device) {
+    public record Options(int world, int warmup, int steps, Device device, boolean ranksAsThreads) {
         /**
          * Checks the ranges.
          *
@@ -78,9 +80,9 @@ public final class DdpBench {
             }
         }
 
-        /** Options on the host. */
+        /** Options on the host, one process per rank. */
         public Options(int world, int warmup, int steps) {
-            this(world, warmup, steps, Device.CPU);
+            this(world, warmup, steps, Device.CPU, false);
         }
 
         /** The anchor's run, 2 processes and 60 steps, after 1000 warm-up steps. */
@@ -97,7 +99,7 @@ public final class DdpBench {
             return Cli.parse(new Suite(), args).options();
         }
 
-        /** The arguments that make {@link #parse} return these options (what the workers are given). */
+        /** The arguments that give the workers these options (how the ranks run is the launcher's). */
         public List<String> toArgs() {
             return List.of("--world", Integer.toString(world), "--warmup", Integer.toString(warmup), "--steps",
                     Integer.toString(steps), "--device", device.toString());
@@ -117,7 +119,8 @@ public final class DdpBench {
      */
     public int run(Consumer<Measurement> sink, PrintStream err) {
         if (options.world() > 1) {
-            return MultiProcessBench.launch("ddp", DdpBenchWorker.class, options.world(), options.toArgs(), sink, err);
+            return MultiProcessBench.launch("ddp", DdpBenchWorker.class, options.world(), options.ranksAsThreads(),
+                    options.toArgs(), sink, err);
         }
         int before = Threads.get();
         try {
@@ -188,10 +191,12 @@ public final class DdpBench {
         int steps = 60;
         @Mixin
         FashionMnistTraining.DeviceFlag device = new FashionMnistTraining.DeviceFlag();
+        @Option(names = "--ranks-as-threads", description = "run the ranks as threads of one JVM, not one process each")
+        boolean ranksAsThreads;
 
         Options options() {
             return new Options(world, warmup, Cli.range("--steps", steps, SKIPPED_STEPS + 1, 1_000_000),
-                    device.device());
+                    device.device(), ranksAsThreads);
         }
 
         @Override

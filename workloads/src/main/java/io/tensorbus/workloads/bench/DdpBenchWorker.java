@@ -1,6 +1,7 @@
 package io.tensorbus.workloads.bench;
 
 import io.tensorbus.Device;
+import io.tensorbus.distributed.Distributed;
 import io.tensorbus.distributed.ProcessGroup;
 import io.tensorbus.nn.models.MnistNet;
 import io.tensorbus.parallel.DistributedDataParallel;
@@ -24,7 +25,7 @@ public final class DdpBenchWorker {
     /** Runs the measurement of this rank (environment as set by {@code tensorbus launch}). */
     public static void main(String[] args) {
         DdpBench.Options options = DdpBench.Options.parse(List.of(args));
-        int localRank = Integer.parseInt(System.getenv().getOrDefault("LOCAL_RANK", "0"));
+        int localRank = Integer.parseInt(Distributed.environment().getOrDefault("LOCAL_RANK", "0"));
         Device device = FashionMnistTraining.placed(options.device(), localRank);
         ProcessGroup pg = MultiProcessBench.join(device);
         try {

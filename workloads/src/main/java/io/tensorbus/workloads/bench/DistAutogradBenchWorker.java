@@ -1,6 +1,7 @@
 package io.tensorbus.workloads.bench;
 
 import io.tensorbus.DType;
+import io.tensorbus.distributed.Distributed;
 import io.tensorbus.distributed.autograd.DistAutograd;
 import io.tensorbus.distributed.optim.DistributedOptimizer;
 import io.tensorbus.distributed.optim.OptimizerSpec;
@@ -39,8 +40,8 @@ public final class DistAutogradBenchWorker {
     public static void main(String[] args) throws Exception {
         DistAutogradBench.Options options = DistAutogradBench.Options.parse(List.of(args));
         Threads.set(1);
-        int rank = Integer.parseInt(System.getenv("RANK"));
-        RpcAgent agent = Rpc.init("worker" + rank, rank, Integer.parseInt(System.getenv("WORLD_SIZE")),
+        int rank = Integer.parseInt(Distributed.environment().get("RANK"));
+        RpcAgent agent = Rpc.init("worker" + rank, rank, Integer.parseInt(Distributed.environment().get("WORLD_SIZE")),
                 RpcOptions.builder().registry(registry()).numWorkerThreads(8)
                         .timeout(MultiProcessBench.OPERATION_TIMEOUT).build())
                 .await(2, TimeUnit.MINUTES);

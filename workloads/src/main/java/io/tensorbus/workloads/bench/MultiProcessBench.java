@@ -42,8 +42,20 @@ final class MultiProcessBench {
      */
     static int launch(String suite, Class<?> workerClass, int world, List<String> workerArgs,
                       Consumer<Measurement> sink, PrintStream err) {
+        return launch(suite, workerClass, world, false, workerArgs, sink, err);
+    }
+
+    /**
+     * {@link #launch(String, Class, int, List, Consumer, PrintStream)}, with {@code ranksAsThreads} the ranks as
+     * threads of one JVM ({@code tensorbus launch --ranks-as-threads}).
+     */
+    static int launch(String suite, Class<?> workerClass, int world, boolean ranksAsThreads, List<String> workerArgs,
+                      Consumer<Measurement> sink, PrintStream err) {
         List<String> args = new ArrayList<>(List.of("--nproc-per-node", Integer.toString(world),
                 workerClass.getName()));
+        if (ranksAsThreads) {
+            args.addFirst("--ranks-as-threads");
+        }
         args.addAll(workerArgs);
         PrintStream lines = new PrintStream(new LineSplitter(line -> {
             if (line.startsWith(RANK0 + suite + " ")) {

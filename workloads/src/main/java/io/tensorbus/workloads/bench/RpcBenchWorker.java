@@ -1,5 +1,6 @@
 package io.tensorbus.workloads.bench;
 
+import io.tensorbus.distributed.Distributed;
 import io.tensorbus.distributed.rpc.RRef;
 import io.tensorbus.distributed.rpc.Rpc;
 import io.tensorbus.distributed.rpc.RpcAgent;
@@ -31,8 +32,8 @@ public final class RpcBenchWorker {
         RpcBench.Options options = RpcBench.Options.parse(List.of(args));
         Threads.set(1);
         RpcRegistry registry = new RpcRegistry().register(ADD1, a -> ((Number) a.get(0)).longValue() + 1);
-        int rank = Integer.parseInt(System.getenv("RANK"));
-        RpcAgent agent = Rpc.init("worker" + rank, rank, Integer.parseInt(System.getenv("WORLD_SIZE")),
+        int rank = Integer.parseInt(Distributed.environment().get("RANK"));
+        RpcAgent agent = Rpc.init("worker" + rank, rank, Integer.parseInt(Distributed.environment().get("WORLD_SIZE")),
                 RpcOptions.builder().registry(registry).timeout(MultiProcessBench.OPERATION_TIMEOUT).build())
                 .await(2, TimeUnit.MINUTES);
         try {

@@ -2,6 +2,7 @@ package io.tensorbus.workloads.bench;
 
 import io.tensorbus.DType;
 import io.tensorbus.c10d.ReduceOp;
+import io.tensorbus.distributed.Distributed;
 import io.tensorbus.distributed.ProcessGroup;
 import io.tensorbus.distributed.rpc.RRef;
 import io.tensorbus.distributed.rpc.Rpc;
@@ -137,8 +138,8 @@ public final class SoakWorker {
 
     private static void rpc(SoakBench.Options options) throws Exception {
         Threads.set(1);
-        int rank = Integer.parseInt(System.getenv("RANK"));
-        int world = Integer.parseInt(System.getenv("WORLD_SIZE"));
+        int rank = Integer.parseInt(Distributed.environment().get("RANK"));
+        int world = Integer.parseInt(Distributed.environment().get("WORLD_SIZE"));
         Map<Integer, Tensor> reports = new ConcurrentHashMap<>();
         RpcRegistry registry = new RpcRegistry()
                 .register(ADD1, a -> ((Number) a.get(0)).longValue() + 1)

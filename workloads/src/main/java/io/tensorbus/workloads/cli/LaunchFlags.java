@@ -67,8 +67,8 @@ public class LaunchFlags implements Cli.PassesArgumentsOn {
         + " default for one node; refuses --nnodes, --master-addr and --master-port)"})
     boolean standalone;
     @Option(names = "--ranks-as-threads", description = {"run this node's ranks as threads of one JVM, which compiles"
-        + " each kernel once for all of them, instead of one process each; TARGET must be a workload name or a"
-        + " verticle under VertxApplication (a main class reads its rank from the process's environment)"})
+        + " each kernel once for all of them, instead of one process each; a main class of yours must read its rank"
+        + " through env:// or Distributed.environment(), not System.getenv()"})
     boolean ranksAsThreads;
     @Option(names = {"--rdzv-backend", "--rdzv_backend"}, paramLabel = "B", description = {"the elastic rendezvous:"
         + " c10d (its state in a store at the endpoint, hosted by the node whose address it is) or hazelcast (in a"

@@ -1,6 +1,5 @@
 package io.tensorbus.workloads.cli;
 
-import io.vertx.launcher.application.VertxApplication;
 import java.io.File;
 import java.io.IOException;
 import java.net.MalformedURLException;
@@ -42,20 +41,8 @@ record LaunchTarget(String mainClass, String userClassPath, List<String> program
         return o.ranksAsThreads() ? target.asRankThreads() : target;
     }
 
-    /**
-     * This target run by {@link RankThreads}, which runs it once per rank of the node: a workload, or a verticle under
-     * Vert.x's {@code VertxApplication}.
-     *
-     * @throws IllegalArgumentException for a main class of its own, which reads its rank from the process's
-     *     environment and so needs a process per rank
-     */
+    /** This target run by {@link RankThreads}, which runs it once per rank of the node. */
     LaunchTarget asRankThreads() {
-        if (!mainClass.equals(WORKLOAD_MAIN) && !mainClass.equals(VertxApplication.class.getName())) {
-            throw new IllegalArgumentException("--ranks-as-threads runs a workload name or a verticle under "
-                    + VertxApplication.class.getName() + ", not the main class " + mainClass + ", which reads its"
-                    + " rank from the process's environment: launch it without --ranks-as-threads, or run its ranks"
-                    + " as threads with Distributed.spawn");
-        }
         List<String> args = new ArrayList<>();
         args.add(mainClass);
         args.addAll(programArgs);

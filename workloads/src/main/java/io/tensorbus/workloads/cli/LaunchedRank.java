@@ -193,7 +193,7 @@ final class LaunchedRank {
                         + " the class path with --classpath PATH (or CLASSPATH) and a jar with -jar APP.jar");
             }
         }
-        cmd.addAll(gcFlags(o.nprocPerNode(), cores, user));
+        cmd.addAll(gcFlags(o.nprocPerNode(), o.nprocPerNode() / o.processesPerNode(), cores, user));
         cmd.addAll(memoryFlags(o.processesPerNode(), totalMemory()));
         cmd.addAll(target.jvmFlags());
         cmd.addAll(user);
@@ -207,20 +207,27 @@ final class LaunchedRank {
         return cmd;
     }
 
+    /** {@link #gcFlags(int, int, int, List)} for one rank per JVM. */
+    static List<String> gcFlags(int nprocPerNode, int cores, List<String> userOpts) {
+        return gcFlags(nprocPerNode, 1, cores, userOpts);
+    }
+
     /**
-     * The serial collector, with a small young generation ({@link #YOUNG_GENERATION}) unless the user sized it,
-     * when the node has at most one core per rank and the user chose no collector: the
+     * The serial collector, with a small young generation ({@link #YOUNG_GENERATION_MIB} for each of the JVM's
+     * {@code ranksPerJvm} ranks) unless the user sized it, when the node has at most one core per rank and the user
+     * chose no collector: the
      * JVM's own choice on a one-core machine. Tensors live off the heap, so the heap stays small and serial
      * pauses short, while G1's concurrent threads would take CPU from the ranks' compute (DDP steps of the
      * tutorial network on 2 cores: 15.3 ms with G1, 12.8 ms with serial, 2026-11-22).
      */
-    static List<String> gcFlags(int nprocPerNode, int cores, List<String> userOpts) {
+    static List<String> gcFlags(int nprocPerNode, int ranksPerJvm, int cores, List<String> userOpts) {
         boolean userChoseGc = userOpts.stream().anyMatch(f -> f.matches("-XX:[+-]Use\\w*GC"));
         if (userChoseGc || cores > nprocPerNode) {
             return List.of();
         }
         boolean userSizedYoung = userOpts.stream().anyMatch(f -> f.startsWith("-Xmn") || f.contains("NewSize"));
-        return userSizedYoung ? List.of("-XX:+UseSerialGC") : List.of("-XX:+UseSerialGC", "-Xmn" + YOUNG_GENERATION);
+        return userSizedYoung ? List.of("-XX:+UseSerialGC")
+                : List.of("-XX:+UseSerialGC", "-Xmn" + YOUNG_GENERATION_MIB * ranksPerJvm + "m");
     }
 
     /**
@@ -255,14 +262,14 @@ final class LaunchedRank {
     }
 
     /**
-     * The young generation the launcher gives serial-collector ranks: small, so that the dead tensors of a step
-     * (small objects on the heap, megabytes off it) are found by a young collection every step or two (0.7 ms)
+     * The young generation, in MiB, the launcher gives each serial-collector rank: small, so that the dead tensors of
+     * a step (small objects on the heap, megabytes off it) are found by a young collection every step or two (0.7 ms)
      * and their storage goes back to the host cache, instead of piling up until {@code System.gc()} (a 30 ms full
      * collection every eighth step of the tutorial network, the other rank waiting for it). Twelve epochs of the
      * main job: 620 young collections and no full one, epochs 0.9-1.1 s, against 43-52 full collections and
      * 1.1-1.3 s with the JVM's default sizing (2026-11-25, AMD EPYC, 2 cores).
      */
-    static final String YOUNG_GENERATION = "8m";
+    static final int YOUNG_GENERATION_MIB = 8;
 
     private static void environment(Map<String, String> env, LaunchOptions o, int rank, int localRank, int port) {
         env.put("RANK", Integer.toString(rank));

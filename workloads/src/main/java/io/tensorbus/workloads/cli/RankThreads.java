@@ -1,8 +1,13 @@
 package io.tensorbus.workloads.cli;
 
+import io.tensorbus.internal.distributed.RankEnvironment;
 import io.tensorbus.workloads.demo.WorkerVerticle;
 import io.vertx.launcher.application.VertxApplication;
+import java.io.OutputStream;
 import java.io.PrintStream;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -17,10 +22,12 @@ import java.util.concurrent.Future;
  * The one JVM of a node whose ranks run as threads ({@code tensorbus launch --ranks-as-threads}): runs the target
  * once per local rank, each on a platform thread of its own with its own environment ({@code RANK},
  * {@code LOCAL_RANK}; the rest is the node's), its own Vert.x and its own output, every line prefixed
- * {@code [rank R] }. The target is {@link Main} with a workload ({@code Main run NAME ...}), or Vert.x's
- * {@code VertxApplication} with a {@link WorkerVerticle} and its {@code -conf} ({@link RankVerticle}). The ranks
- * share the JIT's compiled code, the classes and the tensor cache; their groups meet through the job's store as
- * separate processes would.
+ * {@code [rank R] }. The target is {@link Main} with a workload ({@code Main run NAME ...}), Vert.x's
+ * {@code VertxApplication} with a {@link WorkerVerticle} and its {@code -conf} ({@link RankVerticle}), or any main
+ * class that reads its rank through {@link io.tensorbus.distributed.Distributed#environment()} (as {@code env://}
+ * does) rather than {@link System#getenv()}; a main that calls {@link System#exit} ends every rank of the node. The
+ * ranks share the JIT's compiled code, the classes and the tensor cache; their groups meet through the job's store
+ * as separate processes would.
  *
  * <p>The launcher starts this JVM with the environment of the node's first rank and {@code LOCAL_WORLD_SIZE} ranks to
  * run. When a rank fails, the node's job ends at once with its status, as when one of several processes fails: the
@@ -30,9 +37,47 @@ public final class RankThreads {
     private RankThreads() {
     }
 
-    /** Runs the node's ranks and exits with 0 when all succeeded, else with the first failure's status. */
+    /** The output and error streams of the rank whose thread (or a thread it started) this is; null elsewhere. */
+    private static final InheritableThreadLocal<PrintStream[]> RANK_STREAMS = new InheritableThreadLocal<>();
+
+    /**
+     * Runs the node's ranks and exits with 0 when all succeeded, else with the first failure's status. What a rank
+     * writes to {@link System#out} and {@link System#err} goes to its own prefixed streams.
+     */
     public static void main(String[] args) {
-        System.exit(run(List.of(args), System.getenv(), System.out, System.err));
+        PrintStream out = System.out;
+        PrintStream err = System.err;
+        System.setOut(byRank(out, 0));
+        System.setErr(byRank(err, 1));
+        System.exit(run(List.of(args), System.getenv(), out, err));
+    }
+
+    /**
+     * A stream that passes what a rank's thread writes to that rank's stream {@code which} (0: out, 1: err), and what
+     * any other thread writes to {@code process}.
+     */
+    private static PrintStream byRank(PrintStream process, int which) {
+        return new PrintStream(new OutputStream() {
+            @Override
+            public void write(int b) {
+                target().write(b);
+            }
+
+            @Override
+            public void write(byte[] b, int off, int len) {
+                target().write(b, off, len);
+            }
+
+            @Override
+            public void flush() {
+                target().flush();
+            }
+
+            private PrintStream target() {
+                PrintStream[] rank = RANK_STREAMS.get();
+                return rank != null ? rank[which] : process;
+            }
+        }, true, StandardCharsets.UTF_8);
     }
 
     /**
@@ -64,7 +109,10 @@ public final class RankThreads {
                 streams.add(rankOut);
                 streams.add(rankErr);
                 Console console = new Console(rankOut, rankErr, rankEnvironment(env, rank, local));
-                ended.submit(() -> runRank(args, console));
+                ended.submit(() -> {
+                    RANK_STREAMS.set(new PrintStream[] {rankOut, rankErr});
+                    return runRank(args, console);
+                });
             }
             int status = await(ended, ranks, err);
             streams.forEach(PrintStream::close);
@@ -75,19 +123,49 @@ public final class RankThreads {
         }
     }
 
-    /** Runs one rank of the target {@code args} names; its exit status. */
-    private static int runRank(List<String> args, Console console) {
+    /**
+     * Runs one rank of the target {@code args} names with {@code console}'s environment as the thread's
+     * ({@link RankEnvironment}); its exit status.
+     */
+    private static int runRank(List<String> args, Console console) throws Exception {
         String main = args.isEmpty() ? "" : args.getFirst();
         List<String> rest = args.subList(Math.min(1, args.size()), args.size());
-        if (main.equals(Main.class.getName())) {
-            return TensorbusCommand.execute(console, rest.toArray(String[]::new));
+        return RankEnvironment.call(console.env(), () -> {
+            if (main.equals(Main.class.getName())) {
+                return TensorbusCommand.execute(console, rest.toArray(String[]::new));
+            }
+            if (main.equals(VertxApplication.class.getName())) {
+                return RankVerticle.run(rest, console);
+            }
+            return runMain(main, rest, console);
+        });
+    }
+
+    /**
+     * Runs the {@code main} of the class {@code name} as one rank: 0 when it returns, 1 when it throws (its stack
+     * trace goes to the rank's error stream, as the JVM prints it for a process), {@link Cli#USAGE} when there is no
+     * such {@code public static void main(String[])}.
+     */
+    private static int runMain(String name, List<String> args, Console console) {
+        Method main;
+        try {
+            main = Class.forName(name, true, ClassLoader.getSystemClassLoader()).getMethod("main", String[].class);
+        } catch (ClassNotFoundException | LinkageError | NoSuchMethodException e) {
+            console.err().println("tensorbus: ranks as threads: no public static void main(String[]) in '" + name
+                    + "': " + e);
+            return Cli.USAGE;
         }
-        if (main.equals(VertxApplication.class.getName())) {
-            return RankVerticle.run(rest, console);
+        try {
+            main.invoke(null, (Object) args.toArray(String[]::new));
+            return 0;
+        } catch (InvocationTargetException e) {
+            console.err().print("Exception in thread \"" + Thread.currentThread().getName() + "\" ");
+            e.getCause().printStackTrace(console.err());
+            return 1;
+        } catch (IllegalAccessException | IllegalArgumentException e) {
+            console.err().println("tensorbus: ranks as threads: cannot call " + name + ".main: " + e);
+            return Cli.USAGE;
         }
-        console.err().println("tensorbus: ranks as threads run " + Main.class.getName() + " or "
-                + VertxApplication.class.getName() + ", not '" + main + "'");
-        return Cli.USAGE;
     }
 
     /** Waits for the ranks in the order they end: the first non-zero status ends the wait. */

@@ -3,6 +3,7 @@ package io.tensorbus.workloads.ddp;
 import io.tensorbus.c10d.ReduceOp;
 import io.tensorbus.data.DataLoader;
 import io.tensorbus.data.FashionMnist;
+import io.tensorbus.distributed.Distributed;
 import io.tensorbus.distributed.ProcessGroup;
 import io.tensorbus.distributed.checkpoint.Checkpoint;
 import io.tensorbus.nn.Module;
@@ -133,7 +134,7 @@ public final class DdpFashionMnistTraining {
         int epoch = ((Number) Checkpoint.load(checkpointDir, ddp, sgd, group).get(EPOCH)).intValue();
         if (rank0 != null) {
             rank0.println("resumed from the checkpoint in " + checkpointDir + " after epoch " + epoch
-                    + " (restart " + System.getenv().getOrDefault("TORCHELASTIC_RESTART_COUNT", "0") + ")");
+                    + " (restart " + Distributed.environment().getOrDefault("TORCHELASTIC_RESTART_COUNT", "0") + ")");
             rank0.flush();
         }
         return epoch;

@@ -31,7 +31,7 @@ public final class DdpFashionMnistVerticle extends WorkerVerticle<DdpConfig, Ddp
 
     /** The verticle as a launcher deploys it: it exits the process when training ends. */
     public DdpFashionMnistVerticle() {
-        super(DdpFashionMnistCommand.NAME, Promise.promise(), true, System.out, System.getenv());
+        super(DdpFashionMnistCommand.NAME, Promise.promise(), true, System.out, Distributed.environment());
     }
 
     /**

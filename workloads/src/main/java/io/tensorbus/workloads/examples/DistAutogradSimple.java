@@ -1,6 +1,7 @@
 package io.tensorbus.workloads.examples;
 
 import io.tensorbus.DType;
+import io.tensorbus.distributed.Distributed;
 import io.tensorbus.distributed.autograd.DistAutograd;
 import io.tensorbus.distributed.optim.DistributedOptimizer;
 import io.tensorbus.distributed.optim.OptimizerSpec;
@@ -53,8 +54,8 @@ public final class DistAutogradSimple {
 
     /** Joins the job through {@code env://} as {@code worker<RANK>}, runs the example toward the next worker. */
     public static void main(String[] args) throws Exception {
-        int rank = Integer.parseInt(System.getenv("RANK"));
-        int world = Integer.parseInt(System.getenv("WORLD_SIZE"));
+        int rank = Integer.parseInt(Distributed.environment().get("RANK"));
+        int world = Integer.parseInt(Distributed.environment().get("WORLD_SIZE"));
         RpcAgent agent = Rpc.init("worker" + rank, rank, world, RpcOptions.builder().registry(registry(rank)).build())
                 .await(120, TimeUnit.SECONDS);
         try {

@@ -2,6 +2,7 @@ package io.tensorbus.workloads.examples;
 
 import io.tensorbus.DType;
 import io.tensorbus.autograd.Autograd;
+import io.tensorbus.distributed.Distributed;
 import io.tensorbus.distributed.rpc.RRef;
 import io.tensorbus.distributed.rpc.Rpc;
 import io.tensorbus.distributed.rpc.RpcAgent;
@@ -100,8 +101,8 @@ public final class ParameterServerExample {
 
     /** Joins the job through {@code env://} as {@code worker<RANK>}; worker0 runs the example, all shut down. */
     public static void main(String[] args) throws Exception {
-        int rank = Integer.parseInt(System.getenv("RANK"));
-        int world = Integer.parseInt(System.getenv("WORLD_SIZE"));
+        int rank = Integer.parseInt(Distributed.environment().get("RANK"));
+        int world = Integer.parseInt(Distributed.environment().get("WORLD_SIZE"));
         RpcAgent agent = Rpc.init("worker" + rank, rank, world, RpcOptions.builder().registry(registry()).build())
                 .await(120, TimeUnit.SECONDS);
         try {

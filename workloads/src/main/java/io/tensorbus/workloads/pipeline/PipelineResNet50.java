@@ -1,6 +1,7 @@
 package io.tensorbus.workloads.pipeline;
 
 import io.tensorbus.DType;
+import io.tensorbus.distributed.Distributed;
 import io.tensorbus.distributed.optim.DistributedOptimizer;
 import io.tensorbus.distributed.optim.OptimizerSpec;
 import io.tensorbus.distributed.pipeline.Pipeline;
@@ -22,6 +23,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
@@ -77,7 +79,8 @@ public final class PipelineResNet50 {
     /** One process of the job (RANK and WORLD_SIZE as {@code tensorbus launch} sets them); options follow. */
     public static void main(String[] args) throws Exception {
         PipelineOptions options = PipelineOptions.parse(List.of(args));
-        runProcess(Integer.parseInt(System.getenv("RANK")), Integer.parseInt(System.getenv("WORLD_SIZE")), options,
+        Map<String, String> env = Distributed.environment();
+        runProcess(Integer.parseInt(env.get("RANK")), Integer.parseInt(env.get("WORLD_SIZE")), options,
                 RpcOptions.builder(), System.out);
     }
 

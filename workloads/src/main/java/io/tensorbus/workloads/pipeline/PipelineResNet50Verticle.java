@@ -1,5 +1,6 @@
 package io.tensorbus.workloads.pipeline;
 
+import io.tensorbus.distributed.Distributed;
 import io.tensorbus.distributed.rpc.RpcOptions;
 import io.tensorbus.workloads.demo.WorkerVerticle;
 import io.vertx.core.Promise;
@@ -24,7 +25,7 @@ import java.util.Map;
 public final class PipelineResNet50Verticle extends WorkerVerticle<PipelineConfig, List<Double>> {
     /** The verticle as a launcher deploys it: it exits the process when its part is done. */
     public PipelineResNet50Verticle() {
-        super(PipelineResNet50Command.NAME, Promise.promise(), true, System.out, System.getenv());
+        super(PipelineResNet50Command.NAME, Promise.promise(), true, System.out, Distributed.environment());
     }
 
     /**

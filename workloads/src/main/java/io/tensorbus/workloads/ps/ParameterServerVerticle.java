@@ -1,5 +1,6 @@
 package io.tensorbus.workloads.ps;
 
+import io.tensorbus.distributed.Distributed;
 import io.tensorbus.workloads.demo.WorkerVerticle;
 import io.vertx.core.Promise;
 import io.vertx.core.json.JsonObject;
@@ -28,7 +29,7 @@ public final class ParameterServerVerticle
 
     /** The verticle as a launcher deploys it: it exits the process when the worker is done. */
     public ParameterServerVerticle() {
-        super(ParameterServerCommand.NAME, Promise.promise(), true, System.out, System.getenv());
+        super(ParameterServerCommand.NAME, Promise.promise(), true, System.out, Distributed.environment());
     }
 
     /**

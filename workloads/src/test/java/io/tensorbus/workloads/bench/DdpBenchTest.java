@@ -51,6 +51,22 @@ class DdpBenchTest {
                 + " exposed_comm_ms=\\d+\\.\\d{3}"), line);
     }
 
+    @Test
+    @Timeout(value = 90, unit = TimeUnit.SECONDS)
+    void worldTwoAsThreadsOfOneJvmReportsTheSameMeasurement() {
+        DdpBench.Options o = DdpBench.Options.parse(List.of("--world", "2", "--warmup", "3", "--steps", "12",
+                "--ranks-as-threads"));
+        assertTrue(o.ranksAsThreads());
+        List<Measurement> got = new ArrayList<>();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        assertEquals(0, new DdpBench(o).run(got::add, new PrintStream(err, true, StandardCharsets.UTF_8)),
+                err.toString(StandardCharsets.UTF_8));
+        assertTrue(err.toString(StandardCharsets.UTF_8).contains("starting 1 process(es) with 2 rank thread(s)"),
+                err.toString(StandardCharsets.UTF_8));
+        assertEquals(1, got.size());
+        assertTrue(got.getFirst().line().startsWith("ddp step world=2 batch=128 step_ms="), got.toString());
+    }
+
     private static List<Measurement> run(String... args) {
         List<Measurement> got = new ArrayList<>();
         ByteArrayOutputStream err = new ByteArrayOutputStream();

@@ -1,5 +1,6 @@
 package io.tensorbus.workloads.cli;
 
+import io.tensorbus.distributed.Distributed;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
@@ -35,13 +36,14 @@ public final class EnvEchoMain {
         System.err.println("stderr of rank " + rank + " é");
         // fail-first=R: rank R exits with 5 in the first attempt, to be restarted.
         boolean failFirst = Arrays.asList(args).contains("fail-first=" + rank);
-        if (failFirst && "0".equals(System.getenv("TORCHELASTIC_RESTART_COUNT"))) {
+        if (failFirst && "0".equals(env("TORCHELASTIC_RESTART_COUNT"))) {
             System.exit(5);
         }
     }
 
     private static String env(String name) {
-        String v = System.getenv(name);
+        // As a program that may run as a rank thread reads it.
+        String v = Distributed.environment().get(name);
         return v == null ? "unset" : v;
     }
 

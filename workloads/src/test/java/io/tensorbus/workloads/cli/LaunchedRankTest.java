@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.File;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 class LaunchedRankTest {
@@ -19,6 +20,15 @@ class LaunchedRankTest {
         assertTrue(cmd.contains("-XX:+UseSerialGC"), cmd.toString());
         assertTrue(cmd.contains("-Xmn8m"), "a small young generation: " + cmd);
         assertEquals(List.of("a.B", "x"), cmd.subList(cmd.size() - 2, cmd.size()));
+    }
+
+    @Test
+    void ranksAsThreadsOfOneJvmGetTheirYoungGenerationsAndTheNodesMemoryTogether() {
+        LaunchOptions threads = LaunchOptions.parse(List.of("--ranks-as-threads", "--nproc-per-node", "2", "a.B"));
+        List<String> cmd = LaunchedRank.command(threads, TARGET.asRankThreads(), null, 2, Map.of());
+        assertTrue(cmd.contains("-XX:+UseSerialGC") && cmd.contains("-Xmn16m"), cmd.toString());
+        assertTrue(cmd.contains("-XX:MaxRAMPercentage=25.000"), "one JVM's share of the heap: " + cmd);
+        assertEquals(List.of(RankThreads.class.getName(), "a.B", "x"), cmd.subList(cmd.size() - 3, cmd.size()));
     }
 
     @Test

@@ -252,6 +252,27 @@ class LauncherTest {
 
     @Test
     @Timeout(120)
+    void ranksAsThreadsOfOneJvmEachReadTheirOwnRankAndPrintUnderTheirOwnPrefix() {
+        assertEquals(0, launch("--ranks-as-threads", "--nproc-per-node", "2", ECHO, "lines=50"), err());
+        String out = out();
+        assertContains(out, "[rank 0] env RANK=0", "[rank 0] env LOCAL_RANK=0", "[rank 1] env RANK=1",
+                "[rank 1] env LOCAL_RANK=1", "[rank 1] env LOCAL_WORLD_SIZE=2", "[rank 0] store reachable=true",
+                "[rank 1] line 49 of rank 1 ");
+        assertContains(err(), "starting 1 process(es) with 2 rank thread(s)", "[rank 1] err 49 of rank 1 ");
+        Pattern line = Pattern.compile("\\[rank (\\d)] (env|args|store|line \\d+ of rank \\1 x+$).*");
+        for (String l : out.lines().toList()) {
+            assertTrue(line.matcher(l).matches(), () -> "mixed or unexpected line: " + l);
+        }
+        Set<String> pids = new HashSet<>();
+        Matcher m = Pattern.compile("env TENSORBUS_LAUNCHER_PID=(\\d+)").matcher(out);
+        while (m.find()) {
+            pids.add(m.group(1));
+        }
+        assertEquals(1, pids.size(), out);
+    }
+
+    @Test
+    @Timeout(120)
     void ranksAsThreadsRunInOneJvmAndAFailingRankEndsTheNode() {
         // An empty data directory passes the command's check, so each rank thread fails on its own.
         assertEquals(WorkerVerticle.FAILED_EXIT, launch("--ranks-as-threads", "--nproc-per-node", "2",
@@ -337,9 +358,6 @@ class LauncherTest {
                         + "own)"),
                 Arguments.of(List.of("--nproc-per-node", "1", "-jar", "/no/such/app.jar"),
                         "-jar /no/such/app.jar: no such file"),
-                Arguments.of(List.of("--nproc-per-node", "2", "--ranks-as-threads", ECHO),
-                        "--ranks-as-threads runs a workload name or a verticle under"
-                        + " io.vertx.launcher.application.VertxApplication, not the main class " + ECHO),
                 Arguments.of(List.of("--nproc-per-node", "1", "--classpath", " ", ECHO),
                         "--classpath must be a class path such as target/classes:lib/*, got ''"));
     }

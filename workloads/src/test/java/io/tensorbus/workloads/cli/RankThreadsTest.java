@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.tensorbus.distributed.Distributed;
 import io.vertx.core.json.JsonObject;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -39,10 +40,29 @@ class RankThreadsTest {
     }
 
     @Test
-    void aTargetOtherThanAWorkloadOrAVerticleIsRefusedByEveryRank() {
+    void aMainClassThatIsNotThereIsNamedByEveryRank() {
         assertEquals(Cli.USAGE, run(Map.of("RANK", "0", "LOCAL_WORLD_SIZE", "2"), "com.example.Train"));
-        assertTrue(err.toString(StandardCharsets.UTF_8).contains("[rank 1] tensorbus: ranks as threads run "
-                + Main.class.getName()), err.toString());
+        assertTrue(err.toString(StandardCharsets.UTF_8).contains("[rank 1] tensorbus: ranks as threads: no public"
+                + " static void main(String[]) in 'com.example.Train'"), err.toString());
+    }
+
+    @Test
+    void aMainThatThrowsFailsItsRankWithItsStackTrace() {
+        assertEquals(1, run(Map.of("RANK", "0", "LOCAL_WORLD_SIZE", "1"), ThrowingMain.class.getName()));
+        assertTrue(err.toString(StandardCharsets.UTF_8).contains("[rank 0] Exception in thread \"tensorbus-rank-0\""
+                + " java.lang.IllegalStateException: rank 0 of the thread's own environment"), err.toString());
+    }
+
+    /** A rank's main that fails naming the rank it read. */
+    public static final class ThrowingMain {
+        private ThrowingMain() {
+        }
+
+        /** Throws. */
+        public static void main(String[] args) {
+            throw new IllegalStateException("rank " + Distributed.environment().get("RANK")
+                    + " of the thread's own environment");
+        }
     }
 
     @Test

@@ -2,6 +2,7 @@ package io.tensorbus.distributed.rpc;
 
 import io.tensorbus.c10d.JobSecret;
 import io.tensorbus.c10d.Store;
+import io.tensorbus.distributed.Distributed;
 import io.tensorbus.io.ObjectCodec;
 import io.vertx.core.Vertx;
 import io.vertx.core.net.KeyCertOptions;
@@ -177,7 +178,7 @@ public final class RpcOptions {
     public static final class Builder {
         private String initMethod = "env://";
         private Store store;
-        private Map<String, String> environment = System.getenv();
+        private Map<String, String> environment = Distributed.environment();
         private Duration timeout = Duration.ofSeconds(60);
         private Duration initTimeout = Duration.ofMinutes(5);
         private String bindHost;
