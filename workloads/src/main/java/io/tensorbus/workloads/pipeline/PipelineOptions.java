@@ -20,9 +20,11 @@ import picocli.CommandLine.Option;
  * @param schedule GPipe (the seed's) or 1F1B
  * @param numClasses the classifier's outputs (the seed's 1000)
  * @param seed the weights, images and labels
+ * @param balanceByTime true to cut the model where the two shards take about as long ({@code Balance.byTime}), false
+ *     for the seed's cut after layer2
  */
 public record PipelineOptions(List<Integer> microBatches, int batch, int img, int batches, Pipeline.Schedule schedule,
-        int numClasses, long seed) {
+        int numClasses, long seed, boolean balanceByTime) {
     /** Checks the values. */
     public PipelineOptions {
         microBatches = List.copyOf(microBatches);
@@ -35,9 +37,17 @@ public record PipelineOptions(List<Integer> microBatches, int batch, int img, in
         }
     }
 
-    /** The anchor's defaults: micro-batches 1, 2, 4, 8; batch 32 of 64x64 images; 3 batches; GPipe. */
+    /**
+     * The anchor's defaults: micro-batches 1, 2, 4, 8; batch 32 of 64x64 images; 3 batches; GPipe; the shards cut by
+     * time.
+     */
     public static PipelineOptions defaults() {
-        return new PipelineOptions(List.of(1, 2, 4, 8), 32, 64, 3, Pipeline.Schedule.GPIPE, 1000, 0);
+        return new PipelineOptions(List.of(1, 2, 4, 8), 32, 64, 3, Pipeline.Schedule.GPIPE, 1000, 0, true);
+    }
+
+    /** {@code time} or {@code seed}, as {@code --balance} takes it. */
+    public String balanceName() {
+        return balanceByTime ? "time" : "seed";
     }
 
     /** {@code gpipe} or {@code 1f1b}. */
@@ -60,7 +70,7 @@ public record PipelineOptions(List<Integer> microBatches, int batch, int img, in
     public List<String> toArgs() {
         return List.of("--micro-batches", microBatches.stream().map(String::valueOf).collect(Collectors.joining(",")),
                 "--batch", Integer.toString(batch), "--img", Integer.toString(img), "--batches",
-                Integer.toString(batches));
+                Integer.toString(batches), "--balance", balanceName());
     }
 
     /** The options of a run's shape, as the workload and the bench suite declare them. */
@@ -76,6 +86,10 @@ public record PipelineOptions(List<Integer> microBatches, int batch, int img, in
         @Option(names = "--batches", paramLabel = "N",
                 description = "timed batches per count; the fastest is reported (default: ${DEFAULT-VALUE})")
         int batches = 3;
+        @Option(names = "--balance", paramLabel = "CUT", description = {"where the model is cut into the two shards:"
+            + " time (where they take about as long, measured first) or seed (after layer2, as the seed)"
+            + " (default: ${DEFAULT-VALUE})"})
+        String balance = "time";
 
         /**
          * These options under {@code schedule}.
@@ -84,8 +98,12 @@ public record PipelineOptions(List<Integer> microBatches, int batch, int img, in
          */
         PipelineOptions options(Pipeline.Schedule schedule) {
             PipelineOptions d = defaults();
+            if (!List.of("time", "seed").contains(balance)) {
+                throw new IllegalArgumentException("--balance must be time or seed, got '" + balance + "'");
+            }
             return new PipelineOptions(microBatches, Cli.range("--batch", batch, 1, Integer.MAX_VALUE), img,
-                    Cli.range("--batches", batches, 1, Integer.MAX_VALUE), schedule, d.numClasses(), d.seed());
+                    Cli.range("--batches", batches, 1, Integer.MAX_VALUE), schedule, d.numClasses(), d.seed(),
+                    balance.equals("time"));
         }
 
         /** The arguments that give these options. */

@@ -4,6 +4,7 @@ import io.tensorbus.DType;
 import io.tensorbus.distributed.Distributed;
 import io.tensorbus.distributed.optim.DistributedOptimizer;
 import io.tensorbus.distributed.optim.OptimizerSpec;
+import io.tensorbus.distributed.pipeline.Balance;
 import io.tensorbus.distributed.pipeline.Pipeline;
 import io.tensorbus.distributed.rpc.RRef;
 import io.tensorbus.distributed.rpc.Rpc;
@@ -13,6 +14,7 @@ import io.tensorbus.distributed.rpc.RpcRegistry;
 import io.tensorbus.nn.Functional;
 import io.tensorbus.nn.Module;
 import io.tensorbus.nn.Reduction;
+import io.tensorbus.nn.Sequential;
 import io.tensorbus.nn.models.ResNet;
 import io.tensorbus.tensor.Generator;
 import io.tensorbus.tensor.Tensor;
@@ -44,6 +46,18 @@ public final class PipelineResNet50 {
     /** The function the shard workers serve: {@code [part 1|2, numClasses, seed]} to that shard. */
     static final String SHARD = "pipeline_resnet50.shard";
 
+    /**
+     * The function the shard workers serve for a measured cut: {@code [numClasses, seed, from, to]} to layers
+     * {@code from} (inclusive) to {@code to} of the model's {@link ResNet#sequential()} form.
+     */
+    static final String LAYERS = "pipeline_resnet50.layers";
+
+    /** The layers of a ResNet50's {@link ResNet#sequential()} form: the stem's 4, 16 blocks, and 3 at the end. */
+    static final int RESNET50_LAYERS = 23;
+
+    /** How long the master times the layers for {@code --balance time}, after one untimed pass. */
+    static final Duration BALANCE_TIMEOUT = Duration.ofSeconds(1);
+
     /** {@code []}: the master is done; the shard workers may shut down. */
     static final String DONE = "pipeline_resnet50.done";
 
@@ -61,6 +75,8 @@ public final class PipelineResNet50 {
         return new RpcRegistry()
                 .register(SHARD, a -> shard(((Number) a.get(0)).intValue(), ((Number) a.get(1)).intValue(),
                         ((Number) a.get(2)).longValue()))
+                .register(LAYERS, a -> layers(((Number) a.get(0)).intValue(), ((Number) a.get(1)).longValue(),
+                        ((Number) a.get(2)).intValue(), ((Number) a.get(3)).intValue()))
                 .register(DONE, a -> {
                     done.run();
                     return null;
@@ -74,6 +90,39 @@ public final class PipelineResNet50 {
         }
         ResNet model = ResNet.resnet50(numClasses, new Generator(seed));
         return part == 1 ? model.head(2) : model.tail(2);
+    }
+
+    /**
+     * Layers {@code from} to {@code to} (exclusive) of the {@link ResNet#sequential()} form of a ResNet50 made from
+     * {@code seed}.
+     *
+     * @throws IllegalArgumentException unless {@code 0 <= from < to <=} the number of layers
+     */
+    static Module layers(int numClasses, long seed, int from, int to) {
+        if (from < 0 || from >= to || to > RESNET50_LAYERS) {
+            throw new IllegalArgumentException("layers " + from + " to " + to + " are not a part of the "
+                    + RESNET50_LAYERS + " layers of a ResNet50");
+        }
+        Sequential all = ResNet.resnet50(numClasses, new Generator(seed)).sequential();
+        Module[] part = new Module[to - from];
+        for (int i = from; i < to; i++) {
+            part[i - from] = all.get(i);
+        }
+        return new Sequential(part);
+    }
+
+    /**
+     * The cut of the two shards: {@code [0, k, 23]}, layers 0 to k on worker1 and k to 23 on worker2, measured with
+     * {@link Balance#byTime} on one micro-batch of the first count.
+     */
+    static int[] measuredCut(PipelineOptions options) {
+        Sequential all = ResNet.resnet50(options.numClasses(), new Generator(options.seed())).sequential();
+        int micro = options.microBatches().getFirst();
+        int size = (options.batch() + micro - 1) / micro;
+        Tensor sample = Tensor.randn(new Generator(options.seed()), DType.FLOAT32, size, 3, options.img(),
+                options.img());
+        int[] balance = Balance.byTime(2, all, sample, BALANCE_TIMEOUT);
+        return new int[] {0, balance[0], all.size()};
     }
 
     /** One process of the job (RANK and WORLD_SIZE as {@code tensorbus launch} sets them); options follow. */
@@ -133,10 +182,21 @@ public final class PipelineResNet50 {
         out.printf(Locale.ROOT, "tensorbus pipeline: ResNet50 in two shards on %s and %s, batch %d of %dx%d images,"
                 + " %d batch(es) per micro-batch count, schedule %s, SGD lr %s%n", NAMES.get(1), NAMES.get(2),
                 options.batch(), options.img(), options.img(), options.batches(), options.scheduleName(), LR);
+        return run(agent, options, out, options.balanceByTime() ? measuredCut(options) : null);
+    }
+
+    /**
+     * {@link #run(RpcAgent, PipelineOptions, PrintStream)} with the shards cut at {@code cut} ({@code [0, k, 23]}:
+     * layers 0 to k of the model's sequential form on worker1, the rest on worker2), or the seed's cut when null.
+     */
+    static List<Double> run(RpcAgent agent, PipelineOptions options, PrintStream out, int[] cut) {
+        out.println(cut == null ? "balance seed: worker1 holds the stem, layer1 and layer2, worker2 the rest"
+                : "balance by time: worker1 holds layers 0 to " + (cut[1] - 1) + " of " + cut[2] + ", worker2 "
+                        + cut[1] + " to " + (cut[2] - 1));
         out.flush();
         List<Double> seconds = new ArrayList<>();
         for (int micro : options.microBatches()) {
-            double[] step = secondsPerBatch(agent, options, micro);
+            double[] step = secondsPerBatch(agent, options, micro, cut);
             seconds.add(step[0]);
             out.println(new Measurement("pipeline", options.scheduleName()).with("batch", options.batch())
                     .with("img", options.img()).with("micro_batches", micro).with("s_per_batch", step[0], 3).line());
@@ -148,13 +208,15 @@ public final class PipelineResNet50 {
     }
 
     /**
-     * Fresh shards, {@code options.batches()} timed steps: the fastest step's seconds, as the anchor reports, and
-     * the last step's loss.
+     * Fresh shards (the seed's, or the layers of {@code cut}), {@code options.batches()} timed steps: the fastest
+     * step's seconds, as the anchor reports, and the last step's loss.
      */
-    private static double[] secondsPerBatch(RpcAgent agent, PipelineOptions options, int micro) {
-        List<RRef<Module>> shards = List.of(
+    private static double[] secondsPerBatch(RpcAgent agent, PipelineOptions options, int micro, int[] cut) {
+        List<RRef<Module>> shards = cut == null ? List.of(
                 agent.remote(NAMES.get(1), SHARD, 1, options.numClasses(), options.seed()),
-                agent.remote(NAMES.get(2), SHARD, 2, options.numClasses(), options.seed()));
+                agent.remote(NAMES.get(2), SHARD, 2, options.numClasses(), options.seed()))
+                : List.of(agent.remote(NAMES.get(1), LAYERS, options.numClasses(), options.seed(), cut[0], cut[1]),
+                        agent.remote(NAMES.get(2), LAYERS, options.numClasses(), options.seed(), cut[1], cut[2]));
         try (Pipeline pipe = Pipeline.of(agent, shards, micro, options.schedule())) {
             List<RRef<Tensor>> params = pipe.parameterRRefs();
             try (DistributedOptimizer opt = DistributedOptimizer.create(agent, OptimizerSpec.sgd(LR), params)) {

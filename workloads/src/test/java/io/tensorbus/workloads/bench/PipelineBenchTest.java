@@ -28,7 +28,8 @@ class PipelineBenchTest {
         // One micro-batch count: every count is the same code path, and each costs the suite seconds.
         List<Measurement> got = new ArrayList<>();
         ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int code = new PipelineBench(List.of("--batch", "4", "--img", "32", "--batches", "1", "--micro-batches", "2"))
+        int code = new PipelineBench(List.of("--batch", "4", "--img", "32", "--batches", "1", "--micro-batches", "2",
+                "--balance", "seed"))
                 .run(got::add, new PrintStream(err, true, StandardCharsets.UTF_8));
         assertEquals(0, code, err.toString(StandardCharsets.UTF_8));
         List<String> lines = got.stream().map(Measurement::line).toList();

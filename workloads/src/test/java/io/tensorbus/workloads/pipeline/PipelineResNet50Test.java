@@ -17,6 +17,7 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
@@ -41,6 +42,15 @@ class PipelineResNet50Test {
         assertMessage("Missing required parameter for option '--batch' (B)", "--batch");
         assertMessage("Invalid value for option '--batches': 'x' is not an int", "--batches", "x");
         assertMessage("--batches must be at least 1, got 0", "--batches", "0");
+        assertMessage("--balance must be time or seed, got 'size'", "--balance", "size");
+        assertTrue(PipelineOptions.defaults().balanceByTime());
+        assertEquals("seed", PipelineOptions.parse(List.of("--balance", "seed")).balanceName());
+    }
+
+    private static List<String> losses(String out) {
+        List<String> lines = out.lines().filter(l -> l.contains("loss of the last batch")).toList();
+        assertTrue(!lines.isEmpty() && lines.getLast().startsWith("micro-batches 2: "), out);
+        return lines;
     }
 
     private static void assertMessage(String expected, String... args) {
@@ -54,6 +64,21 @@ class PipelineResNet50Test {
         assertEquals(161, PipelineResNet50.shard(1, 10, 3).parameters().size()
                 + PipelineResNet50.shard(2, 10, 3).parameters().size(), "ResNet50's 161 parameter tensors");
         assertThrows(IllegalArgumentException.class, () -> PipelineResNet50.shard(3, 10, 3));
+        assertEquals(161, PipelineResNet50.layers(10, 3, 0, 9).parameters().size()
+                + PipelineResNet50.layers(10, 3, 9, 23).parameters().size(), "any cut shares out every parameter");
+        var e = assertThrows(IllegalArgumentException.class, () -> PipelineResNet50.layers(10, 3, 5, 24));
+        assertEquals("layers 5 to 24 are not a part of the 23 layers of a ResNet50", e.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> PipelineResNet50.layers(10, 3, 4, 4));
+    }
+
+    @Test
+    @Timeout(value = 60, unit = TimeUnit.SECONDS)
+    void theMeasuredCutGivesEachShardSomeLayers() {
+        int[] cut = PipelineResNet50.measuredCut(PipelineOptions.parse(List.of("--micro-batches", "2", "--batch", "4",
+                "--img", "32")));
+        assertEquals(0, cut[0]);
+        assertEquals(PipelineResNet50.RESNET50_LAYERS, cut[2], "the layers of the sequential form");
+        assertTrue(cut[1] >= 1 && cut[1] <= 22, Arrays.toString(cut));
     }
 
     @Test
@@ -74,7 +99,7 @@ class PipelineResNet50Test {
         try {
             ByteArrayOutputStream out = new ByteArrayOutputStream();
             PipelineOptions options = PipelineOptions.parse(List.of("--micro-batches", "1,2", "--batch", "4",
-                    "--img", "32", "--batches", "1", "--schedule", "1f1b"));
+                    "--img", "32", "--batches", "1", "--schedule", "1f1b", "--balance", "seed"));
             List<Double> seconds = PipelineResNet50.run(agents.get(0), options,
                     new PrintStream(out, true, StandardCharsets.UTF_8));
             assertEquals(2, seconds.size());
@@ -82,6 +107,17 @@ class PipelineResNet50Test {
             String o = out.toString(StandardCharsets.UTF_8);
             assertTrue(Pattern.compile("(?m)^pipeline 1f1b batch=4 img=32 micro_batches=2"
                     + " s_per_batch=\\d+\\.\\d{3}$").matcher(o).find(), o);
+            assertTrue(o.contains("balance seed: worker1 holds the stem, layer1 and layer2, worker2 the rest"), o);
+
+            // Another cut (as --balance time measures one; BalanceTest checks the measuring) computes the same
+            // model: the same loss.
+            ByteArrayOutputStream cutOut = new ByteArrayOutputStream();
+            PipelineResNet50.run(agents.get(0), PipelineOptions.parse(List.of("--micro-batches", "2", "--batch",
+                    "4", "--img", "32", "--batches", "1", "--schedule", "1f1b")),
+                    new PrintStream(cutOut, true, StandardCharsets.UTF_8), new int[] {0, 15, 23});
+            String c = cutOut.toString(StandardCharsets.UTF_8);
+            assertTrue(c.contains("balance by time: worker1 holds layers 0 to 14 of 23, worker2 15 to 22"), c);
+            assertEquals(losses(o).getLast(), losses(c).getLast());
             Future.all(agents.stream().map(a -> a.shutdown(true)).toList()).await(30, TimeUnit.SECONDS);
             for (RpcAgent a : agents) {
                 assertEquals(List.of(), a.rrefLeaks(), "every RRef was released");

@@ -149,6 +149,22 @@ public final class ResNet extends Module {
         }
     }
 
+    /**
+     * The whole model as a sequence of layers, each block of each stage a layer of its own: conv1, bn1, ReLU, max
+     * pool, the blocks of layer1 to layer4, average pooling, flattening and the classifier (23 layers for ResNet50),
+     * for cutting into pipeline stages anywhere between blocks. Shares this model's modules.
+     */
+    public Sequential sequential() {
+        List<Module> parts = new ArrayList<>(List.of(conv1, bn1, new ReLU(), maxpool));
+        for (Sequential stage : stages) {
+            for (int i = 0; i < stage.size(); i++) {
+                parts.add(stage.get(i));
+            }
+        }
+        parts.addAll(List.of(avgpool, new Flatten(1, -1), fc));
+        return new Sequential(parts.toArray(new Module[0]));
+    }
+
     /** The stage modules {@code layer1..layer4}, for splitting the model into pipeline shards. */
     public List<Sequential> stages() {
         return List.of(stages);

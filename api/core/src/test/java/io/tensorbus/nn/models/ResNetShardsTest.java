@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import io.tensorbus.DType;
+import io.tensorbus.nn.Sequential;
 import io.tensorbus.tensor.Generator;
 import io.tensorbus.tensor.Tensor;
 import org.junit.jupiter.api.Test;
@@ -23,6 +24,17 @@ class ResNetShardsTest {
         }
         assertEquals(model.parameters().size(), model.head(2).parameters().size()
                 + model.tail(2).parameters().size(), "the seed's two shards share out every parameter");
+    }
+
+    @Test
+    void theSequentialFormHasALayerPerBlockAndComputesTheModel() {
+        ResNet model = new ResNet(ResNet.Block.BOTTLENECK, new int[] {1, 2, 1, 1}, 5, 4, new Generator(3));
+        model.eval();
+        Tensor x = Tensor.randn(new Generator(4), DType.FLOAT32, 2, 3, 32, 32);
+        Sequential layers = model.sequential();
+        assertEquals(4 + 5 + 3, layers.size(), "stem, five blocks, pooling, flattening, classifier");
+        assertArrayEquals(model.forward(x).toFloatArray(), layers.forward(x).toFloatArray());
+        assertEquals(model.parameters().size(), layers.parameters().size());
     }
 
     @Test
