@@ -134,7 +134,7 @@ final class DistEngine {
         long passId = container.newMessageId();
         List<Tensor> ones = roots.stream().map(r -> Tensor.ones(r.dtype(), r.shape())).toList();
         List<Node> starts = edges.stream().map(Edge::node).toList();
-        Future<Pass> started;
+        Future<Started> started;
         if (inline) {
             // The caller waits anyway: its thread runs the local graph, which saves two thread hand-offs a step.
             if (smart) {
@@ -147,19 +147,24 @@ final class DistEngine {
                     : Future.succeededFuture();
             started = discovered.compose(v -> transport.onPool(() -> start(context, passId, retainGraph, edges, ones)));
         }
-        return started.compose(pass -> finish(context, pass, smart)).onComplete(r -> end(context, passId));
+        return started.compose(begun -> finish(context, begun, smart)).onComplete(r -> end(context, passId));
+    }
+
+    /**
+     * The starting worker's pass and the propagate calls its local graph issued, taken under the context's monitor
+     * as the graph ran: taken any later, a propagate call that another worker's answer brings here first would take
+     * them, wait on them while they wait on it, and leave them unanswered until the timeout.
+     */
+    private record Started(Pass pass, List<Future<Object>> issued) {
     }
 
     /**
      * Waits for the propagate calls of the starting worker's pass, then fails the pass when a send function on any
      * worker it reached got no gradient.
      */
-    private Future<Void> finish(DistAutogradContext context, Pass pass, boolean smart) {
-        List<Future<Object>> issued;
-        synchronized (context) {
-            issued = pass.takeIssued();
-        }
-        return gather(issued).map(missing -> {
+    private Future<Void> finish(DistAutogradContext context, Started started, boolean smart) {
+        Pass pass = started.pass();
+        return gather(started.issued()).map(missing -> {
             synchronized (context) {
                 // Its own sends were fed by the propagate calls of other workers, all answered by now.
                 missing.report(transport.self(), pass.unfed());
@@ -170,8 +175,8 @@ final class DistEngine {
     }
 
     /** Begins the starting worker's pass and runs its local graph. */
-    private Pass start(DistAutogradContext context, long passId, boolean retainGraph, List<Edge> edges,
-                                       List<Tensor> ones) {
+    private Started start(DistAutogradContext context, long passId, boolean retainGraph, List<Edge> edges,
+                          List<Tensor> ones) {
         synchronized (context) {
             context.checkLive();
             if (context.pass != null && context.pass.initiator) {
@@ -185,7 +190,7 @@ final class DistEngine {
                 context.pass = null;
                 throw e;
             }
-            return pass;
+            return new Started(pass, pass.takeIssued());
         }
     }
 
