@@ -97,8 +97,9 @@ public final class RankThreads {
             err.println("tensorbus: ranks as threads: " + e.getMessage());
             return Cli.USAGE;
         }
-        ExecutorService threads = Executors.newThreadPerTaskExecutor(Thread.ofPlatform().name("tensorbus-rank-", first)
-                .factory());
+        // Daemons: this thread waits for them, and those still running after a failure must not hold the JVM.
+        ExecutorService threads = Executors.newThreadPerTaskExecutor(Thread.ofPlatform().daemon()
+                .name("tensorbus-rank-", first).factory());
         try {
             ExecutorCompletionService<Integer> ended = new ExecutorCompletionService<>(threads);
             List<PrintStream> streams = new ArrayList<>();
@@ -173,7 +174,7 @@ public final class RankThreads {
         for (int i = 0; i < ranks; i++) {
             int status;
             try {
-                status = statusOf(ended.take());
+                status = statusOf(ended.take(), err);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return Launcher.INTERRUPTED_EXIT;
@@ -185,12 +186,12 @@ public final class RankThreads {
         return 0;
     }
 
-    private static int statusOf(Future<Integer> rank) throws InterruptedException {
+    private static int statusOf(Future<Integer> rank, PrintStream err) throws InterruptedException {
         try {
             return rank.get();
         } catch (ExecutionException e) {
             // TensorbusCommand turns a workload's failures into a status; what escapes is a bug, said as it is.
-            e.getCause().printStackTrace();
+            e.getCause().printStackTrace(err);
             return 1;
         }
     }
