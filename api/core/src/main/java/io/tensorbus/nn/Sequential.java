@@ -25,6 +25,20 @@ public final class Sequential extends Module {
         return layers.get(index);
     }
 
+    /**
+     * The modules {@code from} (inclusive) to {@code to} (exclusive) as a new {@code Sequential} sharing them, as
+     * {@code seq[from:to]} in PyTorch.
+     *
+     * @throws IllegalArgumentException unless {@code 0 <= from < to <= size()}
+     */
+    public Sequential slice(int from, int to) {
+        if (from < 0 || from >= to || to > layers.size()) {
+            throw new IllegalArgumentException("Sequential: slice " + from + " to " + to + " of " + layers.size()
+                    + " modules; need 0 <= from < to <= " + layers.size());
+        }
+        return new Sequential(layers.subList(from, to).toArray(new Module[0]));
+    }
+
     /** How many modules. */
     public int size() {
         return layers.size();

@@ -103,26 +103,20 @@ public final class PipelineResNet50 {
             throw new IllegalArgumentException("layers " + from + " to " + to + " are not a part of the "
                     + RESNET50_LAYERS + " layers of a ResNet50");
         }
-        Sequential all = ResNet.resnet50(numClasses, new Generator(seed)).sequential();
-        Module[] part = new Module[to - from];
-        for (int i = from; i < to; i++) {
-            part[i - from] = all.get(i);
-        }
-        return new Sequential(part);
+        return ResNet.resnet50(numClasses, new Generator(seed)).sequential().slice(from, to);
     }
 
     /**
-     * The cut of the two shards: {@code [0, k, 23]}, layers 0 to k on worker1 and k to 23 on worker2, measured with
-     * {@link Balance#byTime} on one micro-batch of the first count.
+     * The first layer of worker2's shard, measured with {@link Balance#byTime} on one micro-batch of the first count:
+     * layers 0 to it (exclusive) go to worker1, the rest to worker2.
      */
-    static int[] measuredCut(PipelineOptions options) {
+    static int measuredCut(PipelineOptions options) {
         Sequential all = ResNet.resnet50(options.numClasses(), new Generator(options.seed())).sequential();
         int micro = options.microBatches().getFirst();
         int size = (options.batch() + micro - 1) / micro;
         Tensor sample = Tensor.randn(new Generator(options.seed()), DType.FLOAT32, size, 3, options.img(),
                 options.img());
-        int[] balance = Balance.byTime(2, all, sample, BALANCE_TIMEOUT);
-        return new int[] {0, balance[0], all.size()};
+        return Balance.byTime(2, all, sample, BALANCE_TIMEOUT)[0];
     }
 
     /** One process of the job (RANK and WORLD_SIZE as {@code tensorbus launch} sets them); options follow. */
@@ -186,13 +180,13 @@ public final class PipelineResNet50 {
     }
 
     /**
-     * {@link #run(RpcAgent, PipelineOptions, PrintStream)} with the shards cut at {@code cut} ({@code [0, k, 23]}:
-     * layers 0 to k of the model's sequential form on worker1, the rest on worker2), or the seed's cut when null.
+     * {@link #run(RpcAgent, PipelineOptions, PrintStream)} with worker2's shard beginning at layer {@code cut} of
+     * the model's sequential form (worker1 holding the layers before it), or the seed's cut when null.
      */
-    static List<Double> run(RpcAgent agent, PipelineOptions options, PrintStream out, int[] cut) {
+    static List<Double> run(RpcAgent agent, PipelineOptions options, PrintStream out, Integer cut) {
         out.println(cut == null ? "balance seed: worker1 holds the stem, layer1 and layer2, worker2 the rest"
-                : "balance by time: worker1 holds layers 0 to " + (cut[1] - 1) + " of " + cut[2] + ", worker2 "
-                        + cut[1] + " to " + (cut[2] - 1));
+                : "balance by time: worker1 holds layers 0 to " + (cut - 1) + " of " + RESNET50_LAYERS + ", worker2 "
+                        + cut + " to " + (RESNET50_LAYERS - 1));
         out.flush();
         List<Double> seconds = new ArrayList<>();
         for (int micro : options.microBatches()) {
@@ -211,12 +205,13 @@ public final class PipelineResNet50 {
      * Fresh shards (the seed's, or the layers of {@code cut}), {@code options.batches()} timed steps: the fastest
      * step's seconds, as the anchor reports, and the last step's loss.
      */
-    private static double[] secondsPerBatch(RpcAgent agent, PipelineOptions options, int micro, int[] cut) {
+    private static double[] secondsPerBatch(RpcAgent agent, PipelineOptions options, int micro, Integer cut) {
         List<RRef<Module>> shards = cut == null ? List.of(
                 agent.remote(NAMES.get(1), SHARD, 1, options.numClasses(), options.seed()),
                 agent.remote(NAMES.get(2), SHARD, 2, options.numClasses(), options.seed()))
-                : List.of(agent.remote(NAMES.get(1), LAYERS, options.numClasses(), options.seed(), cut[0], cut[1]),
-                        agent.remote(NAMES.get(2), LAYERS, options.numClasses(), options.seed(), cut[1], cut[2]));
+                : List.of(agent.remote(NAMES.get(1), LAYERS, options.numClasses(), options.seed(), 0, cut),
+                        agent.remote(NAMES.get(2), LAYERS, options.numClasses(), options.seed(), cut,
+                                RESNET50_LAYERS));
         try (Pipeline pipe = Pipeline.of(agent, shards, micro, options.schedule())) {
             List<RRef<Tensor>> params = pipe.parameterRRefs();
             try (DistributedOptimizer opt = DistributedOptimizer.create(agent, OptimizerSpec.sgd(LR), params)) {

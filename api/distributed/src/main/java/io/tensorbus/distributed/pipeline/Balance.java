@@ -1,6 +1,5 @@
 package io.tensorbus.distributed.pipeline;
 
-import io.tensorbus.nn.Module;
 import io.tensorbus.nn.Sequential;
 import io.tensorbus.tensor.Tensor;
 import java.time.Duration;
@@ -142,11 +141,7 @@ public final class Balance {
         List<Sequential> stages = new ArrayList<>();
         int from = 0;
         for (int b : balance) {
-            Module[] layers = new Module[b];
-            for (int i = 0; i < b; i++) {
-                layers[i] = model.get(from + i);
-            }
-            stages.add(new Sequential(layers));
+            stages.add(model.slice(from, from + b));
             from += b;
         }
         return stages;
