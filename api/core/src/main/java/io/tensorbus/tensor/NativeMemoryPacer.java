@@ -16,8 +16,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * dead storage back to the cache:
  * <ul>
  *   <li>when no collection at all ran during that step (a loop that allocates tensors and little else on the
- *       heap), it asks when the step also exceeds the storage alive before it: the policy of JDK direct
- *       buffers and JavaCPP, with a bound that grows with the live set;</li>
+ *       heap), it asks when the handouts since the last collection exceed the storage alive before them: the
+ *       policy of JDK direct buffers and JavaCPP, with a bound that grows with the live set. The handouts add up
+ *       over steps, so dead storage left by earlier work, which counts as alive until a collection finds it, only
+ *       defers the collection by its own size;</li>
  *   <li>when the JVM's own young collections ran, they already return the storage that died young (most of a
  *       training step's), and a full collection ({@code System.gc()}, 30 ms of pause on a training rank, every
  *       eighth step of the tutorial network, while the other ranks wait for it in the next all-reduce) is asked
@@ -45,6 +47,8 @@ final class NativeMemoryPacer {
     /** The lowest live storage seen at a decision since the last requested collection; -1 for none yet. */
     private static long floor = -1;
     private static long collectionsAtDecision = collections();
+    /** Handouts since the last collection seen at a decision, in bytes. */
+    private static long sinceCollection;
 
     /** Growth of the storage alive since the last collection that nudges a young one, in bytes; 0: never. */
     private static final long YOUNG_STEP = Long.getLong("tensorbus.youngGcStepBytes", 16L << 20);
@@ -98,11 +102,15 @@ final class NativeMemoryPacer {
             long live = liveBytes();
             long count = collections();
             boolean collectorRan = count != collectionsAtDecision;
-            boolean collect = collectorRan ? floor >= 0 && live > floor + STEP : since > live - since;
+            sinceCollection = collectorRan ? since : sinceCollection + since;
+            boolean collect = collectorRan
+                    ? floor >= 0 && live > floor + STEP
+                    : sinceCollection > live - sinceCollection;
             if (collect) {
                 REQUESTED.incrementAndGet();
                 System.gc();
                 floor = -1;
+                sinceCollection = 0;
                 collectionsAtDecision = collections();
             } else {
                 floor = floor < 0 ? live : Math.min(floor, live);
