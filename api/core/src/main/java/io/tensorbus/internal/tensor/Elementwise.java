@@ -78,8 +78,20 @@ public final class Elementwise {
     public record Binary(String name, F2 f, D2 d, L2 l) {
     }
 
-    /** Vector fast path selector for float32 unit-stride binary ops. */
-    private enum Fast { ADD, SUB, MUL, DIV, RELU_GRAD, NONE }
+    /**
+     * The float32 operators with vector loops: one loop per operator for two runs ({@code vv}) and, except relu's
+     * backward, one for a run and a constant {@code b} ({@code vs}: a broadcast bias, scale or mask). Other layouts
+     * take the scalar formula.
+     */
+    private enum Fast {
+        ADD(true), SUB(true), MUL(true), DIV(true), RELU_GRAD(false), NONE(false);
+
+        final boolean constantB;
+
+        Fast(boolean constantB) {
+            this.constantB = constantB;
+        }
+    }
 
     /**
      * The name of the binary op {@code (grad, output) -> output <= 0 ? 0 : grad}, relu's backward (PyTorch's
@@ -140,9 +152,10 @@ public final class Elementwise {
                     if (ot != t) {
                         loopToOther(op, t, as, bs, os, ot, off, st, n);
                     } else if (t == DType.FLOAT32) {
-                        if (fast != Fast.NONE && st[2] == 1 && st[0] <= 1 && st[1] <= 1) {
-                            // Unit strides, or one operand constant along the run (a broadcast bias or mask).
-                            vectorF32(fast, as, off[0], st[0] == 0, bs, off[1], st[1] == 0, os, off[2], n);
+                        if (fast != Fast.NONE && st[2] == 1 && st[0] == 1 && st[1] <= 1
+                                && (st[1] == 1 || fast.constantB)) {
+                            // Unit strides, or a constant b along the run (a broadcast bias, scale or mask).
+                            vectorF32(fast, op.f(), as, off[0], bs, off[1], st[1] == 0, os, off[2], n);
                         } else {
                             loopF32(op.f(), as, bs, os, off, st, n);
                         }
@@ -211,85 +224,123 @@ public final class Elementwise {
     }
 
     /**
-     * One tight loop per operator, chosen before the loop: the Vector API compiles an operation to SIMD only where
-     * it is a constant, and a switch inside the loop made one large method that C2 compiled again for every
-     * operator it met later (its largest compilation in a training rank).
+     * {@code out = op(a, b)} over a run of {@code a} and a run or constant of {@code b}: whole vectors in the vector
+     * loop, the tail in the scalar formula (they round alike).
      */
-    private static void vectorF32(Fast fast, MemorySegment as, long ia, boolean aConst, MemorySegment bs, long ib,
+    private static void vectorF32(Fast fast, F2 f, MemorySegment as, long ia, MemorySegment bs, long ib,
             boolean bConst, MemorySegment os, long io, int n) {
-        int done = switch (fast) {
-            case ADD -> addF32(as, ia, aConst, bs, ib, bConst, os, io, n);
-            case SUB -> subF32(as, ia, aConst, bs, ib, bConst, os, io, n);
-            case MUL -> mulF32(as, ia, aConst, bs, ib, bConst, os, io, n);
-            case RELU_GRAD -> reluGradF32(as, ia, aConst, bs, ib, bConst, os, io, n);
-            default -> divF32(as, ia, aConst, bs, ib, bConst, os, io, n);
-        };
+        int done = bConst ? vs(fast, as, ia, bs.getAtIndex(FL, ib), os, io, n) : vv(fast, as, ia, bs, ib, os, io, n);
         for (int i = done; i < n; i++) {
-            float x = as.getAtIndex(FL, aConst ? ia : ia + i);
-            float y = bs.getAtIndex(FL, bConst ? ib : ib + i);
-            os.setAtIndex(FL, io + i, switch (fast) {
-                case ADD -> x + y;
-                case SUB -> x - y;
-                case MUL -> x * y;
-                case RELU_GRAD -> y <= 0 ? 0f : x;
-                default -> x / y;
-            });
+            os.setAtIndex(FL, io + i, f.apply(as.getAtIndex(FL, ia + i), bs.getAtIndex(FL, bConst ? ib : ib + i)));
         }
     }
 
-    // Each returns how many elements it wrote: the whole vectors; vectorF32 finishes the tail.
-
-    private static int addF32(MemorySegment as, long ia, boolean aConst, MemorySegment bs, long ib, boolean bConst,
-            MemorySegment os, long io, int n) {
-        int i = 0;
-        for (; i <= n - F.length(); i += F.length()) {
-            operand(as, ia, aConst, i).add(operand(bs, ib, bConst, i)).intoMemorySegment(os, (io + i) * 4, BO);
-        }
-        return i;
+    /**
+     * One tight loop per operator and layout, chosen before the loop: the Vector API compiles an operation to SIMD
+     * only where it is a constant, and a test inside the loop (an operator, a broadcast operand) made C2 copy the
+     * loop for every case, 15 KB of code per operator. Each returns how many elements it wrote, whole vectors.
+     */
+    private static int vv(Fast fast, MemorySegment as, long ia, MemorySegment bs, long ib, MemorySegment os, long io,
+            int n) {
+        return switch (fast) {
+            case ADD -> addVV(as, ia, bs, ib, os, io, n);
+            case SUB -> subVV(as, ia, bs, ib, os, io, n);
+            case MUL -> mulVV(as, ia, bs, ib, os, io, n);
+            case DIV -> divVV(as, ia, bs, ib, os, io, n);
+            default -> reluGradVV(as, ia, bs, ib, os, io, n);
+        };
     }
 
-    private static int subF32(MemorySegment as, long ia, boolean aConst, MemorySegment bs, long ib, boolean bConst,
-            MemorySegment os, long io, int n) {
-        int i = 0;
-        for (; i <= n - F.length(); i += F.length()) {
-            operand(as, ia, aConst, i).sub(operand(bs, ib, bConst, i)).intoMemorySegment(os, (io + i) * 4, BO);
-        }
-        return i;
+    private static int vs(Fast fast, MemorySegment as, long ia, float b, MemorySegment os, long io, int n) {
+        return switch (fast) {
+            case ADD -> addVS(as, ia, b, os, io, n);
+            case SUB -> subVS(as, ia, b, os, io, n);
+            case MUL -> mulVS(as, ia, b, os, io, n);
+            default -> divVS(as, ia, b, os, io, n);
+        };
     }
 
-    private static int mulF32(MemorySegment as, long ia, boolean aConst, MemorySegment bs, long ib, boolean bConst,
-            MemorySegment os, long io, int n) {
+    private static int addVV(MemorySegment as, long ia, MemorySegment bs, long ib, MemorySegment os, long io, int n) {
         int i = 0;
         for (; i <= n - F.length(); i += F.length()) {
-            operand(as, ia, aConst, i).mul(operand(bs, ib, bConst, i)).intoMemorySegment(os, (io + i) * 4, BO);
+            load(as, ia + i).add(load(bs, ib + i)).intoMemorySegment(os, (io + i) * 4, BO);
         }
         return i;
     }
 
-    private static int divF32(MemorySegment as, long ia, boolean aConst, MemorySegment bs, long ib, boolean bConst,
-            MemorySegment os, long io, int n) {
+    private static int subVV(MemorySegment as, long ia, MemorySegment bs, long ib, MemorySegment os, long io, int n) {
         int i = 0;
         for (; i <= n - F.length(); i += F.length()) {
-            operand(as, ia, aConst, i).div(operand(bs, ib, bConst, i)).intoMemorySegment(os, (io + i) * 4, BO);
+            load(as, ia + i).sub(load(bs, ib + i)).intoMemorySegment(os, (io + i) * 4, BO);
+        }
+        return i;
+    }
+
+    private static int mulVV(MemorySegment as, long ia, MemorySegment bs, long ib, MemorySegment os, long io, int n) {
+        int i = 0;
+        for (; i <= n - F.length(); i += F.length()) {
+            load(as, ia + i).mul(load(bs, ib + i)).intoMemorySegment(os, (io + i) * 4, BO);
+        }
+        return i;
+    }
+
+    private static int divVV(MemorySegment as, long ia, MemorySegment bs, long ib, MemorySegment os, long io, int n) {
+        int i = 0;
+        for (; i <= n - F.length(); i += F.length()) {
+            load(as, ia + i).div(load(bs, ib + i)).intoMemorySegment(os, (io + i) * 4, BO);
         }
         return i;
     }
 
     /** {@code (grad, output) -> output <= 0 ? 0 : grad}. */
-    private static int reluGradF32(MemorySegment as, long ia, boolean aConst, MemorySegment bs, long ib,
-            boolean bConst, MemorySegment os, long io, int n) {
+    private static int reluGradVV(MemorySegment as, long ia, MemorySegment bs, long ib, MemorySegment os, long io,
+            int n) {
         int i = 0;
         for (; i <= n - F.length(); i += F.length()) {
-            FloatVector y = operand(bs, ib, bConst, i);
-            FloatVector r = operand(as, ia, aConst, i).blend(0f, y.compare(VectorOperators.LE, 0f));
-            r.intoMemorySegment(os, (io + i) * 4, BO);
+            FloatVector y = load(bs, ib + i);
+            load(as, ia + i).blend(0f, y.compare(VectorOperators.LE, 0f)).intoMemorySegment(os, (io + i) * 4, BO);
         }
         return i;
     }
 
-    /** Lanes {@code i..} of an operand, or its one element in every lane where it is constant along the run. */
-    private static FloatVector operand(MemorySegment s, long off, boolean constant, int i) {
-        return constant ? FloatVector.broadcast(F, s.getAtIndex(FL, off))
-                : FloatVector.fromMemorySegment(F, s, (off + i) * 4, BO);
+    private static int addVS(MemorySegment as, long ia, float b, MemorySegment os, long io, int n) {
+        FloatVector y = FloatVector.broadcast(F, b);
+        int i = 0;
+        for (; i <= n - F.length(); i += F.length()) {
+            load(as, ia + i).add(y).intoMemorySegment(os, (io + i) * 4, BO);
+        }
+        return i;
+    }
+
+    private static int subVS(MemorySegment as, long ia, float b, MemorySegment os, long io, int n) {
+        FloatVector y = FloatVector.broadcast(F, b);
+        int i = 0;
+        for (; i <= n - F.length(); i += F.length()) {
+            load(as, ia + i).sub(y).intoMemorySegment(os, (io + i) * 4, BO);
+        }
+        return i;
+    }
+
+    private static int mulVS(MemorySegment as, long ia, float b, MemorySegment os, long io, int n) {
+        FloatVector y = FloatVector.broadcast(F, b);
+        int i = 0;
+        for (; i <= n - F.length(); i += F.length()) {
+            load(as, ia + i).mul(y).intoMemorySegment(os, (io + i) * 4, BO);
+        }
+        return i;
+    }
+
+    private static int divVS(MemorySegment as, long ia, float b, MemorySegment os, long io, int n) {
+        FloatVector y = FloatVector.broadcast(F, b);
+        int i = 0;
+        for (; i <= n - F.length(); i += F.length()) {
+            load(as, ia + i).div(y).intoMemorySegment(os, (io + i) * 4, BO);
+        }
+        return i;
+    }
+
+    /** Lanes {@code i..i+F.length()-1} of a float segment at element offset {@code i}. */
+    private static FloatVector load(MemorySegment s, long i) {
+        return FloatVector.fromMemorySegment(F, s, i * 4, BO);
     }
 }

@@ -9,7 +9,10 @@ import io.tensorbus.tensor.Tensor;
 import java.util.function.BinaryOperator;
 import org.junit.jupiter.api.Test;
 
-/** The float32 vector loops of binary ops: every operator, operands constant along a run, tails of every length. */
+/**
+ * The float32 vector loops of binary ops: every operator, operands constant along a run, tails of every length, special
+ * values.
+ */
 class ElementwiseTest {
     private interface FloatOp {
         float apply(float x, float y);
@@ -19,6 +22,12 @@ class ElementwiseTest {
         for (int n : new int[] {1, 7, 16, 37, 64 + 5, 1000}) {
             float[] a = Tensor.randn(new Generator(n), DType.FLOAT32, n).toFloatArray();
             float[] b = Tensor.randn(new Generator(n + 1), DType.FLOAT32, n).toFloatArray();
+            // Signed zeros, infinities and NaN in the vector body and the tail alike.
+            float[] special = {-0f, 0f, Float.POSITIVE_INFINITY, Float.NEGATIVE_INFINITY, Float.NaN};
+            for (int i = 0; i < special.length && i < n - 1; i++) {
+                a[n - 1 - i] = special[i];
+                b[n - 1 - (i + 2) % Math.min(n - 1, special.length)] = special[i];
+            }
             float[] both = new float[n];
             float[] left = new float[n];
             float[] right = new float[n];
