@@ -82,6 +82,18 @@ final class NativeMemoryPacer {
     private static long fullStep = YOUNG_STEP;
     /** What collections left alive before the last full one asked for; -1 when none awaits its verdict. */
     private static long retainedBeforeFull = -1;
+    /**
+     * Collections whose lowest level makes the trough that {@link #retainedGrew} judges. Ranks that share a JVM
+     * (threads of one process) hold their steps' tensors at different moments, so what one collection leaves alive
+     * swings by tens of MiB from the next; only a rise of every level of a window is storage piling up.
+     */
+    private static final int WINDOW = 4;
+    /** What the last {@link #WINDOW} collections left alive, a ring. */
+    private static final long[] RETAINED = new long[WINDOW];
+    /** Where the next level goes in {@link #RETAINED}. */
+    private static int retainedNext;
+    /** Levels in {@link #RETAINED} since the last full collection asked for, at most {@link #WINDOW}. */
+    private static int retainedCount;
 
     private NativeMemoryPacer() {
     }
@@ -154,8 +166,9 @@ final class NativeMemoryPacer {
     /** A collection ran since the last look: judges what the one before it left alive and starts a new interval. */
     private static void intervalEnded(long count, long live) {
         // The lowest level between two collections, seen often enough, is what the earlier one left alive.
-        if (collectionsAtLook >= 0 && looksSinceCollection >= MIN_LOOKS && retainedGrew(liveSinceCollection)) {
+        if (collectionsAtLook >= 0 && looksSinceCollection >= MIN_LOOKS && retainedGrew(trough(liveSinceCollection))) {
             REQUESTED.incrementAndGet();
+            retainedCount = 0;
             System.gc();
             count = collections();
             live = liveBytes();
@@ -166,10 +179,31 @@ final class NativeMemoryPacer {
     }
 
     /**
-     * Whether what a collection left alive ({@code retained}) grew {@link #fullStep} over its floor: then a full
-     * collection is due, and the floor starts anew.
+     * Adds what a collection left alive to the window; the lowest level of a full window, or -1 while it fills after
+     * a full collection.
+     */
+    private static long trough(long retained) {
+        RETAINED[retainedNext] = retained;
+        retainedNext = (retainedNext + 1) % WINDOW;
+        retainedCount = Math.min(retainedCount + 1, WINDOW);
+        if (retainedCount < WINDOW) {
+            return -1;
+        }
+        long lowest = Long.MAX_VALUE;
+        for (long level : RETAINED) {
+            lowest = Math.min(lowest, level);
+        }
+        return lowest;
+    }
+
+    /**
+     * Whether what collections left alive ({@code retained}, the trough of a window; -1 for none yet) grew
+     * {@link #fullStep} over its floor: then a full collection is due, and the floor starts anew.
      */
     private static boolean retainedGrew(long retained) {
+        if (retained < 0) {
+            return false;
+        }
         if (retainedBeforeFull >= 0) {
             boolean found = retained < retainedBeforeFull - fullStep / 2;
             fullStep = found ? Math.max(YOUNG_STEP, fullStep / 2) : Math.min(STEP, fullStep * 2);

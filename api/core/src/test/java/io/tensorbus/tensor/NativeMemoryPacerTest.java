@@ -103,11 +103,44 @@ class NativeMemoryPacerTest {
                 + unpaced + " MiB: the test no longer shows the difference");
     }
 
+    @Test
+    @Timeout(120)
+    void levelsThatSwingBetweenCollectionsAskForNoFullCollection() throws Exception {
+        // Ranks as threads of one JVM: each collection catches the ranks at other points of their steps. Judged by
+        // each collection's level alone, the pacer asked for 44 full collections in these 75 swings.
+        String out = run(List.of(), RetainedLevelLoop.class, "swing", "6000");
+        long asked = number(out, "requested");
+        assertTrue(asked <= 6, "full collections asked for: " + asked + "\n" + out);
+    }
+
+    @Test
+    @Timeout(120)
+    void storageThatDiesOldIsFoundByAFullCollection() throws Exception {
+        String out = run(List.of(), RetainedLevelLoop.class, "pile", "6000");
+        assertTrue(number(out, "requested") >= 1, "no full collection asked for\n" + out);
+        // 600 tensors of 160 KiB are alive at any time: 94 MiB.
+        assertTrue(number(out, "maxLiveMiB") <= 94 + 2 * 64, "storage alive peaked too high\n" + out);
+    }
+
+    private static long number(String out, String name) {
+        Matcher m = Pattern.compile(name + "=(\\d+)").matcher(out);
+        assertTrue(m.find(), out);
+        return Long.parseLong(m.group(1));
+    }
+
     private static String run(String pacing) throws IOException, InterruptedException {
+        return run(List.of(pacing), DeadTensorLoop.class, "4000");
+    }
+
+    /** Runs {@code program} in a JVM as the launcher's ranks on a small machine run: serial, 8 MiB of young. */
+    private static String run(List<String> options, Class<?> program, String... args)
+            throws IOException, InterruptedException {
         List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "--add-modules", "jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED", "-XX:+UseSerialGC",
-                "-Xmn8m", "-Xmx256m", pacing, "-cp", System.getProperty("java.class.path"),
-                DeadTensorLoop.class.getName(), "4000"));
+                "-Xmn8m", "-Xmx256m"));
+        cmd.addAll(options);
+        cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), program.getName()));
+        cmd.addAll(List.of(args));
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertTrue(p.waitFor(60, TimeUnit.SECONDS) && p.exitValue() == 0, out);
