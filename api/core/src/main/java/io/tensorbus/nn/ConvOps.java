@@ -93,14 +93,21 @@ final class ConvOps {
         Tensor gy = contiguousInScratch(gradOut, 2);
         Tensor x = input.contiguous();
         Tensor w = weight.contiguous();
-        Tensor gx = needX ? Tensor.zeros(x.dtype(), x.shape()) : null;
+        boolean batched = BatchedConv.applies(d);
+        boolean transposed = !batched && needX && !d.pointwise() && d.g.isSamePlane();
+        // The same-plane and pointwise input gradients write every element of gx (GEMMs with beta 0 straight into
+        // it); col2im adds into it.
+        boolean overwritten = !batched && (transposed || d.pointwise());
+        Tensor gx = null;
+        if (needX) {
+            gx = overwritten ? TensorInternals.uninitialized(x.dtype(), x.shape()) : Tensor.zeros(x.dtype(), x.shape());
+        }
         Tensor gw = needW ? Tensor.zeros(w.dtype(), w.shape()) : null;
-        if (BatchedConv.applies(d)) {
+        if (batched) {
             BatchedConv.backward(gy, x, w, d, gx, gw, columns);
             return new Tensor[] {gx, gw, hasBias ? gy.sum(new int[] {0, 2, 3}, false) : null};
         }
         MemorySegment col = d.pointwise() ? null : Scratch.get(0, d.colBytes());
-        boolean transposed = needX && !d.pointwise() && d.g.isSamePlane();
         Tensor wFlip = transposed ? flippedTransposed(w, d) : null;
         MemorySegment gcol = d.pointwise() || !needX ? null
                 : Scratch.get(1, transposed ? (long) d.og * d.g.kH() * d.g.kW() * d.p * (d.isFloat ? 4 : 8)
