@@ -181,6 +181,13 @@ public final class Im2Col {
     private static void gatherRuns(float[] in, int from, ConvGeometry g, float[] out, int to) {
         int outW = g.outW();
         int inW = g.inW();
+        if (outW == F8.length()) {
+            // One vector per run (the tutorial network's 8x8 conv2 output): no inner loop around it.
+            for (int oh = 0; oh < g.outH(); oh++, from += inW, to += outW) {
+                FloatVector.fromArray(F8, in, from).intoArray(out, to);
+            }
+            return;
+        }
         boolean vectors = outW % F8.length() == 0;
         for (int oh = 0; oh < g.outH(); oh++, from += inW, to += outW) {
             if (!vectors) {
@@ -200,6 +207,12 @@ public final class Im2Col {
     private static void addRuns(float[] row, int from, ConvGeometry g, float[] plane, int to) {
         int outW = g.outW();
         int inW = g.inW();
+        if (outW == F8.length()) {
+            for (int oh = 0; oh < g.outH(); oh++, from += outW, to += inW) {
+                FloatVector.fromArray(F8, plane, to).add(FloatVector.fromArray(F8, row, from)).intoArray(plane, to);
+            }
+            return;
+        }
         boolean vectors = outW % F8.length() == 0;
         for (int oh = 0; oh < g.outH(); oh++, from += outW, to += inW) {
             int j = 0;
