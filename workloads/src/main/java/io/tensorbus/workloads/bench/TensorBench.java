@@ -95,12 +95,11 @@ public final class TensorBench {
         Tensor x = Tensor.randn(BATCH, CHANNELS, SIDE, SIDE).requiresGrad(true);
         Tensor w = Tensor.randn(CHANNELS, CHANNELS, 3, 3).requiresGrad(true);
         int[] one = {1, 1};
-        // A step's temporaries go back to the host cache when it ends, as in a training loop (and as PyTorch frees
-        // them): otherwise every step wrote megabytes of fresh pages until the next collection, and on a virtual
-        // machine the page faults, not the convolution, set the one-thread figure (docs/benchmarks.md).
+        // As the anchor's loop: the gradients add into x.grad and w.grad in place, and the step's temporaries go back
+        // to the host cache when it ends, as PyTorch frees them. Otherwise every step wrote megabytes of fresh pages
+        // until the next collection, and on a virtual machine the page faults, not the convolution, set the
+        // one-thread figure (docs/benchmarks.md).
         double s = timing.medianSeconds(() -> {
-            x.setGrad(null);
-            w.setGrad(null);
             try (MemoryScope step = MemoryScope.open()) {
                 Functional.conv2d(x, w, null, one, one, one, 1).sum().backward();
             }
