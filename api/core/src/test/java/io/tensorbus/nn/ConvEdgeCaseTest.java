@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import io.tensorbus.DType;
-
 import io.tensorbus.tensor.Tensor;
 import org.junit.jupiter.api.Test;
 
