@@ -38,6 +38,24 @@ record Call(Opcode opcode, DType dtype, ReduceOp reduceOp, int root, long numel,
                 shapeHash(), groupHash, payloadBytes, 0);
     }
 
+    /** This call in the words of a shared-memory announcement: numel; opcode, dtype, reduction, root; shape hash. */
+    long[] announcement() {
+        return new long[] {numel, (long) opcode.code << 48 | (long) dtype.ordinal() << 40
+                | (long) (reduceOpCode() & 0xff) << 32 | (root & 0xffffffffL), shapeHash()};
+    }
+
+    /** True when a peer's {@link #announcement} says it made the same call. */
+    boolean matches(long[] announced) {
+        return Arrays.equals(announcement(), announced);
+    }
+
+    /** What an announcement says its maker called (numel instead of the shape). */
+    static String describe(long[] announced) {
+        long w = announced[1];
+        return describe((int) (w >>> 48 & 0xff), (int) (w >>> 40 & 0xff), (int) (w >>> 32 & 0xff), (int) w,
+                announced[0]);
+    }
+
     /** For example {@code allReduce(float32[1024], SUM)} or {@code broadcast(int64[3], root=1)}. */
     String describe() {
         String what = shape == null ? dtype.toString() : dtype + Arrays.toString(shape);
@@ -47,11 +65,17 @@ record Call(Opcode opcode, DType dtype, ReduceOp reduceOp, int root, long numel,
 
     /** What a frame says its sender called, as far as the header tells (numel instead of the shape). */
     static String describe(Frame f) {
-        Opcode op = Opcode.of(f.opcode());
-        String dtype = f.dtype() < DType.values().length ? DType.values()[f.dtype()].toString() : "dtype#" + f.dtype();
-        String what = f.opNumel() < 0 ? dtype : dtype + " with " + f.opNumel() + " elements";
-        String reduce = f.reduceOp() == Frame.NO_REDUCE ? "" : ", " + ReduceOp.Type.values()[f.reduceOp()];
-        return (op == null ? "op#" + f.opcode() : op.javaName) + "(" + what + reduce
-                + (f.root() < 0 ? "" : ", root=" + f.root()) + ")";
+        return describe(f.opcode(), f.dtype(), f.reduceOp(), f.root(), f.opNumel());
+    }
+
+    private static String describe(int opcode, int dtypeCode, int reduceOp, int root, long numel) {
+        Opcode op = Opcode.of(opcode);
+        String dtype = dtypeCode < DType.values().length ? DType.values()[dtypeCode].toString() : "dtype#" + dtypeCode;
+        String what = numel < 0 ? dtype : dtype + " with " + numel + " elements";
+        ReduceOp.Type[] types = ReduceOp.Type.values();
+        String reduce = reduceOp == Frame.NO_REDUCE ? ""
+                : ", " + (reduceOp < types.length ? types[reduceOp] : "op#" + reduceOp);
+        return (op == null ? "op#" + opcode : op.javaName) + "(" + what + reduce + (root < 0 ? "" : ", root=" + root)
+                + ")";
     }
 }

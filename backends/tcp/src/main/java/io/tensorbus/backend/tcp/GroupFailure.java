@@ -8,6 +8,7 @@ import io.vertx.core.Promise;
 import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
+import java.util.concurrent.atomic.AtomicLongArray;
 
 /**
  * How a tcp group fails, as NCCL's does: the first cause (a mismatch, a timeout, a lost peer, a malformed frame)
@@ -20,15 +21,17 @@ final class GroupFailure {
     private final BackendOptions options;
     private volatile CommunicationException broken;
     /** Per peer: the number of collectives it called before it left in order, or -1 while it is here. */
-    private final long[] departed;
+    private final AtomicLongArray departed;
     /** Per peer: true once it left in order and its connection closed. */
     private final boolean[] gone;
 
     GroupFailure(TcpBackend backend, BackendOptions options) {
         this.backend = backend;
         this.options = options;
-        this.departed = new long[options.worldSize()];
-        Arrays.fill(departed, -1);
+        this.departed = new AtomicLongArray(options.worldSize());
+        for (int p = 0; p < options.worldSize(); p++) {
+            departed.set(p, -1);
+        }
         this.gone = new boolean[options.worldSize()];
     }
 
@@ -142,7 +145,7 @@ final class GroupFailure {
         if (backend.isClosed()) {
             return;
         }
-        if (departed[peer] >= 0) {
+        if (departed.get(peer) >= 0) {
             peerLeft(peer);
             return;
         }
@@ -151,7 +154,7 @@ final class GroupFailure {
 
     /** {@code peer} announced it leaves after {@code collectives} collectives, all of which it finished. */
     void peerDeparting(int peer, long collectives) {
-        departed[peer] = collectives;
+        departed.set(peer, collectives);
     }
 
     /**
@@ -168,18 +171,27 @@ final class GroupFailure {
     }
 
     String leftMessage(int peer) {
-        return "it left the group after its " + departed[peer] + " collectives";
+        return "it left the group after its " + departed.get(peer) + " collectives";
     }
 
     /** Fails the group when a peer left before calling collective {@code op}; true if it did. */
     boolean failIfDeparted(CollectiveOp op) {
-        for (int p = 0; p < departed.length; p++) {
-            if (departed[p] >= 0 && departed[p] < op.sequence) {
-                breakGroup(lost(p, op.sequence, backend.describe(op), null, leftMessage(p)));
-                return true;
+        PeerLostException e = departedBefore(op);
+        if (e != null) {
+            breakGroup(e);
+        }
+        return e != null;
+    }
+
+    /** The failure of {@code op} when a peer left before calling it, else null. Any thread. */
+    PeerLostException departedBefore(CollectiveOp op) {
+        for (int p = 0; p < departed.length(); p++) {
+            long left = departed.get(p);
+            if (left >= 0 && left < op.sequence) {
+                return lost(p, op.sequence, backend.describe(op), null, leftMessage(p));
             }
         }
-        return false;
+        return null;
     }
 
     /** A frame of collective {@code op} could not be written to {@code peer}: the peer is lost to it. */

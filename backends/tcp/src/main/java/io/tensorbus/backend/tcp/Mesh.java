@@ -7,6 +7,7 @@ import io.tensorbus.c10d.Store;
 import io.tensorbus.spi.Backend;
 import io.tensorbus.spi.BackendOptions;
 import io.tensorbus.spi.support.SecretHandshake;
+import io.tensorbus.spi.support.shm.SharedMemoryArea;
 import io.tensorbus.spi.support.shm.SharedMemoryChannel;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -57,6 +58,8 @@ final class Mesh {
     /** The smallest chunk size of the members seen so far (this rank's own to begin with). */
     private long chunkBytes;
     private final long handshakeMillis;
+    /** Rank 0's all-reduce area while its file waits for the members' answers, or null. */
+    private SharedMemoryArea offeredArea;
 
     private Mesh(BackendOptions options, SharedMemoryOptions sharedMemory, ContextInternal context,
                  Promise<Backend> result) {
@@ -108,6 +111,7 @@ final class Mesh {
                 .compose(s -> publish(advertisedHost(bindHost) + ":" + s.actualPort() + hostSuffix()))
                 .compose(v -> Future.all(checkPeers()))
                 .compose(v -> Future.all(new ArrayList<>(connected.stream().map(Promise::future).toList())))
+                .compose(v -> sharedArea())
                 .onSuccess(v -> ready())
                 .onFailure(this::fail);
     }
@@ -341,6 +345,96 @@ final class Mesh {
         return peer;
     }
 
+    /**
+     * Sets up the all-reduce area that every member maps when all are on one host (each has a shared-memory link
+     * with rank 0): rank 0 offers a file through the store, each member says whether it mapped it, and rank 0
+     * tells all whether the group uses it, so that every member takes the same path. Rank 0 always answers;
+     * a member without shared memory cannot have been offered one and does not ask.
+     */
+    private Future<Void> sharedArea() {
+        int rank = options.rank();
+        if (rank == 0) {
+            SharedMemoryArea area = offerArea();
+            offeredArea = area;
+            return here(store.set(key("area", 0), area == null ? new byte[] {'-'} : area.offer()))
+                    .compose(v -> area == null ? Future.succeededFuture() : collectAnswers(area));
+        }
+        SharedMemoryOptions shm = backend.sharedMemory();
+        if (shm == null) {
+            return Future.succeededFuture();
+        }
+        return here(store.get(key("area", 0))).compose(offer -> {
+            SharedMemoryArea area = offer.length > 1 && shm.allReduce() ? acceptArea(shm, offer) : null;
+            if (offer.length <= 1) {
+                return Future.succeededFuture();
+            }
+            return here(store.set(key("areaMapped", rank), new byte[] {(byte) (area != null ? '1' : '0')}))
+                    .compose(v -> here(store.get(key("areaOn", 0))))
+                    .map(on -> {
+                        useArea(area, on.length == 1 && on[0] == '1');
+                        return null;
+                    });
+        });
+    }
+
+    /** Rank 0's area, when every peer shares its host and the group's settings allow one; else null. */
+    private SharedMemoryArea offerArea() {
+        SharedMemoryOptions shm = backend.sharedMemory();
+        if (shm == null || !shm.allReduce() || options.worldSize() < 2) {
+            return null;
+        }
+        for (int p = 1; p < options.worldSize(); p++) {
+            if (!backend.connection(p).sharedMemory()) {
+                return null;
+            }
+        }
+        try {
+            return SharedMemoryArea.create(shm.dir(), options.worldSize(), shm.sliceBytes());
+        } catch (IOException | RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "group '" + options.groupName() + "' all-reduces through its "
+                    + "links instead of a shared area: none could be made in " + shm.dir() + ": " + e.getMessage());
+            return null;
+        }
+    }
+
+    private SharedMemoryArea acceptArea(SharedMemoryOptions shm, byte[] offer) {
+        try {
+            return SharedMemoryArea.accept(shm.dir(), offer, options.worldSize());
+        } catch (IOException e) {
+            LOG.log(System.Logger.Level.WARNING, "group '" + options.groupName() + "' on "
+                    + backend.who(options.rank()) + " could not map the shared all-reduce area: " + e.getMessage());
+            return null;
+        }
+    }
+
+    /** Rank 0 learns whether every member mapped its area, deletes the file, and tells all the verdict. */
+    private Future<Void> collectAnswers(SharedMemoryArea area) {
+        List<String> keys = new ArrayList<>();
+        for (int p = 1; p < options.worldSize(); p++) {
+            keys.add(key("areaMapped", p));
+        }
+        return here(store.multiGet(keys)).compose(answers -> {
+            area.unlink();
+            offeredArea = null;
+            boolean all = answers.stream().allMatch(a -> a.length == 1 && a[0] == '1');
+            useArea(area, all);
+            return here(store.set(key("areaOn", 0), new byte[] {(byte) (all ? '1' : '0')}));
+        });
+    }
+
+    private void useArea(SharedMemoryArea area, boolean on) {
+        if (area == null) {
+            return;
+        }
+        if (!on) {
+            area.close();
+            return;
+        }
+        SharedMemoryOptions shm = backend.sharedMemory();
+        backend.useSharedCollectives(area, new SharedMemoryCollectives(backend, area, shm.spinNanos(),
+                shm.waitSpinNanos(), options.timeout().toNanos()));
+    }
+
     private void ready() {
         vertx.cancelTimer(deadline);
         backend.agreeChunkBytes(chunkBytes);
@@ -349,6 +443,12 @@ final class Mesh {
 
     private void fail(Throwable cause) {
         vertx.cancelTimer(deadline);
+        if (offeredArea != null) {
+            // Not every member answered: nobody else deletes the file.
+            offeredArea.unlink();
+            offeredArea.close();
+            offeredArea = null;
+        }
         if (result.tryFail(cause)) {
             backend.close();
         }

@@ -1,11 +1,14 @@
 package io.tensorbus.backend.tcp;
 
 import io.tensorbus.DType;
+import io.tensorbus.c10d.CollectiveMismatchException;
 import io.tensorbus.c10d.CommunicationException;
+import io.tensorbus.c10d.PeerLostException;
 import io.tensorbus.c10d.ReduceOp;
 import io.tensorbus.spi.Backend;
 import io.tensorbus.spi.BackendOptions;
 import io.tensorbus.spi.DeviceBuffer;
+import io.tensorbus.spi.support.shm.SharedMemoryArea;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.internal.ContextInternal;
@@ -17,6 +20,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 
@@ -65,6 +69,18 @@ final class TcpBackend implements Backend {
     private volatile boolean closed;
     private final SharedMemoryOptions sharedMemory;
     private boolean fallbackLogged;
+    /** All-reduce through the area every member maps, or null when the group has none (set once, during set-up). */
+    private SharedMemoryCollectives sharedCollectives;
+    /**
+     * The futures of the last collective called and of the last one on the collective thread: each path starts
+     * after the other's earlier work, so that collectives run in call order as on one stream. Caller's thread.
+     */
+    private volatile Future<Void> lastCollective = Future.succeededFuture();
+    private volatile Future<Void> lastShared = Future.succeededFuture();
+    /** The collectives running on the collective thread, by sequence number. */
+    private final Map<Long, CollectiveOp> sharedOps = new ConcurrentHashMap<>();
+    /** The area the group all-reduces in, where every collective is announced; null when it has none. */
+    private SharedMemoryArea area;
 
     TcpBackend(BackendOptions options, SharedMemoryOptions sharedMemory, ContextInternal context, Runnable onClose) {
         this.options = options;
@@ -99,6 +115,41 @@ final class TcpBackend implements Backend {
 
     int groupHash() {
         return groupHash;
+    }
+
+    String groupName() {
+        return options.groupName();
+    }
+
+    /** What broke the group (its closing too), or null while it works. Any thread. */
+    CommunicationException brokenCause() {
+        CommunicationException cause = failure.cause();
+        if (cause == null && closed) {
+            return new CommunicationException(options.groupName(), -1, "the group '" + options.groupName()
+                    + "' was closed on " + who(rank()), null);
+        }
+        return cause;
+    }
+
+    /** The all-reduce through shared memory of every member that the mesh set up; once, before it is handed out. */
+    void useSharedCollectives(SharedMemoryArea area, SharedMemoryCollectives collectives) {
+        this.area = area;
+        this.sharedCollectives = collectives;
+    }
+
+    /** True when host all-reduces, broadcasts and barriers go through the area every member maps. */
+    boolean usesSharedCollectives() {
+        return sharedCollectives != null;
+    }
+
+    /** What {@code peer} announced as its collective {@code sequence} in the shared area, or null. */
+    long[] announcement(int peer, long sequence) {
+        return area == null ? null : area.announcement(peer, sequence);
+    }
+
+    /** See {@link GroupFailure#departedBefore}. Any thread. */
+    PeerLostException departedBefore(CollectiveOp op) {
+        return failure.departedBefore(op);
     }
 
     /**
@@ -221,6 +272,9 @@ final class TcpBackend implements Backend {
     @Override
     public Future<Void> broadcast(DeviceBuffer buffer, int root) {
         Call call = new Call(Opcode.BROADCAST, buffer.dtype(), null, root, buffer.numel(), buffer.shape());
+        if (sharedCollectives != null && buffer.isHost()) {
+            return onSharedArea(call, (c, op, after) -> c.broadcast(op, buffer.segment(), root, after));
+        }
         boolean small = buffer.byteSize() <= SMALL_BYTES;
         return collective(call, op -> small ? BinomialTree.broadcast(op, Region.of(buffer), root)
                 : Chain.broadcast(op, Region.of(buffer), root));
@@ -229,6 +283,10 @@ final class TcpBackend implements Backend {
     @Override
     public Future<Void> allReduce(DeviceBuffer buffer, ReduceOp reduceOp) {
         Call call = new Call(Opcode.ALL_REDUCE, buffer.dtype(), reduceOp, -1, buffer.numel(), buffer.shape());
+        if (sharedCollectives != null && buffer.isHost()) {
+            return onSharedArea(call, (c, op, after) -> c.allReduce(op, buffer.segment(), reduceOp, buffer.dtype(),
+                    after));
+        }
         boolean small = buffer.byteSize() <= SMALL_BYTES;
         Function<CollectiveOp, Future<Void>> algorithm = op -> (small
                 ? RecursiveDoubling.allReduce(op, Region.of(buffer), reduceOp, buffer.dtype())
@@ -290,7 +348,31 @@ final class TcpBackend implements Backend {
     @Override
     public Future<Void> barrier() {
         Call call = new Call(Opcode.BARRIER, DType.BOOL, null, -1, 0, new long[0]);
+        if (sharedCollectives != null) {
+            return onSharedArea(call, SharedMemoryCollectives::barrier);
+        }
         return collective(call, DisseminationBarrier::run);
+    }
+
+    /** How a collective runs on the shared area, after the collective called before it. */
+    private interface SharedRun {
+        Future<Void> start(SharedMemoryCollectives collectives, CollectiveOp op, Future<?> after);
+    }
+
+    /**
+     * Runs {@code call} on the group's collective thread through the shared area, in call order with every other
+     * collective. A peer that calls another collective under this number announces it before its first frame
+     * leaves: the collective thread finds the mismatch in the area while it waits.
+     */
+    private Future<Void> onSharedArea(Call call, SharedRun run) {
+        CollectiveOp op = newOp(call);
+        area.announce(rank(), op.sequence, call.announcement());
+        sharedOps.put(op.sequence, op);
+        Future<Void> done = run.start(sharedCollectives, op, lastCollective)
+                .andThen(ar -> sharedOps.remove(op.sequence));
+        lastShared = done;
+        lastCollective = done;
+        return done;
     }
 
     private Future<Void> average(CollectiveOp op, DeviceBuffer buffer, ReduceOp reduceOp) {
@@ -346,7 +428,16 @@ final class TcpBackend implements Backend {
     }
 
     private Future<Void> collective(CollectiveOp op, Function<CollectiveOp, Future<Void>> algorithm) {
-        context.runOnContext(v -> start(op, algorithm));
+        if (area != null) {
+            area.announce(rank(), op.sequence, op.call.announcement());
+        }
+        Future<Void> shared = lastShared;
+        if (shared.isComplete()) {
+            context.runOnContext(v -> start(op, algorithm));
+        } else {
+            shared.onComplete(ar -> context.runOnContext(v -> start(op, algorithm)));
+        }
+        lastCollective = op.promise.future();
         return op.promise.future();
     }
 
@@ -359,11 +450,8 @@ final class TcpBackend implements Backend {
         if (failure.failIfDeparted(op)) {
             return;
         }
-        for (Router.Early e : router.earlyFor(op.sequence)) {
-            if (!op.call.matches(e.frame)) {
-                failure.mismatch(op.sequence, op.call, e.peer, e.frame);
-                return;
-            }
+        if (!checkEarlyFrames(op)) {
+            return;
         }
         op.timer = vertx.setTimer(options.timeout().toMillis(), id -> stallReports.timedOut(op));
         Future<Void> done;
@@ -386,6 +474,17 @@ final class TcpBackend implements Backend {
                 failure.breakGroup(asCommunicationFailure(op, ar.cause()));
             }
         });
+    }
+
+    /** Checks the frames that peers sent for {@code op} before it started; false (the group broke) on a mismatch. */
+    private boolean checkEarlyFrames(CollectiveOp op) {
+        for (Router.Early e : router.earlyFor(op.sequence)) {
+            if (!op.call.matches(e.frame)) {
+                failure.mismatch(op.sequence, op.call, e.peer, e.frame);
+                return false;
+            }
+        }
+        return true;
     }
 
     /** Ends collective {@code op}: no longer active, remembered among the recent ones, its timer cancelled. */
@@ -418,6 +517,7 @@ final class TcpBackend implements Backend {
         assert onContext() : notOnContext();
         if (!frame.isPointToPoint()) {
             CollectiveOp op = active.get(frame.sequence());
+            op = op != null ? op : sharedOps.get(frame.sequence());
             Call call = op != null ? op.call : finishedCall(frame.sequence());
             if (call != null && !call.matches(frame)) {
                 // Also for a collective this rank finished already: one that only sends (a broadcast root)
@@ -449,7 +549,9 @@ final class TcpBackend implements Backend {
     /** The running collectives, a copy. */
     List<CollectiveOp> activeOps() {
         assert onContext() : notOnContext();
-        return new ArrayList<>(active.values());
+        List<CollectiveOp> ops = new ArrayList<>(active.values());
+        ops.addAll(sharedOps.values());
+        return ops;
     }
 
     /** The number of a running collective, or -1 when none runs. */
@@ -482,6 +584,22 @@ final class TcpBackend implements Backend {
     void breakGroup(CommunicationException cause) {
         assert onContext() : notOnContext();
         failure.breakGroup(cause);
+    }
+
+    /**
+     * A collective that ran off the event loop failed with {@code cause}: the group breaks as when one on the loop
+     * does, and the peers hear of a mismatch at once (of anything else when this rank closes the group).
+     */
+    void breakGroupFrom(CommunicationException cause) {
+        assert onContext() : notOnContext();
+        if (failure.isBroken() || closed) {
+            return;
+        }
+        if (cause instanceof CollectiveMismatchException mismatch) {
+            failure.mismatchFound(mismatch);
+        } else {
+            failure.breakGroup(cause);
+        }
     }
 
     /** See {@link GroupFailure#peerLost}. */
@@ -542,6 +660,9 @@ final class TcpBackend implements Backend {
                     }
                 }
                 Future.join(goodbyes).onComplete(ar -> {
+                    if (sharedCollectives != null) {
+                        sharedCollectives.close();
+                    }
                     onClose.run();
                     done.tryComplete();
                 });

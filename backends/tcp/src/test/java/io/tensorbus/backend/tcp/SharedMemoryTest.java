@@ -1,6 +1,7 @@
 package io.tensorbus.backend.tcp;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -16,10 +17,12 @@ import io.tensorbus.spi.contract.Buffers;
 import io.tensorbus.spi.contract.MemoryStore;
 import io.tensorbus.spi.contract.Ranks;
 import io.tensorbus.spi.contract.Reference;
+import io.tensorbus.spi.support.shm.SharedMemoryArea;
 import io.tensorbus.spi.support.shm.SharedMemoryChannel;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import java.io.IOException;
+import java.lang.foreign.ValueLayout;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -42,7 +45,8 @@ import org.junit.jupiter.api.Timeout;
 /**
  * Ranks of one host talk through {@link SharedMemoryChannel}s: chosen by themselves, gone from {@code /dev/shm}
  * once mapped, exact with rings far smaller than the messages, off when the setting says so, and replaced by
- * TCP (said once) when the directory has no room.
+ * TCP (said once) when the directory has no room; and all-reduce through one {@link SharedMemoryArea} of the
+ * whole group, taken by every rank or by none, in call order with the collectives on the links.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
@@ -77,12 +81,23 @@ class SharedMemoryTest {
         return n;
     }
 
-    /** The channel files this JVM made that still exist. */
+    /** The channel and area files this JVM made that still exist. */
     private static List<Path> ourFiles() throws IOException {
         try (Stream<Path> files = Files.list(Path.of("/dev/shm"))) {
-            String prefix = SharedMemoryChannel.PREFIX + ProcessHandle.current().pid() + "-";
-            return files.filter(f -> f.getFileName().toString().startsWith(prefix)).toList();
+            String channel = SharedMemoryChannel.PREFIX + ProcessHandle.current().pid() + "-";
+            String area = SharedMemoryArea.PREFIX + ProcessHandle.current().pid() + "-";
+            return files.filter(f -> f.getFileName().toString().startsWith(channel)
+                    || f.getFileName().toString().startsWith(area)).toList();
         }
+    }
+
+    /** How many ranks all-reduce through the group's shared area. */
+    private static long sharedAllReducers(Ranks ranks) {
+        long n = 0;
+        for (int r = 0; r < ranks.size(); r++) {
+            n += ((TcpBackend) ranks.get(r)).usesSharedCollectives() ? 1 : 0;
+        }
+        return n;
     }
 
     private static void allReduceIsExact(Ranks ranks, DType dtype, long n) throws Exception {
@@ -112,6 +127,92 @@ class SharedMemoryTest {
             allReduceIsExact(ranks, DType.FLOAT32, 3_000_001);
         }
         assertEquals(List.of(), ourFiles());
+    }
+
+    @Test
+    void ranksOfOneHostAllReduceInOneSharedAreaSliceBySlice() throws Exception {
+        // 4 KiB slices: a million elements pass through each rank's two buffers hundreds of times.
+        try (Ranks ranks = ranks(3, Map.of("tcp.sharedMemorySliceBytes", "4096"))) {
+            assertEquals(3, sharedAllReducers(ranks), "every rank of one host");
+            assertEquals(List.of(), ourFiles(), "the area's file is deleted once every member mapped it");
+            allReduceIsExact(ranks, DType.FLOAT32, 1);
+            allReduceIsExact(ranks, DType.FLOAT64, 1_000_003);
+            allReduceIsExact(ranks, DType.FLOAT16, 4095);
+            allReduceIsExact(ranks, DType.INT64, 3);
+        }
+    }
+
+    @Test
+    void oneRankThatDeclinesTheAreaKeepsTheWholeGroupOnItsLinks() throws Exception {
+        Duration timeout = Duration.ofSeconds(20);
+        MemoryStore store = new MemoryStore(timeout);
+        List<Future<Backend>> made = new ArrayList<>();
+        for (int r = 0; r < 3; r++) {
+            Map<String, String> properties = r == 2 ? Map.of("tcp.sharedMemoryAllReduce", "false") : Map.of();
+            made.add(provider.create(new BackendOptions(r, 3, store, timeout, "declined", null, vertx, properties)));
+        }
+        List<TcpBackend> ranks = new ArrayList<>();
+        try {
+            for (Future<Backend> f : made) {
+                ranks.add((TcpBackend) f.await(30, TimeUnit.SECONDS));
+            }
+            for (TcpBackend b : ranks) {
+                assertFalse(b.usesSharedCollectives(), "rank " + b.rank() + " must take the path its peers take");
+                assertTrue(b.connection((b.rank() + 1) % 3).sharedMemory(), "its links still use shared memory");
+            }
+            List<DeviceBuffer> bufs = new ArrayList<>();
+            List<Future<Void>> fs = new ArrayList<>();
+            for (int r = 0; r < 3; r++) {
+                bufs.add(Reference.input(DType.INT32, ReduceOp.SUM, r, 3, 70_001));
+            }
+            DeviceBuffer expected = Reference.reduce(ReduceOp.SUM, bufs);
+            for (int r = 0; r < 3; r++) {
+                fs.add(ranks.get(r).allReduce(bufs.get(r), ReduceOp.SUM));
+            }
+            for (int r = 0; r < 3; r++) {
+                fs.get(r).await(30, TimeUnit.SECONDS);
+                assertEquals(-1, Buffers.mismatch(expected, bufs.get(r)), "rank " + r);
+            }
+        } finally {
+            for (TcpBackend b : ranks) {
+                b.close().await(10, TimeUnit.SECONDS);
+            }
+        }
+        assertEquals(List.of(), ourFiles());
+    }
+
+    @Test
+    void collectivesOnTheAreaAndOnTheLinksRunInCallOrder() throws Exception {
+        // allReduce (area), broadcast (links), allReduce (area) of one buffer, none awaited before the next is
+        // called: only in call order is every element (1 + 2) * 2 = 6 at the end.
+        try (Ranks ranks = ranks(2, Map.of())) {
+            assertEquals(2, sharedAllReducers(ranks));
+            for (int round = 0; round < 20; round++) {
+                List<DeviceBuffer> bufs = new ArrayList<>();
+                List<Future<Void>> fs = new ArrayList<>();
+                for (int r = 0; r < 2; r++) {
+                    DeviceBuffer b = Buffers.vector(DType.FLOAT32, 100_000);
+                    for (long i = 0; i < b.numel(); i++) {
+                        b.segment().setAtIndex(ValueLayout.JAVA_FLOAT, i, r + 1);
+                    }
+                    bufs.add(b);
+                }
+                for (int r = 0; r < 2; r++) {
+                    fs.add(ranks.get(r).allReduce(bufs.get(r), ReduceOp.SUM));
+                    fs.add(ranks.get(r).broadcast(bufs.get(r), 1));
+                    fs.add(ranks.get(r).allReduce(bufs.get(r), ReduceOp.SUM));
+                }
+                for (Future<Void> f : fs) {
+                    f.await(30, TimeUnit.SECONDS);
+                }
+                for (int r = 0; r < 2; r++) {
+                    for (long i = 0; i < bufs.get(r).numel(); i += 997) {
+                        assertEquals(6f, bufs.get(r).segment().getAtIndex(
+                                ValueLayout.JAVA_FLOAT, i), "round " + round + ", rank " + r);
+                    }
+                }
+            }
+        }
     }
 
     @Test
@@ -283,6 +384,7 @@ class SharedMemoryTest {
     void theSettingTurnsSharedMemoryOff() throws Exception {
         try (Ranks ranks = ranks(2, Map.of("tcp.sharedMemory", "false"))) {
             assertEquals(0, sharedConnections(ranks));
+            assertEquals(0, sharedAllReducers(ranks));
             allReduceIsExact(ranks, DType.FLOAT32, 100_000);
         }
     }

@@ -1,20 +1,12 @@
 package io.tensorbus.spi.support.shm;
 
 import java.io.IOException;
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
-import java.nio.file.attribute.PosixFilePermissions;
-import java.security.MessageDigest;
-import java.security.SecureRandom;
 import java.util.Arrays;
-import java.util.HexFormat;
 
 /**
  * The shared memory of two processes on one host: a file under {@code /dev/shm} holding one
@@ -33,24 +25,19 @@ import java.util.HexFormat;
 public final class SharedMemoryChannel implements AutoCloseable {
     /** The prefix of every channel file, followed by the creator's pid. */
     public static final String PREFIX = "tensorbus-";
-    public static final int NONCE_BYTES = 16;
+    public static final int NONCE_BYTES = SharedMemoryFile.NONCE_BYTES;
     private static final long MAGIC = 0x313030_4d48_5342_54L; // "TBSHM001" read little-endian
     private static final long HEADER_BYTES = 4096;
     private static final long CONTROL_0 = 64;
     private static final long CONTROL_1 = CONTROL_0 + SharedMemoryRing.CONTROL_BYTES;
-    private static final SecureRandom RANDOM = new SecureRandom();
 
-    private final Path file;
-    private final Arena arena;
+    private final SharedMemoryFile file;
     private final SharedMemoryRing outgoing;
     private final SharedMemoryRing incoming;
-    private final byte[] nonce;
-    private boolean unlinked;
 
-    private SharedMemoryChannel(Path file, Arena arena, MemorySegment memory, boolean creator, byte[] nonce) {
+    private SharedMemoryChannel(SharedMemoryFile file, boolean creator) {
         this.file = file;
-        this.arena = arena;
-        this.nonce = nonce;
+        MemorySegment memory = file.memory;
         long capacity = memory.get(ValueLayout.JAVA_LONG_UNALIGNED, 24);
         SharedMemoryRing r0 = new SharedMemoryRing(memory.asSlice(CONTROL_0, SharedMemoryRing.CONTROL_BYTES),
                 memory.asSlice(HEADER_BYTES, capacity));
@@ -72,37 +59,10 @@ public final class SharedMemoryChannel implements AutoCloseable {
      *         is deleted again)
      */
     public static SharedMemoryChannel create(Path dir, long ringBytes) throws IOException {
-        long size = fileBytes(ringBytes);
-        long free = Files.getFileStore(dir).getUsableSpace();
-        if (free < size) {
-            throw new IOException(dir + " has " + free + " bytes free, a channel needs " + size);
-        }
-        byte[] nonce = new byte[NONCE_BYTES];
-        RANDOM.nextBytes(nonce);
-        Path file = dir.resolve(PREFIX + ProcessHandle.current().pid() + "-" + HexFormat.of().formatHex(nonce, 0, 8));
-        Files.createFile(file, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
-        Arena arena = Arena.ofShared();
-        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
-            fill(ch, size);
-            MemorySegment memory = ch.map(FileChannel.MapMode.READ_WRITE, 0, size, arena);
-            memory.set(ValueLayout.JAVA_LONG_UNALIGNED, 24, ringBytes);
-            MemorySegment.copy(nonce, 0, memory, ValueLayout.JAVA_BYTE, 8, NONCE_BYTES);
-            memory.set(ValueLayout.JAVA_LONG_UNALIGNED, 0, MAGIC);
-            return new SharedMemoryChannel(file, arena, memory, true, nonce);
-        } catch (IOException | RuntimeException e) {
-            arena.close();
-            Files.deleteIfExists(file);
-            throw e instanceof IOException io ? io : new IOException(e.toString(), e);
-        }
-    }
-
-    /** Writes every page: tmpfs allocates on write, and a full one then says so here instead of a SIGBUS later. */
-    private static void fill(FileChannel ch, long size) throws IOException {
-        ByteBuffer zeros = ByteBuffer.allocateDirect(1 << 20);
-        for (long at = 0; at < size; ) {
-            zeros.clear().limit((int) Math.min(zeros.capacity(), size - at));
-            at += ch.write(zeros, at);
-        }
+        SharedMemoryFile f = SharedMemoryFile.create(dir, PREFIX, fileBytes(ringBytes), true);
+        f.memory.set(ValueLayout.JAVA_LONG_UNALIGNED, 24, ringBytes);
+        f.memory.set(ValueLayout.JAVA_LONG_UNALIGNED, 0, MAGIC);
+        return new SharedMemoryChannel(f, true);
     }
 
     /**
@@ -113,57 +73,41 @@ public final class SharedMemoryChannel implements AutoCloseable {
      *         or does not carry the nonce
      */
     public static SharedMemoryChannel open(Path dir, String name, byte[] nonce) throws IOException {
-        if (!name.matches(PREFIX + "[0-9]+-[0-9a-f]{16}") || nonce.length != NONCE_BYTES) {
-            throw new IOException("'" + name + "' is not a tensorbus shared-memory channel");
-        }
-        Path file = dir.resolve(name);
-        Arena arena = Arena.ofShared();
-        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
-            long size = ch.size();
-            MemorySegment memory = ch.map(FileChannel.MapMode.READ_WRITE, 0, size, arena);
-            long capacity = size < HEADER_BYTES ? -1 : memory.get(ValueLayout.JAVA_LONG_UNALIGNED, 24);
-            byte[] theirs = size < HEADER_BYTES ? new byte[0]
-                    : memory.asSlice(8, NONCE_BYTES).toArray(ValueLayout.JAVA_BYTE);
-            if (size < HEADER_BYTES || memory.get(ValueLayout.JAVA_LONG_UNALIGNED, 0) != MAGIC
-                    || capacity <= 0 || fileBytes(capacity) != size || !MessageDigest.isEqual(theirs, nonce)) {
-                throw new IOException(file + " is not the channel that was offered");
-            }
-            SharedMemoryChannel channel = new SharedMemoryChannel(file, arena, memory, false, nonce);
-            // Mapped by both now: the opener deletes it too, so that a creator killed before it hears the answer
-            // leaves nothing behind.
-            channel.unlink();
-            return channel;
-        } catch (IOException | RuntimeException e) {
-            arena.close();
-            throw e instanceof IOException io ? io : new IOException(e.toString(), e);
-        }
+        byte[] n = name.getBytes(StandardCharsets.US_ASCII);
+        byte[] offer = Arrays.copyOf(n, n.length + 1 + nonce.length);
+        System.arraycopy(nonce, 0, offer, n.length + 1, nonce.length);
+        return accept(dir, offer);
     }
 
     /** The file's name (what the creator sends its peer). */
     public String name() {
-        return file.getFileName().toString();
+        return file.file.getFileName().toString();
     }
 
     /** What the creator sends its peer: the file's name, a zero byte, the nonce. */
     public byte[] offer() {
-        byte[] n = name().getBytes(StandardCharsets.US_ASCII);
-        byte[] out = new byte[n.length + 1 + NONCE_BYTES];
-        System.arraycopy(n, 0, out, 0, n.length);
-        System.arraycopy(nonce, 0, out, n.length + 1, NONCE_BYTES);
-        return out;
+        return file.offer();
     }
 
-    /** Maps the channel an {@link #offer} names. */
+    /**
+     * Maps the channel an {@link #offer} names.
+     *
+     * @throws IOException when the offer is malformed, or the file is missing, of another size, or does not carry
+     *         the nonce
+     */
     public static SharedMemoryChannel accept(Path dir, byte[] offer) throws IOException {
-        int zero = 0;
-        while (zero < offer.length && offer[zero] != 0) {
-            zero++;
+        SharedMemoryFile f = SharedMemoryFile.accept(dir, offer, PREFIX, MAGIC, HEADER_BYTES, true);
+        long size = f.memory.byteSize();
+        long capacity = f.memory.get(ValueLayout.JAVA_LONG_UNALIGNED, 24);
+        if (capacity <= 0 || Long.bitCount(capacity) != 1 || fileBytes(capacity) != size) {
+            f.unmap();
+            throw new IOException(f.file + " is not the channel that was offered");
         }
-        if (zero != offer.length - 1 - NONCE_BYTES) {
-            throw new IOException("a malformed shared-memory offer of " + offer.length + " bytes");
-        }
-        String name = new String(offer, 0, zero, StandardCharsets.US_ASCII);
-        return open(dir, name, Arrays.copyOfRange(offer, zero + 1, offer.length));
+        SharedMemoryChannel channel = new SharedMemoryChannel(f, false);
+        // Mapped by both now: the opener deletes it too, so that a creator killed before it hears the answer
+        // leaves nothing behind.
+        channel.unlink();
+        return channel;
     }
 
     /** The ring this side writes. */
@@ -178,21 +122,13 @@ public final class SharedMemoryChannel implements AutoCloseable {
 
     /** Deletes the file (once both sides mapped it, or the offer failed); the mappings stay valid. */
     public void unlink() {
-        if (!unlinked) {
-            unlinked = true;
-            try {
-                Files.deleteIfExists(file);
-            } catch (IOException e) {
-                System.getLogger(SharedMemoryChannel.class.getName()).log(System.Logger.Level.WARNING,
-                        "could not delete " + file + ": " + e);
-            }
-        }
+        file.unlink();
     }
 
     /** Unmaps the memory; nothing may touch the rings after this. */
     @Override
     public void close() {
-        arena.close();
+        file.unmap();
     }
 
     /**

@@ -1,0 +1,278 @@
+package io.tensorbus.backend.tcp;
+
+import io.tensorbus.DType;
+import io.tensorbus.c10d.CollectiveMismatchException;
+import io.tensorbus.c10d.CommunicationException;
+import io.tensorbus.c10d.CommunicationTimeoutException;
+import io.tensorbus.c10d.PeerLostException;
+import io.tensorbus.c10d.ReduceOp;
+import io.tensorbus.spi.support.HostReductions;
+import io.tensorbus.spi.support.shm.SharedMemoryArea;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * Collectives of host buffers through a {@link SharedMemoryArea} that every member of the group maps, with no
+ * thread hand-off between ranks and no event loop: barrier, broadcast, and all-reduce in DeepSpeed's CPU scheme.
+ * All-reduce goes slice by slice: each rank copies its input into its own area buffer, and once all have, reduces
+ * its share of the slice across every buffer in place, then, once all have, copies every share into its output:
+ * two barriers a slice, on counters in shared memory, and half the memory traffic of a ring through byte rings.
+ * Broadcast: the root copies a slice into its buffer, and once it has, the others copy it out. Each rank's two
+ * buffers alternate between slices, so that a rank writes the next slice while its peers still read the last
+ * (every rank passes a barrier after it read slice i and before anyone writes slice i + 2).
+ *
+ * <p>Runs on the group's {@link CollectiveThread}, one collective at a time in call order; every wait polls, then
+ * yields, then sleeps briefly, and gives up at the group's timeout, as soon as the group breaks, or when a peer
+ * announced another collective under the same number.
+ */
+final class SharedMemoryCollectives implements AutoCloseable {
+    /** Shares start on a 64-byte line of every buffer, so that no two ranks write one cache line. */
+    private static final long SHARE_ALIGN = 64;
+    /**
+     * How long a wait spins before it yields between polls: ranks may outnumber cores, and a spinning rank then
+     * holds the core its peer needs until the scheduler's slice ends (milliseconds).
+     */
+    private static final long YIELD_AFTER_NANOS = Long.getLong("tensorbus.tcp.yieldAfterNanos", 1_000);
+    private static final long SLEEP_NANOS = 20_000;
+
+    private final TcpBackend backend;
+    private final SharedMemoryArea area;
+    private final int rank;
+    private final int size;
+    private final long spinNanos;
+    private final long timeoutNanos;
+    private final CollectiveThread thread;
+    /** This rank's published progress: barriers passed. Collective thread only. */
+    private long progress;
+    /** Which of each rank's two buffers the next slice uses. Collective thread only. */
+    private int slot;
+
+    /**
+     * All-reduce of {@code backend}'s group in {@code area}: its thread polls {@code pollNanos} for the next call
+     * before it sleeps, a wait for a peer polls {@code spinNanos} before it sleeps, and gives up after
+     * {@code timeoutNanos}.
+     */
+    SharedMemoryCollectives(TcpBackend backend, SharedMemoryArea area, long pollNanos, long spinNanos,
+                          long timeoutNanos) {
+        this.backend = backend;
+        this.area = area;
+        this.rank = backend.rank();
+        this.size = backend.size();
+        this.spinNanos = spinNanos;
+        this.timeoutNanos = timeoutNanos;
+        String name = "tensorbus-shm-collectives-" + backend.groupName() + "-" + rank;
+        this.thread = new CollectiveThread(name, pollNanos);
+    }
+
+    /**
+     * Runs collective {@code op}, an all-reduce of host segment {@code data}, on the collective thread once
+     * {@code after} (the collective called before it) completed; completes there.
+     */
+    Future<Void> allReduce(CollectiveOp op, MemorySegment data, ReduceOp reduceOp, DType dtype, Future<?> after) {
+        return submit(op, after, () -> runAllReduce(op, data, reduceOp, dtype));
+    }
+
+    /** Runs collective {@code op}, a broadcast of host {@code data} from {@code root}, as {@link #allReduce}. */
+    Future<Void> broadcast(CollectiveOp op, MemorySegment data, int root, Future<?> after) {
+        return submit(op, after, () -> runBroadcast(op, data, root));
+    }
+
+    /** Runs collective {@code op}, a barrier, as {@link #allReduce}. */
+    Future<Void> barrier(CollectiveOp op, Future<?> after) {
+        return submit(op, after, () -> arrive(op, true));
+    }
+
+    /** Runs {@code body} for {@code op} on the collective thread once {@code after} completed; completes there. */
+    private Future<Void> submit(CollectiveOp op, Future<?> after, Runnable body) {
+        Promise<Void> done = op.promise;
+        Runnable work = () -> {
+            try {
+                failIfBroken(op);
+                body.run();
+                done.tryComplete();
+            } catch (CommunicationException e) {
+                backend.context().runOnContext(v -> backend.breakGroupFrom(e));
+                done.tryFail(e);
+            } catch (RuntimeException e) {
+                CommunicationException failure = new CommunicationException(backend.groupName(), op.sequence,
+                        backend.describe(op) + " failed on " + backend.who(rank) + ": " + e, e);
+                backend.context().runOnContext(v -> backend.breakGroupFrom(failure));
+                done.tryFail(failure);
+            }
+        };
+        after.onComplete(ar -> {
+            try {
+                thread.execute(work);
+            } catch (RejectedExecutionException e) {
+                done.tryFail(new CommunicationException(backend.groupName(), op.sequence, backend.describe(op)
+                        + " was called after the group was closed on " + backend.who(rank), null));
+            }
+        });
+        return done.future();
+    }
+
+    private void runAllReduce(CollectiveOp op, MemorySegment data, ReduceOp reduceOp, DType dtype) {
+        long slice = area.sliceBytes() - area.sliceBytes() % dtype.byteSize();
+        for (long at = 0; at < data.byteSize(); at += slice) {
+            MemorySegment in = data.asSlice(at, Math.min(slice, data.byteSize() - at));
+            area.buffer(rank, slot).copyFrom(in);
+            arrive(op, at == 0);
+            reduceShare(in.byteSize(), reduceOp, dtype);
+            arrive(op, false);
+            gatherShares(in);
+            slot ^= 1;
+        }
+    }
+
+    private void runBroadcast(CollectiveOp op, MemorySegment data, int root) {
+        long slice = area.sliceBytes();
+        for (long at = 0; at < data.byteSize(); at += slice) {
+            MemorySegment part = data.asSlice(at, Math.min(slice, data.byteSize() - at));
+            if (rank == root) {
+                area.buffer(rank, slot).asSlice(0, part.byteSize()).copyFrom(part);
+            }
+            arrive(op, at == 0);
+            if (rank != root) {
+                part.copyFrom(area.buffer(root, slot).asSlice(0, part.byteSize()));
+            }
+            slot ^= 1;
+        }
+    }
+
+    /**
+     * Publishes this rank's next step and waits until every rank has published it too; at the {@code first} of a
+     * collective, checks that every peer called the same (each announced its call before it got here).
+     */
+    private void arrive(CollectiveOp op, boolean first) {
+        barrier(op);
+        if (first) {
+            for (int r = 0; r < size; r++) {
+                checkCall(op, r);
+            }
+        }
+    }
+
+    /** Combines this rank's share of the current slice across every rank's buffer, into its own buffer. */
+    private void reduceShare(long bytes, ReduceOp reduceOp, DType dtype) {
+        long from = shareStart(rank, bytes);
+        long to = shareStart(rank + 1, bytes);
+        if (from >= to) {
+            return;
+        }
+        MemorySegment acc = area.buffer(rank, slot).asSlice(from, to - from);
+        for (int r = 0; r < size; r++) {
+            if (r != rank) {
+                HostReductions.reduceInto(reduceOp, dtype, acc, area.buffer(r, slot).asSlice(from, to - from));
+            }
+        }
+        if (reduceOp == ReduceOp.AVG) {
+            HostReductions.divide(dtype, acc, size);
+        }
+    }
+
+    /** Copies every rank's reduced share of the current slice into {@code out}. */
+    private void gatherShares(MemorySegment out) {
+        long bytes = out.byteSize();
+        for (int r = 0; r < size; r++) {
+            long from = shareStart(r, bytes);
+            long to = shareStart(r + 1, bytes);
+            if (from < to) {
+                out.asSlice(from, to - from).copyFrom(area.buffer(r, slot).asSlice(from, to - from));
+            }
+        }
+    }
+
+    /**
+     * Where rank {@code r}'s share of a slice of {@code bytes} starts: equal shares, each a whole number of
+     * {@link #SHARE_ALIGN}-byte lines (and so of elements), the last rank's running to the end.
+     */
+    private long shareStart(int r, long bytes) {
+        if (r >= size) {
+            return bytes;
+        }
+        long lines = (bytes + SHARE_ALIGN - 1) / SHARE_ALIGN;
+        long perRank = (lines + size - 1) / size;
+        return Math.min(bytes, r * perRank * SHARE_ALIGN);
+    }
+
+    /** Publishes this rank's next step and waits until every rank has published it too. */
+    private void barrier(CollectiveOp op) {
+        long step = ++progress;
+        area.publishProgress(rank, step);
+        long start = System.nanoTime();
+        for (int r = 0; r < size; r++) {
+            while (area.progress(r) < step) {
+                waitForPeer(op, r, start);
+            }
+        }
+    }
+
+    private void waitForPeer(CollectiveOp op, int peer, long start) {
+        long waited = System.nanoTime() - start;
+        if (waited < YIELD_AFTER_NANOS) {
+            Thread.onSpinWait();
+            return;
+        }
+        failIfBroken(op);
+        checkCall(op, peer);
+        PeerLostException left = backend.departedBefore(op);
+        if (left != null) {
+            throw left;
+        }
+        if (waited > timeoutNanos) {
+            throw timedOut(op);
+        }
+        if (waited < spinNanos) {
+            Thread.yield();
+        } else {
+            LockSupport.parkNanos(SLEEP_NANOS);
+        }
+    }
+
+    /** Throws the group's failure, in {@code op}'s words, once the group broke or closed. */
+    private void failIfBroken(CollectiveOp op) {
+        CommunicationException broken = backend.brokenCause();
+        if (broken != null) {
+            throw broken.forOperation(backend.groupName(), op.sequence, backend.describe(op) + " failed on "
+                    + backend.who(rank) + ": " + broken.getMessage());
+        }
+    }
+
+    private CommunicationTimeoutException timedOut(CollectiveOp op) {
+        List<Integer> behind = new ArrayList<>();
+        for (int r = 0; r < size; r++) {
+            if (area.progress(r) < progress) {
+                behind.add(r);
+            }
+        }
+        return new CommunicationTimeoutException(backend.groupName(), op.sequence, backend.describe(op)
+                + " timed out on " + backend.who(rank) + " after " + timeoutNanos / 1_000_000 + " ms in shared memory: "
+                + behind.stream().map(backend::who).toList() + " did not reach it",
+                behind.stream().mapToInt(Integer::intValue).toArray());
+    }
+
+    /** Throws a mismatch when {@code peer} announced another call than {@code op} under its number. */
+    private void checkCall(CollectiveOp op, int peer) {
+        long[] theirs = backend.announcement(peer, op.sequence);
+        if (theirs != null && !op.call.matches(theirs)) {
+            String shape = theirs[0] == op.call.numel() && theirs[1] == op.call.announcement()[1]
+                    ? " (the same number of elements in another shape)" : "";
+            throw new CollectiveMismatchException(backend.groupName(), op.sequence, "collective mismatch in group '"
+                    + backend.groupName() + "' at collective #" + op.sequence + ": " + backend.who(rank) + " called "
+                    + op.call.describe() + " but " + backend.who(peer) + " called " + Call.describe(theirs) + shape
+                    + " (every rank must call the same collectives in the same order)");
+        }
+    }
+
+    /** Stops the collective thread once its queued work ended (each fails, the group being closed). */
+    @Override
+    public void close() {
+        thread.close();
+        area.close();
+    }
+}
