@@ -19,9 +19,10 @@ import java.util.concurrent.locks.LockSupport;
 /**
  * Collectives of host buffers through a {@link SharedMemoryArea} that every member of the group maps, with no
  * thread hand-off between ranks and no event loop: barrier, broadcast, and all-reduce in DeepSpeed's CPU scheme.
- * All-reduce goes slice by slice: each rank copies its input into its own area buffer, and once all have, reduces
- * its share of the slice across every buffer in place, then, once all have, copies every share into its output:
- * two barriers a slice, on counters in shared memory, and half the memory traffic of a ring through byte rings.
+ * All-reduce goes slice by slice: each rank copies the shares of its input that its peers reduce into its own area
+ * buffer; once all have, reduces its own share of its input with the peers' copies in place and offers the result
+ * in its buffer; once all have, copies the peers' results into its output: two barriers a slice, on counters in
+ * shared memory, and no rank's own share ever copied in or out.
  * Broadcast: the root copies a slice into its buffer, and once it has, the others copy it out. Each rank's two
  * buffers alternate between slices, so that a rank writes the next slice while its peers still read the last
  * (every rank passes a barrier after it read slice i and before anyone writes slice i + 2).
@@ -120,9 +121,9 @@ final class SharedMemoryCollectives implements AutoCloseable {
         long slice = area.sliceBytes() - area.sliceBytes() % dtype.byteSize();
         for (long at = 0; at < data.byteSize(); at += slice) {
             MemorySegment in = data.asSlice(at, Math.min(slice, data.byteSize() - at));
-            area.buffer(rank, slot).copyFrom(in);
+            offerShares(in);
             arrive(op, at == 0);
-            reduceShare(in.byteSize(), reduceOp, dtype);
+            reduceShare(in, reduceOp, dtype);
             arrive(op, false);
             gatherShares(in);
             slot ^= 1;
@@ -157,14 +158,29 @@ final class SharedMemoryCollectives implements AutoCloseable {
         }
     }
 
-    /** Combines this rank's share of the current slice across every rank's buffer, into its own buffer. */
-    private void reduceShare(long bytes, ReduceOp reduceOp, DType dtype) {
-        long from = shareStart(rank, bytes);
-        long to = shareStart(rank + 1, bytes);
+    /** Copies the peers' shares of {@code in} into this rank's buffer, where each peer reduces its own. */
+    private void offerShares(MemorySegment in) {
+        MemorySegment mine = area.buffer(rank, slot);
+        for (int r = 0; r < size; r++) {
+            long from = shareStart(r, in.byteSize());
+            long to = shareStart(r + 1, in.byteSize());
+            if (r != rank && from < to) {
+                mine.asSlice(from, to - from).copyFrom(in.asSlice(from, to - from));
+            }
+        }
+    }
+
+    /**
+     * Combines this rank's share of {@code in} with the same share of every peer's buffer, in rank order after its
+     * own, in place, and offers the result in its buffer: its own input never goes through shared memory.
+     */
+    private void reduceShare(MemorySegment in, ReduceOp reduceOp, DType dtype) {
+        long from = shareStart(rank, in.byteSize());
+        long to = shareStart(rank + 1, in.byteSize());
         if (from >= to) {
             return;
         }
-        MemorySegment acc = area.buffer(rank, slot).asSlice(from, to - from);
+        MemorySegment acc = in.asSlice(from, to - from);
         for (int r = 0; r < size; r++) {
             if (r != rank) {
                 HostReductions.reduceInto(reduceOp, dtype, acc, area.buffer(r, slot).asSlice(from, to - from));
@@ -173,15 +189,15 @@ final class SharedMemoryCollectives implements AutoCloseable {
         if (reduceOp == ReduceOp.AVG) {
             HostReductions.divide(dtype, acc, size);
         }
+        area.buffer(rank, slot).asSlice(from, to - from).copyFrom(acc);
     }
 
-    /** Copies every rank's reduced share of the current slice into {@code out}. */
+    /** Copies the peers' reduced shares of the current slice into {@code out}. */
     private void gatherShares(MemorySegment out) {
-        long bytes = out.byteSize();
         for (int r = 0; r < size; r++) {
-            long from = shareStart(r, bytes);
-            long to = shareStart(r + 1, bytes);
-            if (from < to) {
+            long from = shareStart(r, out.byteSize());
+            long to = shareStart(r + 1, out.byteSize());
+            if (r != rank && from < to) {
                 out.asSlice(from, to - from).copyFrom(area.buffer(r, slot).asSlice(from, to - from));
             }
         }

@@ -130,7 +130,7 @@ class SharedMemoryTest {
     }
 
     @Test
-    void ranksOfOneHostAllReduceInOneSharedAreaSliceBySlice() throws Exception {
+    void ranksOfOneHostAllReduceAndBroadcastInOneSharedAreaSliceBySlice() throws Exception {
         // 4 KiB slices: a million elements pass through each rank's two buffers hundreds of times.
         try (Ranks ranks = ranks(3, Map.of("tcp.sharedMemorySliceBytes", "4096"))) {
             assertEquals(3, sharedAllReducers(ranks), "every rank of one host");
@@ -139,6 +139,21 @@ class SharedMemoryTest {
             allReduceIsExact(ranks, DType.FLOAT64, 1_000_003);
             allReduceIsExact(ranks, DType.FLOAT16, 4095);
             allReduceIsExact(ranks, DType.INT64, 3);
+            for (int root = 0; root < 3; root++) {
+                List<DeviceBuffer> bufs = new ArrayList<>();
+                List<Future<Void>> fs = new ArrayList<>();
+                for (int r = 0; r < 3; r++) {
+                    bufs.add(r == root ? Reference.input(DType.INT32, ReduceOp.SUM, r, 3, 250_001)
+                            : Buffers.vector(DType.INT32, 250_001));
+                    fs.add(ranks.get(r).broadcast(bufs.get(r), root));
+                }
+                for (Future<Void> f : fs) {
+                    f.await(30, TimeUnit.SECONDS);
+                }
+                for (int r = 0; r < 3; r++) {
+                    assertEquals(-1, Buffers.mismatch(bufs.get(root), bufs.get(r)), "root " + root + ", rank " + r);
+                }
+            }
         }
     }
 
