@@ -149,8 +149,8 @@ class PeerFailureTest {
     }
 
     /**
-     * The shared-memory channel files of {@code jvms} (named for the creating JVM's pid) that still exist: the
-     * tcp backend deletes each as soon as both ranks mapped it, so none may outlive set-up, however the JVMs end.
+     * The shared-memory channel and area files of {@code jvms} (named for the creating JVM's pid) that still exist:
+     * the tcp backend deletes each as soon as its ranks mapped it, so none may outlive set-up, however the JVMs end.
      */
     private static void assertNoSharedMemoryLeft(List<ChildJvm> jvms) throws IOException {
         Path shm = Path.of("/dev/shm");
@@ -159,7 +159,8 @@ class PeerFailureTest {
         }
         try (var files = Files.list(shm)) {
             List<String> left = files.map(f -> f.getFileName().toString())
-                    .filter(n -> jvms.stream().anyMatch(j -> n.startsWith("tensorbus-" + j.pid() + "-"))).toList();
+                    .filter(n -> jvms.stream().anyMatch(j -> n.startsWith("tensorbus-" + j.pid() + "-")
+                            || n.startsWith("tensorbus-area-" + j.pid() + "-"))).toList();
             assertEquals(List.of(), left, "channel files left in /dev/shm\n" + outputs(jvms));
         }
     }

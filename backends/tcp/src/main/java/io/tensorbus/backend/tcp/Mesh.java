@@ -58,8 +58,12 @@ final class Mesh {
     /** The smallest chunk size of the members seen so far (this rank's own to begin with). */
     private long chunkBytes;
     private final long handshakeMillis;
-    /** Rank 0's all-reduce area while its file waits for the members' answers, or null. */
-    private SharedMemoryArea offeredArea;
+    /**
+     * The shared area while its file still exists (rank 0 waits for the members' answers, a member for the verdict),
+     * or null: whoever holds it when set-up fails deletes the file, since the rank that would have may be the one
+     * that died.
+     */
+    private SharedMemoryArea pendingArea;
 
     private Mesh(BackendOptions options, SharedMemoryOptions sharedMemory, ContextInternal context,
                  Promise<Backend> result) {
@@ -355,7 +359,7 @@ final class Mesh {
         int rank = options.rank();
         if (rank == 0) {
             SharedMemoryArea area = offerArea();
-            offeredArea = area;
+            pendingArea = area;
             return here(store.set(key("area", 0), area == null ? new byte[] {'-'} : area.offer()))
                     .compose(v -> area == null ? Future.succeededFuture() : collectAnswers(area));
         }
@@ -368,9 +372,11 @@ final class Mesh {
             if (offer.length <= 1) {
                 return Future.succeededFuture();
             }
+            pendingArea = area;
             return here(store.set(key("areaMapped", rank), new byte[] {(byte) (area != null ? '1' : '0')}))
                     .compose(v -> here(store.get(key("areaOn", 0))))
                     .map(on -> {
+                        pendingArea = null;
                         useArea(area, on.length == 1 && on[0] == '1');
                         return null;
                     });
@@ -415,7 +421,7 @@ final class Mesh {
         }
         return here(store.multiGet(keys)).compose(answers -> {
             area.unlink();
-            offeredArea = null;
+            pendingArea = null;
             boolean all = answers.stream().allMatch(a -> a.length == 1 && a[0] == '1');
             useArea(area, all);
             return here(store.set(key("areaOn", 0), new byte[] {(byte) (all ? '1' : '0')}));
@@ -443,11 +449,10 @@ final class Mesh {
 
     private void fail(Throwable cause) {
         vertx.cancelTimer(deadline);
-        if (offeredArea != null) {
-            // Not every member answered: nobody else deletes the file.
-            offeredArea.unlink();
-            offeredArea.close();
-            offeredArea = null;
+        if (pendingArea != null) {
+            pendingArea.unlink();
+            pendingArea.close();
+            pendingArea = null;
         }
         if (result.tryFail(cause)) {
             backend.close();
