@@ -52,6 +52,8 @@ final class SharedMemoryCollectives implements AutoCloseable {
     private long progress;
     /** Which of each rank's two buffers the next slice uses. Collective thread only. */
     private int slot;
+    /** The first failure of a collective here, or null. Collective thread only. */
+    private CommunicationException failure;
 
     /**
      * All-reduce of {@code backend}'s group in {@code area}: its thread polls {@code pollNanos} for the next call
@@ -97,12 +99,12 @@ final class SharedMemoryCollectives implements AutoCloseable {
                 body.run();
                 done.tryComplete();
             } catch (CommunicationException e) {
-                backend.context().runOnContext(v -> backend.breakGroupFrom(e));
+                failed(e);
                 done.tryFail(e);
             } catch (RuntimeException e) {
                 CommunicationException failure = new CommunicationException(backend.groupName(), op.sequence,
                         backend.describe(op) + " failed on " + backend.who(rank) + ": " + e, e);
-                backend.context().runOnContext(v -> backend.breakGroupFrom(failure));
+                failed(failure);
                 done.tryFail(failure);
             }
         };
@@ -250,9 +252,21 @@ final class SharedMemoryCollectives implements AutoCloseable {
         }
     }
 
+    /**
+     * A collective here failed: the next ones here fail with it at once, before the event loop has broken the group
+     * (which it is asked to do now), so that none of them can still succeed.
+     */
+    private void failed(CommunicationException cause) {
+        if (failure == null) {
+            failure = cause;
+        }
+        backend.context().runOnContext(v -> backend.breakGroupFrom(cause));
+    }
+
     /** Throws the group's failure, in {@code op}'s words, once the group broke or closed. */
     private void failIfBroken(CollectiveOp op) {
         CommunicationException broken = backend.brokenCause();
+        broken = broken != null ? broken : failure;
         if (broken != null) {
             throw broken.forOperation(backend.groupName(), op.sequence, backend.describe(op) + " failed on "
                     + backend.who(rank) + ": " + broken.getMessage());

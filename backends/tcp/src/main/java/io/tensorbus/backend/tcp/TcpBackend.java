@@ -538,6 +538,7 @@ final class TcpBackend implements Backend {
     /** The call of collective {@code sequence} while it runs or when recently finished, or null. */
     Call callOf(long sequence) {
         CollectiveOp op = active.get(sequence);
+        op = op != null ? op : sharedOps.get(sequence);
         return op != null ? op.call : finishedCall(sequence);
     }
 
