@@ -118,6 +118,25 @@ class SharedMemoryTest {
         }
     }
 
+    /** Broadcasts {@code n} elements of {@code dtype} from every rank in turn and checks every copy. */
+    private static void broadcastIsExact(List<? extends Backend> ranks, DType dtype, long n) throws Exception {
+        for (int root = 0; root < ranks.size(); root++) {
+            List<DeviceBuffer> bufs = new ArrayList<>();
+            List<Future<Void>> fs = new ArrayList<>();
+            for (int r = 0; r < ranks.size(); r++) {
+                bufs.add(r == root ? Reference.input(dtype, ReduceOp.SUM, r, ranks.size(), n)
+                        : Buffers.vector(dtype, n));
+                fs.add(ranks.get(r).broadcast(bufs.get(r), root));
+            }
+            for (Future<Void> f : fs) {
+                f.await(30, TimeUnit.SECONDS);
+            }
+            for (int r = 0; r < ranks.size(); r++) {
+                assertEquals(-1, Buffers.mismatch(bufs.get(root), bufs.get(r)), "root " + root + ", rank " + r);
+            }
+        }
+    }
+
     @Test
     void ranksOnOneHostTalkThroughSharedMemoryAndLeaveNoFileBehind() throws Exception {
         try (Ranks ranks = ranks(3, Map.of())) {
@@ -139,21 +158,8 @@ class SharedMemoryTest {
             allReduceIsExact(ranks, DType.FLOAT64, 1_000_003);
             allReduceIsExact(ranks, DType.FLOAT16, 4095);
             allReduceIsExact(ranks, DType.INT64, 3);
-            for (int root = 0; root < 3; root++) {
-                List<DeviceBuffer> bufs = new ArrayList<>();
-                List<Future<Void>> fs = new ArrayList<>();
-                for (int r = 0; r < 3; r++) {
-                    bufs.add(r == root ? Reference.input(DType.INT32, ReduceOp.SUM, r, 3, 250_001)
-                            : Buffers.vector(DType.INT32, 250_001));
-                    fs.add(ranks.get(r).broadcast(bufs.get(r), root));
-                }
-                for (Future<Void> f : fs) {
-                    f.await(30, TimeUnit.SECONDS);
-                }
-                for (int r = 0; r < 3; r++) {
-                    assertEquals(-1, Buffers.mismatch(bufs.get(root), bufs.get(r)), "root " + root + ", rank " + r);
-                }
-            }
+            List<Backend> all = List.of(ranks.get(0), ranks.get(1), ranks.get(2));
+            broadcastIsExact(all, DType.INT32, 250_001);
         }
     }
 
@@ -233,7 +239,9 @@ class SharedMemoryTest {
     @Test
     void ringsMuchSmallerThanTheMessagesStillCarryThemExactly() throws Exception {
         // 64 KiB rings: every large message wraps around its ring many times and waits for room.
-        try (Ranks ranks = ranks(2, Map.of("tcp.sharedMemoryRingBytes", "65536"))) {
+        Map<String, String> smallRings = Map.of("tcp.sharedMemoryRingBytes", "65536",
+                "tcp.sharedMemoryAllReduce", "false");
+        try (Ranks ranks = ranks(2, smallRings)) {
             assertEquals(2, sharedConnections(ranks));
             allReduceIsExact(ranks, DType.FLOAT64, 1_000_003);
             DeviceBuffer[] sent = new DeviceBuffer[3];
@@ -361,7 +369,10 @@ class SharedMemoryTest {
         MemoryStore store = new MemoryStore(timeout);
         List<Future<Backend>> made = new ArrayList<>();
         for (int r = 0; r < 3; r++) {
-            Map<String, String> properties = r == 2 ? Map.of("tcp.sharedMemoryRingBytes", "65536") : Map.of();
+            // Off the shared area, where broadcasts go in chunks through the rings.
+            Map<String, String> properties = r == 2
+                    ? Map.of("tcp.sharedMemoryRingBytes", "65536", "tcp.sharedMemoryAllReduce", "false")
+                    : Map.of("tcp.sharedMemoryAllReduce", "false");
             made.add(provider.create(new BackendOptions(r, 3, store, timeout, "chunks", null, vertx, properties)));
         }
         List<TcpBackend> ranks = new ArrayList<>();
@@ -373,21 +384,7 @@ class SharedMemoryTest {
             for (TcpBackend b : ranks) {
                 assertEquals(65536 / 8, b.chunkBytes(), "rank " + b.rank());
             }
-            for (int root = 0; root < 3; root++) {
-                List<DeviceBuffer> bufs = new ArrayList<>();
-                List<Future<Void>> fs = new ArrayList<>();
-                for (int r = 0; r < 3; r++) {
-                    bufs.add(r == root ? Reference.input(DType.INT64, ReduceOp.SUM, r, 3, 300_001)
-                            : Buffers.vector(DType.INT64, 300_001));
-                    fs.add(ranks.get(r).broadcast(bufs.get(r), root));
-                }
-                for (Future<Void> f : fs) {
-                    f.await(30, TimeUnit.SECONDS);
-                }
-                for (int r = 0; r < 3; r++) {
-                    assertEquals(-1, Buffers.mismatch(bufs.get(root), bufs.get(r)), "root " + root + ", rank " + r);
-                }
-            }
+            broadcastIsExact(ranks, DType.INT64, 300_001);
         } finally {
             for (TcpBackend b : ranks) {
                 b.close().await(10, TimeUnit.SECONDS);

@@ -54,15 +54,21 @@ class SharedMemoryAreaTest {
         assertThrows(IllegalArgumentException.class, () -> SharedMemoryArea.create(DIR, 0, 4096));
     }
 
-    @Test
-    void everyMappingSeesOneMemoryWithDisjointBuffers() throws Exception {
+    /** An area of two members with 4 KiB slices, created and accepted: the creator's mapping, then the other's. */
+    private static SharedMemoryArea[] pair() throws IOException {
         SharedMemoryArea a = SharedMemoryArea.create(DIR, 2, 4096);
-        SharedMemoryArea b;
         try {
-            b = SharedMemoryArea.accept(DIR, a.offer(), 2);
+            return new SharedMemoryArea[] {a, SharedMemoryArea.accept(DIR, a.offer(), 2)};
         } finally {
             a.unlink();
         }
+    }
+
+    @Test
+    void everyMappingSeesOneMemoryWithDisjointBuffers() throws Exception {
+        SharedMemoryArea[] pair = pair();
+        SharedMemoryArea a = pair[0];
+        SharedMemoryArea b = pair[1];
         for (int m = 0; m < 2; m++) {
             for (int which = 0; which < 2; which++) {
                 a.buffer(m, which).fill((byte) (1 + 2 * m + which));
@@ -84,13 +90,9 @@ class SharedMemoryAreaTest {
 
     @Test
     void announcementsAreReadBackByTheirSequenceUntilSixtyFourLaterOnesReplaceThem() throws Exception {
-        SharedMemoryArea a = SharedMemoryArea.create(DIR, 2, 4096);
-        SharedMemoryArea b;
-        try {
-            b = SharedMemoryArea.accept(DIR, a.offer(), 2);
-        } finally {
-            a.unlink();
-        }
+        SharedMemoryArea[] pair = pair();
+        SharedMemoryArea a = pair[0];
+        SharedMemoryArea b = pair[1];
         assertNull(b.announcement(0, 1), "nothing announced yet");
         a.announce(0, 1, new long[] {10, 20, 30});
         assertArrayEquals(new long[] {10, 20, 30}, b.announcement(0, 1));
