@@ -38,15 +38,31 @@ record Call(Opcode opcode, DType dtype, ReduceOp reduceOp, int root, long numel,
                 shapeHash(), groupHash, payloadBytes, 0);
     }
 
-    /** This call in the words of a shared-memory announcement: numel; opcode, dtype, reduction, root; shape hash. */
-    long[] announcement() {
+    /** Bit of an announcement's second word: the call runs in the group's shared area. */
+    private static final long ON_AREA = 1L << 56;
+
+    /**
+     * This call in the words of a shared-memory announcement: numel; opcode, dtype, reduction, root and whether it
+     * runs {@code onArea}; shape hash.
+     */
+    long[] announcement(boolean onArea) {
         return new long[] {numel, (long) opcode.code << 48 | (long) dtype.ordinal() << 40
-                | (long) (reduceOpCode() & 0xff) << 32 | (root & 0xffffffffL), shapeHash()};
+                | (long) (reduceOpCode() & 0xff) << 32 | (root & 0xffffffffL) | (onArea ? ON_AREA : 0), shapeHash()};
     }
 
-    /** True when a peer's {@link #announcement} says it made the same call. */
+    /** True when a peer's {@link #announcement} says it made the same call in the shared area. */
     boolean matches(long[] announced) {
-        return Arrays.equals(announcement(), announced);
+        return Arrays.equals(announcement(true), announced);
+    }
+
+    /** True when an announcement is of a call in the shared area. */
+    static boolean onArea(long[] announced) {
+        return (announced[1] & ON_AREA) != 0;
+    }
+
+    /** True when two announcements are of the same call, wherever it runs. */
+    static boolean sameCall(long[] a, long[] b) {
+        return a[0] == b[0] && (a[1] & ~ON_AREA) == (b[1] & ~ON_AREA) && a[2] == b[2];
     }
 
     /** What an announcement says its maker called (numel instead of the shape). */

@@ -14,12 +14,17 @@ final class CollectiveThread implements AutoCloseable {
     private final Queue<Runnable> queue = new ConcurrentLinkedQueue<>();
     private final Thread thread;
     private final long pollNanos;
+    private final Runnable onExit;
     private volatile boolean sleeping;
     private volatile boolean closed;
 
-    /** Starts the daemon thread {@code name}, which polls {@code pollNanos} after its last task before it sleeps. */
-    CollectiveThread(String name, long pollNanos) {
+    /**
+     * Starts the daemon thread {@code name}, which polls {@code pollNanos} after its last task before it sleeps and
+     * runs {@code onExit} last, once closed and its queue is empty.
+     */
+    CollectiveThread(String name, long pollNanos, Runnable onExit) {
         this.pollNanos = pollNanos;
+        this.onExit = onExit;
         this.thread = Thread.ofPlatform().name(name).daemon().unstarted(this::loop);
         thread.start();
     }
@@ -34,6 +39,10 @@ final class CollectiveThread implements AutoCloseable {
             throw new RejectedExecutionException("closed");
         }
         queue.add(task);
+        if (closed && queue.remove(task)) {
+            // Closed between the check and the add, and the thread may have left already.
+            throw new RejectedExecutionException("closed");
+        }
         if (sleeping) {
             LockSupport.unpark(thread);
         }
@@ -47,6 +56,7 @@ final class CollectiveThread implements AutoCloseable {
                 task.run();
                 idleSince = System.nanoTime();
             } else if (closed) {
+                onExit.run();
                 return;
             } else if (System.nanoTime() - idleSince < pollNanos) {
                 // Yields, not spins: on a machine with more threads than cores the caller may need this core.
@@ -63,7 +73,7 @@ final class CollectiveThread implements AutoCloseable {
         }
     }
 
-    /** Runs what is queued, then stops; later tasks are refused. */
+    /** Runs what is queued, then {@code onExit}, then stops; later tasks are refused. */
     @Override
     public void close() {
         closed = true;

@@ -168,6 +168,10 @@ final class GroupFailure {
         for (CollectiveOp op : backend.activeOps()) {
             failIfDeparted(op);
         }
+        // A collective of the shared area fails on its own thread once the group is broken.
+        for (CollectiveOp op : backend.sharedOps()) {
+            failIfDeparted(op);
+        }
     }
 
     String leftMessage(int peer) {

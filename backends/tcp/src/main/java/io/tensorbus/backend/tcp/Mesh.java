@@ -432,7 +432,8 @@ final class Mesh {
         if (area == null) {
             return;
         }
-        if (!on) {
+        if (!on || result.future().isComplete()) {
+            // Off, or set-up already failed (its deadline passed while the store answered): nothing may start.
             area.close();
             return;
         }

@@ -69,7 +69,8 @@ final class SharedMemoryCollectives implements AutoCloseable {
         this.spinNanos = spinNanos;
         this.timeoutNanos = timeoutNanos;
         String name = "tensorbus-shm-collectives-" + backend.groupName() + "-" + rank;
-        this.thread = new CollectiveThread(name, pollNanos);
+        // The area is unmapped by the thread that uses it, after its last collective.
+        this.thread = new CollectiveThread(name, pollNanos, area::close);
     }
 
     /**
@@ -87,7 +88,7 @@ final class SharedMemoryCollectives implements AutoCloseable {
 
     /** Runs collective {@code op}, a barrier, as {@link #allReduce}. */
     Future<Void> barrier(CollectiveOp op, Future<?> after) {
-        return submit(op, after, () -> arrive(op, true));
+        return submit(op, after, () -> barrier(op));
     }
 
     /** Runs {@code body} for {@code op} on the collective thread once {@code after} completed; completes there. */
@@ -120,43 +121,38 @@ final class SharedMemoryCollectives implements AutoCloseable {
     }
 
     private void runAllReduce(CollectiveOp op, MemorySegment data, ReduceOp reduceOp, DType dtype) {
+        if (data.byteSize() == 0) {
+            barrier(op); // so that the peers' calls are checked all the same
+            return;
+        }
         long slice = area.sliceBytes() - area.sliceBytes() % dtype.byteSize();
         for (long at = 0; at < data.byteSize(); at += slice) {
             MemorySegment in = data.asSlice(at, Math.min(slice, data.byteSize() - at));
             offerShares(in);
-            arrive(op, at == 0);
+            barrier(op);
             reduceShare(in, reduceOp, dtype);
-            arrive(op, false);
+            barrier(op);
             gatherShares(in);
             slot ^= 1;
         }
     }
 
     private void runBroadcast(CollectiveOp op, MemorySegment data, int root) {
+        if (data.byteSize() == 0) {
+            barrier(op);
+            return;
+        }
         long slice = area.sliceBytes();
         for (long at = 0; at < data.byteSize(); at += slice) {
             MemorySegment part = data.asSlice(at, Math.min(slice, data.byteSize() - at));
             if (rank == root) {
                 area.buffer(rank, slot).asSlice(0, part.byteSize()).copyFrom(part);
             }
-            arrive(op, at == 0);
+            barrier(op);
             if (rank != root) {
                 part.copyFrom(area.buffer(root, slot).asSlice(0, part.byteSize()));
             }
             slot ^= 1;
-        }
-    }
-
-    /**
-     * Publishes this rank's next step and waits until every rank has published it too; at the {@code first} of a
-     * collective, checks that every peer called the same (each announced its call before it got here).
-     */
-    private void arrive(CollectiveOp op, boolean first) {
-        barrier(op);
-        if (first) {
-            for (int r = 0; r < size; r++) {
-                checkCall(op, r);
-            }
         }
     }
 
@@ -221,13 +217,28 @@ final class SharedMemoryCollectives implements AutoCloseable {
     /** Publishes this rank's next step and waits until every rank has published it too. */
     private void barrier(CollectiveOp op) {
         long step = ++progress;
-        area.publishProgress(rank, step);
+        long stamp = stamp(op);
+        area.publishProgress(rank, step, stamp);
         long start = System.nanoTime();
         for (int r = 0; r < size; r++) {
             while (area.progress(r) < step) {
                 waitForPeer(op, r, start);
             }
+            // The peer cannot publish step + 2, which reuses the stamp's place, before this rank published step + 1.
+            if (area.stamp(r, step) != stamp) {
+                throw mismatch(op, r);
+            }
         }
+    }
+
+    /** What a step of {@code op} is stamped with: its sequence number and call, mixed into one word. */
+    private static long stamp(CollectiveOp op) {
+        long h = op.sequence * 0x9E3779B97F4A7C15L;
+        for (long w : op.call.announcement(true)) {
+            h = (h ^ w) * 0xBF58476D1CE4E5B9L;
+            h ^= h >>> 31;
+        }
+        return h;
     }
 
     private void waitForPeer(CollectiveOp op, int peer, long start) {
@@ -290,19 +301,38 @@ final class SharedMemoryCollectives implements AutoCloseable {
     private void checkCall(CollectiveOp op, int peer) {
         long[] theirs = backend.announcement(peer, op.sequence);
         if (theirs != null && !op.call.matches(theirs)) {
-            String shape = theirs[0] == op.call.numel() && theirs[1] == op.call.announcement()[1]
-                    ? " (the same number of elements in another shape)" : "";
-            throw new CollectiveMismatchException(backend.groupName(), op.sequence, "collective mismatch in group '"
-                    + backend.groupName() + "' at collective #" + op.sequence + ": " + backend.who(rank) + " called "
-                    + op.call.describe() + " but " + backend.who(peer) + " called " + Call.describe(theirs) + shape
-                    + " (every rank must call the same collectives in the same order)");
+            throw mismatch(op, peer);
         }
     }
 
-    /** Stops the collective thread once its queued work ended (each fails, the group being closed). */
+    /** The mismatch of {@code op} with what {@code peer} called, in the words of its announcement where it has one. */
+    private CollectiveMismatchException mismatch(CollectiveOp op, int peer) {
+        long[] theirs = backend.announcement(peer, op.sequence);
+        long[] mine = op.call.announcement(true);
+        String what;
+        if (theirs == null) {
+            what = "another collective (its announcement of #" + op.sequence + " is not there: it is a collective"
+                    + " ahead or behind)";
+        } else if (Call.onArea(theirs) != Call.onArea(mine) && Call.sameCall(theirs, mine)) {
+            what = Call.describe(theirs) + " on a device buffer, which goes around the shared area (every rank must"
+                    + " pass host buffers, or every rank device buffers)";
+        } else {
+            String shape = theirs[0] == mine[0] && theirs[1] == mine[1] ? " (the same number of elements in another"
+                    + " shape)" : "";
+            what = Call.describe(theirs) + shape;
+        }
+        return new CollectiveMismatchException(backend.groupName(), op.sequence, "collective mismatch in group '"
+                + backend.groupName() + "' at collective #" + op.sequence + ": " + backend.who(rank) + " called "
+                + op.call.describe() + " but " + backend.who(peer) + " called " + what
+                + " (every rank must call the same collectives in the same order)");
+    }
+
+    /**
+     * Stops the collective thread once its queued work ended (each fails, the group being closed); the thread then
+     * unmaps the area.
+     */
     @Override
     public void close() {
         thread.close();
-        area.close();
     }
 }

@@ -142,9 +142,27 @@ final class TcpBackend implements Backend {
         return sharedCollectives != null;
     }
 
+    /**
+     * Says in the shared area what collective {@code op} is ({@code onArea}: it runs there), for peers that wait
+     * there to check. A group closed meanwhile has unmapped the area: the collective then fails as closed.
+     */
+    private void announce(CollectiveOp op, boolean onArea) {
+        try {
+            area.announce(rank(), op.sequence, op.call.announcement(onArea));
+        } catch (IllegalStateException e) {
+            if (!closed) {
+                throw e;
+            }
+        }
+    }
+
     /** What {@code peer} announced as its collective {@code sequence} in the shared area, or null. */
     long[] announcement(int peer, long sequence) {
-        return area == null ? null : area.announcement(peer, sequence);
+        try {
+            return area == null ? null : area.announcement(peer, sequence);
+        } catch (IllegalStateException e) {
+            return null; // unmapped: the group closed
+        }
     }
 
     /** See {@link GroupFailure#departedBefore}. Any thread. */
@@ -366,7 +384,7 @@ final class TcpBackend implements Backend {
      */
     private Future<Void> onSharedArea(Call call, SharedRun run) {
         CollectiveOp op = newOp(call);
-        area.announce(rank(), op.sequence, call.announcement());
+        announce(op, true);
         sharedOps.put(op.sequence, op);
         Future<Void> done = run.start(sharedCollectives, op, lastCollective)
                 .andThen(ar -> sharedOps.remove(op.sequence));
@@ -429,7 +447,7 @@ final class TcpBackend implements Backend {
 
     private Future<Void> collective(CollectiveOp op, Function<CollectiveOp, Future<Void>> algorithm) {
         if (area != null) {
-            area.announce(rank(), op.sequence, op.call.announcement());
+            announce(op, false);
         }
         Future<Void> shared = lastShared;
         if (shared.isComplete()) {
@@ -550,9 +568,20 @@ final class TcpBackend implements Backend {
     /** The running collectives, a copy. */
     List<CollectiveOp> activeOps() {
         assert onContext() : notOnContext();
-        List<CollectiveOp> ops = new ArrayList<>(active.values());
-        ops.addAll(sharedOps.values());
-        return ops;
+        return new ArrayList<>(active.values());
+    }
+
+    /**
+     * The collectives called on the shared area and not yet finished, a copy. Their futures are their collective
+     * thread's to complete: it alone knows when it stopped touching their buffers.
+     */
+    List<CollectiveOp> sharedOps() {
+        return new ArrayList<>(sharedOps.values());
+    }
+
+    /** The lowest sequence number among {@code ops}, or the next one to be called when there are none. */
+    private long firstSequence(Map<Long, CollectiveOp> ops) {
+        return ops.keySet().stream().mapToLong(Long::longValue).min().orElse(calls.get());
     }
 
     /** The number of a running collective, or -1 when none runs. */
@@ -651,7 +680,7 @@ final class TcpBackend implements Backend {
                     failure.abortPeers(cause.sequence(), cause.getMessage(), Frame.ABORT_FAILED);
                 }
                 // Peers may rely on the collectives this rank finished, not on those cut short here.
-                long finished = active.keySet().stream().mapToLong(Long::longValue).min().orElse(calls.get()) - 1;
+                long finished = Math.min(firstSequence(active), firstSequence(sharedOps)) - 1;
                 failure.breakGroup(new CommunicationException(options.groupName(), -1, "the group '"
                         + options.groupName() + "' was closed on " + who(rank()), null));
                 List<Future<Void>> goodbyes = new ArrayList<>();

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.tensorbus.DType;
+import io.tensorbus.c10d.CollectiveMismatchException;
 import io.tensorbus.c10d.PeerLostException;
 import io.tensorbus.c10d.ReduceOp;
 import io.tensorbus.spi.Backend;
@@ -232,6 +233,39 @@ class SharedMemoryTest {
                                 ValueLayout.JAVA_FLOAT, i), "round " + round + ", rank " + r);
                     }
                 }
+            }
+        }
+    }
+
+    @Test
+    void aMismatchCalledFarAheadOfTheCollectiveThreadStillFailsAndNothingAfterItSucceeds() throws Exception {
+        // 100 calls go out before the collective thread reaches the 70th: its announcement is long overwritten
+        // (64 are kept), so the stamps of the area's steps must catch the other size.
+        int calls = 100;
+        int odd = 69;
+        try (Ranks ranks = ranks(2, Map.of())) {
+            List<List<Future<Void>>> fs = List.of(new ArrayList<>(), new ArrayList<>());
+            for (int i = 0; i < calls; i++) {
+                for (int r = 0; r < 2; r++) {
+                    long n = r == 1 && i == odd ? 11 : 10;
+                    fs.get(r).add(ranks.get(r).allReduce(Buffers.vector(DType.FLOAT32, n), ReduceOp.SUM));
+                }
+            }
+            for (int r = 0; r < 2; r++) {
+                for (int i = 0; i < calls; i++) {
+                    Future<Void> f = fs.get(r).get(i);
+                    try {
+                        f.await(30, TimeUnit.SECONDS);
+                    } catch (Exception e) {
+                        // judged below
+                    }
+                    if (i < odd) {
+                        assertTrue(f.succeeded(), "call " + i + " on rank " + r + ": " + f.cause());
+                    } else {
+                        assertTrue(f.failed(), "call " + i + " on rank " + r + " succeeded after the mismatch");
+                    }
+                }
+                assertInstanceOf(CollectiveMismatchException.class, fs.get(r).get(odd).cause(), "rank " + r);
             }
         }
     }

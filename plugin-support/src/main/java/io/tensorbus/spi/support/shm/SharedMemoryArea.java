@@ -14,7 +14,8 @@ import java.nio.file.Path;
  *
  * <pre>
  *    0 u64 magic 'TBSHMA01'   8 16 bytes nonce   24 u64 members   32 u64 slice bytes
- * 4096 + 2176 m: member m's control: u64 progress, then 64 announcements of 32 bytes from byte 128
+ * 4096 + 2176 m: member m's control: u64 progress, u64 stamps of even and odd steps, then 64 announcements of
+ *              32 bytes from byte 128
  *              (u64 sequence, then {@link #ANNOUNCE_WORDS} words of the caller's encoding)
  * then, 4 KiB aligned: member m's buffer b at (2 m + b) slice bytes
  * </pre>
@@ -29,6 +30,7 @@ public final class SharedMemoryArea implements AutoCloseable {
     private static final int ANNOUNCE_SLOTS = 64;
     private static final long ANNOUNCE_BYTES = 32;
     private static final long PROGRESS = 0;
+    private static final long STAMPS = 8;
     private static final long ANNOUNCEMENTS = 128;
     private static final long CONTROL_STRIDE = ANNOUNCEMENTS + ANNOUNCE_SLOTS * ANNOUNCE_BYTES;
     private static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle();
@@ -66,7 +68,7 @@ public final class SharedMemoryArea implements AutoCloseable {
             throw new IllegalArgumentException("members=" + members + ", sliceBytes=" + sliceBytes
                     + ": expected at least one member and a positive multiple of 4096 bytes");
         }
-        SharedMemoryFile f = SharedMemoryFile.create(dir, PREFIX, fileBytes(members, sliceBytes), false);
+        SharedMemoryFile f = SharedMemoryFile.create(dir, PREFIX, fileBytes(members, sliceBytes));
         f.memory.set(ValueLayout.JAVA_LONG_UNALIGNED, 24, members);
         f.memory.set(ValueLayout.JAVA_LONG_UNALIGNED, 32, sliceBytes);
         f.memory.set(ValueLayout.JAVA_LONG_UNALIGNED, 0, MAGIC);
@@ -80,7 +82,7 @@ public final class SharedMemoryArea implements AutoCloseable {
      *         or does not carry the nonce
      */
     public static SharedMemoryArea accept(Path dir, byte[] offer, int members) throws IOException {
-        SharedMemoryFile f = SharedMemoryFile.accept(dir, offer, PREFIX, MAGIC, HEADER_BYTES, false);
+        SharedMemoryFile f = SharedMemoryFile.accept(dir, offer, PREFIX, MAGIC, HEADER_BYTES);
         long theirMembers = f.memory.get(ValueLayout.JAVA_LONG_UNALIGNED, 24);
         long slice = f.memory.get(ValueLayout.JAVA_LONG_UNALIGNED, 32);
         if (theirMembers != members || slice <= 0 || slice % 4096 != 0
@@ -116,9 +118,21 @@ public final class SharedMemoryArea implements AutoCloseable {
         return (long) LONG.getAcquire(file.memory, control(member) + PROGRESS);
     }
 
-    /** Publishes this member's progress with release semantics: what it wrote before is visible to the others. */
-    public void publishProgress(int member, long value) {
+    /**
+     * Publishes this member's progress with release semantics (what it wrote before is visible to the others),
+     * stamped with {@code stamp}, what the caller says this step belongs to.
+     */
+    public void publishProgress(int member, long value, long stamp) {
+        LONG.setOpaque(file.memory, control(member) + STAMPS + 8 * (value & 1), stamp);
         LONG.setRelease(file.memory, control(member) + PROGRESS, value);
+    }
+
+    /**
+     * The stamp {@code member} published with step {@code value}, once its {@link #progress} reached it; valid
+     * until it publishes step {@code value + 2}.
+     */
+    public long stamp(int member, long value) {
+        return (long) LONG.getOpaque(file.memory, control(member) + STAMPS + 8 * (value & 1));
     }
 
     /**
@@ -133,6 +147,8 @@ public final class SharedMemoryArea implements AutoCloseable {
         long slot = slot(member, sequence);
         // A sequence lock: readers that see the same sequence before and after reading the words saw them whole.
         LONG.setVolatile(file.memory, slot, -1L);
+        // A volatile store may still be passed by later plain stores on weakly ordered CPUs.
+        VarHandle.storeStoreFence();
         for (int i = 0; i < ANNOUNCE_WORDS; i++) {
             LONG.setOpaque(file.memory, slot + 8 + 8L * i, words[i]);
         }
@@ -169,10 +185,7 @@ public final class SharedMemoryArea implements AutoCloseable {
         file.unlink();
     }
 
-    /**
-     * Lets the memory go: it is unmapped by the garbage collector once nothing refers to this area, so that a
-     * thread still announcing into it after its group closed touches valid memory.
-     */
+    /** Unmaps the memory; a thread that touches the area afterwards gets an {@link IllegalStateException}. */
     @Override
     public void close() {
         file.unmap();

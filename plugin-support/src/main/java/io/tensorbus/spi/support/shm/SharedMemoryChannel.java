@@ -59,7 +59,7 @@ public final class SharedMemoryChannel implements AutoCloseable {
      *         is deleted again)
      */
     public static SharedMemoryChannel create(Path dir, long ringBytes) throws IOException {
-        SharedMemoryFile f = SharedMemoryFile.create(dir, PREFIX, fileBytes(ringBytes), true);
+        SharedMemoryFile f = SharedMemoryFile.create(dir, PREFIX, fileBytes(ringBytes));
         f.memory.set(ValueLayout.JAVA_LONG_UNALIGNED, 24, ringBytes);
         f.memory.set(ValueLayout.JAVA_LONG_UNALIGNED, 0, MAGIC);
         return new SharedMemoryChannel(f, true);
@@ -96,7 +96,7 @@ public final class SharedMemoryChannel implements AutoCloseable {
      *         the nonce
      */
     public static SharedMemoryChannel accept(Path dir, byte[] offer) throws IOException {
-        SharedMemoryFile f = SharedMemoryFile.accept(dir, offer, PREFIX, MAGIC, HEADER_BYTES, true);
+        SharedMemoryFile f = SharedMemoryFile.accept(dir, offer, PREFIX, MAGIC, HEADER_BYTES);
         long size = f.memory.byteSize();
         long capacity = f.memory.get(ValueLayout.JAVA_LONG_UNALIGNED, 24);
         if (capacity <= 0 || Long.bitCount(capacity) != 1 || fileBytes(capacity) != size) {

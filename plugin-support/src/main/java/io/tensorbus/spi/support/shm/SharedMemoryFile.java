@@ -24,9 +24,6 @@ import java.util.HexFormat;
  * only a file of the expected kind that carries the nonce.
  *
  *
- * <p>A closeable file is unmapped by its owner's {@code close}; one that threads of its owner may still touch
- * afterwards is mapped in an automatic arena, unmapped by the garbage collector.
- *
  * <pre>
  *    0 u64 magic of the kind   8 16 bytes nonce   24.. the kind's header
  * </pre>
@@ -55,7 +52,7 @@ final class SharedMemoryFile {
      *
      * @throws IOException when the directory lacks the room or the file cannot be written or mapped (it is deleted)
      */
-    static SharedMemoryFile create(Path dir, String prefix, long size, boolean closeable) throws IOException {
+    static SharedMemoryFile create(Path dir, String prefix, long size) throws IOException {
         long free = Files.getFileStore(dir).getUsableSpace();
         if (free < size) {
             throw new IOException(dir + " has " + free + " bytes free, " + size + " are needed");
@@ -64,14 +61,14 @@ final class SharedMemoryFile {
         RANDOM.nextBytes(nonce);
         Path file = dir.resolve(prefix + ProcessHandle.current().pid() + "-" + HexFormat.of().formatHex(nonce, 0, 8));
         Files.createFile(file, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
-        Arena arena = closeable ? Arena.ofShared() : Arena.ofAuto();
+        Arena arena = Arena.ofShared();
         try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
             fill(ch, size);
             MemorySegment memory = ch.map(FileChannel.MapMode.READ_WRITE, 0, size, arena);
             MemorySegment.copy(nonce, 0, memory, ValueLayout.JAVA_BYTE, NONCE_OFFSET, NONCE_BYTES);
             return new SharedMemoryFile(file, arena, memory, nonce);
         } catch (IOException | RuntimeException e) {
-            close(arena);
+            arena.close();
             Files.deleteIfExists(file);
             throw e instanceof IOException io ? io : new IOException(e.toString(), e);
         }
@@ -92,8 +89,8 @@ final class SharedMemoryFile {
      *
      * @throws IOException when the offer is malformed, or the file is missing or not the one offered
      */
-    static SharedMemoryFile accept(Path dir, byte[] offer, String prefix, long magic, long headerBytes,
-                                   boolean closeable) throws IOException {
+    static SharedMemoryFile accept(Path dir, byte[] offer, String prefix, long magic, long headerBytes)
+            throws IOException {
         int zero = 0;
         while (zero < offer.length && offer[zero] != 0) {
             zero++;
@@ -107,7 +104,7 @@ final class SharedMemoryFile {
             throw new IOException("'" + name + "' is not a tensorbus shared-memory file of this kind");
         }
         Path file = dir.resolve(name);
-        Arena arena = closeable ? Arena.ofShared() : Arena.ofAuto();
+        Arena arena = Arena.ofShared();
         try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
             long size = ch.size();
             MemorySegment memory = ch.map(FileChannel.MapMode.READ_WRITE, 0, size, arena);
@@ -119,7 +116,7 @@ final class SharedMemoryFile {
             }
             return new SharedMemoryFile(file, arena, memory, nonce);
         } catch (IOException | RuntimeException e) {
-            close(arena);
+            arena.close();
             throw e instanceof IOException io ? io : new IOException(e.toString(), e);
         }
     }
@@ -147,18 +144,10 @@ final class SharedMemoryFile {
     }
 
     /**
-     * Unmaps the memory of a closeable file; nothing may touch it after this. A file mapped by threads that may
-     * still touch it after its owner closed (not closeable) is unmapped by the garbage collector instead.
+     * Unmaps the memory. A thread that touches it afterwards gets an {@link IllegalStateException}, not a crash:
+     * the arena is shared, and closing it waits until no thread is inside an access.
      */
     void unmap() {
-        close(arena);
-    }
-
-    private static void close(Arena arena) {
-        try {
-            arena.close();
-        } catch (UnsupportedOperationException e) {
-            // An automatic arena: the garbage collector unmaps it once nothing refers to it.
-        }
+        arena.close();
     }
 }

@@ -83,8 +83,12 @@ class SharedMemoryAreaTest {
             }
         }
         assertEquals(0, b.progress(1));
-        a.publishProgress(1, 7);
+        a.publishProgress(1, 7, 70);
         assertEquals(7, b.progress(1));
+        assertEquals(70, b.stamp(1, 7));
+        a.publishProgress(1, 8, 80);
+        assertEquals(70, b.stamp(1, 7), "the stamp of step 7 stays until step 9");
+        assertEquals(80, b.stamp(1, 8));
         assertEquals(0, b.progress(0), "each member has its own counter");
     }
 
@@ -103,5 +107,8 @@ class SharedMemoryAreaTest {
         assertArrayEquals(new long[] {1, 2, 3}, b.announcement(0, 65));
         assertThrows(IllegalArgumentException.class, () -> a.announce(0, 3, new long[] {1}));
         assertEquals(List.of(), ourFiles());
+        a.close();
+        assertThrows(IllegalStateException.class, () -> a.announce(0, 2, new long[] {1, 2, 3}),
+                "a closed area is refused, not touched");
     }
 }
