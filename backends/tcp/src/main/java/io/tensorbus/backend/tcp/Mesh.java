@@ -350,7 +350,7 @@ final class Mesh {
     }
 
     /**
-     * Sets up the all-reduce area that every member maps when all are on one host (each has a shared-memory link
+     * Sets up the collectives' area that every member maps when all are on one host (each has a shared-memory link
      * with rank 0): rank 0 offers a file through the store, each member says whether it mapped it, and rank 0
      * tells all whether the group uses it, so that every member takes the same path. Rank 0 always answers;
      * a member without shared memory cannot have been offered one and does not ask.
@@ -368,10 +368,10 @@ final class Mesh {
             return Future.succeededFuture();
         }
         return here(store.get(key("area", 0))).compose(offer -> {
-            SharedMemoryArea area = offer.length > 1 && shm.allReduce() ? acceptArea(shm, offer) : null;
             if (offer.length <= 1) {
                 return Future.succeededFuture();
             }
+            SharedMemoryArea area = shm.allReduce() ? acceptArea(shm, offer) : null;
             pendingArea = area;
             return here(store.set(key("areaMapped", rank), new byte[] {(byte) (area != null ? '1' : '0')}))
                     .compose(v -> here(store.get(key("areaOn", 0))))
@@ -438,7 +438,7 @@ final class Mesh {
             return;
         }
         SharedMemoryOptions shm = backend.sharedMemory();
-        backend.useSharedCollectives(area, new SharedMemoryCollectives(backend, area, shm.spinNanos(),
+        backend.useSharedCollectives(new SharedMemoryCollectives(backend, area, shm.spinNanos(),
                 shm.waitSpinNanos(), options.timeout().toNanos()));
     }
 

@@ -38,7 +38,7 @@ final class SharedMemoryCollectives implements AutoCloseable {
      * How long a wait spins before it yields between polls: ranks may outnumber cores, and a spinning rank then
      * holds the core its peer needs until the scheduler's slice ends (milliseconds).
      */
-    private static final long YIELD_AFTER_NANOS = Long.getLong("tensorbus.tcp.yieldAfterNanos", 1_000);
+    private static final long YIELD_AFTER_NANOS = 1_000;
     private static final long SLEEP_NANOS = 20_000;
 
     private final TcpBackend backend;
@@ -56,7 +56,7 @@ final class SharedMemoryCollectives implements AutoCloseable {
     private CommunicationException failure;
 
     /**
-     * All-reduce of {@code backend}'s group in {@code area}: its thread polls {@code pollNanos} for the next call
+     * The collectives of {@code backend}'s group in {@code area}: its thread polls {@code pollNanos} for the next call
      * before it sleeps, a wait for a peer polls {@code spinNanos} before it sleeps, and gives up after
      * {@code timeoutNanos}.
      */
@@ -89,6 +89,30 @@ final class SharedMemoryCollectives implements AutoCloseable {
     /** Runs collective {@code op}, a barrier, as {@link #allReduce}. */
     Future<Void> barrier(CollectiveOp op, Future<?> after) {
         return submit(op, after, () -> barrier(op));
+    }
+
+    /**
+     * Says in the area what collective {@code op} is ({@code onArea}: it runs there), for peers that wait there to
+     * check; called on the caller's thread, in call order, for every collective of the group. A group closed
+     * meanwhile has unmapped the area: the collective then fails as closed.
+     */
+    void announce(CollectiveOp op, boolean onArea) {
+        try {
+            area.announce(rank, op.sequence, op.call.announcement(onArea));
+        } catch (IllegalStateException e) {
+            if (!backend.isClosed()) {
+                throw e;
+            }
+        }
+    }
+
+    /** What {@code peer} announced as its collective {@code sequence}, or null. */
+    private long[] announcement(int peer, long sequence) {
+        try {
+            return area.announcement(peer, sequence);
+        } catch (IllegalStateException e) {
+            return null; // unmapped: the group closed
+        }
     }
 
     /** Runs {@code body} for {@code op} on the collective thread once {@code after} completed; completes there. */
@@ -299,7 +323,7 @@ final class SharedMemoryCollectives implements AutoCloseable {
 
     /** Throws a mismatch when {@code peer} announced another call than {@code op} under its number. */
     private void checkCall(CollectiveOp op, int peer) {
-        long[] theirs = backend.announcement(peer, op.sequence);
+        long[] theirs = announcement(peer, op.sequence);
         if (theirs != null && !op.call.matches(theirs)) {
             throw mismatch(op, peer);
         }
@@ -307,7 +331,7 @@ final class SharedMemoryCollectives implements AutoCloseable {
 
     /** The mismatch of {@code op} with what {@code peer} called, in the words of its announcement where it has one. */
     private CollectiveMismatchException mismatch(CollectiveOp op, int peer) {
-        long[] theirs = backend.announcement(peer, op.sequence);
+        long[] theirs = announcement(peer, op.sequence);
         long[] mine = op.call.announcement(true);
         String what;
         if (theirs == null) {

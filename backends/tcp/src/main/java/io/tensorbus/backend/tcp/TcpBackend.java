@@ -8,7 +8,6 @@ import io.tensorbus.c10d.ReduceOp;
 import io.tensorbus.spi.Backend;
 import io.tensorbus.spi.BackendOptions;
 import io.tensorbus.spi.DeviceBuffer;
-import io.tensorbus.spi.support.shm.SharedMemoryArea;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.internal.ContextInternal;
@@ -69,7 +68,10 @@ final class TcpBackend implements Backend {
     private volatile boolean closed;
     private final SharedMemoryOptions sharedMemory;
     private boolean fallbackLogged;
-    /** All-reduce through the area every member maps, or null when the group has none (set once, during set-up). */
+    /**
+     * The collectives through the area every member maps, or null when the group has none (set once, during
+     * set-up).
+     */
     private SharedMemoryCollectives sharedCollectives;
     /**
      * The futures of the last collective called and of the last one on the collective thread: each path starts
@@ -79,8 +81,6 @@ final class TcpBackend implements Backend {
     private volatile Future<Void> lastShared = Future.succeededFuture();
     /** The collectives running on the collective thread, by sequence number. */
     private final Map<Long, CollectiveOp> sharedOps = new ConcurrentHashMap<>();
-    /** The area the group all-reduces in, where every collective is announced; null when it has none. */
-    private SharedMemoryArea area;
 
     TcpBackend(BackendOptions options, SharedMemoryOptions sharedMemory, ContextInternal context, Runnable onClose) {
         this.options = options;
@@ -131,38 +131,14 @@ final class TcpBackend implements Backend {
         return cause;
     }
 
-    /** The all-reduce through shared memory of every member that the mesh set up; once, before it is handed out. */
-    void useSharedCollectives(SharedMemoryArea area, SharedMemoryCollectives collectives) {
-        this.area = area;
+    /** The collectives through the shared area that the mesh set up; once, before the backend is handed out. */
+    void useSharedCollectives(SharedMemoryCollectives collectives) {
         this.sharedCollectives = collectives;
     }
 
     /** True when host all-reduces, broadcasts and barriers go through the area every member maps. */
     boolean usesSharedCollectives() {
         return sharedCollectives != null;
-    }
-
-    /**
-     * Says in the shared area what collective {@code op} is ({@code onArea}: it runs there), for peers that wait
-     * there to check. A group closed meanwhile has unmapped the area: the collective then fails as closed.
-     */
-    private void announce(CollectiveOp op, boolean onArea) {
-        try {
-            area.announce(rank(), op.sequence, op.call.announcement(onArea));
-        } catch (IllegalStateException e) {
-            if (!closed) {
-                throw e;
-            }
-        }
-    }
-
-    /** What {@code peer} announced as its collective {@code sequence} in the shared area, or null. */
-    long[] announcement(int peer, long sequence) {
-        try {
-            return area == null ? null : area.announcement(peer, sequence);
-        } catch (IllegalStateException e) {
-            return null; // unmapped: the group closed
-        }
     }
 
     /** See {@link GroupFailure#departedBefore}. Any thread. */
@@ -384,7 +360,7 @@ final class TcpBackend implements Backend {
      */
     private Future<Void> onSharedArea(Call call, SharedRun run) {
         CollectiveOp op = newOp(call);
-        announce(op, true);
+        sharedCollectives.announce(op, true);
         sharedOps.put(op.sequence, op);
         Future<Void> done = run.start(sharedCollectives, op, lastCollective)
                 .andThen(ar -> sharedOps.remove(op.sequence));
@@ -446,8 +422,8 @@ final class TcpBackend implements Backend {
     }
 
     private Future<Void> collective(CollectiveOp op, Function<CollectiveOp, Future<Void>> algorithm) {
-        if (area != null) {
-            announce(op, false);
+        if (sharedCollectives != null) {
+            sharedCollectives.announce(op, false);
         }
         Future<Void> shared = lastShared;
         if (shared.isComplete()) {
@@ -468,8 +444,11 @@ final class TcpBackend implements Backend {
         if (failure.failIfDeparted(op)) {
             return;
         }
-        if (!checkEarlyFrames(op)) {
-            return;
+        for (Router.Early e : router.earlyFor(op.sequence)) {
+            if (!op.call.matches(e.frame)) {
+                failure.mismatch(op.sequence, op.call, e.peer, e.frame);
+                return;
+            }
         }
         op.timer = vertx.setTimer(options.timeout().toMillis(), id -> stallReports.timedOut(op));
         Future<Void> done;
@@ -492,17 +471,6 @@ final class TcpBackend implements Backend {
                 failure.breakGroup(asCommunicationFailure(op, ar.cause()));
             }
         });
-    }
-
-    /** Checks the frames that peers sent for {@code op} before it started; false (the group broke) on a mismatch. */
-    private boolean checkEarlyFrames(CollectiveOp op) {
-        for (Router.Early e : router.earlyFor(op.sequence)) {
-            if (!op.call.matches(e.frame)) {
-                failure.mismatch(op.sequence, op.call, e.peer, e.frame);
-                return false;
-            }
-        }
-        return true;
     }
 
     /** Ends collective {@code op}: no longer active, remembered among the recent ones, its timer cancelled. */
