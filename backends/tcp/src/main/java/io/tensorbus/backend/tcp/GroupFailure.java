@@ -39,6 +39,17 @@ final class GroupFailure {
         return broken != null;
     }
 
+    /**
+     * Marks the group broken by {@code cause} at once, from any thread, when nothing broke it before; the event
+     * loop then runs {@link #breakGroup} with it. Checks made on callers' threads ({@link #isBroken}) see it
+     * without waiting for the loop.
+     */
+    synchronized void markBroken(CommunicationException cause) {
+        if (broken == null) {
+            broken = cause;
+        }
+    }
+
     /** The cause that broke the group, or null. */
     CommunicationException cause() {
         return broken;
@@ -128,9 +139,7 @@ final class GroupFailure {
 
     /** Fails every pending operation with {@code cause} (each collective's own message names it). */
     void breakGroup(CommunicationException cause) {
-        if (broken == null) {
-            broken = cause;
-        }
+        markBroken(cause);
         for (CollectiveOp op : backend.activeOps()) {
             backend.finish(op);
             op.promise.tryFail(op.sequence == cause.sequence() ? cause

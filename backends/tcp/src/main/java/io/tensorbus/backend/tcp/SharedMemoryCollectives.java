@@ -288,14 +288,14 @@ final class SharedMemoryCollectives implements AutoCloseable {
     }
 
     /**
-     * A collective here failed: the next ones here fail with it at once, before the event loop has broken the group
-     * (which it is asked to do now), so that none of them can still succeed.
+     * A collective here failed: the next ones here fail with it at once, and the group is marked broken before
+     * the failed collective's future completes, so that no operation called after it can still succeed.
      */
     private void failed(CommunicationException cause) {
         if (failure == null) {
             failure = cause;
         }
-        backend.context().runOnContext(v -> backend.breakGroupFrom(cause));
+        backend.breakGroupFrom(cause);
     }
 
     /** Throws the group's failure, in {@code op}'s words, once the group broke or closed. */

@@ -585,13 +585,19 @@ final class TcpBackend implements Backend {
     }
 
     /**
-     * A collective that ran off the event loop failed with {@code cause}: the group breaks as when one on the loop
-     * does, and the peers hear of a mismatch at once (of anything else when this rank closes the group).
+     * A collective that ran off the event loop failed with {@code cause}: the group is marked broken at once, on
+     * the calling thread, so that no operation called after this returns can still start; then, on the event loop,
+     * it breaks as when a collective there fails, and the peers hear of a mismatch (of anything else when this rank
+     * closes the group). Any thread.
      */
     void breakGroupFrom(CommunicationException cause) {
-        assert onContext() : notOnContext();
-        if (failure.isBroken() || closed) {
-            return;
+        failure.markBroken(cause);
+        context.runOnContext(v -> breakGroupOnLoop(cause));
+    }
+
+    private void breakGroupOnLoop(CommunicationException cause) {
+        if (closed || failure.cause() != cause) {
+            return; // broken by another cause first, which the loop has handled or will
         }
         if (cause instanceof CollectiveMismatchException mismatch) {
             failure.mismatchFound(mismatch);
