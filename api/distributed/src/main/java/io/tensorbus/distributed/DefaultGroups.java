@@ -1,33 +1,34 @@
 package io.tensorbus.distributed;
 
+import io.tensorbus.internal.distributed.RankEnvironment;
+import java.util.IdentityHashMap;
+import java.util.Map;
+
 /**
  * Which group {@link Distributed#defaultGroup()} means: the group a {@link Distributed#spawn} rank runs on for
- * its thread, else this process's first group from {@link Distributed#initProcessGroup} that is not yet
- * destroyed (PyTorch has one default group per process; ranks as threads each need their own).
+ * its thread, else the first group from {@link Distributed#initProcessGroup} that is not yet destroyed, made in
+ * this process or, where ranks run as threads of one JVM ({@code tensorbus launch --ranks-as-threads}), by this
+ * rank (PyTorch has one default group per process; ranks as threads each need their own).
  */
 final class DefaultGroups {
     private static final ThreadLocal<ProcessGroup> OF_THREAD = new ThreadLocal<>();
-    private static final Object LOCK = new Object();
-    private static ProcessGroup ofProcess;
+    /** The default group of each {@link RankEnvironment#scope() rank scope}; guarded by itself. */
+    private static final Map<Object, ProcessGroup> OF_SCOPE = new IdentityHashMap<>();
 
     private DefaultGroups() {
     }
 
-    /** {@code group} was initialised: it becomes the process's default when there is none. */
-    static void initialised(ProcessGroup group) {
-        synchronized (LOCK) {
-            if (ofProcess == null) {
-                ofProcess = group;
-            }
+    /** {@code group} was initialised in {@code scope}: it becomes the scope's default when it has none. */
+    static void initialised(Object scope, ProcessGroup group) {
+        synchronized (OF_SCOPE) {
+            OF_SCOPE.putIfAbsent(scope, group);
         }
     }
 
     /** {@code group} was destroyed: it is nobody's default any more. */
     static void destroyed(ProcessGroup group) {
-        synchronized (LOCK) {
-            if (ofProcess == group) {
-                ofProcess = null;
-            }
+        synchronized (OF_SCOPE) {
+            OF_SCOPE.values().removeIf(g -> g == group);
         }
         if (OF_THREAD.get() == group) {
             OF_THREAD.remove();
@@ -50,8 +51,8 @@ final class DefaultGroups {
         if (mine != null) {
             return mine;
         }
-        synchronized (LOCK) {
-            return ofProcess;
+        synchronized (OF_SCOPE) {
+            return OF_SCOPE.get(RankEnvironment.scope());
         }
     }
 }

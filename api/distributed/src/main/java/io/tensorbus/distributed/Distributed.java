@@ -60,6 +60,7 @@ public final class Distributed {
         BackendProvider provider = BackendProvider.named(options.backend());
         Vertx vertx = options.vertx() != null ? options.vertx() : newVertx();
         boolean ownsVertx = options.vertx() == null;
+        Object scope = RankEnvironment.scope();
         return Rendezvous.resolve(options, vertx).compose(rv -> {
             Store scoped = new PrefixStore(options.groupName(), rv.store());
             Map<String, String> props = new HashMap<>(options.properties());
@@ -89,7 +90,7 @@ public final class Distributed {
                                 options.timeout(), Map.copyOf(props), options.secret(), release);
                         pg.closeAtExit();
                         if (processDefault) {
-                            DefaultGroups.initialised(pg);
+                            DefaultGroups.initialised(scope, pg);
                         }
                         return pg;
                     })
@@ -111,7 +112,8 @@ public final class Distributed {
 
     /**
      * The default group ({@code group=None} in torch.distributed): on a {@link #spawn} rank's thread, that rank's
-     * group; elsewhere the first group {@link #initProcessGroup} made in this process, until it is destroyed.
+     * group; elsewhere the first group {@link #initProcessGroup} made in this process (on a rank that runs as a
+     * thread, {@code --ranks-as-threads}: made by that rank), until it is destroyed.
      *
      * @throws IllegalStateException when there is none
      */

@@ -1,5 +1,6 @@
 package io.tensorbus.distributed;
 
+import io.tensorbus.internal.distributed.RankEnvironment;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Set;
@@ -42,6 +43,56 @@ class DefaultGroupTest {
         assertEquals(world, ranks.size(), "one default per rank");
         seenElsewhere.retainAll(ranks);
         assertEquals(Set.of(), seenElsewhere, "a rank's group became another thread's default");
+    }
+
+    @Test
+    void eachRankThreadHasTheFirstGroupItMadeAsDefaultAsAProcessWould() throws Exception {
+        // As tensorbus launch --ranks-as-threads runs them: rank threads with environments of their own, each
+        // calling initProcessGroup itself (not through spawn, which sets the thread's group).
+        HashStore store = new HashStore(Duration.ofSeconds(20));
+        Map<Integer, ProcessGroup> made = new ConcurrentHashMap<>();
+        Map<Integer, ProcessGroup> seen = new ConcurrentHashMap<>();
+        Map<Integer, Throwable> failed = new ConcurrentHashMap<>();
+        Thread[] ranks = new Thread[2];
+        for (int r = 0; r < ranks.length; r++) {
+            int rank = r;
+            ranks[r] = new Thread(() -> {
+                try {
+                    RankEnvironment.call(Map.of("RANK", String.valueOf(rank)), () -> {
+                        InitOptions options = InitOptions.builder().rank(rank).worldSize(2).store(store)
+                                .timeout(Duration.ofSeconds(20)).build();
+                        ProcessGroup pg = Distributed.initProcessGroup(options).await(20, TimeUnit.SECONDS);
+                        made.put(rank, pg);
+                        Thread child = new Thread(() -> seen.put(rank, Distributed.defaultGroup()));
+                        child.start();
+                        child.join();
+                        return null;
+                    });
+                } catch (Throwable e) {
+                    failed.put(rank, e);
+                }
+            });
+            ranks[r].start();
+        }
+        for (Thread t : ranks) {
+            t.join();
+        }
+        try {
+            assertEquals(Map.of(), failed);
+            for (int r = 0; r < ranks.length; r++) {
+                assertSame(made.get(r), seen.get(r), "rank " + r + "'s default");
+            }
+            if (Distributed.isInitialized()) {
+                assertFalse(made.containsValue(Distributed.defaultGroup()), "a rank's group became the process's");
+            }
+        } finally {
+            for (ProcessGroup pg : made.values()) {
+                pg.close();
+            }
+        }
+        for (ProcessGroup pg : made.values()) {
+            assertFalse(Distributed.isInitialized() && Distributed.defaultGroup() == pg);
+        }
     }
 
     @Test

@@ -6,6 +6,7 @@ import io.tensorbus.distributed.Distributed;
 import io.tensorbus.distributed.InitOptions;
 import io.tensorbus.distributed.PrefixStore;
 import io.tensorbus.internal.distributed.ProcessExit;
+import io.tensorbus.internal.distributed.RankEnvironment;
 import io.tensorbus.distributed.impl.Rendezvous;
 import io.tensorbus.distributed.impl.SetupWatch;
 import io.tensorbus.spi.support.SecretHandshake;
@@ -19,21 +20,24 @@ import io.vertx.core.net.NetSocket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicReference;
+import java.util.Map;
 
 /**
  * {@code torch.distributed.rpc}: {@link #init} joins an RPC job and returns this worker's
  * {@link RpcAgent}, through which it calls the functions other workers registered
  * ({@link RpcAgent#rpcSync}, {@link RpcAgent#rpcAsync}) and serves its own. The first agent a process
  * starts is also available as {@link #agent()}, as PyTorch's module-level functions use one agent per
- * process.
+ * process; where ranks run as threads of one JVM ({@code tensorbus launch --ranks-as-threads}), per rank.
  *
  * <p>{@link RpcAgent#remote} makes a remote reference ({@link RRef}) to a value that stays on the callee;
  * {@link RRef#of} makes one to a local value. See {@code docs/rpc-design.md} for the protocol.
  */
 public final class Rpc {
-    private static final AtomicReference<RpcAgent> DEFAULT = new AtomicReference<>();
+    /** The default agent of each {@link RankEnvironment#scope() rank scope}: the process's, or a rank thread's. */
+    private static final Map<Object, RpcAgent> DEFAULTS = Collections.synchronizedMap(new IdentityHashMap<>());
 
     private Rpc() {
     }
@@ -68,6 +72,7 @@ public final class Rpc {
             io.initMethod(options.initMethod());
         }
         InitOptions init = io.build();
+        Object scope = RankEnvironment.scope();
         return Rendezvous.resolve(init, vertx)
                 .compose(rv -> {
                     Store store = new PrefixStore("rpc", rv.store());
@@ -77,17 +82,18 @@ public final class Rpc {
                             () -> start(name, rv, store, releaseStore, options, vertx, releaseVertx),
                             a -> a.shutdown(false)).onFailure(e -> releaseStore.run());
                 })
-                .onSuccess(agent -> DEFAULT.compareAndSet(null, agent))
+                .onSuccess(agent -> DEFAULTS.putIfAbsent(scope, agent))
                 .onFailure(e -> releaseVertx.run());
     }
 
     /**
-     * The agent this process started first and has not shut down.
+     * The agent this process started first and has not shut down; on a rank that runs as a thread, the agent that
+     * rank (or a thread it started) started first.
      *
      * @throws IllegalStateException before {@link #init} completed, or after that agent shut down
      */
     public static RpcAgent agent() {
-        RpcAgent a = DEFAULT.get();
+        RpcAgent a = DEFAULTS.get(RankEnvironment.scope());
         if (a == null) {
             throw new IllegalStateException("RPC is not initialised in this process: call Rpc.init first");
         }
@@ -96,7 +102,9 @@ public final class Rpc {
 
     /** Called by an agent that shuts down: it stops being the default. */
     static void forget(RpcAgent agent) {
-        DEFAULT.compareAndSet(agent, null);
+        synchronized (DEFAULTS) {
+            DEFAULTS.values().removeIf(a -> a == agent);
+        }
     }
 
     /** Starts the agent; on failure it releases what it made but the store, which the caller releases. */

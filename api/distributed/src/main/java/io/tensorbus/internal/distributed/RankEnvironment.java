@@ -12,6 +12,8 @@ import java.util.concurrent.Callable;
  */
 public final class RankEnvironment {
     private static final InheritableThreadLocal<Map<String, String>> CURRENT = new InheritableThreadLocal<>();
+    /** The scope of the threads that run no rank of their own. */
+    private static final Object PROCESS = new Object();
 
     private RankEnvironment() {
     }
@@ -20,6 +22,16 @@ public final class RankEnvironment {
     public static Map<String, String> current() {
         Map<String, String> env = CURRENT.get();
         return env != null ? env : System.getenv();
+    }
+
+    /**
+     * A key for what belongs to the calling thread's rank rather than to the process (such as the RPC agent a rank
+     * started first): the rank's environment object, shared by the threads it started, or {@code PROCESS} elsewhere.
+     * Compare keys by identity.
+     */
+    public static Object scope() {
+        Map<String, String> env = CURRENT.get();
+        return env != null ? env : PROCESS;
     }
 
     /**

@@ -12,6 +12,7 @@ import io.tensorbus.DType;
 import io.tensorbus.c10d.JobSecret;
 import io.tensorbus.distributed.HashStore;
 import io.tensorbus.distributed.rpc.impl.RpcFrame;
+import io.tensorbus.internal.distributed.RankEnvironment;
 import io.tensorbus.io.ObjectCodec;
 import io.tensorbus.tensor.MemoryScope;
 import io.tensorbus.tensor.Tensor;
@@ -27,6 +28,7 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -406,6 +408,49 @@ class RpcTest {
             assertTrue(!Rpc.agent().isClosed(), "Rpc.agent() returned a closed agent");
         } catch (IllegalStateException noneOpen) {
             assertTrue(noneOpen.getMessage().contains("call Rpc.init first"), noneOpen.getMessage());
+        }
+    }
+
+    @Test
+    void eachRankThreadHasTheFirstAgentItStartedAsDefault() throws Exception {
+        // As tensorbus launch --ranks-as-threads runs them: rank threads with environments of their own.
+        HashStore store = new HashStore(Duration.ofSeconds(20));
+        Map<Integer, RpcAgent> started = new ConcurrentHashMap<>();
+        Map<Integer, RpcAgent> seen = new ConcurrentHashMap<>();
+        Map<Integer, Throwable> failed = new ConcurrentHashMap<>();
+        Thread[] ranks = new Thread[2];
+        for (int r = 0; r < ranks.length; r++) {
+            int rank = r;
+            ranks[r] = new Thread(() -> {
+                try {
+                    RankEnvironment.call(Map.of("RANK", String.valueOf(rank)), () -> {
+                        RpcAgent agent = Rpc.init("worker" + rank, rank, 2, RpcOptions.builder().store(store)
+                                .timeout(Duration.ofSeconds(20)).build()).await(20, TimeUnit.SECONDS);
+                        started.put(rank, agent);
+                        Thread child = new Thread(() -> seen.put(rank, Rpc.agent()));
+                        child.start();
+                        child.join();
+                        return null;
+                    });
+                } catch (Throwable e) {
+                    failed.put(rank, e);
+                }
+            });
+            ranks[r].start();
+        }
+        for (Thread t : ranks) {
+            t.join();
+        }
+        try {
+            assertEquals(Map.of(), failed);
+            for (int r = 0; r < ranks.length; r++) {
+                assertTrue(started.get(r) == seen.get(r), "worker" + r + "'s default agent: " + seen.get(r).self());
+            }
+        } finally {
+            List<Future<Void>> down = started.values().stream().map(a -> a.shutdown(true)).toList();
+            for (Future<Void> f : down) {
+                f.await(20, TimeUnit.SECONDS);
+            }
         }
     }
 
