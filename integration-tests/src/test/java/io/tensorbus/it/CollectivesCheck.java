@@ -83,7 +83,10 @@ public final class CollectivesCheck {
             }
         }
         System.out.flush();
-        System.exit(code);
+        // Exits only on failure: as a rank thread of one JVM (--ranks-as-threads), an exit would end them all.
+        if (code != 0) {
+            System.exit(code);
+        }
     }
 
     private void runAll() {

@@ -36,13 +36,30 @@ class MultiJvmCollectivesTest {
         everyOperationAgrees(3, "tcp.sharedMemory=false");
     }
 
+    @Test
+    @Timeout(value = 130, unit = TimeUnit.SECONDS)
+    void everyOperationAgreesAcrossThreeRankThreadsOfOneJvm() {
+        // As the launcher runs them with --ranks-as-threads: one JVM, each rank with its own Vert.x and group.
+        String report = everyOperationAgrees(List.of("--ranks-as-threads"), 3);
+        assertTrue(report.contains("starting 1 process(es) with 3 rank thread(s)"), report);
+    }
+
     /** Runs {@link CollectivesCheck} on {@code world} JVMs with the backend settings {@code properties}. */
     private static void everyOperationAgrees(int world, String... properties) {
+        everyOperationAgrees(List.of(), world, properties);
+    }
+
+    /**
+     * Runs {@link CollectivesCheck} on {@code world} ranks launched with the launcher options {@code launch} and the
+     * backend settings {@code properties}; returns the report of the run.
+     */
+    private static String everyOperationAgrees(List<String> launch, int world, String... properties) {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         ByteArrayOutputStream err = new ByteArrayOutputStream();
         // A 30 s group timeout (every operation here takes well under a second), and --timeout bounds the
         // whole job: the launcher stops every child and returns 124 when it runs out.
-        List<String> args = new ArrayList<>(List.of("--nproc-per-node", String.valueOf(world), "--timeout",
+        List<String> args = new ArrayList<>(launch);
+        args.addAll(List.of("--nproc-per-node", String.valueOf(world), "--timeout",
                 "100", CollectivesCheck.class.getName(), "30"));
         args.addAll(List.of(properties));
         int code = Launcher.run(args,
@@ -57,5 +74,6 @@ class MultiJvmCollectivesTest {
             assertTrue(Integer.parseInt(m.group(1)) > 100, "too few operations checked on rank " + r + "\n" + report);
         }
         assertTrue(!o.contains("CHECK FAILED"), report);
+        return report;
     }
 }

@@ -4,10 +4,14 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /** Distributed autograd's failures across JVMs ({@link DistAutogradFaultCheck}). */
 class MultiJvmDistAutogradTest {
@@ -32,10 +36,11 @@ class MultiJvmDistAutogradTest {
         }
     }
 
-    @Test
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"processes", "threads"})
     @Timeout(120)
-    void aPeerOutsideAContextIsRefusedWithoutTouchingItAndNoGradientGoesMissing() {
-        String o = launch(3, "meddle").out();
+    void aPeerOutsideAContextIsRefusedWithoutTouchingItAndNoGradientGoesMissing(String ranksAs) {
+        String o = launch(ranksAs, 3, "meddle").out();
         assertTrue(o.contains("[rank 2] REFUSED 'tensorbus.dist_autograd.release' failed on worker worker1")
                 && o.contains("may not release distributed autograd context 0:0"), o);
         assertTrue(o.contains("which went to worker worker1"), o);
@@ -55,16 +60,27 @@ class MultiJvmDistAutogradTest {
         }
     }
 
-    /** Runs {@code world} workers of {@code mode} through the launcher, asserting that all succeeded. */
-    private static LaunchResult launch(int world, String mode) {
-        return LaunchResult.launch("--nproc-per-node", String.valueOf(world), "--timeout", "100",
-                DistAutogradFaultCheck.class.getName(), mode).succeeded();
+    /**
+     * Runs {@code world} workers of {@code mode} through the launcher, as {@code processes} or as rank
+     * {@code threads} of one JVM, asserting that all succeeded.
+     */
+    private static LaunchResult launch(String ranksAs, int world, String mode) {
+        List<String> args = new ArrayList<>(List.of("--nproc-per-node", String.valueOf(world), "--timeout", "100",
+                DistAutogradFaultCheck.class.getName(), mode));
+        if (ranksAs.equals("threads")) {
+            args.addFirst("--ranks-as-threads");
+        }
+        LaunchResult result = LaunchResult.launch(args.toArray(String[]::new)).succeeded();
+        assertEquals(ranksAs.equals("threads"), result.err().contains("with " + world + " rank thread(s)"),
+                result.err());
+        return result;
     }
 
-    @Test
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"processes", "threads"})
     @Timeout(120)
-    void aCallThatReturnsAfterItsContextClosedIsDroppedWithALogLine() {
-        LaunchResult result = launch(2, "late");
+    void aCallThatReturnsAfterItsContextClosedIsDroppedWithALogLine(String ranksAs) {
+        LaunchResult result = launch(ranksAs, 2, "late");
         String o = result.out();
         String e = result.err();
         assertTrue(o.contains("[rank 0] LATE ") && o.contains("released"), o);

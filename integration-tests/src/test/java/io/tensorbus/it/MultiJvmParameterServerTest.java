@@ -39,6 +39,17 @@ class MultiJvmParameterServerTest {
 
     @Test
     @Timeout(value = 150, unit = TimeUnit.SECONDS)
+    void runParameterServerWithRanksAsThreadsTrainsInOneJvmMeetingOverHazelcast() {
+        // Three Hazelcast members, RPC agents and default agents in one JVM, one per rank thread.
+        LaunchResult r = LaunchResult.tensorbus("run", "parameter-server", "--ranks-as-threads", "--trainers", "2",
+                "--epochs", "1", "--limit", "512").succeeded();
+        assertTrained(r.out(), 2);
+        assertTrue(r.err().contains("starting 1 process(es) with 3 rank thread(s)"), r.err());
+        assertFalse(r.err().contains("RRefs not released"), "no RRef leaked:\n" + r.err());
+    }
+
+    @Test
+    @Timeout(value = 150, unit = TimeUnit.SECONDS)
     void launchRunsTheVerticleUnderTheLegacyVertxLauncher() {
         // The run the multi-host test compares with the same job across hosts: made once for both.
         assertTrained(LoopbackRuns.output(LoopbackRuns.PARAMETER_SERVER), 1);

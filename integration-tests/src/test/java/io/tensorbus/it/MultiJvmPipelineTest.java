@@ -35,6 +35,21 @@ class MultiJvmPipelineTest {
     void runPipelineResNet50TimesEveryMicroBatchCountOnThreeJvms() {
         String o = tensorbus("run", "pipeline-resnet50", "--micro-batches", "1,2", "--batch", "4", "--img", "32",
                 "--batches", "1");
+        assertTimed(o);
+    }
+
+    @Test
+    @Timeout(150)
+    void runPipelineResNet50WithRanksAsThreadsTimesEveryMicroBatchCountInOneJvm() {
+        LaunchResult r = LaunchResult.tensorbus("run", "pipeline-resnet50", "--ranks-as-threads", "--micro-batches",
+                "1,2", "--batch", "4", "--img", "32", "--batches", "1").succeeded();
+        assertTrue(r.err().contains("starting 1 process(es) with 3 rank thread(s)"), r.err());
+        assertTrue(!r.err().contains("RRefs not released"), "no RRef leaked:\n" + r.err());
+        assertTimed(r.out());
+    }
+
+    /** The master's line for each micro-batch count the two runs above time. */
+    private static void assertTimed(String o) {
         for (int micro : new int[] {1, 2}) {
             assertTrue(Pattern.compile("(?m)^\\[rank 0] pipeline gpipe batch=4 img=32 micro_batches=" + micro
                     + " s_per_batch=\\d+\\.\\d{3}$").matcher(o).find(), o);

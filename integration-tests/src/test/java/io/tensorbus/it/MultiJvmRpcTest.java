@@ -24,7 +24,12 @@ class MultiJvmRpcTest {
     private final ByteArrayOutputStream err = new ByteArrayOutputStream();
 
     private int launch(int world, String mode, int timeoutSeconds, String... more) {
-        List<String> args = new ArrayList<>(List.of("--nproc-per-node", String.valueOf(world), "--timeout",
+        return launch(List.of(), world, mode, timeoutSeconds, more);
+    }
+
+    private int launch(List<String> launch, int world, String mode, int timeoutSeconds, String... more) {
+        List<String> args = new ArrayList<>(launch);
+        args.addAll(List.of("--nproc-per-node", String.valueOf(world), "--timeout",
                 String.valueOf(timeoutSeconds), RpcCheck.class.getName(), mode));
         args.addAll(List.of(more));
         return Launcher.run(args,
@@ -44,6 +49,20 @@ class MultiJvmRpcTest {
         String o = out.toString(StandardCharsets.UTF_8);
         assertEquals(0, code, report(code));
         for (int r = 0; r < world; r++) {
+            assertTrue(o.contains("[rank " + r + "] RPC OK worker" + r), report(code));
+        }
+    }
+
+    @Test
+    @Timeout(120)
+    void everyCallFormWorksBetweenRankThreadsOfOneJvm() {
+        // As the launcher runs them with --ranks-as-threads: each worker its own agent, Vert.x and connections.
+        int code = launch(List.of("--ranks-as-threads"), 3, "calls", 100);
+        String o = out.toString(StandardCharsets.UTF_8);
+        assertEquals(0, code, report(code));
+        assertTrue(err.toString(StandardCharsets.UTF_8).contains("starting 1 process(es) with 3 rank thread(s)"),
+                report(code));
+        for (int r = 0; r < 3; r++) {
             assertTrue(o.contains("[rank " + r + "] RPC OK worker" + r), report(code));
         }
     }

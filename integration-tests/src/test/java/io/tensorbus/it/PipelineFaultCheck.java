@@ -1,5 +1,6 @@
 package io.tensorbus.it;
 
+import io.tensorbus.distributed.Distributed;
 import io.tensorbus.distributed.optim.DistributedOptimizer;
 import io.tensorbus.distributed.optim.OptimizerSpec;
 import io.tensorbus.distributed.pipeline.Pipeline;
@@ -53,7 +54,7 @@ public final class PipelineFaultCheck {
     }
 
     public static void main(String[] args) throws Exception {
-        int rank = Integer.parseInt(System.getenv("RANK"));
+        int rank = Integer.parseInt(Distributed.environment().get("RANK"));
         int micro = 2;
         CountDownLatch done = new CountDownLatch(1);
         RpcRegistry registry = new RpcRegistry()
@@ -76,8 +77,8 @@ public final class PipelineFaultCheck {
             Thread.sleep(20);
         }
         System.out.println("CONTEXTS " + agent.distAutograd().debugInfo().get("num_current_contexts"));
+        // Returns rather than exits: as a rank thread of one JVM (--ranks-as-threads), an exit would end them all.
         System.out.flush();
-        System.exit(0);
     }
 
     private static void train(RpcAgent agent, Pipeline.Schedule schedule, int micro) {

@@ -98,7 +98,19 @@ public abstract class BackendContractTest {
 
     /** {@code n} ranks whose operations time out after {@code timeout}. */
     protected Ranks ranks(int n, Duration timeout) throws Exception {
+        if (vertxPerRank()) {
+            return Ranks.createOnOwnVertx(provider(), n, timeout, properties(), JobSecret.random(), placement());
+        }
         return Ranks.create(provider(), vertx, n, timeout, properties(), JobSecret.random(), placement());
+    }
+
+    /**
+     * True to give each rank a Vert.x of its own, as {@code tensorbus launch --ranks-as-threads} runs a node's ranks
+     * (event loops, timers and the collective threads then belong to one rank each); false (the default) shares
+     * one among the ranks, as {@code Distributed.spawn} does.
+     */
+    protected boolean vertxPerRank() {
+        return false;
     }
 
     /**

@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.function.IntFunction;
 import java.util.function.UnaryOperator;
 
 /**
@@ -24,9 +25,13 @@ public final class Ranks implements AutoCloseable {
     private final String groupName;
     private final Duration timeout;
     private final JobSecret secret;
+    /** The Vert.x instances these ranks made for themselves, closed with them. */
+    private final List<Vertx> ownVertx;
 
-    private Ranks(List<Backend> backends, MemoryStore store, String groupName, Duration timeout, JobSecret secret) {
+    private Ranks(List<Backend> backends, MemoryStore store, String groupName, Duration timeout, JobSecret secret,
+                  List<Vertx> ownVertx) {
         this.backends = backends;
+        this.ownVertx = ownVertx;
         this.store = store;
         this.groupName = groupName;
         this.timeout = timeout;
@@ -55,12 +60,37 @@ public final class Ranks implements AutoCloseable {
     public static Ranks create(BackendProvider provider, Vertx vertx, int n, Duration timeout,
                                Map<String, String> properties, JobSecret secret, UnaryOperator<Backend> placement)
             throws Exception {
+        return create(provider, r -> vertx, List.of(), n, timeout, properties, secret, placement);
+    }
+
+    /**
+     * As {@link #create(BackendProvider, Vertx, int, Duration, Map, JobSecret, UnaryOperator)}, each rank on a
+     * Vert.x of its own, as {@code tensorbus launch --ranks-as-threads} runs a node's ranks; closed with the ranks.
+     */
+    public static Ranks createOnOwnVertx(BackendProvider provider, int n, Duration timeout,
+                                         Map<String, String> properties, JobSecret secret,
+                                         UnaryOperator<Backend> placement) throws Exception {
+        List<Vertx> own = new ArrayList<>();
+        for (int r = 0; r < n; r++) {
+            own.add(Vertx.vertx());
+        }
+        try {
+            return create(provider, own::get, own, n, timeout, properties, secret, placement);
+        } catch (Exception e) {
+            closeAll(own);
+            throw e;
+        }
+    }
+
+    private static Ranks create(BackendProvider provider, IntFunction<Vertx> vertxOf, List<Vertx> own, int n,
+                                Duration timeout, Map<String, String> properties, JobSecret secret,
+                                UnaryOperator<Backend> placement) throws Exception {
         MemoryStore store = new MemoryStore(timeout);
         String group = "contract-" + System.nanoTime();
         List<Future<Backend>> futures = new ArrayList<>();
         for (int r = 0; r < n; r++) {
-            futures.add(provider.create(new BackendOptions(r, n, store, timeout, group, null, vertx, properties,
-                    secret)));
+            futures.add(provider.create(new BackendOptions(r, n, store, timeout, group, null, vertxOf.apply(r),
+                    properties, secret)));
         }
         List<Backend> out = new ArrayList<>();
         Exception failure = null;
@@ -77,7 +107,7 @@ public final class Ranks implements AutoCloseable {
             }
             throw failure;
         }
-        return new Ranks(out, store, group, timeout, secret);
+        return new Ranks(out, store, group, timeout, secret, own);
     }
 
     /** The backend of {@code rank}. */
@@ -110,11 +140,24 @@ public final class Ranks implements AutoCloseable {
         return timeout;
     }
 
-    /** Closes every rank (closing is idempotent, so ranks a test already closed are fine). */
+    /**
+     * Closes every rank (closing is idempotent, so ranks a test already closed are fine), then the Vert.x instances
+     * they made.
+     */
     @Override
     public void close() throws Exception {
-        for (Backend b : backends) {
-            b.close().await(10, TimeUnit.SECONDS);
+        try {
+            for (Backend b : backends) {
+                b.close().await(10, TimeUnit.SECONDS);
+            }
+        } finally {
+            closeAll(ownVertx);
+        }
+    }
+
+    private static void closeAll(List<Vertx> vertx) throws Exception {
+        for (Vertx v : vertx) {
+            v.close().await(10, TimeUnit.SECONDS);
         }
     }
 }

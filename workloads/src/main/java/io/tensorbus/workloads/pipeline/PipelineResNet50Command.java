@@ -10,12 +10,14 @@ import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
 import picocli.CommandLine.ParentCommand;
 
 /**
  * {@code tensorbus run pipeline-resnet50 [--micro-batches 1,2,4,8] [--batch B] [--img PX] [--batches N]
- * [--schedule gpipe|1f1b]}: starts the master and the two shard workers of {@link PipelineResNet50} as three JVMs
- * through {@code tensorbus launch}.
+ * [--schedule gpipe|1f1b] [--ranks-as-threads]}: starts the master and the two shard workers of
+ * {@link PipelineResNet50} as three JVMs through {@code tensorbus launch}, or with {@code --ranks-as-threads} as three
+ * rank threads of one JVM.
  */
 @Command(name = PipelineResNet50Command.NAME, description = {"the seed's ResNet50 in two shards over RPC, a master"
     + " and two workers as three processes; seconds per batch for each micro-batch count"})
@@ -27,11 +29,14 @@ public final class PipelineResNet50Command extends PipelineOptions.Flags impleme
     private RunCommand run;
     @Mixin
     private HelpOption help;
+    @Option(names = "--ranks-as-threads", description = {"run the master and the shards as threads of one JVM, which"
+        + " compiles each kernel once for all of them, instead of one process each"})
+    private boolean ranksAsThreads;
 
     @Override
     public Integer call() {
         Console console = run.console();
-        return run(options(), console.out(), console.err());
+        return run(options(), ranksAsThreads, console.out(), console.err());
     }
 
     /**
@@ -41,11 +46,12 @@ public final class PipelineResNet50Command extends PipelineOptions.Flags impleme
      * @throws IllegalArgumentException for bad options (the caller prints the usage)
      */
     public static int run(List<String> args, PrintStream out, PrintStream err) {
-        return run(PipelineOptions.parse(args), out, err);
+        return run(PipelineOptions.parse(args), false, out, err);
     }
 
-    private static int run(PipelineOptions options, PrintStream out, PrintStream err) {
-        List<String> launch = new ArrayList<>(List.of("--nproc-per-node",
+    private static int run(PipelineOptions options, boolean ranksAsThreads, PrintStream out, PrintStream err) {
+        List<String> launch = new ArrayList<>(ranksAsThreads ? List.of("--ranks-as-threads") : List.of());
+        launch.addAll(List.of("--nproc-per-node",
                 Integer.toString(PipelineResNet50.NAMES.size()), PipelineResNet50.class.getName()));
         launch.addAll(options.toArgs());
         launch.addAll(List.of("--schedule", options.scheduleName()));

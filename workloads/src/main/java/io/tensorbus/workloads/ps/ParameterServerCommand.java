@@ -28,8 +28,9 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.ParentCommand;
 
 /**
- * {@code tensorbus run parameter-server [--trainers N] [--epochs E] [--data DIR] [--seed S] [--limit N]}:
- * starts the parameter server and N trainers as N + 1 JVMs through {@code tensorbus launch} ({@link Launcher}),
+ * {@code tensorbus run parameter-server [--trainers N] [--ranks-as-threads] [--epochs E] [--data DIR] [--seed S]
+ * [--limit N]}: starts the parameter server and N trainers as N + 1 JVMs through {@code tensorbus launch}
+ * ({@link Launcher}), or with {@code --ranks-as-threads} as N + 1 rank threads of one JVM,
  * each running {@link ParameterServerVerticle} under Vert.x's {@link VertxApplication}, meeting in a Hazelcast
  * cluster on loopback ports this command found free. Run inside a job that {@code tensorbus launch} started
  * ({@code RANK} is set), it runs this process's worker instead.
@@ -52,14 +53,18 @@ public final class ParameterServerCommand extends FashionMnistTraining.Flags imp
     @Option(names = "--trainers", paramLabel = "N", description = {"trainers to start, 1 to "
         + (LaunchOptions.MAX_NPROC - 1) + " (default: " + DEFAULT_TRAINERS + "; under tensorbus launch, the job's)"})
     private Integer trainers;
+    @Option(names = "--ranks-as-threads", description = {"run the server and the trainers as threads of one JVM, which"
+        + " compiles each kernel once for all of them, instead of one process each"})
+    private boolean ranksAsThreads;
 
     /**
      * The parsed command line.
      *
      * @param trainers the trainers to start, or 0 when not given
      * @param training the hyper-parameters and data
+     * @param ranksAsThreads true to run the workers as threads of one JVM
      */
-    record Args(int trainers, FashionMnistTraining.Options training) {
+    record Args(int trainers, FashionMnistTraining.Options training, boolean ranksAsThreads) {
         /**
          * Parses the options after the workload's name.
          *
@@ -73,7 +78,7 @@ public final class ParameterServerCommand extends FashionMnistTraining.Flags imp
     /** The options given, checked. */
     Args args() {
         int n = trainers == null ? 0 : Cli.range("--trainers", trainers, 1, LaunchOptions.MAX_NPROC - 1);
-        return new Args(n, options());
+        return new Args(n, options(), ranksAsThreads);
     }
 
     @Override
@@ -105,18 +110,29 @@ public final class ParameterServerCommand extends FashionMnistTraining.Flags imp
                         + env.get("WORLD_SIZE") + " (the server and the trainers); leave --trainers out under"
                         + " tensorbus launch");
             }
+            if (a.ranksAsThreads()) {
+                throw new IllegalArgumentException("--ranks-as-threads is for a job this command starts; under"
+                        + " tensorbus launch, give it to launch");
+            }
             return runWorker(config, env, out, err);
         }
         int trainers = a.trainers() == 0 ? DEFAULT_TRAINERS : a.trainers();
         int port = freePortRange(HazelcastCluster.PORT_COUNT);
         config.put("cluster", "tensorbus-ps-" + port).put("clusterPort", port);
-        return Launcher.run(launchArgs(trainers + 1, config), out, err);
+        return Launcher.run(launchArgs(trainers + 1, a.ranksAsThreads(), config), out, err);
     }
 
-    /** {@code tensorbus launch}'s arguments: N processes of VertxApplication deploying the verticle. */
-    static List<String> launchArgs(int nproc, JsonObject config) {
-        return List.of("--nproc-per-node", Integer.toString(nproc), VertxApplication.class.getName(),
-                ParameterServerVerticle.class.getName(), "-conf", config.encode());
+    /**
+     * {@code tensorbus launch}'s arguments: N processes of VertxApplication deploying the verticle, or one process
+     * running N of them as threads.
+     */
+    static List<String> launchArgs(int nproc, boolean ranksAsThreads, JsonObject config) {
+        List<String> args = new ArrayList<>(List.of("--nproc-per-node", Integer.toString(nproc),
+                VertxApplication.class.getName(), ParameterServerVerticle.class.getName(), "-conf", config.encode()));
+        if (ranksAsThreads) {
+            args.addFirst("--ranks-as-threads");
+        }
+        return List.copyOf(args);
     }
 
     /** Runs one worker in this process on a fresh Vert.x and waits for it to end; returns 0 or the failed status. */

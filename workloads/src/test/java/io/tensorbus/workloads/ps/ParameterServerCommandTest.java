@@ -56,7 +56,19 @@ class ParameterServerCommandTest {
         JsonObject config = new JsonObject().put("epochs", 1);
         assertEquals(List.of("--nproc-per-node", "3", "io.vertx.launcher.application.VertxApplication",
                         "io.tensorbus.workloads.ps.ParameterServerVerticle", "-conf", "{\"epochs\":1}"),
-                ParameterServerCommand.launchArgs(3, config));
+                ParameterServerCommand.launchArgs(3, false, config));
+        assertEquals(List.of("--ranks-as-threads", "--nproc-per-node", "3",
+                        "io.vertx.launcher.application.VertxApplication",
+                        "io.tensorbus.workloads.ps.ParameterServerVerticle", "-conf", "{\"epochs\":1}"),
+                ParameterServerCommand.launchArgs(3, true, config));
+        assertTrue(ParameterServerCommand.Args.parse(List.of("--ranks-as-threads")).ranksAsThreads());
+    }
+
+    @Test
+    void insideALaunchedJobRanksAsThreadsAreRefusedNamingLaunch() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> run(Map.of("RANK", "0", "WORLD_SIZE", "3", "MASTER_PORT", "29500"), "--ranks-as-threads"));
+        assertTrue(e.getMessage().startsWith("--ranks-as-threads is for a job this command starts"), e.getMessage());
     }
 
     @Test
