@@ -13,7 +13,9 @@ import picocli.CommandLine.Option;
  * The {@code rpc} suite, the measurement of {@code tools/anchors/torch_rpc.py} (TensorPipe): two
  * workers as separate JVMs ({@link RpcBenchWorker}, started through {@code tensorbus launch}); worker0 calls
  * worker1. Lines: {@code rpc sync rtt_us=T} (median of 500 {@code rpcSync} round trips of an add-one on a
- * number), {@code rpc async calls_per_s=C} (5000 {@code rpcAsync} calls in flight at once),
+ * number, run on the callee's pool as the anchor's), {@code rpc sync_on_event_loop rtt_us=T} (the same with the
+ * function registered to run on the callee's event loop, which the anchor has no counterpart of),
+ * {@code rpc async calls_per_s=C} (5000 {@code rpcAsync} calls in flight at once),
  * {@code rpc echo bytes=B rtt_us=T GBps=G} for float32 tensors of 4 KiB, 1 MiB and 16 MiB (median of 20 or
  * 5 echoes, {@code G = 2 B / T}) and {@code rpc remote per_s=R} (200 {@code remote} calls, then
  * {@code toHere} of each; the median of 9 rounds, after 10 untimed ones with the JIT warm-up).

@@ -21,8 +21,10 @@ import java.util.concurrent.TimeUnit;
  * lines, then both shut down gracefully.
  */
 public final class RpcBenchWorker {
-    /** The anchor's {@code add1}. */
+    /** The anchor's {@code add1}, run on the callee's pool as the anchor's is on TensorPipe's. */
     static final String ADD1 = "bench.add1";
+    /** The same function registered to run on the callee's event loop ({@code RpcRegistry.registerOnEventLoop}). */
+    static final String ADD1_ON_LOOP = "bench.add1OnLoop";
 
     private RpcBenchWorker() {
     }
@@ -31,7 +33,8 @@ public final class RpcBenchWorker {
     public static void main(String[] args) throws Exception {
         RpcBench.Options options = RpcBench.Options.parse(List.of(args));
         Threads.set(1);
-        RpcRegistry registry = new RpcRegistry().register(ADD1, a -> ((Number) a.get(0)).longValue() + 1);
+        RpcRegistry registry = new RpcRegistry().register(ADD1, a -> ((Number) a.get(0)).longValue() + 1)
+                .registerOnEventLoop(ADD1_ON_LOOP, a -> ((Number) a.get(0)).longValue() + 1);
         int rank = Integer.parseInt(Distributed.environment().get("RANK"));
         RpcAgent agent = Rpc.init("worker" + rank, rank, Integer.parseInt(Distributed.environment().get("WORLD_SIZE")),
                 RpcOptions.builder().registry(registry).timeout(MultiProcessBench.OPERATION_TIMEOUT).build())
@@ -51,10 +54,14 @@ public final class RpcBenchWorker {
         Tensor small = Tensor.ones(1024);
         for (int i = 0; i < options.jitWarmup(); i++) {
             agent.rpcSync("worker1", ADD1, i);
+            agent.rpcSync("worker1", ADD1_ON_LOOP, i);
             agent.rpcSync("worker1", "builtin.echo", small);
         }
         double rtt = MultiProcessBench.medianSeconds(20, 500, () -> { }, () -> agent.rpcSync("worker1", ADD1, 1));
         MultiProcessBench.report(new Measurement("rpc", "sync").with("rtt_us", rtt * 1e6, 1));
+        double onLoop = MultiProcessBench.medianSeconds(20, 500, () -> { },
+                () -> agent.rpcSync("worker1", ADD1_ON_LOOP, 1));
+        MultiProcessBench.report(new Measurement("rpc", "sync_on_event_loop").with("rtt_us", onLoop * 1e6, 1));
         MultiProcessBench.report(new Measurement("rpc", "async").with("calls_per_s", asyncRate(agent), 0));
         for (long nbytes : RpcBench.SIZES) {
             if (nbytes <= options.maxBytes()) {

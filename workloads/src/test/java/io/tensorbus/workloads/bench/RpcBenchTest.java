@@ -34,10 +34,11 @@ class RpcBenchTest {
                 .run(got::add, new PrintStream(err, true, StandardCharsets.UTF_8));
         assertEquals(0, code, err.toString(StandardCharsets.UTF_8));
         List<String> lines = got.stream().map(Measurement::line).toList();
-        assertEquals(4, lines.size(), lines.toString());
+        assertEquals(5, lines.size(), lines.toString());
         assertTrue(lines.get(0).matches("rpc sync rtt_us=\\d+\\.\\d"), lines.get(0));
-        assertTrue(lines.get(1).matches("rpc async calls_per_s=\\d+"), lines.get(1));
-        assertTrue(lines.get(2).matches("rpc echo bytes=4096 rtt_us=\\d+\\.\\d GBps=\\d+\\.\\d{3}"), lines.get(2));
-        assertTrue(lines.get(3).matches("rpc remote per_s=\\d+"), lines.get(3));
+        assertTrue(lines.get(1).matches("rpc sync_on_event_loop rtt_us=\\d+\\.\\d"), lines.get(1));
+        assertTrue(lines.get(2).matches("rpc async calls_per_s=\\d+"), lines.get(2));
+        assertTrue(lines.get(3).matches("rpc echo bytes=4096 rtt_us=\\d+\\.\\d GBps=\\d+\\.\\d{3}"), lines.get(3));
+        assertTrue(lines.get(4).matches("rpc remote per_s=\\d+"), lines.get(4));
     }
 }

@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.ServiceLoader;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -20,6 +21,8 @@ public final class RpcRegistry {
 
     private final Map<String, RpcAsyncFunction> async = new ConcurrentHashMap<>();
     private final Map<String, RpcFunction> sync = new ConcurrentHashMap<>();
+    /** The synchronous functions that run on the event loop that read their call. */
+    private final Set<String> onEventLoop = ConcurrentHashMap.newKeySet();
 
     /** An empty registry but for the builtins and the functions of the {@link RpcFunctionLibrary}s found. */
     public RpcRegistry() {
@@ -48,7 +51,26 @@ public final class RpcRegistry {
         reserved(name);
         Objects.requireNonNull(function, "function");
         async.remove(name);
+        onEventLoop.remove(name);
         sync.put(name, function);
+        return this;
+    }
+
+    /**
+     * Makes {@code function} callable as {@code name}, run on the callee's event loop that read the call instead of a
+     * thread of the worker's pool, replacing an earlier registration of that name. For short functions that never
+     * block (arithmetic on small values, a lookup in a concurrent map), as a Vert.x handler is: a call then skips
+     * the hand-off to the pool and back, which is most of a small {@code rpcSync}'s round trip. While it runs, the
+     * event loop serves no other connection; {@code rpcSync}, {@code toHere} and any other blocking call of
+     * tensorbus fail inside it (compose {@code rpcAsync} in a function of {@link #registerAsync} instead).
+     *
+     * @return this registry
+     * @throws IllegalArgumentException for a bad name (see {@link #register(String, RpcFunction)})
+     * @throws NullPointerException when {@code function} is null
+     */
+    public RpcRegistry registerOnEventLoop(String name, RpcFunction function) {
+        register(name, function);
+        onEventLoop.add(name);
         return this;
     }
 
@@ -64,6 +86,7 @@ public final class RpcRegistry {
         reserved(name);
         Objects.requireNonNull(function, "function");
         sync.remove(name);
+        onEventLoop.remove(name);
         async.put(name, function);
         return this;
     }
@@ -76,6 +99,11 @@ public final class RpcRegistry {
     /** The synchronous function of {@code name}, or null. */
     RpcFunction function(String name) {
         return sync.get(name);
+    }
+
+    /** True when the synchronous function of {@code name} runs on the event loop that read its call. */
+    boolean runsOnEventLoop(String name) {
+        return onEventLoop.contains(name);
     }
 
     /** The asynchronous function of {@code name}, or null. */

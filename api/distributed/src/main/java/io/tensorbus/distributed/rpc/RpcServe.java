@@ -20,7 +20,8 @@ import java.util.concurrent.Semaphore;
 
 /**
  * Runs calls addressed to this worker (PyTorch's {@code RequestCallback}): look up the function, run it on a
- * virtual thread of the worker's pool (at most {@code numWorkerThreads} at once), answer on the connection.
+ * virtual thread of the worker's pool (at most {@code numWorkerThreads} at once), or where the call was read for a
+ * function registered to run on the event loop, and answer on the connection.
  */
 final class RpcServe implements RpcServing {
     /** Answers from this size up are not written from an event-loop thread, in bytes. */
@@ -180,14 +181,15 @@ final class RpcServe implements RpcServing {
         if (internal != null) {
             return internal;
         }
-        RpcFunction f = worker.options().registry().function(function);
-        RpcAsyncFunction af = worker.options().registry().asyncFunction(function);
+        RpcRegistry registry = worker.options().registry();
+        RpcFunction f = registry.function(function);
+        RpcAsyncFunction af = registry.asyncFunction(function);
         if (f == null && af == null) {
             return Future.failedFuture(new IllegalArgumentException("no function '" + function + "' is registered on"
                     + " worker " + worker.self().name()));
         }
         if (f != null) {
-            return onPool(() -> f.apply(args));
+            return registry.runsOnEventLoop(function) ? here(() -> f.apply(args)) : onPool(() -> f.apply(args));
         }
         // The pool's thread is held only until the async function has returned its future.
         Future<Future<?>> started = onPool(() -> af.apply(args));
@@ -210,6 +212,27 @@ final class RpcServe implements RpcServing {
             result.fail(new RpcException("the RPC agent of " + worker.self() + " is shut down"));
         }
         return result.future();
+    }
+
+    /**
+     * Runs {@code task} on the calling thread (the event loop that read the call, for a function of
+     * {@link RpcRegistry#registerOnEventLoop}) with {@link RpcAgent#current()} set to the worker's agent; the
+     * distributed autograd context of the call is current here already.
+     */
+    private <T> Future<T> here(Callable<T> task) {
+        RpcAgent before = RpcAgent.SERVING.get();
+        RpcAgent.SERVING.set(agent);
+        try {
+            return Future.succeededFuture(task.call());
+        } catch (Throwable t) {
+            return Future.failedFuture(t);
+        } finally {
+            if (before == null) {
+                RpcAgent.SERVING.remove();
+            } else {
+                RpcAgent.SERVING.set(before);
+            }
+        }
     }
 
     private <T> void run(Callable<T> task, Promise<T> result) {

@@ -26,10 +26,16 @@ import java.util.function.Consumer;
  */
 final class RpcWire {
     private static final System.Logger LOG = System.getLogger(RpcWire.class.getName());
-    /** How long a link polls after its last progress, idle and while calls wait for answers, in nanoseconds. */
+    /**
+     * How long a link polls after its last progress, idle and while calls wait for answers, and after how long
+     * without progress it yields between polls, in nanoseconds. A round trip needs the caller, both event loops
+     * and the function's thread: yielding after 2 us rather than the links' default 20 lets them share two cores
+     * (an {@code rpcSync} took 28-43 us instead of 76-84 in {@code bench rpc}, 2026-11-30).
+     */
     private static final SharedMemoryLink.Polling POLLING = new SharedMemoryLink.Polling(
             Long.getLong("tensorbus.rpc.sharedMemorySpinMicros", 50) * 1000,
-            Long.getLong("tensorbus.rpc.sharedMemoryWaitSpinMicros", 1000) * 1000);
+            Long.getLong("tensorbus.rpc.sharedMemoryWaitSpinMicros", 1000) * 1000,
+            Long.getLong("tensorbus.rpc.sharedMemoryYieldMicros", 2) * 1000);
     /**
      * How long a sending thread waits for room in the ring without progress before it copies the rest of a large
      * message aside, in nanoseconds: while it waits the peer reads what it wrote, so a message larger than the

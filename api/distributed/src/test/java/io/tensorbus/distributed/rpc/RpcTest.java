@@ -16,6 +16,7 @@ import io.tensorbus.internal.distributed.RankEnvironment;
 import io.tensorbus.io.ObjectCodec;
 import io.tensorbus.tensor.MemoryScope;
 import io.tensorbus.tensor.Tensor;
+import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
@@ -409,6 +410,32 @@ class RpcTest {
         } catch (IllegalStateException noneOpen) {
             assertTrue(noneOpen.getMessage().contains("call Rpc.init first"), noneOpen.getMessage());
         }
+    }
+
+    @Test
+    void functionsRegisteredOnTheEventLoopRunThereAsTheWorkersAgentAndOthersOnThePool() throws Exception {
+        RpcRegistry registry = new RpcRegistry()
+                .registerOnEventLoop("test.here", a -> List.of(Context.isOnEventLoopThread(),
+                        RpcAgent.current().self().name(), ((Number) a.get(0)).longValue() + 1))
+                .register("test.pool", a -> Context.isOnEventLoopThread());
+        List<RpcAgent> w = start(2, registry);
+        assertEquals(List.of(true, "worker1", 42L), w.get(0).rpcSync("worker1", "test.here", 41));
+        assertEquals(false, w.get(0).rpcSync("worker1", "test.pool"));
+        // A call to itself runs on the calling thread, as a pool function of its own worker would not.
+        assertEquals(List.of(false, "worker0", 1L), w.get(0).rpcSync("worker0", "test.here", 0));
+        // Registering the name again without the event loop moves it back to the pool.
+        registry.register("test.here", a -> Context.isOnEventLoopThread());
+        assertEquals(false, w.get(0).rpcSync("worker1", "test.here"));
+    }
+
+    @Test
+    void aBlockingCallInsideAnEventLoopFunctionFailsThatCallAndTheLoopServesOn() throws Exception {
+        RpcRegistry registry = new RpcRegistry()
+                .registerOnEventLoop("test.blocks", a -> RpcAgent.current().rpcSync("worker0", "builtin.echo", 1));
+        List<RpcAgent> w = start(2, registry);
+        RemoteException e = assertThrows(RemoteException.class, () -> w.get(0).rpcSync("worker1", "test.blocks"));
+        assertTrue(e.getMessage().contains("event-loop thread, which must never block"), e.getMessage());
+        assertEquals(7L, (Long) w.get(0).rpcSync("worker1", "builtin.add", 3, 4));
     }
 
     @Test

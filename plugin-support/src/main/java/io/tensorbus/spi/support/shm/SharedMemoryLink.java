@@ -35,8 +35,11 @@ public final class SharedMemoryLink {
      * reduces, and the reductions run as many short calls (compiled as such) rather than a few long loops.
      */
     public static final long DRAIN_PIECE_BYTES = 256 * 1024;
-    /** After this long without progress a spinning link yields its core between polls, in nanoseconds. */
-    static final long YIELD_AFTER_NANOS = 20_000;
+    /**
+     * After this long without progress a spinning link yields its core between polls, in nanoseconds, unless its
+     * {@link Polling} says otherwise; a writer waiting for room always does.
+     */
+    public static final long YIELD_AFTER_NANOS = 20_000;
     /** How often a sleeping link looks at its rings while an operation waits, in milliseconds. */
     static final long CHECK_MILLIS = 10;
 
@@ -73,17 +76,24 @@ public final class SharedMemoryLink {
     /**
      * How long a link polls after its last progress before it sleeps, in nanoseconds: {@code spinNanos} when
      * idle, {@code waitSpinNanos} while an operation waits for data (a peer's answer then arrives without a
-     * doorbell's system calls and wake-up).
+     * doorbell's system calls and wake-up); and after how long without progress each poll first yields its core
+     * ({@code yieldAfterNanos}), so that the threads that would make progress (the peer, the caller about to issue
+     * the next operation) run first on a machine with few cores.
      */
-    public record Polling(long spinNanos, long waitSpinNanos) {
+    public record Polling(long spinNanos, long waitSpinNanos, long yieldAfterNanos) {
         /**
-         * @throws IllegalArgumentException when either is negative
+         * @throws IllegalArgumentException when any is negative
          */
         public Polling {
-            if (spinNanos < 0 || waitSpinNanos < 0) {
+            if (spinNanos < 0 || waitSpinNanos < 0 || yieldAfterNanos < 0) {
                 throw new IllegalArgumentException("spin times must not be negative: " + spinNanos + ", "
-                        + waitSpinNanos);
+                        + waitSpinNanos + ", " + yieldAfterNanos);
             }
+        }
+
+        /** Polling that yields after {@value SharedMemoryLink#YIELD_AFTER_NANOS} ns without progress. */
+        public Polling(long spinNanos, long waitSpinNanos) {
+            this(spinNanos, waitSpinNanos, YIELD_AFTER_NANOS);
         }
     }
 
@@ -93,6 +103,7 @@ public final class SharedMemoryLink {
     private final Runnable ringDoorbell;
     private final long spinNanos;
     private final long waitSpinNanos;
+    private final long yieldAfterNanos;
     private final BooleanSupplier waiting;
     private final ArrayDeque<Write> queue = new ArrayDeque<>();
     private final Runnable pollTask = this::scheduledPoll;
@@ -165,6 +176,7 @@ public final class SharedMemoryLink {
         this.ringDoorbell = ringDoorbell;
         this.spinNanos = polling.spinNanos();
         this.waitSpinNanos = polling.waitSpinNanos();
+        this.yieldAfterNanos = polling.yieldAfterNanos();
         this.waiting = waiting;
         this.guarded = guarded;
     }
@@ -596,7 +608,7 @@ public final class SharedMemoryLink {
 
     private void scheduledPoll() {
         scheduled = false;
-        if (System.nanoTime() - lastProgress > YIELD_AFTER_NANOS) {
+        if (System.nanoTime() - lastProgress > yieldAfterNanos) {
             // Spinning without progress: let the threads that would make some (the caller about to issue the
             // next operation, the peer on a shared core) run first; without this, two spinning links on two
             // cores starved their own callers for a scheduler slice (3 ms round trips).
