@@ -7,7 +7,9 @@
  *
  * <p>Threads: calls are made from any thread and return futures at once. Each connection parses its frames on
  * its Vert.x event loop (asserted, as Netty's {@code inEventLoop()}); a called function runs on a virtual thread
- * of the callee's agent, never on an event loop, and the caller's future completes on the connection's event
- * loop. The agent's shared tables are concurrent maps, safe from any of these threads.
+ * of the callee's agent, or on that event loop when it was registered with
+ * {@link io.tensorbus.distributed.rpc.RpcRegistry#registerOnEventLoop} (and must not block), and the caller's
+ * future completes on the connection's event loop. The agent's shared tables are concurrent maps, safe from any of
+ * these threads.
  */
 package io.tensorbus.distributed.rpc;
