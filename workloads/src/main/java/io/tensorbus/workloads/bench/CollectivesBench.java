@@ -3,6 +3,7 @@ package io.tensorbus.workloads.bench;
 import io.tensorbus.Device;
 import io.tensorbus.workloads.cli.Cli;
 import java.io.PrintStream;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.function.Consumer;
@@ -22,8 +23,9 @@ import picocli.CommandLine.Option;
  * three), {@code --max-bytes B} (skip larger sizes; default all) and {@code --jit-warmup ROUNDS} (default
  * {@value #DEFAULT_JIT_WARMUP}; 0 measures a cold JVM), {@code --backend NAME} (default {@code tcp}) and
  * {@code --device DEV} (where the tensors live, default {@code cpu}; {@code opencl:0} with {@code --backend
- * opencl}; {@code cuda} with {@code --backend nccl}, each rank on its own device, {@code cuda:LOCAL_RANK}). Lines of a
- * run with another backend or device name them: {@code backend=opencl device=opencl:0}.
+ * opencl}; {@code cuda} with {@code --backend nccl}, each rank on its own device, {@code cuda:LOCAL_RANK}) and
+ * {@code --ranks-as-threads} (the ranks as threads of one JVM). Lines of a run with another backend or device name
+ * them: {@code backend=opencl device=opencl:0}; those of a run with the ranks as threads say {@code ranks=threads}.
  */
 public final class CollectivesBench {
     /** The anchor's sizes in bytes. */
@@ -42,8 +44,11 @@ public final class CollectivesBench {
      * @param jitWarmup rounds of each operation before the first measurement
      * @param backend the process group's backend
      * @param device where the tensors live
+     * @param ranksAsThreads true to run the ranks as threads of one JVM ({@code tensorbus launch --ranks-as-threads})
+     *     instead of one process each
      */
-    public record Options(int world, List<String> ops, long maxBytes, int jitWarmup, String backend, Device device) {
+    public record Options(int world, List<String> ops, long maxBytes, int jitWarmup, String backend, Device device,
+                          boolean ranksAsThreads) {
         /** @throws IllegalArgumentException for values out of range or an unknown operation */
         public Options {
             if (backend == null || !backend.matches("[a-z0-9_-]+")) {
@@ -72,7 +77,12 @@ public final class CollectivesBench {
             }
         }
 
-        /** Options on the tcp backend with host tensors. */
+        /** Options with one process per rank. */
+        public Options(int world, List<String> ops, long maxBytes, int jitWarmup, String backend, Device device) {
+            this(world, ops, maxBytes, jitWarmup, backend, device, false);
+        }
+
+        /** Options on the tcp backend with host tensors, one process per rank. */
         public Options(int world, List<String> ops, long maxBytes, int jitWarmup) {
             this(world, ops, maxBytes, jitWarmup, "tcp", Device.CPU);
         }
@@ -110,9 +120,13 @@ public final class CollectivesBench {
 
         /** The arguments that make {@link #parse} return these options (what the workers are given). */
         public List<String> toArgs() {
-            return List.of("--world", Integer.toString(world), "--ops", String.join(",", ops), "--max-bytes",
-                    Long.toString(maxBytes), "--jit-warmup", Integer.toString(jitWarmup), "--backend", backend,
-                    "--device", device.toString());
+            List<String> args = new ArrayList<>(List.of("--world", Integer.toString(world), "--ops",
+                    String.join(",", ops), "--max-bytes", Long.toString(maxBytes), "--jit-warmup",
+                    Integer.toString(jitWarmup), "--backend", backend, "--device", device.toString()));
+            if (ranksAsThreads) {
+                args.add("--ranks-as-threads");
+            }
+            return List.copyOf(args);
         }
 
     }
@@ -129,8 +143,8 @@ public final class CollectivesBench {
      * exit status of the launch when a rank failed (its output and the launcher's messages go to {@code err}).
      */
     public int run(Consumer<Measurement> sink, PrintStream err) {
-        return MultiProcessBench.launch("collectives", CollectivesWorker.class, options.world(), options.toArgs(),
-                sink, err);
+        return MultiProcessBench.launch("collectives", CollectivesWorker.class, options.world(),
+                options.ranksAsThreads(), options.toArgs(), sink, err);
     }
 
     /** The anchor's timed iterations: 50 up to 256 KiB, 10 up to 4 MiB, 4 above. */
@@ -171,12 +185,14 @@ public final class CollectivesBench {
         @Option(names = "--device", paramLabel = "DEV", description = "cpu, opencl[:N] or cuda[:N]; ranks share a"
                 + " device when there are fewer (default: the backend's)")
         String device;
+        @Option(names = "--ranks-as-threads", description = "run the ranks as threads of one JVM, not one process each")
+        boolean ranksAsThreads;
 
         Options options() {
             List<String> named = ops.stream().map(String::trim).filter(op -> !op.isEmpty()).toList();
             Device where = device != null ? Device.parse(device) : Options.deviceOf(backend);
             return new Options(world, named, maxBytes,
-                    Cli.range("--jit-warmup", jitWarmup, 0, 1_000_000), backend, where);
+                    Cli.range("--jit-warmup", jitWarmup, 0, 1_000_000), backend, where, ranksAsThreads);
         }
 
         @Override

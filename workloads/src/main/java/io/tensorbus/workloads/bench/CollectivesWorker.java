@@ -46,6 +46,9 @@ public final class CollectivesWorker {
                         if (options.namesPlacement()) {
                             m.with("backend", options.backend()).with("device", options.device().toString());
                         }
+                        if (options.ranksAsThreads()) {
+                            m.with("ranks", "threads");
+                        }
                         if (pg.rank() == 0) {
                             MultiProcessBench.report(m);
                         }

@@ -33,6 +33,28 @@ class CollectivesBenchTest {
                 "allgather,allreduce", "--max-bytes", "4096", "--jit-warmup", "0"));
         assertEquals(new CollectivesBench.Options(4, List.of("allgather", "allreduce"), 4096, 0), o);
         assertEquals(o, CollectivesBench.Options.parse(o.toArgs()));
+        CollectivesBench.Options threads = CollectivesBench.Options.parse(List.of("--ranks-as-threads"));
+        assertTrue(threads.ranksAsThreads());
+        assertEquals(threads, CollectivesBench.Options.parse(threads.toArgs()));
+    }
+
+    @Test
+    @Timeout(value = 180, unit = TimeUnit.SECONDS)
+    void ranksAsThreadsOfOneJvmReportLinesThatSaySo() {
+        List<Measurement> got = new ArrayList<>();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int code = new CollectivesBench(CollectivesBench.Options.parse(List.of("--max-bytes", "4096", "--jit-warmup",
+                "5", "--ops", "allreduce", "--ranks-as-threads"))).run(got::add,
+                new PrintStream(err, true, StandardCharsets.UTF_8));
+        String e = err.toString(StandardCharsets.UTF_8);
+        assertEquals(0, code, e);
+        assertTrue(e.contains("starting 1 process(es) with 2 rank thread(s)"), e);
+        List<String> lines = got.stream().map(Measurement::line).toList();
+        assertEquals(2, lines.size(), lines.toString());
+        for (String line : lines) {
+            assertTrue(line.matches("collectives allreduce bytes=\\d+ world=2 latency_us=\\d+\\.\\d"
+                    + " busbw_GBps=\\d+\\.\\d{4} ranks=threads"), line);
+        }
     }
 
     @Test
