@@ -439,7 +439,7 @@ final class Mesh {
         }
         SharedMemoryOptions shm = backend.sharedMemory();
         backend.useSharedCollectives(new SharedMemoryCollectives(backend, area, shm.spinNanos(),
-                shm.waitSpinNanos(), options.timeout().toNanos()));
+                shm.waitSpinNanos(), options.timeout().toNanos(), shm.inProcess()));
     }
 
     private void ready() {

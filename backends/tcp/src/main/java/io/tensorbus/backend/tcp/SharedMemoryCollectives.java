@@ -23,6 +23,11 @@ import java.util.concurrent.locks.LockSupport;
  * buffer; once all have, reduces its own share of its input with the peers' copies in place and offers the result
  * in its buffer; once all have, copies the peers' results into its output: two barriers a slice, on counters in
  * shared memory, and no rank's own share ever copied in or out.
+ * When every member is a thread of this process ({@code tensorbus launch --ranks-as-threads}, {@code spawn}), the
+ * all-reduce skips the area's buffers: each rank offers its own buffer's address, reduces its share of every slice
+ * straight from the peers' buffers and writes the result into each of them, between two barriers; a count of the
+ * peers inside each buffer keeps a rank that leaves early (a failure) from returning while a peer still touches its
+ * memory. The shares and the order of the operands are those of the copying scheme, so results are bit-identical.
  * Broadcast: the root copies a slice into its buffer, and once it has, the others copy it out. Each rank's two
  * buffers alternate between slices, so that a rank writes the next slice while its peers still read the last
  * (every rank passes a barrier after it read slice i and before anyone writes slice i + 2).
@@ -40,6 +45,11 @@ final class SharedMemoryCollectives implements AutoCloseable {
      */
     private static final long YIELD_AFTER_NANOS = 1_000;
     private static final long SLEEP_NANOS = 20_000;
+    /**
+     * The piece of a share reduced and then written into the peers' buffers before the next, in bytes: it is still
+     * in this core's cache when it is copied out.
+     */
+    private static final long PIECE_BYTES = 256 * 1024;
 
     private final TcpBackend backend;
     private final SharedMemoryArea area;
@@ -54,15 +64,25 @@ final class SharedMemoryCollectives implements AutoCloseable {
     private int slot;
     /** The first failure of a collective here, or null. Collective thread only. */
     private CommunicationException failure;
+    /**
+     * Whether the members may all be threads of this process: allowed by the settings, and not yet seen otherwise
+     * (every rank sees its peers' processes after the first all-reduce's first barrier, and decides alike).
+     * Collective thread only.
+     */
+    private boolean maybeOneProcess;
+    /** All-reduces that went straight between the members' buffers (for tests). */
+    private volatile long inProcessAllReduces;
 
     /**
      * The collectives of {@code backend}'s group in {@code area}: its thread polls {@code pollNanos} for the next call
      * before it sleeps, a wait for a peer polls {@code spinNanos} before it sleeps, and gives up after
-     * {@code timeoutNanos}.
+     * {@code timeoutNanos}; with {@code inProcess}, all-reduces of members that are all threads of this process
+     * go straight between their buffers.
      */
     SharedMemoryCollectives(TcpBackend backend, SharedMemoryArea area, long pollNanos, long spinNanos,
-                          long timeoutNanos) {
+                          long timeoutNanos, boolean inProcess) {
         this.backend = backend;
+        this.maybeOneProcess = inProcess;
         this.area = area;
         this.rank = backend.rank();
         this.size = backend.size();
@@ -71,6 +91,7 @@ final class SharedMemoryCollectives implements AutoCloseable {
         String name = "tensorbus-shm-collectives-" + backend.groupName() + "-" + rank;
         // The area is unmapped by the thread that uses it, after its last collective.
         this.thread = new CollectiveThread(name, pollNanos, area::close);
+        area.publishProcess(rank);
     }
 
     /**
@@ -149,7 +170,10 @@ final class SharedMemoryCollectives implements AutoCloseable {
             barrier(op); // so that the peers' calls are checked all the same
             return;
         }
-        long slice = area.sliceBytes() - area.sliceBytes() % dtype.byteSize();
+        if (maybeOneProcess && allReduceInProcess(op, data, reduceOp, dtype)) {
+            return;
+        }
+        long slice = sliceOf(dtype);
         for (long at = 0; at < data.byteSize(); at += slice) {
             MemorySegment in = data.asSlice(at, Math.min(slice, data.byteSize() - at));
             offerShares(in);
@@ -158,6 +182,102 @@ final class SharedMemoryCollectives implements AutoCloseable {
             barrier(op);
             gatherShares(in);
             slot ^= 1;
+        }
+    }
+
+    /** How many all-reduces went straight between the members' buffers. Any thread. */
+    long inProcessAllReduces() {
+        return inProcessAllReduces;
+    }
+
+    /** The slices an all-reduce of {@code dtype} goes by, in bytes: whole elements. */
+    private long sliceOf(DType dtype) {
+        return area.sliceBytes() - area.sliceBytes() % dtype.byteSize();
+    }
+
+    /**
+     * All-reduces {@code data} straight between the members' buffers when every member is a thread of this process
+     * and every buffer is native memory of the same size; false (after one barrier that every rank passes, and
+     * nothing changed) otherwise, every rank deciding alike from what all published before it.
+     */
+    private boolean allReduceInProcess(CollectiveOp op, MemorySegment data, ReduceOp reduceOp, DType dtype) {
+        area.offerSegment(rank, data.isNative() ? data.address() : 0, data.byteSize());
+        try {
+            barrier(op);
+            maybeOneProcess = area.ofOneProcess();
+            MemorySegment[] buffers = maybeOneProcess ? offeredBuffers(data) : null;
+            if (buffers == null) {
+                return false;
+            }
+            reduceAcross(op, buffers, reduceOp, dtype);
+            barrier(op);
+            inProcessAllReduces++; // only this thread writes it
+            return true;
+        } finally {
+            // After a failure too: no peer may touch the caller's memory once its future completed.
+            area.closeSegment(rank);
+        }
+    }
+
+    /** Every member's offered buffer, {@code data} as this rank's; null when one is not native or of another size. */
+    private MemorySegment[] offeredBuffers(MemorySegment data) {
+        MemorySegment[] buffers = new MemorySegment[size];
+        for (int r = 0; r < size; r++) {
+            long address = area.segmentAddress(r);
+            if (address == 0 || area.segmentBytes(r) != data.byteSize()) {
+                return null;
+            }
+            buffers[r] = r == rank ? data : MemorySegment.ofAddress(address).reinterpret(data.byteSize());
+        }
+        return buffers;
+    }
+
+    /**
+     * Reduces this rank's share of every slice from all {@code buffers} (its own first, then the peers' in rank
+     * order, as {@link #reduceShare} does) in place, piece by piece, and writes each piece into the peers' buffers.
+     */
+    private void reduceAcross(CollectiveOp op, MemorySegment[] buffers, ReduceOp reduceOp, DType dtype) {
+        int entered = 0;
+        try {
+            for (; entered < size; entered++) {
+                if (entered != rank && !area.enterSegment(entered)) {
+                    throw new CommunicationException(backend.groupName(), op.sequence, backend.describe(op)
+                            + " failed on " + backend.who(rank) + ": " + backend.who(entered)
+                            + " left it before this rank read its buffer", null);
+                }
+            }
+            MemorySegment own = buffers[rank];
+            long slice = sliceOf(dtype);
+            for (long at = 0; at < own.byteSize(); at += slice) {
+                long bytes = Math.min(slice, own.byteSize() - at);
+                long end = at + shareStart(rank + 1, bytes);
+                for (long from = at + shareStart(rank, bytes); from < end; from += PIECE_BYTES) {
+                    reducePiece(buffers, from, Math.min(PIECE_BYTES, end - from), reduceOp, dtype);
+                }
+            }
+        } finally {
+            for (int r = 0; r < entered; r++) {
+                if (r != rank) {
+                    area.leaveSegment(r);
+                }
+            }
+        }
+    }
+
+    private void reducePiece(MemorySegment[] buffers, long from, long bytes, ReduceOp reduceOp, DType dtype) {
+        MemorySegment acc = buffers[rank].asSlice(from, bytes);
+        for (int r = 0; r < size; r++) {
+            if (r != rank) {
+                HostReductions.reduceInto(reduceOp, dtype, acc, buffers[r].asSlice(from, bytes));
+            }
+        }
+        if (reduceOp == ReduceOp.AVG) {
+            HostReductions.divide(dtype, acc, size);
+        }
+        for (int r = 0; r < size; r++) {
+            if (r != rank) {
+                buffers[r].asSlice(from, bytes).copyFrom(acc);
+            }
         }
     }
 

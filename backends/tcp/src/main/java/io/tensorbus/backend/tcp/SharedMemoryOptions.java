@@ -17,7 +17,9 @@ import java.nio.file.Path;
  * {@code tcp.sharedMemoryAllReduce} ({@code true} by default: a group whose members all share one host
  * all-reduces host buffers through an area they all map, {@link SharedMemoryCollectives}) and
  * {@code tcp.sharedMemorySliceBytes} (the size of each member's two buffers there, a multiple of 4 KiB from 4 KiB
- * to 256 MiB, 4 MiB by default: fewer, larger slices pass fewer barriers).
+ * to 256 MiB, 4 MiB by default: fewer, larger slices pass fewer barriers) and {@code tcp.sharedMemoryInProcess}
+ * ({@code true} by default: members that are all threads of one process all-reduce straight between their
+ * buffers, without the area's).
  *
  * @param dir where channel files are made
  * @param ringBytes the capacity of each ring, in bytes
@@ -26,9 +28,10 @@ import java.nio.file.Path;
  * @param hostIdentity this host's {@link SharedMemoryChannel#hostIdentity}
  * @param allReduce whether the group may all-reduce through a shared area
  * @param sliceBytes the size of each member's buffers in that area, in bytes
+ * @param inProcess whether members that are all threads of one process all-reduce straight between their buffers
  */
 record SharedMemoryOptions(Path dir, long ringBytes, long spinNanos, long waitSpinNanos, String hostIdentity,
-                           boolean allReduce, long sliceBytes) {
+                           boolean allReduce, long sliceBytes, boolean inProcess) {
     static final long MIN_RING_BYTES = 64 * 1024;
     static final long MAX_RING_BYTES = 1L << 30;
     static final long MAX_SLICE_BYTES = 256L << 20;
@@ -46,6 +49,7 @@ record SharedMemoryOptions(Path dir, long ringBytes, long spinNanos, long waitSp
     static SharedMemoryOptions of(BackendOptions options) {
         boolean enabled = flag(options, "tcp.sharedMemory");
         boolean allReduce = flag(options, "tcp.sharedMemoryAllReduce");
+        boolean inProcess = flag(options, "tcp.sharedMemoryInProcess");
         long sliceBytes = number(options, "tcp.sharedMemorySliceBytes", 4 << 20);
         if (sliceBytes % 4096 != 0 || sliceBytes < 4096 || sliceBytes > MAX_SLICE_BYTES) {
             throw new IllegalArgumentException("tcp.sharedMemorySliceBytes=" + sliceBytes
@@ -64,7 +68,7 @@ record SharedMemoryOptions(Path dir, long ringBytes, long spinNanos, long waitSp
         Path dir = Path.of(setting(options, "tcp.sharedMemoryDir", "/dev/shm"));
         String host = SharedMemoryChannel.hostIdentity(dir);
         return host == null ? null : new SharedMemoryOptions(dir, ringBytes, spinMicros * 1000, waitSpinMicros * 1000,
-                host, allReduce, sliceBytes);
+                host, allReduce, sliceBytes, inProcess);
     }
 
     private static boolean flag(BackendOptions options, String key) {

@@ -141,6 +141,11 @@ final class TcpBackend implements Backend {
         return sharedCollectives != null;
     }
 
+    /** How many all-reduces of this rank went straight between the buffers of ranks of one process (tests). */
+    long inProcessAllReduces() {
+        return sharedCollectives == null ? 0 : sharedCollectives.inProcessAllReduces();
+    }
+
     /** See {@link GroupFailure#departedBefore}. Any thread. */
     PeerLostException departedBefore(CollectiveOp op) {
         return failure.departedBefore(op);

@@ -30,6 +30,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
@@ -42,6 +43,8 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * Ranks of one host talk through {@link SharedMemoryChannel}s: chosen by themselves, gone from {@code /dev/shm}
@@ -151,8 +154,10 @@ class SharedMemoryTest {
 
     @Test
     void ranksOfOneHostAllReduceAndBroadcastInOneSharedAreaSliceBySlice() throws Exception {
-        // 4 KiB slices: a million elements pass through each rank's two buffers hundreds of times.
-        try (Ranks ranks = ranks(3, Map.of("tcp.sharedMemorySliceBytes", "4096"))) {
+        // 4 KiB slices: a million elements pass through each rank's two buffers hundreds of times. The ranks
+        // are threads of this JVM, so the area's buffers are used only with the straight path off.
+        try (Ranks ranks = ranks(3, Map.of("tcp.sharedMemorySliceBytes", "4096", "tcp.sharedMemoryInProcess",
+                "false"))) {
             assertEquals(3, sharedAllReducers(ranks), "every rank of one host");
             assertEquals(List.of(), ourFiles(), "the area's file is deleted once every member mapped it");
             allReduceIsExact(ranks, DType.FLOAT32, 1);
@@ -161,6 +166,64 @@ class SharedMemoryTest {
             allReduceIsExact(ranks, DType.INT64, 3);
             List<Backend> all = List.of(ranks.get(0), ranks.get(1), ranks.get(2));
             broadcastIsExact(all, DType.INT32, 250_001);
+            assertEquals(0, ((TcpBackend) ranks.get(0)).inProcessAllReduces());
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = ReduceOp.Type.class, names = {"SUM", "AVG", "MAX"})
+    void ranksOfOneProcessAllReduceStraightBetweenTheirBuffersBitForBitAsThroughTheArea(ReduceOp.Type type)
+            throws Exception {
+        ReduceOp op = ReduceOp.of(type);
+        // Values whose sums round differently in another order: the straight path must keep the area's.
+        Map<String, String> slices = Map.of("tcp.sharedMemorySliceBytes", "4096");
+        try (Ranks straight = ranks(3, slices);
+             Ranks copied = ranks(3, Map.of("tcp.sharedMemorySliceBytes", "4096", "tcp.sharedMemoryInProcess",
+                     "false"))) {
+            for (DType dtype : List.of(DType.FLOAT32, DType.FLOAT64)) {
+                for (int n : new int[] {1, 1000, 300_007}) {
+                    List<DeviceBuffer> a = randomInputs(dtype, n, 3, 7L * n + dtype.ordinal());
+                    List<DeviceBuffer> b = randomInputs(dtype, n, 3, 7L * n + dtype.ordinal());
+                    allReduce(straight, a, op);
+                    allReduce(copied, b, op);
+                    for (int r = 0; r < 3; r++) {
+                        assertEquals(-1, Buffers.mismatch(b.get(r), a.get(r)), dtype + " n=" + n + " rank " + r);
+                        assertEquals(-1, Buffers.mismatch(a.get(0), a.get(r)), "every rank the same, rank " + r);
+                    }
+                }
+            }
+            for (int r = 0; r < 3; r++) {
+                assertEquals(6, ((TcpBackend) straight.get(r)).inProcessAllReduces(), "rank " + r);
+                assertEquals(0, ((TcpBackend) copied.get(r)).inProcessAllReduces(), "rank " + r);
+            }
+        }
+    }
+
+    private static List<DeviceBuffer> randomInputs(DType dtype, int n, int world, long seed) {
+        SplittableRandom random = new SplittableRandom(seed);
+        List<DeviceBuffer> bufs = new ArrayList<>();
+        for (int r = 0; r < world; r++) {
+            DeviceBuffer b = Buffers.vector(dtype, n);
+            for (long i = 0; i < n; i++) {
+                double v = (random.nextDouble() - 0.5) * Math.pow(10, random.nextInt(-3, 4));
+                if (dtype == DType.FLOAT32) {
+                    b.segment().setAtIndex(ValueLayout.JAVA_FLOAT, i, (float) v);
+                } else {
+                    b.segment().setAtIndex(ValueLayout.JAVA_DOUBLE, i, v);
+                }
+            }
+            bufs.add(b);
+        }
+        return bufs;
+    }
+
+    private static void allReduce(Ranks ranks, List<DeviceBuffer> bufs, ReduceOp op) throws Exception {
+        List<Future<Void>> fs = new ArrayList<>();
+        for (int r = 0; r < ranks.size(); r++) {
+            fs.add(ranks.get(r).allReduce(bufs.get(r), op));
+        }
+        for (Future<Void> f : fs) {
+            f.await(30, TimeUnit.SECONDS);
         }
     }
 
