@@ -1,6 +1,6 @@
 package io.tensorbus.distributed;
 
-import io.tensorbus.internal.distributed.RankEnvironment;
+import io.tensorbus.internal.distributed.RankThreadsForTest;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Set;
@@ -52,34 +52,18 @@ class DefaultGroupTest {
         HashStore store = new HashStore(Duration.ofSeconds(20));
         Map<Integer, ProcessGroup> made = new ConcurrentHashMap<>();
         Map<Integer, ProcessGroup> seen = new ConcurrentHashMap<>();
-        Map<Integer, Throwable> failed = new ConcurrentHashMap<>();
-        Thread[] ranks = new Thread[2];
-        for (int r = 0; r < ranks.length; r++) {
-            int rank = r;
-            ranks[r] = new Thread(() -> {
-                try {
-                    RankEnvironment.call(Map.of("RANK", String.valueOf(rank)), () -> {
-                        InitOptions options = InitOptions.builder().rank(rank).worldSize(2).store(store)
-                                .timeout(Duration.ofSeconds(20)).build();
-                        ProcessGroup pg = Distributed.initProcessGroup(options).await(20, TimeUnit.SECONDS);
-                        made.put(rank, pg);
-                        Thread child = new Thread(() -> seen.put(rank, Distributed.defaultGroup()));
-                        child.start();
-                        child.join();
-                        return null;
-                    });
-                } catch (Throwable e) {
-                    failed.put(rank, e);
-                }
-            });
-            ranks[r].start();
-        }
-        for (Thread t : ranks) {
-            t.join();
-        }
+        Map<Integer, Throwable> failed = RankThreadsForTest.run(2, rank -> {
+            InitOptions options = InitOptions.builder().rank(rank).worldSize(2).store(store)
+                    .timeout(Duration.ofSeconds(20)).build();
+            ProcessGroup pg = Distributed.initProcessGroup(options).await(20, TimeUnit.SECONDS);
+            made.put(rank, pg);
+            Thread child = new Thread(() -> seen.put(rank, Distributed.defaultGroup()));
+            child.start();
+            child.join();
+        });
         try {
             assertEquals(Map.of(), failed);
-            for (int r = 0; r < ranks.length; r++) {
+            for (int r = 0; r < 2; r++) {
                 assertSame(made.get(r), seen.get(r), "rank " + r + "'s default");
             }
             if (Distributed.isInitialized()) {

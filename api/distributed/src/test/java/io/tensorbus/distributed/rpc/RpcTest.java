@@ -12,7 +12,7 @@ import io.tensorbus.DType;
 import io.tensorbus.c10d.JobSecret;
 import io.tensorbus.distributed.HashStore;
 import io.tensorbus.distributed.rpc.impl.RpcFrame;
-import io.tensorbus.internal.distributed.RankEnvironment;
+import io.tensorbus.internal.distributed.RankThreadsForTest;
 import io.tensorbus.io.ObjectCodec;
 import io.tensorbus.tensor.MemoryScope;
 import io.tensorbus.tensor.Tensor;
@@ -444,33 +444,17 @@ class RpcTest {
         HashStore store = new HashStore(Duration.ofSeconds(20));
         Map<Integer, RpcAgent> started = new ConcurrentHashMap<>();
         Map<Integer, RpcAgent> seen = new ConcurrentHashMap<>();
-        Map<Integer, Throwable> failed = new ConcurrentHashMap<>();
-        Thread[] ranks = new Thread[2];
-        for (int r = 0; r < ranks.length; r++) {
-            int rank = r;
-            ranks[r] = new Thread(() -> {
-                try {
-                    RankEnvironment.call(Map.of("RANK", String.valueOf(rank)), () -> {
-                        RpcAgent agent = Rpc.init("worker" + rank, rank, 2, RpcOptions.builder().store(store)
-                                .timeout(Duration.ofSeconds(20)).build()).await(20, TimeUnit.SECONDS);
-                        started.put(rank, agent);
-                        Thread child = new Thread(() -> seen.put(rank, Rpc.agent()));
-                        child.start();
-                        child.join();
-                        return null;
-                    });
-                } catch (Throwable e) {
-                    failed.put(rank, e);
-                }
-            });
-            ranks[r].start();
-        }
-        for (Thread t : ranks) {
-            t.join();
-        }
+        Map<Integer, Throwable> failed = RankThreadsForTest.run(2, rank -> {
+            RpcAgent agent = Rpc.init("worker" + rank, rank, 2, RpcOptions.builder().store(store)
+                    .timeout(Duration.ofSeconds(20)).build()).await(20, TimeUnit.SECONDS);
+            started.put(rank, agent);
+            Thread child = new Thread(() -> seen.put(rank, Rpc.agent()));
+            child.start();
+            child.join();
+        });
         try {
             assertEquals(Map.of(), failed);
-            for (int r = 0; r < ranks.length; r++) {
+            for (int r = 0; r < 2; r++) {
                 assertTrue(started.get(r) == seen.get(r), "worker" + r + "'s default agent: " + seen.get(r).self());
             }
         } finally {
