@@ -5,7 +5,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.ServiceLoader;
-import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -20,9 +19,11 @@ public final class RpcRegistry {
     private static final RpcRegistry GLOBAL = new RpcRegistry();
 
     private final Map<String, RpcAsyncFunction> async = new ConcurrentHashMap<>();
-    private final Map<String, RpcFunction> sync = new ConcurrentHashMap<>();
-    /** The synchronous functions that run on the event loop that read their call. */
-    private final Set<String> onEventLoop = ConcurrentHashMap.newKeySet();
+    private final Map<String, SyncFunction> sync = new ConcurrentHashMap<>();
+
+    /** A synchronous function, and whether it runs on the event loop that read its call. */
+    record SyncFunction(RpcFunction function, boolean onEventLoop) {
+    }
 
     /** An empty registry but for the builtins and the functions of the {@link RpcFunctionLibrary}s found. */
     public RpcRegistry() {
@@ -47,12 +48,16 @@ public final class RpcRegistry {
      * @throws NullPointerException when {@code function} is null
      */
     public RpcRegistry register(String name, RpcFunction function) {
+        return registerSync(name, function, false);
+    }
+
+    private RpcRegistry registerSync(String name, RpcFunction function, boolean onEventLoop) {
         RpcChecks.function(name);
         reserved(name);
         Objects.requireNonNull(function, "function");
         async.remove(name);
-        onEventLoop.remove(name);
-        sync.put(name, function);
+        // One entry: a call never sees this function with the other registration's place to run.
+        sync.put(name, new SyncFunction(function, onEventLoop));
         return this;
     }
 
@@ -62,16 +67,15 @@ public final class RpcRegistry {
      * block (arithmetic on small values, a lookup in a concurrent map), as a Vert.x handler is: a call then skips
      * the hand-off to the pool and back, which is most of a small {@code rpcSync}'s round trip. While it runs, the
      * event loop serves no other connection; {@code rpcSync}, {@code toHere} and any other blocking call of
-     * tensorbus fail inside it (compose {@code rpcAsync} in a function of {@link #registerAsync} instead).
+     * tensorbus fail inside it (compose {@code rpcAsync} in a function of {@link #registerAsync} instead). A call a
+     * worker makes to itself runs on its pool, as no event loop reads it.
      *
      * @return this registry
      * @throws IllegalArgumentException for a bad name (see {@link #register(String, RpcFunction)})
      * @throws NullPointerException when {@code function} is null
      */
     public RpcRegistry registerOnEventLoop(String name, RpcFunction function) {
-        register(name, function);
-        onEventLoop.add(name);
-        return this;
+        return registerSync(name, function, true);
     }
 
     /**
@@ -86,7 +90,6 @@ public final class RpcRegistry {
         reserved(name);
         Objects.requireNonNull(function, "function");
         sync.remove(name);
-        onEventLoop.remove(name);
         async.put(name, function);
         return this;
     }
@@ -96,14 +99,9 @@ public final class RpcRegistry {
         return sync.containsKey(name) || async.containsKey(name);
     }
 
-    /** The synchronous function of {@code name}, or null. */
-    RpcFunction function(String name) {
+    /** The synchronous function of {@code name} and where it runs, or null. */
+    SyncFunction function(String name) {
         return sync.get(name);
-    }
-
-    /** True when the synchronous function of {@code name} runs on the event loop that read its call. */
-    boolean runsOnEventLoop(String name) {
-        return onEventLoop.contains(name);
     }
 
     /** The asynchronous function of {@code name}, or null. */

@@ -182,14 +182,17 @@ final class RpcServe implements RpcServing {
             return internal;
         }
         RpcRegistry registry = worker.options().registry();
-        RpcFunction f = registry.function(function);
-        RpcAsyncFunction af = registry.asyncFunction(function);
+        RpcRegistry.SyncFunction f = registry.function(function);
+        RpcAsyncFunction af = f == null ? registry.asyncFunction(function) : null;
         if (f == null && af == null) {
             return Future.failedFuture(new IllegalArgumentException("no function '" + function + "' is registered on"
                     + " worker " + worker.self().name()));
         }
         if (f != null) {
-            return registry.runsOnEventLoop(function) ? here(() -> f.apply(args)) : onPool(() -> f.apply(args));
+            // Off an event loop (a call to this worker itself, made on the caller's thread) it goes to the pool, as
+            // the caller's own continuations expect the call to be dispatched, not done, when it returns.
+            return f.onEventLoop() && Context.isOnEventLoopThread() ? here(() -> f.function().apply(args))
+                    : onPool(() -> f.function().apply(args));
         }
         // The pool's thread is held only until the async function has returned its future.
         Future<Future<?>> started = onPool(() -> af.apply(args));

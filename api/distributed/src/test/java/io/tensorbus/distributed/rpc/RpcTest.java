@@ -421,7 +421,7 @@ class RpcTest {
         List<RpcAgent> w = start(2, registry);
         assertEquals(List.of(true, "worker1", 42L), w.get(0).rpcSync("worker1", "test.here", 41));
         assertEquals(false, w.get(0).rpcSync("worker1", "test.pool"));
-        // A call to itself runs on the calling thread, as a pool function of its own worker would not.
+        // A call to itself, made on this thread, runs on the pool: no event loop read it.
         assertEquals(List.of(false, "worker0", 1L), w.get(0).rpcSync("worker0", "test.here", 0));
         // Registering the name again without the event loop moves it back to the pool.
         registry.register("test.here", a -> Context.isOnEventLoopThread());

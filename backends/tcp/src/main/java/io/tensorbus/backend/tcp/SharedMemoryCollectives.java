@@ -11,6 +11,7 @@ import io.tensorbus.spi.support.shm.SharedMemoryArea;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import java.lang.foreign.MemorySegment;
+import java.lang.ref.Reference;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.RejectedExecutionException;
@@ -24,10 +25,11 @@ import java.util.concurrent.locks.LockSupport;
  * in its buffer; once all have, copies the peers' results into its output: two barriers a slice, on counters in
  * shared memory, and no rank's own share ever copied in or out.
  * When every member is a thread of this process ({@code tensorbus launch --ranks-as-threads}, {@code spawn}), the
- * all-reduce skips the area's buffers: each rank offers its own buffer's address, reduces its share of every slice
- * straight from the peers' buffers and writes the result into each of them, between two barriers; a count of the
- * peers inside each buffer keeps a rank that leaves early (a failure) from returning while a peer still touches its
- * memory. The shares and the order of the operands are those of the copying scheme, so results are bit-identical.
+ * all-reduce skips the area's buffers: each rank offers its own buffer to the others ({@link ProcessLocalGroup}),
+ * reduces its share of every slice straight from the peers' buffers and writes the result into each of them, between
+ * two barriers; a count of the peers inside each offered buffer keeps a rank that leaves early (a failure) from
+ * returning while a peer still touches its memory. The shares and the order of the operands are those of the copying
+ * scheme, so results are bit-identical.
  * Broadcast: the root copies a slice into its buffer, and once it has, the others copy it out. Each rank's two
  * buffers alternate between slices, so that a rank writes the next slice while its peers still read the last
  * (every rank passes a barrier after it read slice i and before anyone writes slice i + 2).
@@ -64,12 +66,14 @@ final class SharedMemoryCollectives implements AutoCloseable {
     private int slot;
     /** The first failure of a collective here, or null. Collective thread only. */
     private CommunicationException failure;
+    /** The ranks of this group in this process, or null when this rank may not all-reduce straight with them. */
+    private final ProcessLocalGroup local;
     /**
-     * Whether the members may all be threads of this process: allowed by the settings, and not yet seen otherwise
-     * (every rank sees its peers' processes after the first all-reduce's first barrier, and decides alike).
-     * Collective thread only.
+     * Whether the members may all be threads of this process: true until the first all-reduce's first barrier, after
+     * which every rank has joined {@link #local} that will (ranks whose settings refuse never do), so every rank
+     * decides alike. Collective thread only.
      */
-    private boolean maybeOneProcess;
+    private boolean maybeOneProcess = true;
     /** All-reduces that went straight between the members' buffers (for tests). */
     private volatile long inProcessAllReduces;
 
@@ -82,7 +86,7 @@ final class SharedMemoryCollectives implements AutoCloseable {
     SharedMemoryCollectives(TcpBackend backend, SharedMemoryArea area, long pollNanos, long spinNanos,
                           long timeoutNanos, boolean inProcess) {
         this.backend = backend;
-        this.maybeOneProcess = inProcess;
+        this.local = inProcess ? ProcessLocalGroup.join(area.identity(), backend.size()) : null;
         this.area = area;
         this.rank = backend.rank();
         this.size = backend.size();
@@ -91,7 +95,6 @@ final class SharedMemoryCollectives implements AutoCloseable {
         String name = "tensorbus-shm-collectives-" + backend.groupName() + "-" + rank;
         // The area is unmapped by the thread that uses it, after its last collective.
         this.thread = new CollectiveThread(name, pollNanos, area::close);
-        area.publishProcess(rank);
     }
 
     /**
@@ -147,7 +150,8 @@ final class SharedMemoryCollectives implements AutoCloseable {
             } catch (CommunicationException e) {
                 failed(e);
                 done.tryFail(e);
-            } catch (RuntimeException e) {
+            } catch (RuntimeException | Error e) {
+                // An Error too: the thread must go on, or every later collective of the group would wait for it.
                 CommunicationException failure = new CommunicationException(backend.groupName(), op.sequence,
                         backend.describe(op) + " failed on " + backend.who(rank) + ": " + e, e);
                 failed(failure);
@@ -197,50 +201,42 @@ final class SharedMemoryCollectives implements AutoCloseable {
 
     /**
      * All-reduces {@code data} straight between the members' buffers when every member is a thread of this process
-     * and every buffer is native memory of the same size; false (after one barrier that every rank passes, and
-     * nothing changed) otherwise, every rank deciding alike from what all published before it.
+     * and the buffers are of one size and apart; false (after one barrier that every rank passes, and nothing
+     * changed) otherwise, every rank deciding alike from what all offered before it.
      */
     private boolean allReduceInProcess(CollectiveOp op, MemorySegment data, ReduceOp reduceOp, DType dtype) {
-        area.offerSegment(rank, data.isNative() ? data.address() : 0, data.byteSize());
+        ProcessLocalGroup.Offer mine = local == null ? null : local.offer(rank, op.sequence, data);
         try {
             barrier(op);
-            maybeOneProcess = area.ofOneProcess();
-            MemorySegment[] buffers = maybeOneProcess ? offeredBuffers(data) : null;
-            if (buffers == null) {
+            maybeOneProcess = local != null && local.whole();
+            ProcessLocalGroup.Offer[] offers = maybeOneProcess ? local.offersFor(op.sequence) : null;
+            if (offers == null) {
                 return false;
             }
-            reduceAcross(op, buffers, reduceOp, dtype);
+            reduceAcross(op, offers, reduceOp, dtype);
             barrier(op);
             inProcessAllReduces++; // only this thread writes it
             return true;
         } finally {
             // After a failure too: no peer may touch the caller's memory once its future completed.
-            area.closeSegment(rank);
-        }
-    }
-
-    /** Every member's offered buffer, {@code data} as this rank's; null when one is not native or of another size. */
-    private MemorySegment[] offeredBuffers(MemorySegment data) {
-        MemorySegment[] buffers = new MemorySegment[size];
-        for (int r = 0; r < size; r++) {
-            long address = area.segmentAddress(r);
-            if (address == 0 || area.segmentBytes(r) != data.byteSize()) {
-                return null;
+            if (mine != null) {
+                mine.close();
             }
-            buffers[r] = r == rank ? data : MemorySegment.ofAddress(address).reinterpret(data.byteSize());
+            Reference.reachabilityFence(data);
         }
-        return buffers;
     }
 
     /**
      * Reduces this rank's share of every slice from all {@code buffers} (its own first, then the peers' in rank
      * order, as {@link #reduceShare} does) in place, piece by piece, and writes each piece into the peers' buffers.
      */
-    private void reduceAcross(CollectiveOp op, MemorySegment[] buffers, ReduceOp reduceOp, DType dtype) {
+    private void reduceAcross(CollectiveOp op, ProcessLocalGroup.Offer[] offers, ReduceOp reduceOp, DType dtype) {
+        MemorySegment[] buffers = new MemorySegment[size];
         int entered = 0;
         try {
             for (; entered < size; entered++) {
-                if (entered != rank && !area.enterSegment(entered)) {
+                buffers[entered] = offers[entered].buffer;
+                if (entered != rank && !offers[entered].enter()) {
                     throw new CommunicationException(backend.groupName(), op.sequence, backend.describe(op)
                             + " failed on " + backend.who(rank) + ": " + backend.who(entered)
                             + " left it before this rank read its buffer", null);
@@ -258,7 +254,7 @@ final class SharedMemoryCollectives implements AutoCloseable {
         } finally {
             for (int r = 0; r < entered; r++) {
                 if (r != rank) {
-                    area.leaveSegment(r);
+                    offers[r].leave();
                 }
             }
         }
@@ -478,5 +474,8 @@ final class SharedMemoryCollectives implements AutoCloseable {
     @Override
     public void close() {
         thread.close();
+        if (local != null) {
+            local.leave();
+        }
     }
 }

@@ -199,6 +199,74 @@ class SharedMemoryTest {
         }
     }
 
+    @Test
+    void theStraightPathTakesEveryDtypeAndTensorsOfManySlicesAndPieces() throws Exception {
+        // Default 4 MiB slices: 3,000,001 floats are three slices of three shares of several 256 KiB pieces each.
+        try (Ranks straight = ranks(3, Map.of());
+             Ranks copied = ranks(3, Map.of("tcp.sharedMemoryInProcess", "false"))) {
+            List<DeviceBuffer> a = randomInputs(DType.FLOAT32, 3_000_001, 3, 11);
+            List<DeviceBuffer> b = randomInputs(DType.FLOAT32, 3_000_001, 3, 11);
+            allReduce(straight, a, ReduceOp.SUM);
+            allReduce(copied, b, ReduceOp.SUM);
+            for (int r = 0; r < 3; r++) {
+                assertEquals(-1, Buffers.mismatch(b.get(r), a.get(r)), "rank " + r);
+            }
+            for (DType dtype : List.of(DType.FLOAT16, DType.BFLOAT16, DType.INT64, DType.INT32)) {
+                allReduceIsExact(straight, dtype, 1_000_003);
+            }
+            assertEquals(5, ((TcpBackend) straight.get(0)).inProcessAllReduces());
+        }
+    }
+
+    @Test
+    void ranksThatShareOneBufferOrDisagreeOnTheStraightPathAllTakeTheAreasBuffers() throws Exception {
+        try (Ranks ranks = ranks(3, Map.of())) {
+            // Every rank passes the same memory: reducing it straight would add partial sums into themselves.
+            DeviceBuffer shared = Reference.input(DType.INT64, ReduceOp.SUM, 0, 3, 100_000);
+            DeviceBuffer expected = Reference.reduce(ReduceOp.SUM, List.of(shared, shared, shared));
+            allReduce(ranks, List.of(shared, shared, shared), ReduceOp.SUM);
+            assertEquals(-1, Buffers.mismatch(expected, shared));
+            for (int r = 0; r < 3; r++) {
+                assertEquals(0, ((TcpBackend) ranks.get(r)).inProcessAllReduces(), "rank " + r);
+            }
+        }
+        Duration timeout = Duration.ofSeconds(20);
+        MemoryStore store = new MemoryStore(timeout);
+        List<Future<Backend>> made = new ArrayList<>();
+        for (int r = 0; r < 3; r++) {
+            Map<String, String> properties = r == 1 ? Map.of("tcp.sharedMemoryInProcess", "false") : Map.of();
+            made.add(provider.create(new BackendOptions(r, 3, store, timeout, "disagree", null, vertx, properties)));
+        }
+        List<Backend> ranks = new ArrayList<>();
+        try {
+            for (Future<Backend> f : made) {
+                ranks.add(f.await(30, TimeUnit.SECONDS));
+            }
+            for (int round = 0; round < 3; round++) {
+                List<DeviceBuffer> bufs = new ArrayList<>();
+                for (int r = 0; r < 3; r++) {
+                    bufs.add(Reference.input(DType.INT64, ReduceOp.SUM, r, 3, 70_001 + round));
+                }
+                DeviceBuffer expected = Reference.reduce(ReduceOp.SUM, bufs);
+                List<Future<Void>> fs = new ArrayList<>();
+                for (int r = 0; r < 3; r++) {
+                    fs.add(ranks.get(r).allReduce(bufs.get(r), ReduceOp.SUM));
+                }
+                for (int r = 0; r < 3; r++) {
+                    fs.get(r).await(30, TimeUnit.SECONDS);
+                    assertEquals(-1, Buffers.mismatch(expected, bufs.get(r)), "round " + round + ", rank " + r);
+                }
+            }
+            for (Backend b : ranks) {
+                assertEquals(0, ((TcpBackend) b).inProcessAllReduces(), "one rank refused: none goes straight");
+            }
+        } finally {
+            for (Backend b : ranks) {
+                b.close().await(10, TimeUnit.SECONDS);
+            }
+        }
+    }
+
     private static List<DeviceBuffer> randomInputs(DType dtype, int n, int world, long seed) {
         SplittableRandom random = new SplittableRandom(seed);
         List<DeviceBuffer> bufs = new ArrayList<>();

@@ -5,6 +5,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.VarHandle;
 import java.nio.file.Path;
+import java.util.HexFormat;
 
 /**
  * The shared memory of all members of a group on one host, for collectives that every member computes a share
@@ -14,9 +15,8 @@ import java.nio.file.Path;
  *
  * <pre>
  *    0 u64 magic 'TBSHMA01'   8 16 bytes nonce   24 u64 members   32 u64 slice bytes
- * 4096 + 2176 m: member m's control: u64 progress, u64 stamps of even and odd steps, u64 pid, then for an
- *              operation among members of one process u64 address and u64 bytes of its buffer and u64 users
- *              (bit 63: closed; below: peers inside it), then 64 announcements of 32 bytes from byte 128
+ * 4096 + 2176 m: member m's control: u64 progress, u64 stamps of even and odd steps, then 64 announcements of
+ *              32 bytes from byte 128
  *              (u64 sequence, then {@link #ANNOUNCE_WORDS} words of the caller's encoding)
  * then, 4 KiB aligned: member m's buffer b at (2 m + b) slice bytes
  * </pre>
@@ -32,11 +32,6 @@ public final class SharedMemoryArea implements AutoCloseable {
     private static final long ANNOUNCE_BYTES = 32;
     private static final long PROGRESS = 0;
     private static final long STAMPS = 8;
-    private static final long PROCESS = 24;
-    private static final long SEGMENT_ADDRESS = 32;
-    private static final long SEGMENT_BYTES = 40;
-    private static final long SEGMENT_USERS = 48;
-    private static final long CLOSED = Long.MIN_VALUE;
     private static final long ANNOUNCEMENTS = 128;
     private static final long CONTROL_STRIDE = ANNOUNCEMENTS + ANNOUNCE_SLOTS * ANNOUNCE_BYTES;
     private static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle();
@@ -104,6 +99,14 @@ public final class SharedMemoryArea implements AutoCloseable {
         return file.offer();
     }
 
+    /**
+     * What names this area among the process's: its nonce in hex, random and the same for every member that maps it
+     * (members that are threads of one process find each other by it).
+     */
+    public String identity() {
+        return HexFormat.of().formatHex(file.nonce);
+    }
+
     /** How many members map this area. */
     public int members() {
         return members;
@@ -139,82 +142,6 @@ public final class SharedMemoryArea implements AutoCloseable {
      */
     public long stamp(int member, long value) {
         return (long) LONG.getOpaque(file.memory, control(member) + STAMPS + 8 * (value & 1));
-    }
-
-    /** Says which process {@code member} runs in ({@link #ofOneProcess}); visible once it next publishes progress. */
-    public void publishProcess(int member) {
-        LONG.setOpaque(file.memory, control(member) + PROCESS, ProcessHandle.current().pid());
-    }
-
-    /** True when every member said ({@link #publishProcess}) that it runs in this process. */
-    public boolean ofOneProcess() {
-        long pid = ProcessHandle.current().pid();
-        for (int m = 0; m < members; m++) {
-            if ((long) LONG.getOpaque(file.memory, control(m) + PROCESS) != pid) {
-                return false;
-            }
-        }
-        return true;
-    }
-
-    /**
-     * Offers {@code member}'s buffer of an operation among members of one process: its native {@code address} (0
-     * for none) and size, open to the peers ({@link #enterSegment}) until {@link #closeSegment}; visible once the
-     * member next publishes progress. The member must have closed its last one.
-     */
-    public void offerSegment(int member, long address, long bytes) {
-        LONG.setOpaque(file.memory, control(member) + SEGMENT_ADDRESS, address);
-        LONG.setOpaque(file.memory, control(member) + SEGMENT_BYTES, bytes);
-        LONG.setVolatile(file.memory, control(member) + SEGMENT_USERS, 0L);
-    }
-
-    /** The address {@code member} offered (0 for none), once its progress showed the offer. */
-    public long segmentAddress(int member) {
-        return (long) LONG.getOpaque(file.memory, control(member) + SEGMENT_ADDRESS);
-    }
-
-    /** The size of the buffer {@code member} offered, in bytes. */
-    public long segmentBytes(int member) {
-        return (long) LONG.getOpaque(file.memory, control(member) + SEGMENT_BYTES);
-    }
-
-    /**
-     * Counts the calling peer in {@code member}'s offered buffer, which it may then read and write until it
-     * {@link #leaveSegment leaves}; false when the member closed it (it left the operation: the buffer may be gone).
-     */
-    public boolean enterSegment(int member) {
-        long at = control(member) + SEGMENT_USERS;
-        while (true) {
-            long users = (long) LONG.getVolatile(file.memory, at);
-            if ((users & CLOSED) != 0) {
-                return false;
-            }
-            if (LONG.compareAndSet(file.memory, at, users, users + 1)) {
-                return true;
-            }
-        }
-    }
-
-    /** The calling peer is done with {@code member}'s buffer. */
-    public void leaveSegment(int member) {
-        LONG.getAndAdd(file.memory, control(member) + SEGMENT_USERS, -1L);
-    }
-
-    /**
-     * Closes {@code member}'s offered buffer to peers and waits until none is inside it (a peer inside only copies
-     * and reduces, so the wait is short): once this returns no peer touches the buffer again.
-     */
-    public void closeSegment(int member) {
-        long at = control(member) + SEGMENT_USERS;
-        long users = (long) LONG.getAndBitwiseOr(file.memory, at, CLOSED);
-        for (int polls = 0; (users & ~CLOSED) != 0; polls++) {
-            if (polls < 1000) {
-                Thread.onSpinWait();
-            } else {
-                Thread.yield(); // the peer inside may wait for this core
-            }
-            users = (long) LONG.getVolatile(file.memory, at);
-        }
     }
 
     /**
