@@ -16,6 +16,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.IntFunction;
 
 /**
  * Collectives of host buffers through a {@link SharedMemoryArea} that every member of the group maps, with no
@@ -227,8 +228,8 @@ final class SharedMemoryCollectives implements AutoCloseable {
     }
 
     /**
-     * Reduces this rank's share of every slice from all {@code buffers} (its own first, then the peers' in rank
-     * order, as {@link #reduceShare} does) in place, piece by piece, and writes each piece into the peers' buffers.
+     * Reduces this rank's share of every slice from all {@code buffers} ({@link #combine}, as {@link #reduceShare}
+     * does) in place, piece by piece, and writes each piece into the peers' buffers.
      */
     private void reduceAcross(CollectiveOp op, ProcessLocalGroup.Offer[] offers, ReduceOp reduceOp, DType dtype) {
         MemorySegment[] buffers = new MemorySegment[size];
@@ -262,14 +263,7 @@ final class SharedMemoryCollectives implements AutoCloseable {
 
     private void reducePiece(MemorySegment[] buffers, long from, long bytes, ReduceOp reduceOp, DType dtype) {
         MemorySegment acc = buffers[rank].asSlice(from, bytes);
-        for (int r = 0; r < size; r++) {
-            if (r != rank) {
-                HostReductions.reduceInto(reduceOp, dtype, acc, buffers[r].asSlice(from, bytes));
-            }
-        }
-        if (reduceOp == ReduceOp.AVG) {
-            HostReductions.divide(dtype, acc, size);
-        }
+        combine(acc, r -> buffers[r].asSlice(from, bytes), reduceOp, dtype);
         for (int r = 0; r < size; r++) {
             if (r != rank) {
                 buffers[r].asSlice(from, bytes).copyFrom(acc);
@@ -319,15 +313,23 @@ final class SharedMemoryCollectives implements AutoCloseable {
             return;
         }
         MemorySegment acc = in.asSlice(from, to - from);
+        combine(acc, r -> area.buffer(r, slot).asSlice(from, to - from), reduceOp, dtype);
+        area.buffer(rank, slot).asSlice(from, to - from).copyFrom(acc);
+    }
+
+    /**
+     * Combines {@code acc}, this rank's operand, with each peer's ({@code peer} gives them) in rank order, then
+     * divides for AVG: the one order both all-reduce paths use, so that their results are bit-identical.
+     */
+    private void combine(MemorySegment acc, IntFunction<MemorySegment> peer, ReduceOp reduceOp, DType dtype) {
         for (int r = 0; r < size; r++) {
             if (r != rank) {
-                HostReductions.reduceInto(reduceOp, dtype, acc, area.buffer(r, slot).asSlice(from, to - from));
+                HostReductions.reduceInto(reduceOp, dtype, acc, peer.apply(r));
             }
         }
         if (reduceOp == ReduceOp.AVG) {
             HostReductions.divide(dtype, acc, size);
         }
-        area.buffer(rank, slot).asSlice(from, to - from).copyFrom(acc);
     }
 
     /** Copies the peers' reduced shares of the current slice into {@code out}. */
