@@ -1,8 +1,6 @@
 package io.tensorbus.distributed;
 
-import io.tensorbus.internal.distributed.RankEnvironment;
-import java.util.IdentityHashMap;
-import java.util.Map;
+import io.tensorbus.internal.distributed.RankDefault;
 
 /**
  * Which group {@link Distributed#defaultGroup()} means: the group a {@link Distributed#spawn} rank runs on for
@@ -12,24 +10,19 @@ import java.util.Map;
  */
 final class DefaultGroups {
     private static final ThreadLocal<ProcessGroup> OF_THREAD = new ThreadLocal<>();
-    /** The default group of each {@link RankEnvironment#scope() rank scope}; guarded by itself. */
-    private static final Map<Object, ProcessGroup> OF_SCOPE = new IdentityHashMap<>();
+    private static final RankDefault<ProcessGroup> OF_SCOPE = new RankDefault<>();
 
     private DefaultGroups() {
     }
 
     /** {@code group} was initialised in {@code scope}: it becomes the scope's default when it has none. */
     static void initialised(Object scope, ProcessGroup group) {
-        synchronized (OF_SCOPE) {
-            OF_SCOPE.putIfAbsent(scope, group);
-        }
+        OF_SCOPE.offer(scope, group);
     }
 
     /** {@code group} was destroyed: it is nobody's default any more. */
     static void destroyed(ProcessGroup group) {
-        synchronized (OF_SCOPE) {
-            OF_SCOPE.values().removeIf(g -> g == group);
-        }
+        OF_SCOPE.withdraw(group);
         if (OF_THREAD.get() == group) {
             OF_THREAD.remove();
         }
@@ -51,8 +44,6 @@ final class DefaultGroups {
         if (mine != null) {
             return mine;
         }
-        synchronized (OF_SCOPE) {
-            return OF_SCOPE.get(RankEnvironment.scope());
-        }
+        return OF_SCOPE.get();
     }
 }

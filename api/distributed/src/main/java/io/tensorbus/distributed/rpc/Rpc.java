@@ -6,6 +6,7 @@ import io.tensorbus.distributed.Distributed;
 import io.tensorbus.distributed.InitOptions;
 import io.tensorbus.distributed.PrefixStore;
 import io.tensorbus.internal.distributed.ProcessExit;
+import io.tensorbus.internal.distributed.RankDefault;
 import io.tensorbus.internal.distributed.RankEnvironment;
 import io.tensorbus.distributed.impl.Rendezvous;
 import io.tensorbus.distributed.impl.SetupWatch;
@@ -20,10 +21,7 @@ import io.vertx.core.net.NetSocket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collections;
-import java.util.IdentityHashMap;
 import java.util.List;
-import java.util.Map;
 
 /**
  * {@code torch.distributed.rpc}: {@link #init} joins an RPC job and returns this worker's
@@ -36,8 +34,8 @@ import java.util.Map;
  * {@link RRef#of} makes one to a local value. See {@code docs/rpc-design.md} for the protocol.
  */
 public final class Rpc {
-    /** The default agent of each {@link RankEnvironment#scope() rank scope}: the process's, or a rank thread's. */
-    private static final Map<Object, RpcAgent> DEFAULTS = Collections.synchronizedMap(new IdentityHashMap<>());
+    /** The default agent: the process's, or each rank thread's. */
+    private static final RankDefault<RpcAgent> DEFAULTS = new RankDefault<>();
 
     private Rpc() {
     }
@@ -82,7 +80,7 @@ public final class Rpc {
                             () -> start(name, rv, store, releaseStore, options, vertx, releaseVertx),
                             a -> a.shutdown(false)).onFailure(e -> releaseStore.run());
                 })
-                .onSuccess(agent -> DEFAULTS.putIfAbsent(scope, agent))
+                .onSuccess(agent -> DEFAULTS.offer(scope, agent))
                 .onFailure(e -> releaseVertx.run());
     }
 
@@ -93,7 +91,7 @@ public final class Rpc {
      * @throws IllegalStateException before {@link #init} completed, or after that agent shut down
      */
     public static RpcAgent agent() {
-        RpcAgent a = DEFAULTS.get(RankEnvironment.scope());
+        RpcAgent a = DEFAULTS.get();
         if (a == null) {
             throw new IllegalStateException("RPC is not initialised in this process: call Rpc.init first");
         }
@@ -102,9 +100,7 @@ public final class Rpc {
 
     /** Called by an agent that shuts down: it stops being the default. */
     static void forget(RpcAgent agent) {
-        synchronized (DEFAULTS) {
-            DEFAULTS.values().removeIf(a -> a == agent);
-        }
+        DEFAULTS.withdraw(agent);
     }
 
     /** Starts the agent; on failure it releases what it made but the store, which the caller releases. */
