@@ -5,6 +5,7 @@ import io.tensorbus.distributed.Distributed;
 import io.tensorbus.distributed.InitOptions;
 import io.tensorbus.distributed.ProcessGroup;
 import io.tensorbus.tensor.Threads;
+import io.tensorbus.workloads.cli.LaunchOptions;
 import io.tensorbus.workloads.cli.Launcher;
 import io.tensorbus.workloads.ddp.DdpConfig;
 import java.io.ByteArrayOutputStream;
@@ -51,12 +52,9 @@ final class MultiProcessBench {
      */
     static int launch(String suite, Class<?> workerClass, int world, boolean ranksAsThreads, List<String> workerArgs,
                       Consumer<Measurement> sink, PrintStream err) {
-        List<String> args = new ArrayList<>(List.of("--nproc-per-node", Integer.toString(world),
-                workerClass.getName()));
-        if (ranksAsThreads) {
-            args.addFirst("--ranks-as-threads");
-        }
-        args.addAll(workerArgs);
+        List<String> target = new ArrayList<>(List.of(workerClass.getName()));
+        target.addAll(workerArgs);
+        List<String> args = LaunchOptions.jobArgs(world, ranksAsThreads, target);
         PrintStream lines = new PrintStream(new LineSplitter(line -> {
             if (line.startsWith(RANK0 + suite + " ")) {
                 try {

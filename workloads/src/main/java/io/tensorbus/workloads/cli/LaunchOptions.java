@@ -1,6 +1,7 @@
 package io.tensorbus.workloads.cli;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -41,6 +42,34 @@ public record LaunchOptions(int nprocPerNode, int nnodes, int nodeRank, String m
 
     /** The most processes one launcher starts. */
     public static final int MAX_NPROC = 1024;
+
+    /**
+     * {@code tensorbus launch}'s arguments for a job of {@code nprocPerNode} ranks on this node running {@code target}
+     * (a main class and its arguments): one process per rank, or with {@code ranksAsThreads} one JVM running them as
+     * threads.
+     */
+    public static List<String> jobArgs(int nprocPerNode, boolean ranksAsThreads, List<String> target) {
+        List<String> args = new ArrayList<>();
+        if (ranksAsThreads) {
+            args.add("--ranks-as-threads");
+        }
+        args.addAll(List.of("--nproc-per-node", Integer.toString(nprocPerNode)));
+        args.addAll(target);
+        return List.copyOf(args);
+    }
+
+    /**
+     * Refuses {@code --ranks-as-threads} given to a workload that runs inside a launched job, where the launcher, not
+     * the workload, decides how ranks run.
+     *
+     * @throws IllegalArgumentException when {@code ranksAsThreads} is set
+     */
+    public static void refuseRanksAsThreadsInsideAJob(boolean ranksAsThreads) {
+        if (ranksAsThreads) {
+            throw new IllegalArgumentException("--ranks-as-threads is for a job this command starts; under"
+                    + " tensorbus launch, give it to launch");
+        }
+    }
 
     /** torchrun's default port, used when several nodes are launched and no port is given. */
     public static final int DEFAULT_MULTI_NODE_PORT = 29500;

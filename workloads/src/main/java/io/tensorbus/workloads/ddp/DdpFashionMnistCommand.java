@@ -16,7 +16,6 @@ import io.vertx.launcher.application.VertxApplication;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
@@ -121,10 +120,7 @@ public final class DdpFashionMnistCommand extends FashionMnistTraining.Flags imp
         }
         if (env.get("RANK") != null) {
             checkNprocMatches(a.nproc(), env);
-            if (a.ranksAsThreads()) {
-                throw new IllegalArgumentException("--ranks-as-threads is for a job this command starts; under"
-                        + " tensorbus launch, give it to launch");
-            }
+            LaunchOptions.refuseRanksAsThreadsInsideAJob(a.ranksAsThreads());
             return runRank(config, env, out, err);
         }
         return Launcher.run(launchArgs(a.nproc() == 0 ? DEFAULT_NPROC : a.nproc(), a.ranksAsThreads(), config), out,
@@ -136,12 +132,8 @@ public final class DdpFashionMnistCommand extends FashionMnistTraining.Flags imp
      * running N of them as threads.
      */
     static List<String> launchArgs(int nproc, boolean ranksAsThreads, JsonObject config) {
-        List<String> args = new ArrayList<>(List.of("--nproc-per-node", Integer.toString(nproc),
-                VertxApplication.class.getName(), DdpFashionMnistVerticle.class.getName(), "-conf", config.encode()));
-        if (ranksAsThreads) {
-            args.addFirst("--ranks-as-threads");
-        }
-        return List.copyOf(args);
+        return LaunchOptions.jobArgs(nproc, ranksAsThreads, List.of(VertxApplication.class.getName(),
+                DdpFashionMnistVerticle.class.getName(), "-conf", config.encode()));
     }
 
     private static void checkNprocMatches(int nproc, Map<String, String> env) {

@@ -2,6 +2,7 @@ package io.tensorbus.workloads.pipeline;
 
 import io.tensorbus.workloads.cli.Console;
 import io.tensorbus.workloads.cli.HelpOption;
+import io.tensorbus.workloads.cli.LaunchOptions;
 import io.tensorbus.workloads.cli.Launcher;
 import io.tensorbus.workloads.cli.RunCommand;
 import java.io.PrintStream;
@@ -50,11 +51,9 @@ public final class PipelineResNet50Command extends PipelineOptions.Flags impleme
     }
 
     private static int run(PipelineOptions options, boolean ranksAsThreads, PrintStream out, PrintStream err) {
-        List<String> launch = new ArrayList<>(ranksAsThreads ? List.of("--ranks-as-threads") : List.of());
-        launch.addAll(List.of("--nproc-per-node",
-                Integer.toString(PipelineResNet50.NAMES.size()), PipelineResNet50.class.getName()));
-        launch.addAll(options.toArgs());
-        launch.addAll(List.of("--schedule", options.scheduleName()));
-        return Launcher.run(launch, out, err);
+        List<String> target = new ArrayList<>(List.of(PipelineResNet50.class.getName()));
+        target.addAll(options.toArgs());
+        target.addAll(List.of("--schedule", options.scheduleName()));
+        return Launcher.run(LaunchOptions.jobArgs(PipelineResNet50.NAMES.size(), ranksAsThreads, target), out, err);
     }
 }

@@ -110,10 +110,7 @@ public final class ParameterServerCommand extends FashionMnistTraining.Flags imp
                         + env.get("WORLD_SIZE") + " (the server and the trainers); leave --trainers out under"
                         + " tensorbus launch");
             }
-            if (a.ranksAsThreads()) {
-                throw new IllegalArgumentException("--ranks-as-threads is for a job this command starts; under"
-                        + " tensorbus launch, give it to launch");
-            }
+            LaunchOptions.refuseRanksAsThreadsInsideAJob(a.ranksAsThreads());
             return runWorker(config, env, out, err);
         }
         int trainers = a.trainers() == 0 ? DEFAULT_TRAINERS : a.trainers();
@@ -127,12 +124,8 @@ public final class ParameterServerCommand extends FashionMnistTraining.Flags imp
      * running N of them as threads.
      */
     static List<String> launchArgs(int nproc, boolean ranksAsThreads, JsonObject config) {
-        List<String> args = new ArrayList<>(List.of("--nproc-per-node", Integer.toString(nproc),
-                VertxApplication.class.getName(), ParameterServerVerticle.class.getName(), "-conf", config.encode()));
-        if (ranksAsThreads) {
-            args.addFirst("--ranks-as-threads");
-        }
-        return List.copyOf(args);
+        return LaunchOptions.jobArgs(nproc, ranksAsThreads, List.of(VertxApplication.class.getName(),
+                ParameterServerVerticle.class.getName(), "-conf", config.encode()));
     }
 
     /** Runs one worker in this process on a fresh Vert.x and waits for it to end; returns 0 or the failed status. */
