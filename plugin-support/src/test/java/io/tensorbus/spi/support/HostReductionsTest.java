@@ -44,6 +44,33 @@ class HostReductionsTest {
     }
 
     @Test
+    void reducingIntoBothLeavesBothOperandsHoldingWhatReduceIntoGives() {
+        long n = 100_003; // vector lanes and a ragged end
+        for (DType dtype : new DType[] {DType.FLOAT32, DType.FLOAT64, DType.INT32, DType.FLOAT16}) {
+            for (ReduceOp op : new ReduceOp[] {ReduceOp.SUM, ReduceOp.MAX}) {
+                long bytes = n * dtype.byteSize();
+                MemorySegment expected = randomBytes(bytes, 1, false);
+                HostReductions.reduceInto(op, dtype, expected, randomBytes(bytes, 2, false));
+                for (boolean heap : new boolean[] {false, true}) {
+                    MemorySegment acc = randomBytes(bytes, 1, heap);
+                    MemorySegment src = randomBytes(bytes, 2, !heap && dtype == DType.FLOAT32 && op == ReduceOp.MAX);
+                    HostReductions.reduceIntoBoth(op, dtype, acc, src);
+                    assertEquals(-1, expected.mismatch(acc), dtype + " " + op + " heap " + heap + ": acc");
+                    assertEquals(-1, expected.mismatch(src), dtype + " " + op + " heap " + heap + ": src");
+                }
+            }
+        }
+    }
+
+    @Test
+    void reducingIntoBothRefusesOperandsOfDifferentSizes() {
+        MemorySegment acc = Arena.ofAuto().allocate(16, 64);
+        MemorySegment src = Arena.ofAuto().allocate(20, 64);
+        assertThrows(IllegalArgumentException.class,
+                () -> HostReductions.reduceIntoBoth(ReduceOp.SUM, DType.FLOAT32, acc, src));
+    }
+
+    @Test
     void operandsOfDifferentSizesAreRefused() {
         assertThrows(IllegalArgumentException.class, () -> HostReductions.reduceInto(ReduceOp.SUM, DType.FLOAT32,
                 MemorySegment.ofArray(new float[4]), MemorySegment.ofArray(new float[5])));
