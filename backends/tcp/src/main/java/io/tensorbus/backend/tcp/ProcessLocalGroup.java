@@ -5,6 +5,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 
 /**
@@ -20,6 +21,7 @@ final class ProcessLocalGroup {
     private final int size;
     private final AtomicInteger joined = new AtomicInteger();
     private final AtomicReferenceArray<Offer> offers;
+    private final AtomicReference<Claims> claims = new AtomicReference<>(new Claims(Long.MIN_VALUE));
 
     private ProcessLocalGroup(String identity, int size) {
         this.identity = identity;
@@ -54,6 +56,23 @@ final class ProcessLocalGroup {
     }
 
     /**
+     * The counter the ranks claim the shares of collective {@code sequence} from, one for all of them. Call it only
+     * between the collective's two barriers, when every rank is done with the one before and none is past this one.
+     */
+    AtomicLong claims(long sequence) {
+        while (true) {
+            Claims c = claims.get();
+            if (c.sequence == sequence) {
+                return c.next;
+            }
+            Claims fresh = new Claims(sequence);
+            if (claims.compareAndSet(c, fresh)) {
+                return fresh.next;
+            }
+        }
+    }
+
+    /**
      * Every rank's offer for collective {@code sequence}, by rank, once a barrier showed all made it; null when their
      * buffers differ in size or overlap (two ranks passing the same memory), which every rank sees alike.
      *
@@ -76,6 +95,13 @@ final class ProcessLocalGroup {
             }
         }
         return all;
+    }
+
+    /** The next unclaimed share of one collective. */
+    private record Claims(long sequence, AtomicLong next) {
+        Claims(long sequence) {
+            this(sequence, new AtomicLong());
+        }
     }
 
     /** One rank's buffer offered for one collective: peers count themselves in and out, and its owner closes it. */

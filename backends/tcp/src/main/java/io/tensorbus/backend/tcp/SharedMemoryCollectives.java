@@ -15,6 +15,7 @@ import java.lang.ref.Reference;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.IntFunction;
 
@@ -26,11 +27,11 @@ import java.util.function.IntFunction;
  * in its buffer; once all have, copies the peers' results into its output: two barriers a slice, on counters in
  * shared memory, and no rank's own share ever copied in or out.
  * When every member is a thread of this process ({@code tensorbus launch --ranks-as-threads}, {@code spawn}), the
- * all-reduce skips the area's buffers: each rank offers its own buffer to the others ({@link ProcessLocalGroup}),
- * reduces its share of every slice straight from the peers' buffers and writes the result into each of them, between
- * two barriers; a count of the peers inside each offered buffer keeps a rank that leaves early (a failure) from
- * returning while a peer still touches its memory. The shares and the order of the operands are those of the copying
- * scheme, so results are bit-identical.
+ * all-reduce skips the area's buffers: each rank offers its own buffer to the others ({@link ProcessLocalGroup});
+ * between two barriers the ranks claim the shares of the slices one after another from a shared counter, reduce
+ * each straight from all the buffers and write the result into each of them; a count of the peers inside each
+ * offered buffer keeps a rank that leaves early (a failure) from returning while a peer still touches its memory.
+ * The shares and the order of the operands are those of the copying scheme, so results are bit-identical.
  * Broadcast: the root copies a slice into its buffer, and once it has, the others copy it out. Each rank's two
  * buffers alternate between slices, so that a rank writes the next slice while its peers still read the last
  * (every rank passes a barrier after it read slice i and before anyone writes slice i + 2).
@@ -228,8 +229,11 @@ final class SharedMemoryCollectives implements AutoCloseable {
     }
 
     /**
-     * Reduces this rank's share of every slice from all {@code buffers} ({@link #combine}, as {@link #reduceShare}
-     * does) in place, piece by piece, and writes each piece into the peers' buffers.
+     * Reduces shares of the slices from all {@code buffers} ({@link #combine}, the share's owner first, as
+     * {@link #reduceShare} does) in place, piece by piece, writing each piece into every other buffer. The ranks
+     * claim the shares from one counter rather than each taking its own: a rank that came late or lost its core for a
+     * while then leaves its shares to the others instead of holding every rank at the closing barrier, while each
+     * share is still combined in its owner's order, whoever claims it.
      */
     private void reduceAcross(CollectiveOp op, ProcessLocalGroup.Offer[] offers, ReduceOp reduceOp, DType dtype) {
         MemorySegment[] buffers = new MemorySegment[size];
@@ -243,14 +247,11 @@ final class SharedMemoryCollectives implements AutoCloseable {
                             + " left it before this rank read its buffer", null);
                 }
             }
-            MemorySegment own = buffers[rank];
             long slice = sliceOf(dtype);
-            for (long at = 0; at < own.byteSize(); at += slice) {
-                long bytes = Math.min(slice, own.byteSize() - at);
-                long end = at + shareStart(rank + 1, bytes);
-                for (long from = at + shareStart(rank, bytes); from < end; from += PIECE_BYTES) {
-                    reducePiece(buffers, from, Math.min(PIECE_BYTES, end - from), reduceOp, dtype);
-                }
+            long shares = (buffers[rank].byteSize() + slice - 1) / slice * size;
+            AtomicLong claims = local.claims(op.sequence);
+            for (long k = claims.getAndIncrement(); k < shares; k = claims.getAndIncrement()) {
+                reduceShareAcross(buffers, k / size * slice, (int) (k % size), reduceOp, dtype);
             }
         } finally {
             for (int r = 0; r < entered; r++) {
@@ -261,11 +262,26 @@ final class SharedMemoryCollectives implements AutoCloseable {
         }
     }
 
-    private void reducePiece(MemorySegment[] buffers, long from, long bytes, ReduceOp reduceOp, DType dtype) {
-        MemorySegment acc = buffers[rank].asSlice(from, bytes);
-        combine(acc, r -> buffers[r].asSlice(from, bytes), reduceOp, dtype);
+    /** Reduces {@code owner}'s share of the slice at {@code at} across {@code buffers}, piece by piece. */
+    private void reduceShareAcross(MemorySegment[] buffers, long at, int owner, ReduceOp reduceOp, DType dtype) {
+        long bytes = Math.min(sliceOf(dtype), buffers[owner].byteSize() - at);
+        long end = at + shareStart(owner + 1, bytes);
+        for (long from = at + shareStart(owner, bytes); from < end; from += PIECE_BYTES) {
+            reducePiece(buffers, owner, from, Math.min(PIECE_BYTES, end - from), reduceOp, dtype);
+        }
+    }
+
+    private void reducePiece(MemorySegment[] buffers, int owner, long from, long bytes, ReduceOp reduceOp,
+                             DType dtype) {
+        MemorySegment acc = buffers[owner].asSlice(from, bytes);
+        if (size == 2 && reduceOp.type() != ReduceOp.Type.AVG) {
+            // combine's order for two ranks, with the copy into the other buffer in the same pass over both
+            HostReductions.reduceIntoBoth(reduceOp, dtype, acc, buffers[1 - owner].asSlice(from, bytes));
+            return;
+        }
+        combine(owner, acc, r -> buffers[r].asSlice(from, bytes), reduceOp, dtype);
         for (int r = 0; r < size; r++) {
-            if (r != rank) {
+            if (r != owner) {
                 buffers[r].asSlice(from, bytes).copyFrom(acc);
             }
         }
@@ -313,17 +329,19 @@ final class SharedMemoryCollectives implements AutoCloseable {
             return;
         }
         MemorySegment acc = in.asSlice(from, to - from);
-        combine(acc, r -> area.buffer(r, slot).asSlice(from, to - from), reduceOp, dtype);
+        combine(rank, acc, r -> area.buffer(r, slot).asSlice(from, to - from), reduceOp, dtype);
         area.buffer(rank, slot).asSlice(from, to - from).copyFrom(acc);
     }
 
     /**
-     * Combines {@code acc}, this rank's operand, with each peer's ({@code peer} gives them) in rank order, then
-     * divides for AVG: the one order both all-reduce paths use, so that their results are bit-identical.
+     * Combines {@code acc}, the operand of the share's {@code owner}, with each other rank's ({@code peer} gives
+     * them) in rank order, then divides for AVG: the one order both all-reduce paths use, so that their results are
+     * bit-identical.
      */
-    private void combine(MemorySegment acc, IntFunction<MemorySegment> peer, ReduceOp reduceOp, DType dtype) {
+    private void combine(int owner, MemorySegment acc, IntFunction<MemorySegment> peer, ReduceOp reduceOp,
+                         DType dtype) {
         for (int r = 0; r < size; r++) {
-            if (r != rank) {
+            if (r != owner) {
                 HostReductions.reduceInto(reduceOp, dtype, acc, peer.apply(r));
             }
         }
