@@ -205,24 +205,12 @@ public final class Im2Col {
      * apart).
      */
     private static void addRuns(float[] row, int from, ConvGeometry g, float[] plane, int to) {
+        // Scalar on purpose: runs are 8 or 24 floats, and FloatVector.add here was compiled against the type profile
+        // of every species' add in the JVM; its vectors ended up boxed, 0.7 GB/s of garbage in a training step.
         int outW = g.outW();
         int inW = g.inW();
-        if (outW == F8.length()) {
-            for (int oh = 0; oh < g.outH(); oh++, from += outW, to += inW) {
-                FloatVector.fromArray(F8, plane, to).add(FloatVector.fromArray(F8, row, from)).intoArray(plane, to);
-            }
-            return;
-        }
-        boolean vectors = outW % F8.length() == 0;
         for (int oh = 0; oh < g.outH(); oh++, from += outW, to += inW) {
-            int j = 0;
-            if (vectors) {
-                for (; j < outW; j += F8.length()) {
-                    FloatVector.fromArray(F8, plane, to + j).add(FloatVector.fromArray(F8, row, from + j))
-                            .intoArray(plane, to + j);
-                }
-            }
-            for (; j < outW; j++) {
+            for (int j = 0; j < outW; j++) {
                 plane[to + j] += row[from + j];
             }
         }

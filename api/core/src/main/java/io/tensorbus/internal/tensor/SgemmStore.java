@@ -40,17 +40,21 @@ final class SgemmStore {
                 v.intoMemorySegment(c, cj, ORDER);
             }
             if (full < cols) {
-                storeMasked(tile, t + full, c, at + (long) full * Float.BYTES, SPECIES.indexInRange(full, cols), va, vb,
-                        beta != 0f);
+                storeMasked(tile, t + full, c, at + (long) full * Float.BYTES, SPECIES.indexInRange(full, cols), alpha,
+                        beta);
             }
         }
     }
 
-    private static void storeMasked(float[] tile, int t, MemorySegment c, long at, VectorMask<Float> m,
-            FloatVector va, FloatVector vb, boolean readC) {
-        FloatVector v = FloatVector.fromArray(SPECIES, tile, t).mul(va);
-        if (readC) {
-            v = FloatVector.fromMemorySegment(SPECIES, c, at, ORDER, m).fma(vb, v);
+    /**
+     * The last, partial vector of a row. It takes alpha and beta as floats, not the caller's broadcast vectors: vectors
+     * passed to a method that is not inlined are boxed, two allocations per tile.
+     */
+    private static void storeMasked(float[] tile, int t, MemorySegment c, long at, VectorMask<Float> m, float alpha,
+            float beta) {
+        FloatVector v = FloatVector.fromArray(SPECIES, tile, t).mul(alpha);
+        if (beta != 0f) {
+            v = FloatVector.fromMemorySegment(SPECIES, c, at, ORDER, m).fma(FloatVector.broadcast(SPECIES, beta), v);
         }
         v.intoMemorySegment(c, at, ORDER, m);
     }
