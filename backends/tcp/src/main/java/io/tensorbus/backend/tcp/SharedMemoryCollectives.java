@@ -251,7 +251,9 @@ final class SharedMemoryCollectives implements AutoCloseable {
             long shares = (buffers[rank].byteSize() + slice - 1) / slice * size;
             AtomicLong claims = local.claims(op.sequence);
             for (long k = claims.getAndIncrement(); k < shares; k = claims.getAndIncrement()) {
-                reduceShareAcross(buffers, k / size * slice, (int) (k % size), reduceOp, dtype);
+                long at = k / size * slice;
+                reduceShareAcross(buffers, at, Math.min(slice, buffers[rank].byteSize() - at), (int) (k % size),
+                        reduceOp, dtype);
             }
         } finally {
             for (int r = 0; r < entered; r++) {
@@ -262,9 +264,9 @@ final class SharedMemoryCollectives implements AutoCloseable {
         }
     }
 
-    /** Reduces {@code owner}'s share of the slice at {@code at} across {@code buffers}, piece by piece. */
-    private void reduceShareAcross(MemorySegment[] buffers, long at, int owner, ReduceOp reduceOp, DType dtype) {
-        long bytes = Math.min(sliceOf(dtype), buffers[owner].byteSize() - at);
+    /** Reduces {@code owner}'s share of the slice of {@code bytes} at {@code at} across {@code buffers}, by pieces. */
+    private void reduceShareAcross(MemorySegment[] buffers, long at, long bytes, int owner, ReduceOp reduceOp,
+                                   DType dtype) {
         long end = at + shareStart(owner + 1, bytes);
         for (long from = at + shareStart(owner, bytes); from < end; from += PIECE_BYTES) {
             reducePiece(buffers, owner, from, Math.min(PIECE_BYTES, end - from), reduceOp, dtype);
