@@ -116,6 +116,11 @@ public final class MemoryScope implements AutoCloseable {
         }
     }
 
+    /** True while a scope is open on this thread: storage allocated now goes back when it closes. */
+    static boolean openOnThisThread() {
+        return CURRENT.get() != null;
+    }
+
     /** Makes the innermost open scope of this thread, if any, the owner of freshly allocated {@code storage}. */
     static void track(Storage storage) {
         MemoryScope s = CURRENT.get();

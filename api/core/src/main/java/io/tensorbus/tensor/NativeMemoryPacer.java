@@ -35,8 +35,13 @@ import java.util.concurrent.atomic.AtomicLong;
  * tensor the moment its last reference dies. So when the storage alive has grown by {@code tensorbus.youngGcStepBytes}
  * (16 MiB; 0 turns it off) since the last collection, the pacer fills what is left of a small eden with short-lived
  * arrays: a young collection (a millisecond or two) finds the tensors that died since, and their storage goes back to
- * the cache. Loops whose tensors go back at once ({@code MemoryScope}, {@code Storage.release}) keep the storage alive
- * flat and never trigger it.
+ * the cache.
+ *
+ * <p>Storage a {@link MemoryScope} owns goes back when the scope closes, not when a collection finds it, so neither
+ * rule counts it: handouts while a scope is open on the allocating thread are not counted, and the storage alive the
+ * rules judge leaves out what scopes own. A training step in a scope (however much it allocates, and however many
+ * ranks share the JVM) therefore costs no nudged or asked-for collection; loops that {@code Storage.release} their
+ * tensors keep the storage alive flat and never trigger them either.
  */
 final class NativeMemoryPacer {
     private static final long STEP = Long.getLong("tensorbus.gcStepBytes", 256L << 20);
@@ -98,8 +103,17 @@ final class NativeMemoryPacer {
     private NativeMemoryPacer() {
     }
 
-    /** Counts an allocation of {@code bytes} and, after each step of handouts, decides whether to collect. */
+    /** Bytes of storage that open scopes own, which come back when they close. */
+    private static final AtomicLong SCOPED = new AtomicLong();
+
+    /**
+     * Counts an allocation of {@code bytes} and, after each step of handouts, decides whether to collect; an
+     * allocation under an open {@link MemoryScope} is not counted, as its scope gives it back.
+     */
     static void beforeAllocate(long bytes) {
+        if (MemoryScope.openOnThisThread()) {
+            return;
+        }
         if (YOUNG_STEP > 0 && EDEN != null && SINCE_LOOK.addAndGet(bytes) > LOOK_BYTES) {
             lookForDeadStorage();
         }
@@ -111,7 +125,7 @@ final class NativeMemoryPacer {
             if (since <= STEP) {
                 return;
             }
-            long live = liveBytes();
+            long live = collectableBytes();
             long count = collections();
             boolean collectorRan = count != collectionsAtDecision;
             sinceCollection = collectorRan ? since : sinceCollection + since;
@@ -148,7 +162,7 @@ final class NativeMemoryPacer {
                 collectionsAtLook = -1;
                 return;
             }
-            long live = liveBytes();
+            long live = collectableBytes();
             long count = collections();
             if (count != collectionsAtLook) {
                 intervalEnded(count, live);
@@ -171,7 +185,7 @@ final class NativeMemoryPacer {
             retainedCount = 0;
             System.gc();
             count = collections();
-            live = liveBytes();
+            live = collectableBytes();
         }
         collectionsAtLook = count;
         liveSinceCollection = live;
@@ -260,6 +274,16 @@ final class NativeMemoryPacer {
     /** Collections this pacer has asked for so far (for tests). */
     static long requested() {
         return REQUESTED.get();
+    }
+
+    /** Adds {@code bytes} (negative: takes them away) to the storage that open scopes own. */
+    static void scoped(long bytes) {
+        SCOPED.addAndGet(bytes);
+    }
+
+    /** Storage alive that only a collection can give back: all of it but what open scopes own, in bytes. */
+    static long collectableBytes() {
+        return liveBytes() - SCOPED.get();
     }
 
     /** Off-heap bytes held by storages not yet found unreachable or released (for diagnostics and tests). */

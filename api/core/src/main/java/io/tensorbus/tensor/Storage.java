@@ -129,12 +129,27 @@ public final class Storage {
      * Moves this storage from scope {@code from} to {@code to} (null: none); false when {@code from} did not own it.
      */
     boolean moveScope(MemoryScope from, MemoryScope to) {
-        return SCOPE.compareAndSet(this, from, to);
+        if (!SCOPE.compareAndSet(this, from, to)) {
+            return false;
+        }
+        if (from == null && to != null) {
+            NativeMemoryPacer.scoped(blockBytes());
+        } else if (from != null && to == null) {
+            NativeMemoryPacer.scoped(-blockBytes());
+        }
+        return true;
     }
 
     /** Takes this storage out of any scope. */
     void leaveScope() {
-        scope = null;
+        if (SCOPE.getAndSet(this, null) != null) {
+            NativeMemoryPacer.scoped(-blockBytes());
+        }
+    }
+
+    /** The host cache's bytes behind this storage, as {@link NativeMemoryPacer#liveBytes()} counts them. */
+    private long blockBytes() {
+        return handout == null ? 0 : handout.block().byteSize();
     }
 
     /**
@@ -146,6 +161,7 @@ public final class Storage {
     public void release() {
         if (handout != null && !released) {
             released = true;
+            leaveScope();
             handout.giveBack(CachingHostAllocator.get());
         }
     }

@@ -1,5 +1,6 @@
 package io.tensorbus.tensor;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.tensorbus.DType;
@@ -101,6 +102,36 @@ class NativeMemoryPacerTest {
         long unpaced = maxLiveMiB(run("-Dtensorbus.youngGcStepBytes=0"));
         assertTrue(unpaced >= 100, "without the nudge the dead tensors pile up to a full step, but peaked at "
                 + unpaced + " MiB: the test no longer shows the difference");
+    }
+
+    @Test
+    @Timeout(120)
+    void stepsInAScopeNudgeNoCollectionHoweverMuchTheyAllocate() throws Exception {
+        // Each step allocates 6.25 MiB and gives it back as its scope closes; unscoped, the same loop is nudged
+        // every 16 MiB (the test above). 4000 iterations are 625 MiB of handouts.
+        String out = run(List.of("-Dtensorbus.youngGcStepBytes=" + (4 << 20)), DeadTensorLoop.class, "4000",
+                "scoped");
+        assertTrue(number(out, "nudged") == 0 && number(out, "requested") == 0, "collections for scoped storage\n"
+                + out);
+        assertTrue(number(out, "maxLiveMiB") <= 8, "a step's storage alive at most\n" + out);
+    }
+
+    @Test
+    void storageAScopeOwnsIsNotCollectableUntilItLeavesTheScope() {
+        Tensor kept;
+        long before = NativeMemoryPacer.collectableBytes();
+        try (MemoryScope step = MemoryScope.open()) {
+            Tensor t = Tensor.empty(DType.FLOAT32, 1 << 20);
+            kept = Tensor.empty(DType.FLOAT32, 1 << 20);
+            assertEquals(before, NativeMemoryPacer.collectableBytes(), "scoped storage counted as collectable");
+            t.storage().release();
+            assertEquals(before, NativeMemoryPacer.collectableBytes(), "a released scoped storage moved the count");
+            step.keep(kept);
+            assertEquals(before + (4L << 20), NativeMemoryPacer.collectableBytes(), "kept storage is the GC's");
+        }
+        assertEquals(before + (4L << 20), NativeMemoryPacer.collectableBytes(), "closing moved the kept storage");
+        kept.storage().release();
+        assertEquals(before, NativeMemoryPacer.collectableBytes());
     }
 
     @Test
