@@ -34,11 +34,12 @@ final class SgemmDot {
     static void run(int m, int n, int k, float alpha, GemmMatrix a, GemmMatrix b, float beta, GemmMatrix c) {
         Threads.parallelFor(0, n, Threads.grain((long) m * k), (j0, j1) -> {
             float[] sums = new float[m * (j1 - j0)];
+            float[] lanes = new float[S.length()];
             for (int kb = 0; kb < k; kb += DEPTH_BLOCK) {
                 int len = Math.min(DEPTH_BLOCK, k - kb);
                 for (int i = 0; i < m; i += 4) {
                     for (int j = j0; j < j1; j++) {
-                        dots(a, b, i, Math.min(4, m - i), j, kb, len, sums, (j1 - j0), j - j0);
+                        dots(a, b, i, Math.min(4, m - i), j, kb, len, sums, (j1 - j0), j - j0, lanes);
                     }
                 }
             }
@@ -46,9 +47,13 @@ final class SgemmDot {
         });
     }
 
-    /** Adds the dot products of rows {@code i .. i+rows} of A with row {@code j} of B over one depth block. */
+    /**
+     * Adds the dot products of rows {@code i .. i+rows} of A with row {@code j} of B over one depth block.
+     * {@code lanes} is the caller's scratch of one vector's floats. Nothing here is allocated, and no vector leaves
+     * the method: one passed to a method the JIT does not inline is boxed on every call.
+     */
     private static void dots(GemmMatrix a, GemmMatrix b, int i, int rows, int j, int kb, int len, float[] sums,
-            int width, int col) {
+            int width, int col, float[] lanes) {
         MemorySegment as = a.seg();
         MemorySegment bs = b.seg();
         long b0 = (b.off() + (long) j * b.ld() + kb) * 4;
@@ -70,34 +75,40 @@ final class SgemmDot {
             s2 = FloatVector.fromMemorySegment(S, as, a2 + off, ORDER).fma(bv, s2);
             s3 = FloatVector.fromMemorySegment(S, as, a3 + off, ORDER).fma(bv, s3);
         }
-        float[] tail = new float[4];
-        long[] starts = {a0, a1, a2, a3};
+        float tail0 = 0f;
+        float tail1 = 0f;
+        float tail2 = 0f;
+        float tail3 = 0f;
         for (; t < len; t++) {
-            float bt = bs.get(ValueLayout.JAVA_FLOAT, b0 + (long) t * 4);
-            for (int r = 0; r < 4; r++) {
-                tail[r] += as.get(ValueLayout.JAVA_FLOAT, starts[r] + (long) t * 4) * bt;
-            }
+            long off = (long) t * 4;
+            float bt = bs.get(ValueLayout.JAVA_FLOAT, b0 + off);
+            tail0 += as.get(ValueLayout.JAVA_FLOAT, a0 + off) * bt;
+            tail1 += as.get(ValueLayout.JAVA_FLOAT, a1 + off) * bt;
+            tail2 += as.get(ValueLayout.JAVA_FLOAT, a2 + off) * bt;
+            tail3 += as.get(ValueLayout.JAVA_FLOAT, a3 + off) * bt;
         }
-        float[] lanes = new float[step];
-        sums[i * width + col] += sumInOrder(s0, lanes) + tail[0];
+        s0.intoArray(lanes, 0);
+        sums[i * width + col] += inOrder(lanes) + tail0;
         if (rows > 1) {
-            sums[(i + 1) * width + col] += sumInOrder(s1, lanes) + tail[1];
+            s1.intoArray(lanes, 0);
+            sums[(i + 1) * width + col] += inOrder(lanes) + tail1;
         }
         if (rows > 2) {
-            sums[(i + 2) * width + col] += sumInOrder(s2, lanes) + tail[2];
+            s2.intoArray(lanes, 0);
+            sums[(i + 2) * width + col] += inOrder(lanes) + tail2;
         }
         if (rows > 3) {
-            sums[(i + 3) * width + col] += sumInOrder(s3, lanes) + tail[3];
+            s3.intoArray(lanes, 0);
+            sums[(i + 3) * width + col] += inOrder(lanes) + tail3;
         }
     }
 
     /**
-     * The lanes of {@code v} added first to last. Not {@code reduceLanes(ADD)}, whose order the Vector API
+     * The lanes of a vector added first to last. Not {@code reduceLanes(ADD)}, whose order the Vector API
      * leaves open: compiled code adds in a tree, the interpreter in a row, so the same product gave other bits
      * before and after the JIT compiler reached it (seen as training runs that differed from run to run).
      */
-    private static float sumInOrder(FloatVector v, float[] lanes) {
-        v.intoArray(lanes, 0);
+    private static float inOrder(float[] lanes) {
         float s = 0f;
         for (float lane : lanes) {
             s += lane;

@@ -40,18 +40,19 @@ final class SgemmStore {
                 v.intoMemorySegment(c, cj, ORDER);
             }
             if (full < cols) {
-                storeMasked(tile, t + full, c, at + (long) full * Float.BYTES, SPECIES.indexInRange(full, cols), alpha,
-                        beta);
+                storeMasked(tile, t + full, c, at + (long) full * Float.BYTES, cols - full, alpha, beta);
             }
         }
     }
 
     /**
-     * The last, partial vector of a row. It takes alpha and beta as floats, not the caller's broadcast vectors: vectors
-     * passed to a method that is not inlined are boxed, two allocations per tile.
+     * The last, partial vector of a row, its first {@code count} lanes. It takes alpha, beta and the count, not the
+     * caller's broadcast vectors or mask: vectors and masks passed to a method that is not inlined are boxed, an
+     * allocation each per row of every tile.
      */
-    private static void storeMasked(float[] tile, int t, MemorySegment c, long at, VectorMask<Float> m, float alpha,
+    private static void storeMasked(float[] tile, int t, MemorySegment c, long at, int count, float alpha,
             float beta) {
+        VectorMask<Float> m = SPECIES.indexInRange(0, count);
         FloatVector v = FloatVector.fromArray(SPECIES, tile, t).mul(alpha);
         if (beta != 0f) {
             v = FloatVector.fromMemorySegment(SPECIES, c, at, ORDER, m).fma(FloatVector.broadcast(SPECIES, beta), v);
