@@ -10,6 +10,7 @@ import io.tensorbus.internal.tensor.Elementwise;
 import io.tensorbus.internal.tensor.FloatKernels;
 import io.tensorbus.internal.tensor.Shapes;
 import io.tensorbus.internal.tensor.Strided;
+import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
 import java.util.function.DoubleUnaryOperator;
 
@@ -376,9 +377,27 @@ final class Ops {
     }
 
     static void fill(Tensor t, double v) {
+        if (t.isContiguous() && t.numel() > 0) {
+            fillContiguous(t, v);
+            return;
+        }
         Tensor src = Tensor.empty(t.dtype());
         Access.setDouble(src.storage().segment(), t.dtype(), 0, v);
         Strided.copy(expandedView(src, t.shape()), t.view(), t.shape());
+    }
+
+    /**
+     * Writes {@code v} once, then doubles the written run with bulk copies: log2(n) copies at copy speed, where the
+     * strided path wrote element by element (a 64 MiB {@code ones} took 20 ms, six times a copy).
+     */
+    private static void fillContiguous(Tensor t, double v) {
+        long es = t.dtype().byteSize();
+        long bytes = t.numel() * es;
+        MemorySegment seg = t.storage().segment().asSlice(t.storageOffset() * es, bytes);
+        Access.setDouble(seg, t.dtype(), 0, v);
+        for (long done = es; done < bytes; done *= 2) {
+            MemorySegment.copy(seg, 0, seg, done, Math.min(done, bytes - done));
+        }
     }
 
     private static void checkWritable(Tensor self, Tensor other, String op) {

@@ -51,6 +51,27 @@ class TensorTest {
     }
 
     @Test
+    void fillWritesEveryElementOfAContiguousRegionAndNothingBesideIt() {
+        for (DType dtype : new DType[] {DType.FLOAT32, DType.FLOAT64, DType.INT64, DType.FLOAT16, DType.BOOL}) {
+            for (int n : new int[] {1, 2, 3, 1000, 65537}) {
+                Tensor base = Tensor.full(-2, dtype, n + 2);
+                Tensor inner = base.narrow(0, 1, n);
+                inner.filli(1);
+                double[] got = base.to(DType.FLOAT64).toDoubleArray();
+                double[] want = new double[n + 2];
+                Arrays.fill(want, 1);
+                want[0] = dtype == DType.BOOL ? 1 : -2;
+                want[n + 1] = want[0];
+                assertArrayEquals(want, got, dtype + " n=" + n);
+            }
+        }
+        // A strided view keeps the element-by-element path: only every other element changes.
+        Tensor grid = Tensor.zeros(4, 3);
+        grid.transpose(0, 1).narrow(0, 0, 1).filli(5);
+        assertArrayEquals(new float[] {5, 0, 0, 5, 0, 0, 5, 0, 0, 5, 0, 0}, grid.toFloatArray());
+    }
+
+    @Test
     void randomFactoriesAreReproducibleFromTheSeed() {
         assertArrayEquals(Tensor.randn(new Generator(5), DType.FLOAT32, 10).toFloatArray(),
                 Tensor.randn(new Generator(5), DType.FLOAT32, 10).toFloatArray());
