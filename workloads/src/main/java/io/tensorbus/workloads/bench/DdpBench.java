@@ -8,6 +8,7 @@ import io.tensorbus.nn.models.MnistNet;
 import io.tensorbus.optim.SGD;
 import io.tensorbus.parallel.DistributedDataParallel;
 import io.tensorbus.tensor.Generator;
+import io.tensorbus.tensor.MemoryScope;
 import io.tensorbus.tensor.Tensor;
 import io.tensorbus.tensor.Threads;
 import io.tensorbus.workloads.cli.Cli;
@@ -25,7 +26,9 @@ import picocli.CommandLine.Option;
 /**
  * The {@code ddp} suite, the measurement of {@code tools/anchors/torch_ddp.py}: training steps (zero grad,
  * forward, NLL loss, backward, SGD lr 0.01 momentum 0.5) of the tutorial network at global batch 128 on
- * synthetic 28x28 data, each of {@code --world} processes taking {@code 128 / world} images, with one compute
+ * synthetic 28x28 data, each step in a {@link MemoryScope} as the README's training loop runs it (its tensors go
+ * back as it ends, where PyTorch frees them as their last reference dies), each of {@code --world} processes
+ * taking {@code 128 / world} images, with one compute
  * thread per process. The JVM compiles the kernels while it runs, and on a machine with one core per rank
  * its compilers compete with the ranks, so the timed {@code --steps} (60) follow {@code --warmup} (1000)
  * untimed steps, as JMH warms up; {@code cold_step_ms} is the anchor's own protocol on a fresh JVM (median of
@@ -152,9 +155,11 @@ public final class DdpBench {
         double[] exposed = new double[total];
         for (int i = 0; i < total; i++) {
             long t0 = System.nanoTime();
-            sgd.zeroGrad(true);
-            Functional.nllLoss(model.forward(x), y).backward();
-            sgd.step();
+            try (MemoryScope scope = MemoryScope.open()) {
+                sgd.zeroGrad(true);
+                Functional.nllLoss(model.forward(x), y).backward();
+                sgd.step();
+            }
             seconds[i] = (System.nanoTime() - t0) / 1e9;
             exposed[i] = ddp == null ? 0 : ddp.lastExposedCommunication().toNanos() / 1e9;
         }
