@@ -16,7 +16,8 @@ import picocli.CommandLine.Option;
  * all-reduce (SUM), broadcast (from rank 0) and all-gather of float32 tensors of 4 B, 4 KiB, 256 KiB, 4 MiB
  * and 64 MiB across {@code --world} processes, each a separate JVM started through {@code tensorbus launch}
  * ({@link CollectivesWorker}) with one compute thread. Each measurement is the median of 50, 10 or 4 calls
- * (by size) after 3 warm-up calls, each call preceded by a barrier; rank 0 reports
+ * (by size) after 3 warm-up calls and, unless {@code --jit-warmup 0}, a wait until the JIT compilers are idle, each
+ * timed call preceded by a barrier; rank 0 reports
  * {@code collectives OP bytes=B world=N latency_us=T busbw_GBps=BW}.
  *
  * <p>Options: {@code --world N} (default 2), {@code --ops allreduce,broadcast,allgather} (the default, all

@@ -18,9 +18,11 @@ import java.util.function.ToIntFunction;
  * rank 0 prints the median as {@code collectives OP bytes=B world=N latency_us=T busbw_GBps=BW}, with the
  * bus bandwidth of nccl-tests ({@link CollectivesBench#busBandwidthFactor}).
  *
- * <p>Before the first measurement every rank runs {@code --jit-warmup} rounds of each operation on small and
- * middle-sized tensors (the same count on every rank, so the collectives match), so that the measurements
- * time compiled code, as the anchors' precompiled C++ is, rather than the JVM's interpreter.
+ * <p>Before the first measurement every rank runs {@code --jit-warmup} rounds of each operation on small,
+ * middle-sized and (fewer) the largest timed tensors (the same count on every rank, so the collectives match), and
+ * before the timed calls of each measurement it waits until the JIT compilers are idle, so that the measurements time
+ * compiled code, as the anchors' precompiled C++ is, rather than the JVM's interpreter or compiler threads that take
+ * a rank's core mid-call.
  *
  * <p>Arguments: the suite's options as {@link CollectivesBench.Options#toArgs()} writes them; the world size
  * comes from the launcher's {@code WORLD_SIZE}.
@@ -37,12 +39,12 @@ public final class CollectivesWorker {
                 CollectivesWorker::deviceCount);
         try {
             for (String op : options.ops()) {
-                jitWarmup(pg, op, options.jitWarmup(), device);
+                jitWarmup(pg, op, options.jitWarmup(), options.maxBytes(), device);
             }
             for (String op : options.ops()) {
                 for (long nbytes : CollectivesBench.SIZES) {
                     if (nbytes <= options.maxBytes()) {
-                        Measurement m = measure(pg, op, (int) (nbytes / 4), device);
+                        Measurement m = measure(pg, op, (int) (nbytes / 4), device, options.jitWarmup() > 0);
                         if (options.namesPlacement()) {
                             m.with("backend", options.backend()).with("device", options.device().toString());
                         }
@@ -86,8 +88,13 @@ public final class CollectivesWorker {
         return 0;
     }
 
-    /** One (operation, size) measurement of the anchor, the tensors on {@code device}. */
-    static Measurement measure(ProcessGroup pg, String op, int n, Device device) {
+    /**
+     * One (operation, size) measurement of the anchor, the tensors on {@code device}: a check, the anchor's 3 untimed
+     * calls, then the timed ones; with {@code warm}, the ranks first wait until the JIT compilers are idle
+     * ({@link MultiProcessBench#awaitQuietCompiler()}), as the compilations the untimed calls queued would otherwise
+     * take a rank's core in the middle of a timed call.
+     */
+    static Measurement measure(ProcessGroup pg, String op, int n, Device device, boolean warm) {
         int world = pg.size();
         Tensor t = Tensor.ones(device, DType.FLOAT32, n);
         List<Tensor> outs = new ArrayList<>(world);
@@ -97,7 +104,13 @@ public final class CollectivesWorker {
         long nbytes = 4L * n;
         check(pg, op, t, outs);
         Runnable once = operation(pg, op, t, outs);
-        double seconds = MultiProcessBench.medianSeconds(3, CollectivesBench.iterations(nbytes),
+        for (int i = 0; i < 3; i++) {
+            once.run();
+        }
+        if (warm) {
+            MultiProcessBench.awaitQuietCompiler();
+        }
+        double seconds = MultiProcessBench.medianSeconds(0, CollectivesBench.iterations(nbytes),
                 () -> pg.barrier().await(), once);
         double busbw = nbytes * CollectivesBench.busBandwidthFactor(op, world) / seconds / 1e9;
         return new Measurement("collectives", op).with("bytes", nbytes).with("world", world)
@@ -152,18 +165,35 @@ public final class CollectivesWorker {
         }
     }
 
-    /** {@code rounds} calls of {@code op} at 4 KiB, and a tenth as many at 256 KiB, each after a barrier. */
-    private static void jitWarmup(ProcessGroup pg, String op, int rounds, Device device) {
-        for (int[] shape : new int[][] {{1024, rounds}, {65536, rounds / 10}}) {
-            Tensor t = Tensor.ones(device, DType.FLOAT32, shape[0]);
-            List<Tensor> outs = new ArrayList<>();
-            for (int r = 0; r < pg.size(); r++) {
-                outs.add(Tensor.empty(device, DType.FLOAT32, shape[0]));
+    /**
+     * Calls of {@code op} at every size to be timed, each after a barrier, the sizes taking turns: {@code rounds} up to
+     * 4 MiB and fewer above (as many bytes in all as {@code rounds} calls at 4 MiB, at least one call). Every size
+     * takes paths of its own (a 4-byte tensor the kernels' scalar tails, large ones the shared area's shares and
+     * pieces, called hundreds of times a call); taking turns puts every path in the profile each compiler works
+     * from, where one size after another had the optimizing compiler build code without the small sizes' paths,
+     * which the first timed 4-byte call then threw away.
+     */
+    private static void jitWarmup(ProcessGroup pg, String op, int rounds, long maxBytes, Device device) {
+        List<Runnable> calls = new ArrayList<>();
+        List<Integer> counts = new ArrayList<>();
+        for (long nbytes : CollectivesBench.SIZES) {
+            if (nbytes <= maxBytes && rounds > 0) {
+                int n = (int) (nbytes / 4);
+                Tensor t = Tensor.ones(device, DType.FLOAT32, n);
+                List<Tensor> outs = new ArrayList<>();
+                for (int r = 0; r < pg.size(); r++) {
+                    outs.add(Tensor.empty(device, DType.FLOAT32, n));
+                }
+                calls.add(operation(pg, op, t, outs));
+                counts.add((int) Math.max(1, rounds * Math.min(1.0, (4L << 20) / (double) nbytes)));
             }
-            Runnable once = operation(pg, op, t, outs);
-            for (int i = 0; i < shape[1]; i++) {
-                pg.barrier().await();
-                once.run();
+        }
+        for (int round = 0; round < rounds; round++) {
+            for (int k = 0; k < calls.size(); k++) {
+                if (round < counts.get(k)) {
+                    pg.barrier().await();
+                    calls.get(k).run();
+                }
             }
         }
     }

@@ -11,6 +11,8 @@ import io.tensorbus.workloads.ddp.DdpConfig;
 import java.io.ByteArrayOutputStream;
 import java.io.OutputStream;
 import java.io.PrintStream;
+import java.lang.management.CompilationMXBean;
+import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -153,6 +155,10 @@ final class MultiProcessBench {
      * run hang a benchmark script for half an hour.
      */
     static final Duration OPERATION_TIMEOUT = Duration.ofMinutes(2);
+    /** How long the JIT compilers must have compiled nothing for {@link #awaitQuietCompiler()}, in ms. */
+    static final long QUIET_COMPILER_MILLIS = 300;
+    /** The longest {@link #awaitQuietCompiler()} waits, in ms. */
+    static final long QUIET_COMPILER_DEADLINE_MILLIS = 10_000;
 
     /** One compute thread, as the anchors' {@code torch.set_num_threads(1)}, then {@code env://} set-up. */
     static ProcessGroup join() {
@@ -174,6 +180,39 @@ final class MultiProcessBench {
         Threads.set(1);
         return Distributed.initProcessGroup(InitOptions.builder().backend(DdpConfig.backendFor(device))
                 .deviceId(device).timeout(OPERATION_TIMEOUT).build()).await();
+    }
+
+    /**
+     * Waits until this JVM's JIT compilers have compiled nothing for {@link #QUIET_COMPILER_MILLIS}, or
+     * {@link #QUIET_COMPILER_DEADLINE_MILLIS} at most: a warm-up's calls queue compilations that the compiler threads
+     * work through for seconds afterwards, and on a machine with one core per rank they take a rank's core in the
+     * middle of a timed call. Returns at once where the JVM does not report its compilation time.
+     */
+    static void awaitQuietCompiler() {
+        CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
+        if (jit == null || !jit.isCompilationTimeMonitoringSupported()) {
+            return;
+        }
+        long deadline = System.nanoTime() + QUIET_COMPILER_DEADLINE_MILLIS * 1_000_000L;
+        long last = jit.getTotalCompilationTime();
+        long quietSince = System.nanoTime();
+        while (System.nanoTime() - quietSince < QUIET_COMPILER_MILLIS * 1_000_000L && System.nanoTime() < deadline) {
+            sleepMillis(50);
+            long now = jit.getTotalCompilationTime();
+            if (now != last) {
+                last = now;
+                quietSince = System.nanoTime();
+            }
+        }
+    }
+
+    private static void sleepMillis(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while waiting for the JIT compilers to finish", e);
+        }
     }
 
     /** The group's ranks meet once more, so that none closes its connections while another still reads. */

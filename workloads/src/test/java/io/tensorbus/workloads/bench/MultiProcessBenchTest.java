@@ -2,7 +2,10 @@ package io.tensorbus.workloads.bench;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.lang.management.CompilationMXBean;
+import java.lang.management.ManagementFactory;
 import org.junit.jupiter.api.Test;
 
 class MultiProcessBenchTest {
@@ -21,6 +24,18 @@ class MultiProcessBenchTest {
         assertThrows(IllegalArgumentException.class, () -> MultiProcessBench.parse("p2p pingpong bytes"));
         assertThrows(IllegalArgumentException.class, () -> MultiProcessBench.parse("p2p pingpong bytes="));
         assertThrows(IllegalArgumentException.class, () -> MultiProcessBench.parse("p2p pingpong rtt_us=fast"));
+    }
+
+    @Test
+    void waitingForAQuietCompilerEndsAfterAQuietSpellAndBeforeItsDeadline() {
+        CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
+        long start = System.nanoTime();
+        MultiProcessBench.awaitQuietCompiler();
+        long millis = (System.nanoTime() - start) / 1_000_000;
+        assertTrue(millis <= MultiProcessBench.QUIET_COMPILER_DEADLINE_MILLIS + 1000, "waited " + millis + " ms");
+        if (jit != null && jit.isCompilationTimeMonitoringSupported()) {
+            assertTrue(millis >= MultiProcessBench.QUIET_COMPILER_MILLIS, "returned after " + millis + " ms");
+        }
     }
 
     @Test
