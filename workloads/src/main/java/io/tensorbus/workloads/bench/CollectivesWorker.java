@@ -18,8 +18,8 @@ import java.util.function.ToIntFunction;
  * rank 0 prints the median as {@code collectives OP bytes=B world=N latency_us=T busbw_GBps=BW}, with the
  * bus bandwidth of nccl-tests ({@link CollectivesBench#busBandwidthFactor}).
  *
- * <p>Before the first measurement every rank runs {@code --jit-warmup} rounds of each operation on small,
- * middle-sized and (fewer) the largest timed tensors (the same count on every rank, so the collectives match), and
+ * <p>Before the first measurement every rank calls each operation at every size to be timed, the sizes taking turns
+ * ({@code --jit-warmup} rounds, fewer above 4 MiB; the same count on every rank, so the collectives match), and
  * before the timed calls of each measurement it waits until the JIT compilers are idle, so that the measurements time
  * compiled code, as the anchors' precompiled C++ is, rather than the JVM's interpreter or compiler threads that take
  * a rank's core mid-call.
