@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.tensorbus.DType;
+import io.tensorbus.c10d.CommunicationException;
 import io.tensorbus.c10d.CommunicationTimeoutException;
 import io.tensorbus.tensor.Tensor;
 import io.vertx.core.Future;
@@ -80,6 +81,25 @@ class GroupsAndBarriersTest {
                         .await(10, TimeUnit.SECONDS));
             }
             pg.barrier().await(20, TimeUnit.SECONDS);
+        });
+    }
+
+    @Test
+    void monitoredBarrierNamesARankThatLeftAsGoneNotLate() {
+        Distributed.spawn(2, pg -> {
+            if (pg.rank() == 1) {
+                pg.close();
+                return;
+            }
+            long start = System.nanoTime();
+            Throwable e = assertThrows(Throwable.class, () -> pg.monitoredBarrier(Duration.ofSeconds(20), true)
+                    .await(30, TimeUnit.SECONDS));
+            long seconds = (System.nanoTime() - start) / 1_000_000_000L;
+            assertTrue(e instanceof CommunicationException && e.getMessage().contains("rank"), e.toString());
+            assertTrue(e.getMessage().contains("[1]"), e.getMessage());
+            assertTrue(seconds < 20 && !(e instanceof CommunicationTimeoutException)
+                    && !e.getMessage().contains("within"), "took " + seconds + " s: " + e);
+            assertTrue(e.getCause() != null, "the cause is lost: " + e);
         });
     }
 

@@ -1,6 +1,7 @@
 package io.tensorbus.distributed.impl;
 
 import io.tensorbus.DType;
+import io.tensorbus.c10d.CommunicationException;
 import io.tensorbus.c10d.CommunicationTimeoutException;
 import io.tensorbus.spi.Backend;
 import io.tensorbus.spi.DeviceBuffer;
@@ -45,16 +46,17 @@ public final class MonitoredBarrier {
         }
         return Future.join(arrivals).transform(ar -> {
             TreeSet<Integer> missing = new TreeSet<>();
+            Throwable lost = null;
             for (int r = 1; r < backend.size(); r++) {
-                if (arrivals.get(r - 1).failed()) {
+                Future<Integer> arrival = arrivals.get(r - 1);
+                if (arrival.failed()) {
                     missing.add(r);
+                    lost = lost != null || arrival.cause() instanceof CommunicationTimeoutException ? lost
+                            : arrival.cause();
                 }
             }
             if (!missing.isEmpty()) {
-                Object named = waitAllRanks ? missing : missing.first();
-                return Future.failedFuture(new CommunicationTimeoutException(group, -1, "monitoredBarrier in group '"
-                        + group + "': rank" + (waitAllRanks ? "s " : " ") + named + " did not reach the barrier within "
-                        + timeout, missing.stream().mapToInt(Integer::intValue).toArray()));
+                return Future.failedFuture(missed(group, missing, waitAllRanks, timeout, lost));
             }
             List<Future<Void>> releases = new ArrayList<>();
             for (int r = 1; r < backend.size(); r++) {
@@ -62,6 +64,22 @@ public final class MonitoredBarrier {
             }
             return Future.all(releases).mapEmpty();
         });
+    }
+
+    /**
+     * The failure of a barrier that {@code missing} did not reach: a timeout when each of them was waited for in vain,
+     * else the first other cause (a rank that left the group, a closed connection), named as such.
+     */
+    private static CommunicationException missed(String group, TreeSet<Integer> missing, boolean waitAllRanks,
+            Duration timeout, Throwable lost) {
+        Object named = waitAllRanks ? missing : missing.first();
+        String ranks = "monitoredBarrier in group '" + group + "': rank" + (waitAllRanks ? "s " : " ") + named;
+        if (lost != null) {
+            return new CommunicationException(group, -1, ranks + " did not reach the barrier: " + lost.getMessage(),
+                    lost);
+        }
+        return new CommunicationTimeoutException(group, -1, ranks + " did not reach the barrier within " + timeout,
+                missing.stream().mapToInt(Integer::intValue).toArray());
     }
 
     private static <T> Future<T> within(Vertx vertx, String group, Future<T> f, Duration limit, String what) {
