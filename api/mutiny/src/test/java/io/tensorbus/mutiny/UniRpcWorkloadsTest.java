@@ -11,12 +11,16 @@ import io.tensorbus.distributed.Distributed;
 import io.tensorbus.distributed.HashStore;
 import io.tensorbus.distributed.autograd.DistAutograd;
 import io.tensorbus.distributed.optim.OptimizerSpec;
+import io.tensorbus.distributed.pipeline.Pipeline;
 import io.tensorbus.distributed.rpc.RRef;
 import io.tensorbus.distributed.rpc.RemoteException;
 import io.tensorbus.distributed.rpc.Rpc;
 import io.tensorbus.distributed.rpc.RpcAgent;
 import io.tensorbus.distributed.rpc.RpcOptions;
 import io.tensorbus.distributed.rpc.RpcRegistry;
+import io.tensorbus.nn.Linear;
+import io.tensorbus.nn.Module;
+import io.tensorbus.tensor.Generator;
 import io.tensorbus.tensor.Tensor;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -30,9 +34,9 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-/** Distributed autograd and the distributed optimizer through their faces, on two workers of one JVM. */
+/** Distributed autograd, the distributed optimizer and the pipeline through their faces, on two workers of one JVM. */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
-class UniDistributedOptimizerTest {
+class UniRpcWorkloadsTest {
     private static final Duration LONG = Duration.ofSeconds(20);
     private Vertx vertx;
     private final List<RpcAgent> agents = new ArrayList<>();
@@ -44,7 +48,8 @@ class UniDistributedOptimizerTest {
         List<Future<RpcAgent>> started = new ArrayList<>();
         for (int r = 0; r < 2; r++) {
             RpcRegistry registry = new RpcRegistry()
-                    .register("test.add", args -> ((Tensor) args.get(0)).add((Tensor) args.get(1)));
+                    .register("test.add", args -> ((Tensor) args.get(0)).add((Tensor) args.get(1)))
+                    .register("test.linear", args -> stage());
             started.add(Rpc.init("worker" + r, r, 2, RpcOptions.builder().store(store).vertx(vertx)
                     .secret(JobSecret.of("a secret for the mutiny test".getBytes(StandardCharsets.UTF_8)))
                     .registry(registry).timeout(Duration.ofSeconds(10)).build()));
@@ -101,6 +106,24 @@ class UniDistributedOptimizerTest {
                 List.of(p.sum()), false));
         assertTrue(noContext instanceof IllegalArgumentException, String.valueOf(noContext));
         opt.optimizer().close();
+    }
+
+    /** The one stage of the pipeline test, the same weights wherever it is made. */
+    private static Module stage() {
+        return new Linear(4, 3, true, new Generator(7));
+    }
+
+    @Test
+    void aPipelinesForwardPassThroughItsFaceIsTheStagesOwn() {
+        RpcAgent w0 = agents.get(0);
+        Tensor x = Tensor.randn(new Generator(3), DType.FLOAT32, 6, 4);
+        try (Pipeline pipe = Pipeline.of(w0, List.of(w0.<Module>remote("worker1", "test.linear")), 3)) {
+            UniPipeline uni = new UniPipeline(pipe);
+            Tensor out = uni.forward(x).await().atMost(LONG);
+            assertArrayEquals(stage().forward(x).detach().toFloatArray(), out.detach().toFloatArray(), 1e-6f);
+            Throwable scalar = failureOf(uni.forward(Tensor.scalar(1)));
+            assertTrue(scalar instanceof IllegalArgumentException, String.valueOf(scalar));
+        }
     }
 
     private static Throwable failureOf(Uni<?> u) {
