@@ -9,7 +9,8 @@ import java.time.Duration;
  * Mutiny's view of an {@link RpcAgent}: its asynchronous calls as lazy {@link Uni}s, which make the call when
  * subscribed, once per subscription. A call the agent refuses at once (an unknown worker, an argument the codec
  * cannot encode, an agent shut down) fails the {@code Uni} rather than throwing where it is built. {@code remote}
- * returns its reference at once, so it has no face here: wrap the {@code RRef} in a {@link UniRRef}.
+ * makes its call when subscribed too, and emits the reference at once, as {@code RpcAgent.remote} returns it while
+ * the owner still runs the function.
  */
 public final class UniRpcAgent {
     private final RpcAgent agent;
@@ -44,6 +45,21 @@ public final class UniRpcAgent {
     /** {@link RpcAgent#rpcAsync(WorkerInfo, Duration, String, Object...)}. */
     public <T> Uni<T> rpcAsync(WorkerInfo to, Duration timeout, String function, Object... args) {
         return UniProcessGroup.uni(() -> agent.<T>rpcAsync(to, timeout, function, args));
+    }
+
+    /** {@link RpcAgent#remote(String, String, Object...)}, the reference's face. */
+    public <T> Uni<UniRRef<T>> remote(String to, String function, Object... args) {
+        return Uni.createFrom().item(() -> new UniRRef<>(agent.<T>remote(to, function, args)));
+    }
+
+    /** {@link RpcAgent#remote(int, String, Object...)}, the reference's face. */
+    public <T> Uni<UniRRef<T>> remote(int to, String function, Object... args) {
+        return Uni.createFrom().item(() -> new UniRRef<>(agent.<T>remote(to, function, args)));
+    }
+
+    /** {@link RpcAgent#remote(WorkerInfo, Duration, String, Object...)}, the reference's face. */
+    public <T> Uni<UniRRef<T>> remote(WorkerInfo to, Duration timeout, String function, Object... args) {
+        return Uni.createFrom().item(() -> new UniRRef<>(agent.<T>remote(to, timeout, function, args)));
     }
 
     /** {@link RpcAgent#shutdown(boolean)}. */

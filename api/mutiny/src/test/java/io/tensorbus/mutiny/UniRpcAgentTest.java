@@ -85,6 +85,17 @@ class UniRpcAgentTest {
     }
 
     @Test
+    void remoteMakesItsCallOnSubscriptionAndEmitsTheReference() {
+        Uni<UniRRef<Integer>> remote = uni.remote("worker0", "test.count");
+        assertEquals(0, counted.get(), "building the Uni made the call");
+        assertEquals(1, remote.await().atMost(LONG).toHere().await().atMost(LONG));
+        assertEquals(5L, uni.<Long>remote(0, "builtin.add", 2, 3).await().atMost(LONG).toHere().await().atMost(LONG));
+        assertEquals(6L, uni.<Long>remote(agent.workerInfo(0), LONG, "builtin.mul", 2, 3).await().atMost(LONG)
+                .toHere().await().atMost(LONG));
+        assertTrue(failureOf(uni.remote("worker9", "builtin.add", 1, 2)) instanceof IllegalArgumentException);
+    }
+
+    @Test
     void nullsAreRefused() {
         assertThrows(NullPointerException.class, () -> new UniRpcAgent(null));
         assertThrows(NullPointerException.class, () -> new UniRRef<>(null));
