@@ -97,10 +97,7 @@ public final class CollectivesWorker {
     static Measurement measure(ProcessGroup pg, String op, int n, Device device, boolean warm) {
         int world = pg.size();
         Tensor t = Tensor.ones(device, DType.FLOAT32, n);
-        List<Tensor> outs = new ArrayList<>(world);
-        for (int r = 0; r < world; r++) {
-            outs.add(Tensor.empty(device, DType.FLOAT32, n));
-        }
+        List<Tensor> outs = outputs(pg, device, n);
         long nbytes = 4L * n;
         check(pg, op, t, outs);
         Runnable once = operation(pg, op, t, outs);
@@ -115,6 +112,15 @@ public final class CollectivesWorker {
         double busbw = nbytes * CollectivesBench.busBandwidthFactor(op, world) / seconds / 1e9;
         return new Measurement("collectives", op).with("bytes", nbytes).with("world", world)
                 .with("latency_us", seconds * 1e6, 1).with("busbw_GBps", busbw, 4);
+    }
+
+    /** One output tensor of {@code n} floats per rank, for all-gather. */
+    private static List<Tensor> outputs(ProcessGroup pg, Device device, int n) {
+        List<Tensor> outs = new ArrayList<>(pg.size());
+        for (int r = 0; r < pg.size(); r++) {
+            outs.add(Tensor.empty(device, DType.FLOAT32, n));
+        }
+        return outs;
     }
 
     private static Runnable operation(ProcessGroup pg, String op, Tensor t, List<Tensor> outs) {
@@ -179,12 +185,7 @@ public final class CollectivesWorker {
         for (long nbytes : CollectivesBench.SIZES) {
             if (nbytes <= maxBytes && rounds > 0) {
                 int n = (int) (nbytes / 4);
-                Tensor t = Tensor.ones(device, DType.FLOAT32, n);
-                List<Tensor> outs = new ArrayList<>();
-                for (int r = 0; r < pg.size(); r++) {
-                    outs.add(Tensor.empty(device, DType.FLOAT32, n));
-                }
-                calls.add(operation(pg, op, t, outs));
+                calls.add(operation(pg, op, Tensor.ones(device, DType.FLOAT32, n), outputs(pg, device, n)));
                 counts.add((int) Math.max(1, rounds * Math.min(1.0, (4L << 20) / (double) nbytes)));
             }
         }

@@ -51,8 +51,9 @@ public final class MonitoredBarrier {
                 Future<Integer> arrival = arrivals.get(r - 1);
                 if (arrival.failed()) {
                     missing.add(r);
-                    lost = lost != null || arrival.cause() instanceof CommunicationTimeoutException ? lost
-                            : arrival.cause();
+                    if (lost == null && !(arrival.cause() instanceof CommunicationTimeoutException)) {
+                        lost = arrival.cause();
+                    }
                 }
             }
             if (!missing.isEmpty()) {
