@@ -5,17 +5,10 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.smallrye.mutiny.Uni;
-import io.tensorbus.c10d.JobSecret;
-import io.tensorbus.distributed.Distributed;
-import io.tensorbus.distributed.HashStore;
 import io.tensorbus.distributed.rpc.RRef;
 import io.tensorbus.distributed.rpc.RemoteException;
-import io.tensorbus.distributed.rpc.Rpc;
 import io.tensorbus.distributed.rpc.RpcAgent;
-import io.tensorbus.distributed.rpc.RpcOptions;
 import io.tensorbus.distributed.rpc.RpcRegistry;
-import io.vertx.core.Vertx;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -30,24 +23,20 @@ import org.junit.jupiter.api.Timeout;
 class UniRpcAgentTest {
     private static final Duration LONG = Duration.ofSeconds(20);
     private final AtomicInteger counted = new AtomicInteger();
-    private Vertx vertx;
+    private RpcJob job;
     private RpcAgent agent;
     private UniRpcAgent uni;
 
     @BeforeEach
     void setUp() throws Exception {
-        vertx = Distributed.newVertx();
-        RpcRegistry registry = new RpcRegistry().register("test.count", args -> counted.incrementAndGet());
-        agent = Rpc.init("worker0", 0, 1, RpcOptions.builder().store(new HashStore(LONG)).vertx(vertx)
-                .secret(JobSecret.of("a secret for the mutiny test".getBytes(StandardCharsets.UTF_8)))
-                .registry(registry).timeout(Duration.ofSeconds(10)).build()).await(10, TimeUnit.SECONDS);
+        job = new RpcJob(1, () -> new RpcRegistry().register("test.count", args -> counted.incrementAndGet()));
+        agent = job.get(0);
         uni = new UniRpcAgent(agent);
     }
 
     @AfterEach
     void tearDown() throws Exception {
-        agent.shutdown(false);
-        vertx.close().await(10, TimeUnit.SECONDS);
+        job.close();
     }
 
     private static Throwable failureOf(Uni<?> u) {

@@ -6,27 +6,18 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.smallrye.mutiny.Uni;
 import io.tensorbus.DType;
-import io.tensorbus.c10d.JobSecret;
-import io.tensorbus.distributed.Distributed;
-import io.tensorbus.distributed.HashStore;
 import io.tensorbus.distributed.autograd.DistAutograd;
 import io.tensorbus.distributed.optim.OptimizerSpec;
 import io.tensorbus.distributed.pipeline.Pipeline;
 import io.tensorbus.distributed.rpc.RRef;
 import io.tensorbus.distributed.rpc.RemoteException;
-import io.tensorbus.distributed.rpc.Rpc;
 import io.tensorbus.distributed.rpc.RpcAgent;
-import io.tensorbus.distributed.rpc.RpcOptions;
 import io.tensorbus.distributed.rpc.RpcRegistry;
 import io.tensorbus.nn.Linear;
 import io.tensorbus.nn.Module;
 import io.tensorbus.tensor.Generator;
 import io.tensorbus.tensor.Tensor;
-import io.vertx.core.Future;
-import io.vertx.core.Vertx;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
@@ -38,38 +29,23 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class UniRpcWorkloadsTest {
     private static final Duration LONG = Duration.ofSeconds(20);
-    private Vertx vertx;
-    private final List<RpcAgent> agents = new ArrayList<>();
+    private RpcJob job;
 
     @BeforeEach
     void setUp() throws Exception {
-        vertx = Distributed.newVertx();
-        HashStore store = new HashStore(LONG);
-        List<Future<RpcAgent>> started = new ArrayList<>();
-        for (int r = 0; r < 2; r++) {
-            RpcRegistry registry = new RpcRegistry()
-                    .register("test.add", args -> ((Tensor) args.get(0)).add((Tensor) args.get(1)))
-                    .register("test.linear", args -> stage());
-            started.add(Rpc.init("worker" + r, r, 2, RpcOptions.builder().store(store).vertx(vertx)
-                    .secret(JobSecret.of("a secret for the mutiny test".getBytes(StandardCharsets.UTF_8)))
-                    .registry(registry).timeout(Duration.ofSeconds(10)).build()));
-        }
-        for (Future<RpcAgent> f : started) {
-            agents.add(f.await(20, TimeUnit.SECONDS));
-        }
+        job = new RpcJob(2, () -> new RpcRegistry()
+                .register("test.add", args -> ((Tensor) args.get(0)).add((Tensor) args.get(1)))
+                .register("test.linear", args -> stage()));
     }
 
     @AfterEach
     void tearDown() throws Exception {
-        for (RpcAgent a : agents) {
-            a.shutdown(false);
-        }
-        vertx.close().await(10, TimeUnit.SECONDS);
+        job.close();
     }
 
     @Test
     void aBackwardPassAndAStepThroughTheFacesMoveTheParametersAsSgd() {
-        RpcAgent w0 = agents.get(0);
+        RpcAgent w0 = job.get(0);
         Tensor a = Tensor.full(2, DType.FLOAT32, 3).requiresGrad(true);
         Tensor b = Tensor.full(5, DType.FLOAT32, 3).requiresGrad(true);
         Uni<UniDistributedOptimizer> create = UniDistributedOptimizer.create(w0, OptimizerSpec.sgd(0.5),
@@ -93,7 +69,7 @@ class UniRpcWorkloadsTest {
 
     @Test
     void failuresReachTheUnis() {
-        RpcAgent w0 = agents.get(0);
+        RpcAgent w0 = job.get(0);
         Tensor p = Tensor.zeros(2).requiresGrad(true);
         Throwable bad = failureOf(UniDistributedOptimizer.create(w0, OptimizerSpec.sgd(0.1), List.of()));
         assertTrue(bad instanceof IllegalArgumentException, String.valueOf(bad));
@@ -115,7 +91,7 @@ class UniRpcWorkloadsTest {
 
     @Test
     void aPipelinesForwardPassThroughItsFaceIsTheStagesOwn() {
-        RpcAgent w0 = agents.get(0);
+        RpcAgent w0 = job.get(0);
         Tensor x = Tensor.randn(new Generator(3), DType.FLOAT32, 6, 4);
         try (Pipeline pipe = Pipeline.of(w0, List.of(w0.<Module>remote("worker1", "test.linear")), 3)) {
             UniPipeline uni = new UniPipeline(pipe);
