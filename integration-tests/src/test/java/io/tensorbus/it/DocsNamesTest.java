@@ -47,7 +47,9 @@ class DocsNamesTest {
             "jdk.incubator.vector", "io.netty.buffer", "io.netty.channel", "io.netty.handler.ssl",
             "io.vertx.core", "io.vertx.core.net", "io.vertx.core.internal.net", "io.vertx.core.buffer",
             "io.vertx.launcher.application", "io.smallrye.mutiny", "jcuda", "jcuda.driver", "jcuda.runtime",
-            "org.jocl", "org.junit.jupiter.api", "com.hazelcast.core", "com.hazelcast.config");
+            "org.jocl", "org.junit.jupiter.api", "com.hazelcast.core", "com.hazelcast.config",
+            "io.micrometer.core.instrument", "io.micrometer.core.instrument.binder",
+            "io.micrometer.core.instrument.composite", "io.micrometer.prometheusmetrics");
     /** PyTorch's (and the JDK's internal) names the docs compare with; none is a type of this repository. */
     private static final Set<String> FOREIGN = Set.of("TCPStore", "Work", "DistError", "DistBackendError",
             "DistNetworkError", "DistStoreError", "TensorPipeRpcBackendOptions", "SplitPoint", "PipelineStage",

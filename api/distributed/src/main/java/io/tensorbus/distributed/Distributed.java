@@ -58,10 +58,11 @@ public final class Distributed {
             throw new NullPointerException("options");
         }
         BackendProvider provider = BackendProvider.named(options.backend());
+        Future<?> metrics = processDefault ? MetricsPort.start(options) : Future.succeededFuture();
         Vertx vertx = options.vertx() != null ? options.vertx() : newVertx();
         boolean ownsVertx = options.vertx() == null;
         Object scope = RankEnvironment.scope();
-        return Rendezvous.resolve(options, vertx).compose(rv -> {
+        return metrics.compose(m -> Rendezvous.resolve(options, vertx)).compose(rv -> {
             Store scoped = new PrefixStore(options.groupName(), rv.store());
             Map<String, String> props = new HashMap<>(options.properties());
             props.putIfAbsent("tcp.bindHost", rv.bindHost());

@@ -1,5 +1,6 @@
 package io.tensorbus.distributed;
 
+import io.tensorbus.internal.distributed.Meters;
 import io.tensorbus.spi.DeviceBuffer;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
@@ -13,6 +14,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Supplier;
 
 /**
  * The flight recorder of one process group (PyTorch's NCCL flight recorder): a ring buffer of the last
@@ -33,6 +35,10 @@ public final class FlightRecorder {
     public static final String DIR_PROPERTY = "tensorbus.flightRecorder.dir";
     /** The environment variable setting the capacity. */
     public static final String SIZE_ENV = "TENSORBUS_FLIGHT_RECORDER_SIZE";
+    /** The timer of collectives ({@link io.tensorbus.distributed.metrics.TensorbusMetrics}). */
+    static final String COLLECTIVE_METER = Meters.PREFIX + "collective";
+    /** The timer of point-to-point operations. */
+    static final String P2P_METER = Meters.PREFIX + "p2p";
     private static final System.Logger LOG = System.getLogger(FlightRecorder.class.getName());
 
     /** One recorded operation; its state and end time change as it completes. */
@@ -112,20 +118,38 @@ public final class FlightRecorder {
     }
 
     /**
-     * Records a collective and follows {@code work} to its end.
+     * Starts a collective ({@code work} calls the backend), records it and follows it to its end.
      *
-     * @return {@code work}
+     * @return the future {@code work} answered
      */
-    <T> Future<T> collective(String op, Future<T> work, DeviceBuffer... buffers) {
-        return record(true, op, -1, work, buffers);
+    <T> Future<T> collective(String op, Supplier<Future<T>> work, DeviceBuffer... buffers) {
+        long begin = Meters.start();
+        return record(true, op, -1, begin, work.get(), buffers);
     }
 
-    /** Records a point-to-point operation with {@code peer} (a global rank, or -1 for any) and follows it. */
-    <T> Future<T> p2p(String op, int peer, Future<T> work, DeviceBuffer... buffers) {
-        return record(false, op, peer, work, buffers);
+    /** Starts a point-to-point operation with {@code peer} (a global rank, or -1 for any), records and follows it. */
+    <T> Future<T> p2p(String op, int peer, Supplier<Future<T>> work, DeviceBuffer... buffers) {
+        long begin = Meters.start();
+        return record(false, op, peer, begin, work.get(), buffers);
     }
 
-    private <T> Future<T> record(boolean collective, String op, int peer, Future<T> work, DeviceBuffer[] buffers) {
+    /**
+     * Records a receive from {@code peer} into {@code buffer} that the caller's thread completed itself, begun at
+     * {@code begin} ({@link Meters#start()}).
+     */
+    void received(long begin, int peer, DeviceBuffer buffer) {
+        record(false, "recv", peer, begin, Future.succeededFuture(), buffer);
+    }
+
+    private <T> Future<T> record(boolean collective, String op, int peer, long begin, Future<T> work,
+                                 DeviceBuffer... buffers) {
+        if (begin != 0) {
+            String dtype = buffers.length == 0 ? "none" : buffers[0].dtype().toString();
+            long bytes = buffers.length == 0 ? 0 : buffers[0].byteSize();
+            work.onComplete(ar -> Meters.operation(collective ? COLLECTIVE_METER : P2P_METER, begin, bytes,
+                    ar.cause(), "group", group.name(), "rank", Integer.toString(globalRank()), "op", op, "dtype",
+                    dtype, "size", Meters.sizeClass(bytes)));
+        }
         if (ring.length == 0) {
             return work;
         }

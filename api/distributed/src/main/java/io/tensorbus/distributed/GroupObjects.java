@@ -22,7 +22,7 @@ final class GroupObjects {
             return Future.succeededFuture(null);
         }
         Backend b = g.memberForHostMessages("allGatherObject");
-        return g.flightRecorder().collective("allGatherObject", ObjectCollectives.allGather(b, object));
+        return g.flightRecorder().collective("allGatherObject", () -> ObjectCollectives.allGather(b, object));
     }
 
     static Future<List<Object>> broadcastList(ProcessGroup g, List<Object> objects, GroupRank src) {
@@ -33,7 +33,7 @@ final class GroupObjects {
         g.members().checkRank(src, "src");
         requireList(objects);
         return g.flightRecorder().collective("broadcastObjectList",
-                ObjectCollectives.broadcastList(b, objects, src.rank()));
+                () -> ObjectCollectives.broadcastList(b, objects, src.rank()));
     }
 
     static Future<List<Object>> gather(ProcessGroup g, Object object, GroupRank dst) {
@@ -42,7 +42,7 @@ final class GroupObjects {
         }
         Backend b = g.memberForHostMessages("gatherObject");
         g.members().checkRank(dst, "dst");
-        return g.flightRecorder().collective("gatherObject", ObjectCollectives.gather(b, object, dst.rank()));
+        return g.flightRecorder().collective("gatherObject", () -> ObjectCollectives.gather(b, object, dst.rank()));
     }
 
     static Future<List<Object>> scatterList(ProcessGroup g, List<Object> output, List<Object> inputs, GroupRank src) {
@@ -61,7 +61,7 @@ final class GroupObjects {
                     + ")");
         }
         Future<Object> work = g.flightRecorder().collective("scatterObjectList",
-                ObjectCollectives.scatter(b, inputs, src.rank()));
+                () -> ObjectCollectives.scatter(b, inputs, src.rank()));
         return work.map(o -> {
             output.set(0, o);
             return output;

@@ -4,6 +4,7 @@ import static io.tensorbus.distributed.impl.TensorBuffers.readUntilDone;
 
 import io.tensorbus.distributed.impl.TensorBuffers;
 import io.tensorbus.internal.distributed.Blocking;
+import io.tensorbus.internal.distributed.Meters;
 import io.tensorbus.spi.Backend;
 import io.tensorbus.spi.DeviceBuffer;
 import io.tensorbus.tensor.Tensor;
@@ -33,7 +34,7 @@ final class GroupPointToPoint {
         checkTag(tag);
         DeviceBuffer buf = TensorBuffers.of(tensor, "tensor");
         int global = g.members().global(dst.rank());
-        return readUntilDone(g.flightRecorder().p2p("send", global, b.send(buf, dst.rank(), tag), buf), tensor);
+        return readUntilDone(g.flightRecorder().p2p("send", global, () -> b.send(buf, dst.rank(), tag), buf), tensor);
     }
 
     static Future<Integer> irecv(ProcessGroup g, Tensor tensor, GroupRank src, int tag) {
@@ -67,8 +68,11 @@ final class GroupPointToPoint {
         Blocking.checkMayBlock(what);
         checkTag(tag);
         if (RECV_POLL_NANOS > 0) {
-            int from = b.tryRecvOnCallerThread(TensorBuffers.of(tensor, "tensor"), src.rank(), tag, RECV_POLL_NANOS);
+            long begin = Meters.start();
+            DeviceBuffer buf = TensorBuffers.of(tensor, "tensor");
+            int from = b.tryRecvOnCallerThread(buf, src.rank(), tag, RECV_POLL_NANOS);
             if (from >= 0) {
+                g.flightRecorder().received(begin, g.members().global(from), buf);
                 TensorBuffers.written(tensor);
                 return g.members().global(from);
             }
@@ -91,7 +95,7 @@ final class GroupPointToPoint {
         DeviceBuffer buf = TensorBuffers.of(tensor, "tensor");
         Membership members = g.members();
         int peer = src < 0 ? -1 : members.global(src);
-        return g.flightRecorder().p2p("recv", peer, b.recv(buf, src, tag), buf).map(from -> {
+        return g.flightRecorder().p2p("recv", peer, () -> b.recv(buf, src, tag), buf).map(from -> {
             TensorBuffers.written(tensor);
             return members.global(from);
         });

@@ -243,7 +243,8 @@ public final class ProcessGroup implements AutoCloseable {
         return run("broadcast", b -> {
             members.checkRank(src, "src");
             DeviceBuffer buf = TensorBuffers.of(tensor, "tensor");
-            return writtenWhenDone(flightRecorder.collective("broadcast", b.broadcast(buf, src.rank()), buf), tensor);
+            return writtenWhenDone(flightRecorder.collective("broadcast", () -> b.broadcast(buf, src.rank()), buf),
+                    tensor);
         });
     }
 
@@ -257,12 +258,12 @@ public final class ProcessGroup implements AutoCloseable {
         return run("allReduce", b -> {
             DeviceBuffer buf = TensorBuffers.of(tensor, "tensor");
             checkOp(op, buf.dtype());
-            ReduceOp wire = op;
             if (isPremul(op)) {
                 tensor.muli(op.factor());
-                wire = ReduceOp.SUM;
             }
-            return writtenWhenDone(flightRecorder.collective("allReduce", b.allReduce(buf, wire), buf), tensor);
+            ReduceOp wire = isPremul(op) ? ReduceOp.SUM : op;
+            return writtenWhenDone(flightRecorder.collective("allReduce", () -> b.allReduce(buf, wire), buf),
+                    tensor);
         });
     }
 
@@ -288,7 +289,8 @@ public final class ProcessGroup implements AutoCloseable {
                 return reduce(scaled, dst, ReduceOp.SUM).map(v -> rank() == dst.rank() ? tensor.copyi(scaled) : null)
                         .mapEmpty();
             }
-            return writtenWhenDone(flightRecorder.collective("reduce", b.reduce(buf, dst.rank(), op), buf), tensor);
+            return writtenWhenDone(flightRecorder.collective("reduce", () -> b.reduce(buf, dst.rank(), op), buf),
+                    tensor);
         });
     }
 
@@ -297,7 +299,7 @@ public final class ProcessGroup implements AutoCloseable {
         return run("allGather", b -> {
             DeviceBuffer in = TensorBuffers.of(input, "input");
             List<DeviceBuffer> outs = TensorBuffers.list(outputs, size(), in.dtype(), in.numel(), "outputs");
-            Future<Void> work = flightRecorder.collective("allGather", b.allGather(outs, in), in);
+            Future<Void> work = flightRecorder.collective("allGather", () -> b.allGather(outs, in), in);
             return readUntilDone(writtenWhenDone(work, outputs), input);
         });
     }
@@ -311,7 +313,8 @@ public final class ProcessGroup implements AutoCloseable {
             DeviceBuffer in = TensorBuffers.of(input, "input");
             DeviceBuffer out = TensorBuffers.of(output, "output");
             List<DeviceBuffer> blocks = RankBlocks.equal(out, "output", in, "input", size());
-            Future<Void> work = flightRecorder.collective("allGatherIntoTensor", b.allGather(blocks, in), in, out);
+            Future<Void> work = flightRecorder.collective("allGatherIntoTensor", () -> b.allGather(blocks, in), in,
+                    out);
             return readUntilDone(writtenWhenDone(work, output), input);
         });
     }
@@ -332,7 +335,7 @@ public final class ProcessGroup implements AutoCloseable {
             List<DeviceBuffer> outs = rank() == dst.rank()
                     ? TensorBuffers.list(outputs, size(), in.dtype(), in.numel(), "outputs")
                     : TensorBuffers.none(outputs, "outputs", "dst", rank());
-            Future<Void> work = flightRecorder.collective("gather", b.gather(outs, in, dst.rank()), in);
+            Future<Void> work = flightRecorder.collective("gather", () -> b.gather(outs, in, dst.rank()), in);
             return readUntilDone(writtenWhenDone(work, outputs == null ? List.of() : outputs), input);
         });
     }
@@ -353,7 +356,7 @@ public final class ProcessGroup implements AutoCloseable {
             List<DeviceBuffer> ins = rank() == src.rank()
                     ? TensorBuffers.list(inputs, size(), out.dtype(), out.numel(), "inputs")
                     : TensorBuffers.none(inputs, "inputs", "src", rank());
-            Future<Void> work = flightRecorder.collective("scatter", b.scatter(out, ins, src.rank()), out);
+            Future<Void> work = flightRecorder.collective("scatter", () -> b.scatter(out, ins, src.rank()), out);
             return readUntilDone(writtenWhenDone(work, output), inputs);
         });
     }
@@ -372,7 +375,7 @@ public final class ProcessGroup implements AutoCloseable {
             if (isPremul(op)) {
                 return reduceScatter(output, inputs.stream().map(t -> t.mul(op.factor())).toList(), ReduceOp.SUM);
             }
-            Future<Void> work = flightRecorder.collective("reduceScatter", b.reduceScatter(out, ins, op), out);
+            Future<Void> work = flightRecorder.collective("reduceScatter", () -> b.reduceScatter(out, ins, op), out);
             return readUntilDone(writtenWhenDone(work, output), inputs);
         });
     }
@@ -460,8 +463,8 @@ public final class ProcessGroup implements AutoCloseable {
                 return reduceScatterTensor(output, input.mul(op.factor()), ReduceOp.SUM);
             }
             List<DeviceBuffer> blocks = RankBlocks.equal(in, "input", out, "output", size());
-            Future<Void> work = flightRecorder.collective("reduceScatterTensor", b.reduceScatter(out, blocks, op), in,
-                    out);
+            Future<Void> work = flightRecorder.collective("reduceScatterTensor",
+                    () -> b.reduceScatter(out, blocks, op), in, out);
             return readUntilDone(writtenWhenDone(work, output), input);
         });
     }
@@ -495,7 +498,7 @@ public final class ProcessGroup implements AutoCloseable {
             }
             List<DeviceBuffer> ins = RankBlocks.rows(in, inputSplitSizes, "inputSplitSizes", rowShape, size());
             List<DeviceBuffer> outs = RankBlocks.rows(out, outputSplitSizes, "outputSplitSizes", rowShape, size());
-            Future<Void> work = flightRecorder.collective("allToAllSingle", b.allToAll(outs, ins), in, out);
+            Future<Void> work = flightRecorder.collective("allToAllSingle", () -> b.allToAll(outs, ins), in, out);
             return readUntilDone(writtenWhenDone(work, output), input);
         });
     }
@@ -515,7 +518,7 @@ public final class ProcessGroup implements AutoCloseable {
                             + " and " + d.dtype());
                 }
             }
-            Future<Void> work = flightRecorder.collective("allToAll", b.allToAll(outs, ins));
+            Future<Void> work = flightRecorder.collective("allToAll", () -> b.allToAll(outs, ins));
             return readUntilDone(writtenWhenDone(work, outputs), inputs);
         });
     }
@@ -525,7 +528,7 @@ public final class ProcessGroup implements AutoCloseable {
         if (outside("barrier")) {
             return Future.succeededFuture();
         }
-        return flightRecorder.collective("barrier", member().barrier());
+        return flightRecorder.collective("barrier", () -> member().barrier());
     }
 
     /**

@@ -23,6 +23,9 @@ final class Bucket {
     final Tensor[] views;
     int pending;
     Future<Tensor> work;
+    /** When this step's reduction was launched and when it completed ({@link StepMeters}; 0: not measured). */
+    long launchedNanos;
+    volatile long reducedNanos;
 
     Bucket(int index, int[] params, List<Tensor> all) {
         this.index = index;

@@ -12,6 +12,7 @@ import io.tensorbus.distributed.algorithms.JoinHook;
 import io.tensorbus.distributed.algorithms.Joinable;
 import io.tensorbus.internal.distributed.Blocking;
 import io.tensorbus.internal.distributed.CoalescedBroadcast;
+import io.tensorbus.internal.distributed.Meters;
 import io.tensorbus.internal.tensor.Shapes;
 import io.tensorbus.nn.Module;
 import io.tensorbus.tensor.Tensor;
@@ -106,6 +107,7 @@ public final class DistributedDataParallel extends Module implements Joinable, A
     @Override
     public Tensor forward(Tensor input) {
         Objects.requireNonNull(input, "input must not be null");
+        long begin = Meters.start();
         boolean sync = Autograd.isGradEnabled() && requireGradSync;
         if (sync) {
             reducer.checkPriorReductionFinished();
@@ -120,7 +122,7 @@ public final class DistributedDataParallel extends Module implements Joinable, A
         }
         Tensor output = module.forward(input);
         if (sync) {
-            reducer.prepareForBackward(output);
+            reducer.prepareForBackward(output, begin);
         }
         return output;
     }

@@ -62,6 +62,9 @@ final class Reducer {
     private boolean delayAllReduce;
     private Tensor usedMap;
     private Future<Void> usedMapWork;
+    private final StepMeters meters;
+    /** When this step's forward began ({@code Meters.start()}; 0 when metrics are off). */
+    private long stepBegin;
     private long completedIterations;
     private RuntimeException failure;
     private Duration exposed = Duration.ZERO;
@@ -69,6 +72,7 @@ final class Reducer {
     Reducer(ProcessGroup group, List<Tensor> params, List<String> names, long firstCapBytes, long capBytes,
             boolean gradientAsBucketView, boolean findUnused, boolean staticGraph) {
         this.group = group;
+        this.meters = new StepMeters(group);
         this.params = List.copyOf(params);
         this.names = List.copyOf(names);
         this.gradientAsBucketView = gradientAsBucketView;
@@ -141,8 +145,9 @@ final class Reducer {
      * one did not finish, then arms the hooks. With unused-parameter detection, walks the graph from
      * {@code output} to find the parameters that will get no gradient.
      */
-    void prepareForBackward(Tensor output) {
+    void prepareForBackward(Tensor output, long forwardBegin) {
         checkPriorReductionFinished();
+        stepBegin = forwardBegin;
         Arrays.fill(ready, false);
         Arrays.fill(hookCalls, 0);
         buckets.forEach(Bucket::reset);
@@ -260,6 +265,7 @@ final class Reducer {
         } catch (RuntimeException e) {
             b.work = Future.failedFuture(e);
         }
+        meters.launched(b);
     }
 
     /** With unused-parameter detection, the per-parameter "used on this rank" flags are summed over ranks. */
@@ -292,8 +298,10 @@ final class Reducer {
                 staticHookCalls = hookCalls.clone();
             }
             completedIterations++;
+            meters.ended(stepBegin, start, buckets, null);
         } catch (RuntimeException e) {
             failure = e;
+            meters.ended(stepBegin, start, buckets, e);
             throw e;
         } finally {
             expectHooks = false;

@@ -105,6 +105,10 @@ public class LaunchFlags implements Cli.PassesArgumentsOn {
     @Option(names = {"--local-ranks-filter", "--local_ranks_filter"}, paramLabel = "L",
             description = "show only these local ranks' output on the console, as 0 or 0,2")
     String localRanksFilter;
+    @Option(names = "--metrics-port", paramLabel = "P", description = {"serve each rank's meters to Prometheus at"
+        + " http://127.0.0.1:P+LOCAL_RANK/metrics (with --ranks-as-threads, all of them on P); TENSORBUS_METRICS_HOST"
+        + " names another address to listen on, whose scrapes must then carry the job secret's bearer token"})
+    Integer metricsPort;
     @Option(names = "--timeout", paramLabel = "SECONDS",
             description = "stop every process and fail when the job runs longer (default: no limit)")
     Integer timeout;
@@ -166,13 +170,21 @@ public class LaunchFlags implements Cli.PassesArgumentsOn {
         ElasticOptions elastic = elastic(addr);
         if (elastic != null) {
             return new LaunchOptions(n, elastic.maxNodes(), 0, addr, 0, limit, what, whatArgs, false, cp, jar != null,
-                    restarts, every, logs, local, elastic, ranksAsThreads);
+                    restarts, every, logs, local, elastic, ranksAsThreads, metricsPort(n));
         }
         int nodes = ElasticOptions.nodeRange(nnodes)[0];
         int rank = checkFixedNodes(n, nodes, restarts);
         int port = masterPort != null ? masterPort : nodes > 1 ? LaunchOptions.DEFAULT_MULTI_NODE_PORT : 0;
         return new LaunchOptions(n, nodes, rank, addr, port, limit, what, whatArgs, false, cp, jar != null, restarts,
-                every, logs, local, null, ranksAsThreads);
+                every, logs, local, null, ranksAsThreads, metricsPort(n));
+    }
+
+    /** The checked {@code --metrics-port} for {@code n} ranks a node, or -1 when none is given. */
+    private int metricsPort(int n) {
+        if (metricsPort == null) {
+            return -1;
+        }
+        return Cli.range("--metrics-port", metricsPort, 1, 65536 - (ranksAsThreads ? 1 : n));
     }
 
     /** Checks the options of a fixed set of nodes together; returns this node's rank. */

@@ -32,11 +32,13 @@ import java.util.List;
  *     nodes that meet at {@code --master-addr}
  * @param ranksAsThreads true to run this node's ranks as threads of one JVM ({@code --ranks-as-threads},
  *     {@link RankThreads}) instead of one process each
+ * @param metricsPort the first port the ranks serve their meters to Prometheus on ({@code --metrics-port}: local rank
+ *     K of a process per rank on {@code metricsPort + K}, a JVM of rank threads on {@code metricsPort}), or -1 for none
  */
 public record LaunchOptions(int nprocPerNode, int nnodes, int nodeRank, String masterAddr, int masterPort,
         Duration timeout, String target, List<String> targetArgs, boolean help, String classPath, boolean jar,
         int maxRestarts, Duration monitorInterval, LaunchLogs logs, String localAddr, ElasticOptions elastic,
-        boolean ranksAsThreads) {
+        boolean ranksAsThreads, int metricsPort) {
     /** torchrun's default {@code --monitor-interval}. */
     public static final Duration DEFAULT_MONITOR_INTERVAL = Duration.ofMillis(100);
 
@@ -80,7 +82,13 @@ public record LaunchOptions(int nprocPerNode, int nnodes, int nodeRank, String m
      */
     public LaunchOptions forRound(int nnodes, int nodeRank, String masterAddr, int masterPort) {
         return new LaunchOptions(nprocPerNode, nnodes, nodeRank, masterAddr, masterPort, timeout, target, targetArgs,
-                help, classPath, jar, maxRestarts, monitorInterval, logs, localAddr, elastic, ranksAsThreads);
+                help, classPath, jar, maxRestarts, monitorInterval, logs, localAddr, elastic, ranksAsThreads,
+                metricsPort);
+    }
+
+    /** The port local rank {@code localRank} serves its meters on, or -1 for none. */
+    public int metricsPort(int localRank) {
+        return metricsPort < 0 ? -1 : ranksAsThreads ? metricsPort : metricsPort + localRank;
     }
 
     /** The JVMs this launcher starts at a time: one per rank, or one for all with {@link #ranksAsThreads}. */
@@ -133,7 +141,7 @@ public record LaunchOptions(int nprocPerNode, int nnodes, int nodeRank, String m
     /** The options of a run that only asked for {@code --help}. */
     static LaunchOptions helpOnly() {
         return new LaunchOptions(1, 1, 0, "127.0.0.1", 0, null, null, List.of(), true, null, false, 0,
-                DEFAULT_MONITOR_INTERVAL, LaunchLogs.consoleOnly(), null, null, false);
+                DEFAULT_MONITOR_INTERVAL, LaunchLogs.consoleOnly(), null, null, false, -1);
     }
 
     /** Where {@code -jar} stands among the leading options of {@code args}, or -1. */

@@ -1,8 +1,9 @@
 package io.tensorbus.workloads.cli;
 
 import com.sun.management.OperatingSystemMXBean;
-import io.tensorbus.internal.distributed.ProcessExit;
+import io.tensorbus.distributed.metrics.PrometheusEndpoint;
 import io.tensorbus.internal.distributed.AdvertisedHost;
+import io.tensorbus.internal.distributed.ProcessExit;
 import io.tensorbus.workloads.demo.ProgressBar;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -282,6 +283,9 @@ final class LaunchedRank {
         env.put(POCL_CACHE_DIR, poclCacheDir(env.get(POCL_CACHE_DIR), rank));
         if (o.localAddr() != null) {
             env.put(AdvertisedHost.LOCAL_ADDR_ENV, o.localAddr());
+        }
+        if (o.metricsPort(localRank) > 0) {
+            env.put(PrometheusEndpoint.PORT_ENV, Integer.toString(o.metricsPort(localRank)));
         }
         if (o.storeHostedByLauncher()) {
             env.put("TENSORBUS_STORE_HOSTED", "1");

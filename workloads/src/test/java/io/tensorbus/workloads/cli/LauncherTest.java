@@ -2,6 +2,7 @@ package io.tensorbus.workloads.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.tensorbus.workloads.demo.WorkerVerticle;
@@ -426,5 +427,24 @@ class LauncherTest {
         assertEquals(0, Main.run(new String[] {"help"}, new PrintStream(out, true, StandardCharsets.UTF_8),
                 new PrintStream(err, true, StandardCharsets.UTF_8)));
         assertContains(out(), "  launch ");
+    }
+
+    @Test
+    void eachRankProcessGetsAMetricsPortOfItsOwnAndRankThreadsShareOne() {
+        LaunchOptions o = LaunchOptions.parse(List.of("--metrics-port", "9400", "--nproc-per-node", "3", ECHO));
+        assertEquals(List.of(9400, 9401, 9402), List.of(o.metricsPort(0), o.metricsPort(1), o.metricsPort(2)));
+        LaunchOptions threads = LaunchOptions.parse(List.of("--ranks-as-threads", "--metrics-port", "9400",
+                "--nproc-per-node", "3", ECHO));
+        assertEquals(9400, threads.metricsPort(2));
+        assertEquals(-1, LaunchOptions.parse(List.of("--nproc-per-node", "3", ECHO)).metricsPort(0));
+    }
+
+    @Test
+    void aMetricsPortWhoseRanksWouldPassTheLastPortIsRefused() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> LaunchOptions.parse(List.of("--metrics-port", "65535", "--nproc-per-node", "2", ECHO)));
+        assertTrue(e.getMessage().contains("--metrics-port"), e.getMessage());
+        assertEquals(65535, LaunchOptions.parse(List.of("--ranks-as-threads", "--metrics-port", "65535",
+                "--nproc-per-node", "2", ECHO)).metricsPort(1));
     }
 }

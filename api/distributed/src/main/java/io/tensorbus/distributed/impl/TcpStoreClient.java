@@ -2,6 +2,7 @@ package io.tensorbus.distributed.impl;
 
 import io.tensorbus.c10d.JobSecret;
 import io.tensorbus.distributed.TcpStore;
+import io.tensorbus.internal.distributed.Meters;
 import io.tensorbus.spi.support.SecretHandshake;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -15,6 +16,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledFuture;
@@ -32,6 +34,8 @@ import static io.tensorbus.distributed.impl.TcpStoreProtocol.*;
  * server.
  */
 public final class TcpStoreClient implements TcpStore {
+    /** The timer of store requests ({@link io.tensorbus.distributed.metrics.TensorbusMetrics}). */
+    public static final String STORE_METER = Meters.PREFIX + "store";
 
     private static final System.Logger LOG = System.getLogger(TcpStoreClient.class.getName());
     private static final long FIRST_RETRY_MS = 50;
@@ -285,10 +289,16 @@ public final class TcpStoreClient implements TcpStore {
      * @throws IllegalArgumentException at once when the request exceeds the frame limit
      */
     private Future<Buffer> send(byte command, Consumer<Buffer> fields, Duration deadline, String what) {
+        long begin = Meters.start();
         long id = ids.incrementAndGet();
         Buffer frame = request(command, id);
         fields.accept(frame);
-        return call(id, frame, deadline, what);
+        Future<Buffer> reply = call(id, frame, deadline, what);
+        if (begin != 0) {
+            reply.onComplete(r -> Meters.operation(STORE_METER, begin, 0, r.cause(), "store", "tcp", "op",
+                    TcpStoreProtocol.commandName(command).toLowerCase(Locale.ROOT)));
+        }
+        return reply;
     }
 
     private Future<Buffer> call(long id, Buffer frame, Duration deadline, String what) {

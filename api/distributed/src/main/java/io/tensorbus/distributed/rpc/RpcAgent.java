@@ -1,8 +1,10 @@
 package io.tensorbus.distributed.rpc;
 
+import io.micrometer.core.instrument.Meter;
 import io.tensorbus.c10d.Store;
 import io.tensorbus.distributed.autograd.DistAutograd;
 import io.tensorbus.internal.distributed.Blocking;
+import io.tensorbus.internal.distributed.Meters;
 import io.tensorbus.internal.distributed.autograd.AutogradTransport;
 import io.tensorbus.internal.distributed.autograd.DistAutogradRuntime;
 import io.tensorbus.internal.tensor.TensorInternals;
@@ -90,6 +92,21 @@ public final class RpcAgent {
         long sweep = vertx.setPeriodic(Math.clamp(options.timeout().toMillis() / 2, 100, 60_000),
                 t -> worker.autograd().expireIdle(idle));
         onClose(() -> vertx.cancelTimer(sweep));
+        registerGauges();
+    }
+
+    /** The gauges of this agent ({@link io.tensorbus.distributed.metrics.TensorbusMetrics}), removed at close. */
+    private void registerGauges() {
+        String name = self().name();
+        Meter[] gauges = {
+            Meters.gauge(RpcCalls.CALLS_METER + ".in.flight", calls, RpcCalls::pendingCount, null, "worker", name),
+            Meters.gauge(Meters.PREFIX + "rrefs", rrefs, r -> r.owned().size(), null, "worker", name, "role",
+                    "owner"),
+            Meters.gauge(Meters.PREFIX + "rrefs", rrefs, RRefContext::users, null, "worker", name, "role", "user"),
+            Meters.gauge(Meters.PREFIX + "dist.autograd.contexts", worker.autograd(),
+                    DistAutogradRuntime::contextCount, null, "worker", name),
+        };
+        onClose(() -> Meters.remove(gauges));
     }
 
     /**

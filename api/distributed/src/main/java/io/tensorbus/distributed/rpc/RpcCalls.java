@@ -2,11 +2,13 @@ package io.tensorbus.distributed.rpc;
 
 import io.netty.buffer.ByteBuf;
 import io.tensorbus.distributed.rpc.impl.RpcFrame;
+import io.tensorbus.internal.distributed.Meters;
 import io.tensorbus.internal.distributed.autograd.DistAutogradContext;
 import io.vertx.core.AsyncResult;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.net.NetClient;
+import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -25,6 +27,8 @@ import java.util.function.BiFunction;
  * loops.
  */
 final class RpcCalls implements RpcCaller {
+    /** The timer of calls this worker made (and the counter of their argument bytes). */
+    static final String CALLS_METER = Meters.PREFIX + "rpc.calls";
     private final LocalWorker worker;
     private final NetClient client;
     private final RRefContext rrefs;
@@ -84,6 +88,7 @@ final class RpcCalls implements RpcCaller {
         long id = ids.incrementAndGet();
         RpcCall call = new RpcCall(id, target, function, body.forks());
         pending.put(id, call);
+        measure(call, body);
         try {
             long timer = worker.vertx().setTimer(timeout.toMillis(),
                     t -> fail(id, new RpcTimeoutException("'" + function
@@ -113,6 +118,16 @@ final class RpcCalls implements RpcCaller {
             fail(id, closed ? new RpcException("the RPC agent of " + worker.self() + " is shut down", e) : e);
         }
         return (Future<T>) call.promise().future();
+    }
+
+    /** Times {@code call} and counts the bytes of its {@code body} when metrics are on. */
+    private void measure(RpcCall call, RpcPayload.Encoded body) {
+        long begin = Meters.start();
+        if (begin != 0) {
+            long bytes = body.body().length + body.segments().stream().mapToLong(MemorySegment::byteSize).sum();
+            call.promise().future().onComplete(r -> Meters.operation(CALLS_METER, begin, bytes, r.cause(), "worker",
+                    worker.self().name(), "function", call.function()));
+        }
     }
 
     /**

@@ -1,6 +1,7 @@
 package io.tensorbus.distributed.rpc;
 
 import io.tensorbus.distributed.rpc.impl.RpcFrame;
+import io.tensorbus.internal.distributed.Meters;
 import io.tensorbus.internal.distributed.autograd.DistAutogradContext;
 import io.tensorbus.internal.distributed.autograd.DistAutogradRuntime;
 import io.vertx.core.AsyncResult;
@@ -30,6 +31,8 @@ final class RpcServe implements RpcServing {
     private static final int MAX_STACK = 8192;
     /** Longest exception message sent back, in characters. */
     private static final int MAX_MESSAGE = 2048;
+    /** The timer of calls this worker ran for others (and for itself). */
+    static final String SERVED_METER = Meters.PREFIX + "rpc.served";
     private static final System.Logger LOG = System.getLogger(RpcServe.class.getName());
 
     private final LocalWorker worker;
@@ -160,12 +163,20 @@ final class RpcServe implements RpcServing {
      * {@code context} (may be null) current wherever it runs; the future holds its result.
      */
     Future<Object> invoke(WorkerInfo caller, List<Object> values, DistAutogradContext context) {
+        long begin = Meters.start();
+        Future<Object> result;
         try {
             // The context is current while the call is dispatched, so the pool tasks it starts inherit it.
-            return worker.autograd().callIn(context, () -> invoke(caller, values));
+            result = worker.autograd().callIn(context, () -> invoke(caller, values));
         } catch (Exception e) {
-            return Future.failedFuture(e);
+            result = Future.failedFuture(e);
         }
+        if (begin != 0) {
+            String function = values.isEmpty() ? "" : String.valueOf(values.get(0));
+            result.onComplete(r -> Meters.operation(SERVED_METER, begin, 0, r.cause(), "worker",
+                    worker.self().name(), "function", function));
+        }
+        return result;
     }
 
     @Override

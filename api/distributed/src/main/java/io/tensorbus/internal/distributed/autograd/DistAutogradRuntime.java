@@ -106,6 +106,11 @@ public final class DistAutogradRuntime implements DistAutograd {
         return info;
     }
 
+    /** The number of contexts alive on this worker (its own and those its peers started). */
+    public int contextCount() {
+        return container.size();
+    }
+
     /** The context the calls this thread makes now record in, or null when there is none. */
     public DistAutogradContext current() {
         DistAutogradContext c = current.get();

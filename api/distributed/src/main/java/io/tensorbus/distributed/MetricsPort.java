@@ -1,0 +1,31 @@
+package io.tensorbus.distributed;
+
+import io.tensorbus.distributed.metrics.PrometheusEndpoint;
+import io.vertx.core.Future;
+
+/**
+ * The Prometheus endpoint a job asks {@link Distributed#initProcessGroup} for through
+ * {@link PrometheusEndpoint#PORT_ENV} ({@code tensorbus launch --metrics-port}): started before the rendezvous, so
+ * that a port already taken fails this rank's set-up at once, naming the port.
+ */
+final class MetricsPort {
+    private MetricsPort() {
+    }
+
+    /** The endpoint {@code options}' environment asks for, once listening; succeeded at once when none is asked. */
+    static Future<?> start(InitOptions options) {
+        String port = options.environment().get(PrometheusEndpoint.PORT_ENV);
+        if (port == null || port.isBlank()) {
+            return Future.succeededFuture();
+        }
+        Future<PrometheusEndpoint> endpoint;
+        try {
+            endpoint = PrometheusEndpoint.fromEnvironment(options.environment(), options.secret());
+        } catch (NoClassDefFoundError e) {
+            throw new IllegalStateException(PrometheusEndpoint.PORT_ENV + " asks for a Prometheus endpoint, which"
+                    + " needs io.micrometer:micrometer-registry-prometheus on the class path", e);
+        }
+        return endpoint.recover(e -> Future.failedFuture(new IllegalStateException("cannot serve metrics on port "
+                + port + " (" + PrometheusEndpoint.PORT_ENV + "): " + e.getMessage(), e)));
+    }
+}

@@ -1,0 +1,68 @@
+package io.tensorbus.distributed.metrics;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.binder.MeterBinder;
+import io.tensorbus.internal.distributed.Meters;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * Turns tensorbus's meters on for a Micrometer registry, as Micrometer's own binders do
+ * ({@code new TensorbusMetrics().bindTo(registry)}); {@link #close()} turns them off again. Metrics are off until a
+ * registry is bound, and then cost the recording sites nothing but a branch. Every process group, RPC agent, DDP
+ * model, pipeline and store of this process reports to every bound registry, tagged with its rank or worker:
+ *
+ * <ul>
+ *   <li>{@code tensorbus.collective} (timer; tags {@code group}, {@code rank}, {@code op}, {@code dtype},
+ *       {@code size}, {@code outcome}) and {@code tensorbus.collective.bytes} (counter of the bytes this rank
+ *       contributed); {@code tensorbus.p2p} and {@code tensorbus.p2p.bytes} for sends and receives;</li>
+ *   <li>{@code tensorbus.rpc.calls} (timer of calls made; tags {@code worker}, {@code function},
+ *       {@code outcome}), {@code tensorbus.rpc.calls.bytes} (arguments sent), {@code tensorbus.rpc.served}
+ *       (calls run for others), {@code tensorbus.rpc.calls.in.flight}, {@code tensorbus.rrefs} (tag {@code role}:
+ *       {@code owner} or {@code user}) and {@code tensorbus.dist.autograd.contexts} (gauges);</li>
+ *   <li>{@code tensorbus.ddp.step} (timer from forward to the last bucket's reduced gradients),
+ *       {@code tensorbus.ddp.bucket.allreduce} (timer) and {@code tensorbus.ddp.overlap} (the share of a step's
+ *       bucket reductions that ran during backward, 0 to 1);</li>
+ *   <li>{@code tensorbus.pipeline.stage.busy} (timer per stage and pass) and {@code tensorbus.pipeline.bubble}
+ *       (the idle share of a step, 0 to 1);</li>
+ *   <li>{@code tensorbus.store} (timer of store requests; tag {@code op});</li>
+ *   <li>{@code tensorbus.memory.allocated}, {@code tensorbus.memory.peak} and {@code tensorbus.memory.cached}
+ *       (gauges in bytes of the host's caching allocator; tag {@code device}).</li>
+ * </ul>
+ *
+ * <p>Timers publish a percentile histogram (1 us to 10 min), so Prometheus can compute latency quantiles across
+ * ranks. The {@code size} tag is the message's size class ({@code <=16B}, {@code <=256B}, ... {@code >256MiB}).
+ * Thread-safe.
+ */
+public final class TensorbusMetrics implements MeterBinder, AutoCloseable {
+    private final List<MeterRegistry> bound = new ArrayList<>();
+
+    /** A binder with no registry yet. */
+    public TensorbusMetrics() {
+    }
+
+    /**
+     * Reports tensorbus's meters to {@code registry} from now on, those of groups and agents made before included.
+     *
+     * @throws NullPointerException when {@code registry} is null
+     */
+    @Override
+    public synchronized void bindTo(MeterRegistry registry) {
+        Objects.requireNonNull(registry, "registry");
+        Meters.bind(registry);
+        bound.add(registry);
+    }
+
+    /** Stops reporting to the registries this binder bound; metrics turn off when no binder holds one. */
+    @Override
+    public synchronized void close() {
+        bound.forEach(Meters::unbind);
+        bound.clear();
+    }
+
+    /** True when some registry is bound, that is, when tensorbus records its meters. */
+    public static boolean enabled() {
+        return Meters.on();
+    }
+}

@@ -1,0 +1,58 @@
+package io.tensorbus.parallel;
+
+import io.tensorbus.distributed.ProcessGroup;
+import io.tensorbus.internal.distributed.Meters;
+import java.util.List;
+
+/**
+ * The meters of one DDP model's synchronised steps ({@link io.tensorbus.distributed.metrics.TensorbusMetrics}): the
+ * step from forward to reduced gradients, each bucket's all-reduce, and the share of the reductions' time that ran
+ * while backward was still computing (DDP's reason to bucket). Used on the training thread; the bucket times are
+ * written by the reductions' completions.
+ */
+final class StepMeters {
+    static final String STEP = Meters.PREFIX + "ddp.step";
+    static final String BUCKET = Meters.PREFIX + "ddp.bucket.allreduce";
+    static final String OVERLAP = Meters.PREFIX + "ddp.overlap";
+    private final String rank;
+
+    StepMeters(ProcessGroup group) {
+        this.rank = Integer.toString(group.isMember() ? group.globalRank(group.rank()) : -1);
+    }
+
+    /** Times bucket {@code b}'s reduction, just launched, when metrics are on. */
+    void launched(Bucket b) {
+        long begin = Meters.start();
+        b.launchedNanos = begin;
+        b.reducedNanos = 0;
+        if (begin != 0) {
+            long bytes = b.buffer.numel() * b.buffer.dtype().byteSize();
+            b.work.onComplete(r -> {
+                b.reducedNanos = System.nanoTime();
+                Meters.operation(BUCKET, begin, bytes, r.cause(), "rank", rank);
+            });
+        }
+    }
+
+    /**
+     * Records a step that began (its forward) at {@code stepBegin} and whose backward ended at
+     * {@code backwardEnd}; its {@code buckets} are reduced.
+     */
+    void ended(long stepBegin, long backwardEnd, List<Bucket> buckets, Throwable failure) {
+        if (stepBegin == 0 || !Meters.on()) {
+            return;
+        }
+        Meters.operation(STEP, stepBegin, 0, failure, "rank", rank);
+        long total = 0;
+        long during = 0;
+        for (Bucket b : buckets) {
+            if (b.launchedNanos != 0 && b.reducedNanos != 0) {
+                total += b.reducedNanos - b.launchedNanos;
+                during += Math.max(0, Math.min(b.reducedNanos, backwardEnd) - b.launchedNanos);
+            }
+        }
+        if (failure == null && total > 0) {
+            Meters.summary(OVERLAP, (double) during / total, "rank", rank);
+        }
+    }
+}
