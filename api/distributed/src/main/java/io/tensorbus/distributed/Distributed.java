@@ -58,11 +58,18 @@ public final class Distributed {
             throw new NullPointerException("options");
         }
         BackendProvider provider = BackendProvider.named(options.backend());
-        Future<?> metrics = processDefault ? MetricsPort.start(options) : Future.succeededFuture();
+        Future<?> metrics = processDefault ? MetricsPort.start(options) : null;
+        Future<ProcessGroup> group = connect(options, provider, processDefault);
+        return metrics == null ? group : MetricsPort.joined(metrics, group);
+    }
+
+    /** Rendezvous and the backend's connections of a new group. */
+    private static Future<ProcessGroup> connect(InitOptions options, BackendProvider provider,
+                                                boolean processDefault) {
         Vertx vertx = options.vertx() != null ? options.vertx() : newVertx();
         boolean ownsVertx = options.vertx() == null;
         Object scope = RankEnvironment.scope();
-        return metrics.compose(m -> Rendezvous.resolve(options, vertx)).compose(rv -> {
+        return Rendezvous.resolve(options, vertx).compose(rv -> {
             Store scoped = new PrefixStore(options.groupName(), rv.store());
             Map<String, String> props = new HashMap<>(options.properties());
             props.putIfAbsent("tcp.bindHost", rv.bindHost());

@@ -1,5 +1,6 @@
 package io.tensorbus.distributed;
 
+import io.tensorbus.DType;
 import io.tensorbus.internal.distributed.Meters;
 import io.tensorbus.spi.DeviceBuffer;
 import io.vertx.core.Future;
@@ -13,6 +14,8 @@ import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 
@@ -83,7 +86,12 @@ public final class FlightRecorder {
         }
     }
 
+    /** What tells the meters of one kind of operation apart. */
+    private record MeterKey(boolean collective, String op, DType dtype, String size) {
+    }
+
     private final ProcessGroup group;
+    private final Map<MeterKey, Meters.Operation> meters = new ConcurrentHashMap<>();
     private final Entry[] ring;
     private final AtomicBoolean dumped = new AtomicBoolean();
     private long collectives;
@@ -144,11 +152,9 @@ public final class FlightRecorder {
     private <T> Future<T> record(boolean collective, String op, int peer, long begin, Future<T> work,
                                  DeviceBuffer... buffers) {
         if (begin != 0) {
-            String dtype = buffers.length == 0 ? "none" : buffers[0].dtype().toString();
             long bytes = buffers.length == 0 ? 0 : buffers[0].byteSize();
-            work.onComplete(ar -> Meters.operation(collective ? COLLECTIVE_METER : P2P_METER, begin, bytes,
-                    ar.cause(), "group", group.name(), "rank", Integer.toString(globalRank()), "op", op, "dtype",
-                    dtype, "size", Meters.sizeClass(bytes)));
+            Meters.Operation m = meters(collective, op, buffers.length == 0 ? null : buffers[0].dtype(), bytes);
+            work.onComplete(ar -> m.record(begin, bytes, ar.cause()));
         }
         if (ring.length == 0) {
             return work;
@@ -165,6 +171,15 @@ public final class FlightRecorder {
         }
         work.onComplete(ar -> finish(e, ar.cause()));
         return work;
+    }
+
+    /** The meters of {@code op} on {@code dtype} (null: none) in the size class of {@code bytes}, kept per group. */
+    private Meters.Operation meters(boolean collective, String op, DType dtype, long bytes) {
+        String size = Meters.sizeClass(bytes);
+        return meters.computeIfAbsent(new MeterKey(collective, op, dtype, size), k -> Meters.operation(
+                collective ? COLLECTIVE_METER : P2P_METER, true, "group", group.name(), "rank",
+                Integer.toString(globalRank()), "op", op, "dtype", dtype == null ? "none" : dtype.toString(), "size",
+                size));
     }
 
     private void finish(Entry e, Throwable cause) {

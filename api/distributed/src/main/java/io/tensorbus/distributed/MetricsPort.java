@@ -5,8 +5,10 @@ import io.vertx.core.Future;
 
 /**
  * The Prometheus endpoint a job asks {@link Distributed#initProcessGroup} for through
- * {@link PrometheusEndpoint#PORT_ENV} ({@code tensorbus launch --metrics-port}): started before the rendezvous, so
- * that a port already taken fails this rank's set-up at once, naming the port.
+ * {@link PrometheusEndpoint#PORT_ENV} ({@code tensorbus launch --metrics-port}): started beside the rendezvous, not
+ * before it, so that the group's set-up runs on the caller's thread as without metrics (a continuation of the
+ * endpoint's future would run it on the endpoint's event loop); a port already taken fails this rank's set-up,
+ * naming the port.
  */
 final class MetricsPort {
     private MetricsPort() {
@@ -27,5 +29,11 @@ final class MetricsPort {
         }
         return endpoint.recover(e -> Future.failedFuture(new IllegalStateException("cannot serve metrics on port "
                 + port + " (" + PrometheusEndpoint.PORT_ENV + "): " + e.getMessage(), e)));
+    }
+
+    /** {@code group} once {@code metrics} listens too; when it cannot, the group is destroyed and that is the cause. */
+    static Future<ProcessGroup> joined(Future<?> metrics, Future<ProcessGroup> group) {
+        return group.compose(pg -> metrics.transform(m -> m.succeeded() ? Future.succeededFuture(pg)
+                : pg.destroy().transform(d -> Future.failedFuture(m.cause()))));
     }
 }

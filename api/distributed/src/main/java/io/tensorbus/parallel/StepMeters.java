@@ -14,10 +14,15 @@ final class StepMeters {
     static final String STEP = Meters.PREFIX + "ddp.step";
     static final String BUCKET = Meters.PREFIX + "ddp.bucket.allreduce";
     static final String OVERLAP = Meters.PREFIX + "ddp.overlap";
-    private final String rank;
+    private final Meters.Operation step;
+    private final Meters.Operation bucket;
+    private final Meters.Summary overlap;
 
     StepMeters(ProcessGroup group) {
-        this.rank = Integer.toString(group.isMember() ? group.globalRank(group.rank()) : -1);
+        String rank = Integer.toString(group.isMember() ? group.globalRank(group.rank()) : -1);
+        this.step = Meters.operation(STEP, false, "rank", rank);
+        this.bucket = Meters.operation(BUCKET, true, "rank", rank);
+        this.overlap = Meters.summary(OVERLAP, "rank", rank);
     }
 
     /** Times bucket {@code b}'s reduction, just launched, when metrics are on. */
@@ -29,7 +34,7 @@ final class StepMeters {
             long bytes = b.buffer.numel() * b.buffer.dtype().byteSize();
             b.work.onComplete(r -> {
                 b.reducedNanos = System.nanoTime();
-                Meters.operation(BUCKET, begin, bytes, r.cause(), "rank", rank);
+                bucket.record(begin, bytes, r.cause());
             });
         }
     }
@@ -42,7 +47,7 @@ final class StepMeters {
         if (stepBegin == 0 || !Meters.on()) {
             return;
         }
-        Meters.operation(STEP, stepBegin, 0, failure, "rank", rank);
+        step.record(stepBegin, 0, failure);
         long total = 0;
         long during = 0;
         for (Bucket b : buckets) {
@@ -52,7 +57,7 @@ final class StepMeters {
             }
         }
         if (failure == null && total > 0) {
-            Meters.summary(OVERLAP, (double) during / total, "rank", rank);
+            overlap.record((double) during / total);
         }
     }
 }

@@ -36,6 +36,7 @@ import static io.tensorbus.distributed.impl.TcpStoreProtocol.*;
 public final class TcpStoreClient implements TcpStore {
     /** The timer of store requests ({@link io.tensorbus.distributed.metrics.TensorbusMetrics}). */
     public static final String STORE_METER = Meters.PREFIX + "store";
+    private static final Meters.Operation[] METERS = new Meters.Operation[TcpStoreProtocol.MULTI_SET + 1];
 
     private static final System.Logger LOG = System.getLogger(TcpStoreClient.class.getName());
     private static final long FIRST_RETRY_MS = 50;
@@ -295,10 +296,21 @@ public final class TcpStoreClient implements TcpStore {
         fields.accept(frame);
         Future<Buffer> reply = call(id, frame, deadline, what);
         if (begin != 0) {
-            reply.onComplete(r -> Meters.operation(STORE_METER, begin, 0, r.cause(), "store", "tcp", "op",
-                    TcpStoreProtocol.commandName(command).toLowerCase(Locale.ROOT)));
+            Meters.Operation m = meters(command);
+            reply.onComplete(r -> m.record(begin, 0, r.cause()));
         }
         return reply;
+    }
+
+    /** The meters of requests {@code command}, resolved at its first use (a race resolves the same twice). */
+    private static Meters.Operation meters(byte command) {
+        Meters.Operation m = METERS[command];
+        if (m == null) {
+            m = Meters.operation(STORE_METER, false, "store", "tcp", "op",
+                    TcpStoreProtocol.commandName(command).toLowerCase(Locale.ROOT));
+            METERS[command] = m;
+        }
+        return m;
     }
 
     private Future<Buffer> call(long id, Buffer frame, Duration deadline, String what) {

@@ -1,6 +1,5 @@
 package io.tensorbus.distributed.rpc;
 
-import io.micrometer.core.instrument.Meter;
 import io.tensorbus.c10d.Store;
 import io.tensorbus.distributed.autograd.DistAutograd;
 import io.tensorbus.internal.distributed.Blocking;
@@ -17,6 +16,7 @@ import io.vertx.core.net.NetClient;
 import io.vertx.core.net.NetServer;
 import io.vertx.core.net.NetSocket;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -98,7 +98,7 @@ public final class RpcAgent {
     /** The gauges of this agent ({@link io.tensorbus.distributed.metrics.TensorbusMetrics}), removed at close. */
     private void registerGauges() {
         String name = self().name();
-        Meter[] gauges = {
+        Meters.GaugeHandle[] gauges = {
             Meters.gauge(RpcCalls.CALLS_METER + ".in.flight", calls, RpcCalls::pendingCount, null, "worker", name),
             Meters.gauge(Meters.PREFIX + "rrefs", rrefs, r -> r.owned().size(), null, "worker", name, "role",
                     "owner"),
@@ -106,7 +106,7 @@ public final class RpcAgent {
             Meters.gauge(Meters.PREFIX + "dist.autograd.contexts", worker.autograd(),
                     DistAutogradRuntime::contextCount, null, "worker", name),
         };
-        onClose(() -> Meters.remove(gauges));
+        onClose(() -> Arrays.stream(gauges).forEach(Meters.GaugeHandle::remove));
     }
 
     /**

@@ -38,6 +38,8 @@ final class RpcCalls implements RpcCaller {
     private final Map<Long, RpcCall> pending = new ConcurrentHashMap<>();
     private final Map<Integer, Future<RpcOutgoing>> outgoing = new ConcurrentHashMap<>();
     private final Map<Integer, String> lost = new ConcurrentHashMap<>();
+    /** The meters of the calls of each function. */
+    private final Map<String, Meters.Operation> meters = new ConcurrentHashMap<>();
     /** The workers known gone (a connection to them closed while up, or they left the cluster), with why. */
     private final Map<Integer, String> gone = new ConcurrentHashMap<>();
     private volatile boolean closed;
@@ -125,8 +127,9 @@ final class RpcCalls implements RpcCaller {
         long begin = Meters.start();
         if (begin != 0) {
             long bytes = body.body().length + body.segments().stream().mapToLong(MemorySegment::byteSize).sum();
-            call.promise().future().onComplete(r -> Meters.operation(CALLS_METER, begin, bytes, r.cause(), "worker",
-                    worker.self().name(), "function", call.function()));
+            Meters.Operation m = meters.computeIfAbsent(call.function(), f -> Meters.operation(CALLS_METER, true,
+                    "worker", worker.self().name(), "function", f));
+            call.promise().future().onComplete(r -> m.record(begin, bytes, r.cause()));
         }
     }
 

@@ -14,7 +14,9 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.Semaphore;
@@ -41,6 +43,8 @@ final class RpcServe implements RpcServing {
     private final Semaphore permits;
     /** What {@link RpcAgent#current()} returns while a function of this worker runs. */
     private final RpcAgent agent;
+    /** The meters of the served calls of each function. */
+    private final Map<String, Meters.Operation> meters = new ConcurrentHashMap<>();
 
     RpcServe(LocalWorker worker, RRefContext rrefs, ExecutorService executor, Semaphore permits, RpcAgent agent) {
         this.worker = worker;
@@ -173,8 +177,9 @@ final class RpcServe implements RpcServing {
         }
         if (begin != 0) {
             String function = values.isEmpty() ? "" : String.valueOf(values.get(0));
-            result.onComplete(r -> Meters.operation(SERVED_METER, begin, 0, r.cause(), "worker",
-                    worker.self().name(), "function", function));
+            Meters.Operation m = meters.computeIfAbsent(function, f -> Meters.operation(SERVED_METER, false,
+                    "worker", worker.self().name(), "function", f));
+            result.onComplete(r -> m.record(begin, 0, r.cause()));
         }
         return result;
     }

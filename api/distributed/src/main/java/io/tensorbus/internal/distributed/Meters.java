@@ -5,52 +5,61 @@ import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
-import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
 import io.tensorbus.tensor.HostMemory;
+import java.lang.ref.WeakReference;
 import java.time.Duration;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 import java.util.function.ToDoubleFunction;
 
 /**
- * The meters of this process: one composite registry the public {@code TensorbusMetrics} binds the application's
- * registries to, and the recording calls the groups, the RPC agent, DDP, pipelines and stores make. With no
- * registry bound, {@link #on()} is false and the recording sites skip all work: a volatile read and a branch.
- * Gauges are registered on the composite whether or not it is on (once per object, at its creation), so that a
- * registry bound later sees them too. Thread-safe.
+ * The meters of this process and the registries the public {@code TensorbusMetrics} binds: the recording handles
+ * the groups, the RPC agent, DDP and the stores keep ({@link Operation}, {@link Summary}) and the gauges they
+ * register ({@link GaugeHandle}). With no registry bound, {@link #on()} is false and {@link #start()} answers 0:
+ * the recording sites skip all work for a volatile read and a branch. A handle resolves its meters on every bound
+ * registry at its first use after a registry is bound or unbound, so recording costs the meters' own updates only;
+ * gauges are kept here and registered on each registry when it is bound, so that a registry bound late sees the
+ * gauges of objects made before. Thread-safe.
  */
 public final class Meters {
     /** The prefix of every meter name. */
     public static final String PREFIX = "tensorbus.";
-    /** Outcome tag values, as Micrometer's HTTP meters name them. */
+    /** The outcome tag of an operation that succeeded, as Micrometer's HTTP meters name it. */
     public static final String SUCCESS = "success";
     /** The outcome tag of a failed operation. */
     public static final String FAILURE = "failure";
-    private static final CompositeMeterRegistry REGISTRY = new CompositeMeterRegistry();
     private static final Duration MIN_EXPECTED = Duration.ofNanos(1_000);
     private static final Duration MAX_EXPECTED = Duration.ofMinutes(10);
-    private static final Map<Key, Timer> TIMERS = new ConcurrentHashMap<>();
-    private static final Map<Key, Counter> COUNTERS = new ConcurrentHashMap<>();
-    private static final Map<Key, DistributionSummary> SUMMARIES = new ConcurrentHashMap<>();
+    private static final String[] SIZE_CLASSES = {"<=16B", "<=256B", "<=4KiB", "<=64KiB", "<=1MiB", "<=16MiB",
+        "<=256MiB"};
+    private static final String LARGEST_SIZE_CLASS = ">256MiB";
+    private static final Map<Key, Operation> OPERATIONS = new ConcurrentHashMap<>();
+    private static final Map<Key, Summary> SUMMARIES = new ConcurrentHashMap<>();
+    private static final Set<GaugeHandle> GAUGES = ConcurrentHashMap.newKeySet();
     private static final Map<MeterRegistry, Integer> BINDINGS = new IdentityHashMap<>();
-    private static volatile boolean on;
+    private static volatile Snapshot current = new Snapshot(new MeterRegistry[0]);
 
     static {
-        Meters.gauge(PREFIX + "memory.allocated", Meters.class, c -> HostMemory.stats().allocatedBytes(), "bytes",
+        gauge(PREFIX + "memory.allocated", Meters.class, c -> HostMemory.stats().allocatedBytes(), "bytes",
                 "device", "cpu");
-        Meters.gauge(PREFIX + "memory.peak", Meters.class, c -> HostMemory.stats().peakAllocatedBytes(), "bytes",
+        gauge(PREFIX + "memory.peak", Meters.class, c -> HostMemory.stats().peakAllocatedBytes(), "bytes",
                 "device", "cpu");
-        Meters.gauge(PREFIX + "memory.cached", Meters.class, c -> HostMemory.stats().cachedBytes(), "bytes",
+        gauge(PREFIX + "memory.cached", Meters.class, c -> HostMemory.stats().cachedBytes(), "bytes",
                 "device", "cpu");
     }
 
-    /** A meter's name and tags, the key of the caches in front of the registry's own lookup. */
+    /** A meter's name and tags, the key of the handles' caches. */
     private record Key(String name, List<String> tags) {
+    }
+
+    /** The registries bound at one time; a new one is made at every bind and unbind. */
+    private record Snapshot(MeterRegistry[] registries) {
     }
 
     private Meters() {
@@ -58,82 +67,65 @@ public final class Meters {
 
     /** True when a registry is bound and operations should be recorded. */
     public static boolean on() {
-        return on;
+        return current.registries.length > 0;
     }
 
-    /** The composite registry every meter of tensorbus is registered on. */
-    public static MeterRegistry registry() {
-        return REGISTRY;
-    }
-
-    /** Adds {@code registry} to the composite (counting its bindings) and turns recording on. */
+    /** Binds {@code registry} (counting its bindings): recording turns on, and the live gauges appear on it. */
     public static synchronized void bind(MeterRegistry registry) {
         if (BINDINGS.merge(registry, 1, Integer::sum) == 1) {
-            REGISTRY.add(registry);
+            current = new Snapshot(BINDINGS.keySet().toArray(MeterRegistry[]::new));
+            GAUGES.forEach(g -> g.bindTo(registry));
         }
-        on = true;
     }
 
-    /** Takes one binding of {@code registry} back; its last removes it, and recording stops when none is left. */
+    /** Takes one binding of {@code registry} back; at its last, its gauges go, and recording stops with none left. */
     public static synchronized void unbind(MeterRegistry registry) {
-        Integer left = BINDINGS.computeIfPresent(registry, (r, n) -> n == 1 ? null : n - 1);
-        if (left == null) {
-            REGISTRY.remove(registry);
+        if (BINDINGS.computeIfPresent(registry, (r, n) -> n == 1 ? null : n - 1) == null) {
+            current = new Snapshot(BINDINGS.keySet().toArray(MeterRegistry[]::new));
+            GAUGES.forEach(g -> g.unbindFrom(registry));
         }
-        on = !BINDINGS.isEmpty();
     }
 
-    /** Now, for a later record, or 0 when metrics are off (the recording calls then ignore it). */
+    /** Now, for a later record, or 0 when metrics are off (the handles then record nothing). */
     public static long start() {
-        return on ? System.nanoTime() : 0;
+        return current.registries.length > 0 ? System.nanoTime() : 0;
     }
 
     /**
-     * Records one operation that started at {@code startNanos} ({@link #start()}) and ended now: a timer
-     * {@code name} with the {@code tags} (key, value pairs) and an {@code outcome} tag, and, when {@code bytes}
-     * is positive, the counter {@code name + ".bytes"} with the same tags but the outcome.
+     * The handle of operations {@code name} with {@code tags} (key, value pairs); with {@code countsBytes}, of
+     * their bytes too. Costs a lookup: keep what it answers.
      */
-    public static void operation(String name, long startNanos, long bytes, Throwable failure, String... tags) {
-        if (!on || startNanos == 0) {
-            return;
-        }
-        long elapsed = System.nanoTime() - startNanos;
-        timer(name, failure == null ? SUCCESS : FAILURE, tags).record(elapsed, TimeUnit.NANOSECONDS);
-        if (bytes > 0) {
-            counter(name + ".bytes", tags).increment(bytes);
-        }
+    public static Operation operation(String name, boolean countsBytes, String... tags) {
+        return OPERATIONS.computeIfAbsent(new Key(name, List.of(tags)), k -> new Operation(name, tags.clone(),
+                countsBytes));
     }
 
-    /** Adds {@code amount} to the counter {@code name} with {@code tags}. */
-    public static void count(String name, double amount, String... tags) {
-        if (on) {
-            counter(name, tags).increment(amount);
-        }
-    }
-
-    /** Records {@code value} in the distribution summary {@code name} with {@code tags}. */
-    public static void summary(String name, double value, String... tags) {
-        if (on) {
-            SUMMARIES.computeIfAbsent(new Key(name, List.of(tags)), k -> DistributionSummary.builder(name)
-                    .tags(tags).publishPercentiles(0.5, 0.9, 0.99).register(REGISTRY)).record(value);
-        }
+    /** The handle of the distribution summary {@code name} with {@code tags}: keep it. */
+    public static Summary summary(String name, String... tags) {
+        return SUMMARIES.computeIfAbsent(new Key(name, List.of(tags)), k -> new Summary(new Bound<>(r ->
+                DistributionSummary.builder(name).tags(tags).publishPercentiles(0.5, 0.9, 0.99).register(r))));
     }
 
     /**
-     * Registers a gauge {@code name} that reads {@code f} of {@code object} (held weakly, as Micrometer's gauges
-     * hold it), and answers it for {@link #remove}.
+     * A gauge {@code name} that reads {@code f} of {@code object} (held weakly: NaN once it is collected) on every
+     * bound registry, now and later, until {@link GaugeHandle#remove()}.
      */
-    public static <T> Meter gauge(String name, T object, ToDoubleFunction<T> f, String baseUnit, String... tags) {
-        return Gauge.builder(name, object, f).tags(tags).baseUnit(baseUnit).register(REGISTRY);
-    }
-
-    /** Removes {@code meters} from every registry (what an object registered when it closes). */
-    public static void remove(Meter... meters) {
-        for (Meter m : meters) {
-            if (m != null) {
-                REGISTRY.remove(m);
+    public static <T> GaugeHandle gauge(String name, T object, ToDoubleFunction<T> f, String baseUnit,
+                                        String... tags) {
+        WeakReference<T> ref = new WeakReference<>(object);
+        ToDoubleFunction<WeakReference<T>> read = r -> {
+            T o = r.get();
+            return o == null ? Double.NaN : f.applyAsDouble(o);
+        };
+        GaugeHandle g = new GaugeHandle(r -> Gauge.builder(name, ref, read).tags(tags).baseUnit(baseUnit)
+                .strongReference(true).register(r));
+        synchronized (Meters.class) {
+            GAUGES.add(g);
+            for (MeterRegistry r : current.registries) {
+                g.bindTo(r);
             }
         }
+        return g;
     }
 
     /**
@@ -142,29 +134,130 @@ public final class Meters {
      */
     public static String sizeClass(long bytes) {
         long bound = 16;
-        String[] names = {"16B", "256B", "4KiB", "64KiB", "1MiB", "16MiB", "256MiB"};
-        for (String n : names) {
+        for (String n : SIZE_CLASSES) {
             if (bytes <= bound) {
-                return "<=" + n;
+                return n;
             }
             bound <<= 4;
         }
-        return ">256MiB";
+        return LARGEST_SIZE_CLASS;
     }
 
-    private static Timer timer(String name, String outcome, String[] tags) {
-        String[] all = new String[tags.length + 2];
-        System.arraycopy(tags, 0, all, 0, tags.length);
-        all[tags.length] = "outcome";
-        all[tags.length + 1] = outcome;
-        return TIMERS.computeIfAbsent(new Key(name, List.of(all)), k -> Timer.builder(name).tags(Tags.of(all))
-                .publishPercentileHistogram().minimumExpectedValue(MIN_EXPECTED).maximumExpectedValue(MAX_EXPECTED)
-                .register(REGISTRY));
+    /** One meter on every bound registry, resolved again after each bind and unbind. */
+    private static final class Bound<M extends Meter> {
+        private record Resolved(Snapshot of, Meter[] meters) {
+        }
+
+        private final Function<MeterRegistry, M> register;
+        private volatile Resolved resolved;
+
+        Bound(Function<MeterRegistry, M> register) {
+            this.register = register;
+        }
+
+        /** The meter on each registry of {@code s}. */
+        Meter[] on(Snapshot s) {
+            Resolved r = resolved;
+            if (r == null || r.of != s) {
+                Meter[] meters = new Meter[s.registries.length];
+                for (int i = 0; i < meters.length; i++) {
+                    meters[i] = register.apply(s.registries[i]);
+                }
+                r = new Resolved(s, meters);
+                resolved = r;
+            }
+            return r.meters;
+        }
     }
 
-    private static Counter counter(String name, String[] tags) {
-        return COUNTERS.computeIfAbsent(new Key(name, List.of(tags)), k -> Counter.builder(name).tags(tags)
-                .baseUnit(name.endsWith(".bytes") ? "bytes" : null)
-                .register(REGISTRY));
+    /**
+     * The meters of one kind of operation ({@code name} with fixed tags): a timer per outcome, with a percentile
+     * histogram from 1 us to 10 min, and, where bytes are counted, the counter {@code name + ".bytes"}.
+     */
+    public static final class Operation {
+        private final Bound<Timer> success;
+        private final Bound<Timer> failure;
+        private final Bound<Counter> bytes;
+
+        private Operation(String name, String[] tags, boolean countsBytes) {
+            this.success = timer(name, tags, SUCCESS);
+            this.failure = timer(name, tags, FAILURE);
+            this.bytes = countsBytes ? new Bound<>(r -> Counter.builder(name + ".bytes").tags(tags).baseUnit("bytes")
+                    .register(r)) : null;
+        }
+
+        private static Bound<Timer> timer(String name, String[] tags, String outcome) {
+            return new Bound<>(r -> Timer.builder(name).tags(tags).tag("outcome", outcome).publishPercentileHistogram()
+                    .minimumExpectedValue(MIN_EXPECTED).maximumExpectedValue(MAX_EXPECTED).register(r));
+        }
+
+        /**
+         * Records one operation that started at {@code startNanos} ({@link #start()}; 0: metrics were off, and
+         * nothing is recorded) and ended now, failed when {@code cause} is not null, with {@code bytes} (counted
+         * when positive and this kind counts them).
+         */
+        public void record(long startNanos, long bytes, Throwable cause) {
+            Snapshot s = current;
+            if (startNanos == 0 || s.registries.length == 0) {
+                return;
+            }
+            long elapsed = System.nanoTime() - startNanos;
+            for (Meter t : (cause == null ? success : failure).on(s)) {
+                ((Timer) t).record(elapsed, TimeUnit.NANOSECONDS);
+            }
+            if (this.bytes != null && bytes > 0) {
+                for (Meter c : this.bytes.on(s)) {
+                    ((Counter) c).increment(bytes);
+                }
+            }
+        }
+    }
+
+    /** A distribution summary on every bound registry. */
+    public static final class Summary {
+        private final Bound<DistributionSummary> summary;
+
+        private Summary(Bound<DistributionSummary> summary) {
+            this.summary = summary;
+        }
+
+        /** Records {@code value} when metrics are on. */
+        public void record(double value) {
+            Snapshot s = current;
+            for (Meter m : summary.on(s)) {
+                ((DistributionSummary) m).record(value);
+            }
+        }
+    }
+
+    /** A gauge on every bound registry, until {@link #remove()}. */
+    public static final class GaugeHandle {
+        private final Function<MeterRegistry, Gauge> register;
+        private final Map<MeterRegistry, Gauge> registered = new IdentityHashMap<>();
+
+        private GaugeHandle(Function<MeterRegistry, Gauge> register) {
+            this.register = register;
+        }
+
+        private synchronized void bindTo(MeterRegistry r) {
+            registered.computeIfAbsent(r, register);
+        }
+
+        private synchronized void unbindFrom(MeterRegistry r) {
+            Gauge g = registered.remove(r);
+            if (g != null) {
+                r.remove(g);
+            }
+        }
+
+        /** Removes the gauge from every registry, now and later (what its object does when it closes). */
+        public void remove() {
+            synchronized (Meters.class) {
+                GAUGES.remove(this);
+                for (MeterRegistry r : current.registries) {
+                    unbindFrom(r);
+                }
+            }
+        }
     }
 }

@@ -10,6 +10,8 @@ import io.tensorbus.c10d.JobSecret;
 import io.tensorbus.distributed.Distributed;
 import io.tensorbus.distributed.InitOptions;
 import io.tensorbus.tensor.Tensor;
+import java.io.IOException;
+import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -97,15 +99,22 @@ class PrometheusEndpointTest {
             Map<String, String> env = new HashMap<>(System.getenv());
             env.put(PrometheusEndpoint.PORT_ENV, Integer.toString(taken.port()));
             env.put("MASTER_ADDR", "127.0.0.1");
-            env.put("MASTER_PORT", "0");
+            env.put("MASTER_PORT", Integer.toString(freePort()));
             env.put("RANK", "0");
             env.put("WORLD_SIZE", "1");
+            // The rank's group forms (a world of one), then it is destroyed for the port.
             Exception e = assertThrows(Exception.class, () -> Distributed.initProcessGroup(
                     InitOptions.builder().environment(env).build())
                     .await(10, TimeUnit.SECONDS));
             assertTrue(e.getMessage().contains("cannot serve metrics on port " + taken.port()), e.getMessage());
         } finally {
             taken.close();
+        }
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0)) {
+            return s.getLocalPort();
         }
     }
 }
