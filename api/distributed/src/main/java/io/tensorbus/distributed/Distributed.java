@@ -6,6 +6,8 @@ import io.tensorbus.distributed.impl.Rendezvous;
 import io.tensorbus.distributed.impl.SetupWatch;
 import io.tensorbus.internal.distributed.ProcessExit;
 import io.tensorbus.internal.distributed.RankEnvironment;
+import io.tensorbus.internal.distributed.TimelineClock;
+import io.tensorbus.internal.distributed.TimelineRecorder;
 import io.tensorbus.spi.Backend;
 import io.tensorbus.spi.BackendOptions;
 import io.tensorbus.spi.BackendProvider;
@@ -25,6 +27,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Function;
 import java.util.function.UnaryOperator;
 
 /**
@@ -60,7 +63,16 @@ public final class Distributed {
         BackendProvider provider = BackendProvider.named(options.backend());
         Future<?> metrics = processDefault ? MetricsPort.start(options) : null;
         Future<ProcessGroup> group = connect(options, provider, processDefault);
-        return metrics == null ? group : MetricsPort.joined(metrics, group);
+        return metrics == null ? group : then(group, pg -> metrics);
+    }
+
+    /**
+     * {@code made} once {@code step} of its group succeeded too; when the step fails, the group is destroyed and the
+     * step's failure is the cause.
+     */
+    private static Future<ProcessGroup> then(Future<ProcessGroup> made, Function<ProcessGroup, Future<?>> step) {
+        return made.compose(pg -> step.apply(pg).transform(m -> m.succeeded() ? Future.succeededFuture(pg)
+                : pg.destroy().transform(d -> Future.failedFuture(m.cause()))));
     }
 
     /** Rendezvous and the backend's connections of a new group. */
@@ -82,7 +94,11 @@ public final class Distributed {
             BackendOptions bo = new BackendOptions(rv.rank(), rv.worldSize(), scoped, options.timeout(),
                     options.groupName(), ranks, vertx, props, options.secret());
             boolean ownsStore = options.store() == null;
+            TimelineRecorder timeline = TimelineRecorder.open(options.environment(), rv.rank());
             Runnable release = () -> {
+                if (timeline != null) {
+                    timeline.close();
+                }
                 if (ownsStore) {
                     rv.store().close();
                 }
@@ -91,7 +107,8 @@ public final class Distributed {
                 }
             };
             String who = "rank " + rv.rank() + " (" + rv.advertiseHost() + ")";
-            return SetupWatch.run(vertx, scoped, options.groupName(), "group '" + options.groupName() + "'", who,
+            String what = "group '" + options.groupName() + "'";
+            Future<ProcessGroup> made = SetupWatch.run(vertx, scoped, options.groupName(), what, who,
                             options.setupTimeout(), () -> provider.create(bo), Backend::close)
                     .map(b -> {
                         ProcessGroup pg = new ProcessGroup(b, options.groupName(), ranks, rv.rank(), scoped, vertx,
@@ -103,6 +120,8 @@ public final class Distributed {
                         return pg;
                     })
                     .onFailure(e -> release.run());
+            return timeline == null ? made : then(made, pg -> TimelineClock.sync(scoped, rv.rank(), rv.worldSize(),
+                    timeline, options.setupTimeout()));
         }).onFailure(e -> {
             if (ownsVertx) {
                 vertx.close();
@@ -315,7 +334,9 @@ public final class Distributed {
                     try {
                         DefaultGroups.runAs(pg, body);
                     } finally {
-                        pg.destroy();
+                        // Waited for, so that what closes with the group (its timeline) is done when spawn returns.
+                        pg.destroy().toCompletionStage().toCompletableFuture().handle((v, e) -> null)
+                                .get(10, TimeUnit.SECONDS);
                     }
                     return null;
                 })));

@@ -2,6 +2,7 @@ package io.tensorbus.distributed;
 
 import io.tensorbus.DType;
 import io.tensorbus.internal.distributed.Meters;
+import io.tensorbus.internal.distributed.TimelineRecorder;
 import io.tensorbus.spi.DeviceBuffer;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
@@ -132,44 +133,67 @@ public final class FlightRecorder {
      */
     <T> Future<T> collective(String op, Supplier<Future<T>> work, DeviceBuffer... buffers) {
         long begin = Meters.start();
-        return record(true, op, -1, begin, work.get(), buffers);
+        long timelineBegin = timelineNow();
+        return record(true, op, -1, begin, timelineBegin, work.get(), buffers);
     }
 
     /** Starts a point-to-point operation with {@code peer} (a global rank, or -1 for any), records and follows it. */
     <T> Future<T> p2p(String op, int peer, Supplier<Future<T>> work, DeviceBuffer... buffers) {
         long begin = Meters.start();
-        return record(false, op, peer, begin, work.get(), buffers);
+        long timelineBegin = timelineNow();
+        return record(false, op, peer, begin, timelineBegin, work.get(), buffers);
+    }
+
+    /** The time on this rank's timeline, or 0 when it has none. */
+    long timelineNow() {
+        TimelineRecorder t = TimelineRecorder.of(globalRank());
+        return t == null ? 0 : t.now();
     }
 
     /**
      * Records a receive from {@code peer} into {@code buffer} that the caller's thread completed itself, begun at
-     * {@code begin} ({@link Meters#start()}).
+     * {@code begin} ({@link Meters#start()}) and {@code timelineBegin} ({@link #timelineNow()}).
      */
-    void received(long begin, int peer, DeviceBuffer buffer) {
-        record(false, "recv", peer, begin, Future.succeededFuture(), buffer);
+    void received(long begin, long timelineBegin, int peer, DeviceBuffer buffer) {
+        record(false, "recv", peer, begin, timelineBegin, Future.succeededFuture(), buffer);
     }
 
-    private <T> Future<T> record(boolean collective, String op, int peer, long begin, Future<T> work,
-                                 DeviceBuffer... buffers) {
+    private <T> Future<T> record(boolean collective, String op, int peer, long begin, long timelineBegin,
+                                 Future<T> work, DeviceBuffer... buffers) {
+        long bytes = buffers.length == 0 ? 0 : buffers[0].byteSize();
+        DType dtype = buffers.length == 0 ? null : buffers[0].dtype();
         if (begin != 0) {
-            long bytes = buffers.length == 0 ? 0 : buffers[0].byteSize();
-            Meters.Operation m = meters(collective, op, buffers.length == 0 ? null : buffers[0].dtype(), bytes);
+            Meters.Operation m = meters(collective, op, dtype, bytes);
             work.onComplete(ar -> m.record(begin, bytes, ar.cause()));
         }
-        if (ring.length == 0) {
-            return work;
-        }
         List<long[]> sizes = new ArrayList<>(buffers.length);
-        String dtype = buffers.length == 0 ? "" : buffers[0].dtype().toString();
         for (DeviceBuffer b : buffers) {
             sizes.add(b.shape());
         }
-        Entry e;
+        Entry e = null;
+        long seq;
         synchronized (this) {
-            e = new Entry(collective ? ++collectives : ++p2p, collective, op, sizes, dtype, peer);
-            ring[(int) (written++ % ring.length)] = e;
+            seq = collective ? ++collectives : ++p2p;
+            if (ring.length > 0) {
+                e = new Entry(seq, collective, op, sizes, dtype == null ? "" : dtype.toString(), peer);
+                ring[(int) (written++ % ring.length)] = e;
+            }
         }
-        work.onComplete(ar -> finish(e, ar.cause()));
+        if (timelineBegin != 0) {
+            JsonObject args = new JsonObject().put("group", group.name()).put("seq", seq).put("bytes", bytes)
+                    .put("dtype", dtype == null ? "none" : dtype.toString());
+            if (peer >= 0) {
+                args.put("peer", peer);
+            }
+            TimelineRecorder t = TimelineRecorder.of(globalRank());
+            String lane = (collective ? "collectives " : "p2p ") + group.name();
+            work.onComplete(ar -> t.span(collective ? "collective" : "p2p", op, lane, seq, timelineBegin,
+                    ar.failed() ? args.put("error", String.valueOf(ar.cause().getMessage())) : args));
+        }
+        if (e != null) {
+            Entry entry = e;
+            work.onComplete(ar -> finish(entry, ar.cause()));
+        }
         return work;
     }
 

@@ -69,10 +69,11 @@ final class GroupPointToPoint {
         checkTag(tag);
         if (RECV_POLL_NANOS > 0) {
             long begin = Meters.start();
+            long timelineBegin = g.flightRecorder().timelineNow();
             DeviceBuffer buf = TensorBuffers.of(tensor, "tensor");
             int from = b.tryRecvOnCallerThread(buf, src.rank(), tag, RECV_POLL_NANOS);
             if (from >= 0) {
-                g.flightRecorder().received(begin, g.members().global(from), buf);
+                g.flightRecorder().received(begin, timelineBegin, g.members().global(from), buf);
                 TensorBuffers.written(tensor);
                 return g.members().global(from);
             }

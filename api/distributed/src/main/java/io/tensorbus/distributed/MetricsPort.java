@@ -30,10 +30,4 @@ final class MetricsPort {
         return endpoint.recover(e -> Future.failedFuture(new IllegalStateException("cannot serve metrics on port "
                 + port + " (" + PrometheusEndpoint.PORT_ENV + "): " + e.getMessage(), e)));
     }
-
-    /** {@code group} once {@code metrics} listens too; when it cannot, the group is destroyed and that is the cause. */
-    static Future<ProcessGroup> joined(Future<?> metrics, Future<ProcessGroup> group) {
-        return group.compose(pg -> metrics.transform(m -> m.succeeded() ? Future.succeededFuture(pg)
-                : pg.destroy().transform(d -> Future.failedFuture(m.cause()))));
-    }
 }

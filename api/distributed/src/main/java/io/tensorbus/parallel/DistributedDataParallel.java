@@ -12,7 +12,6 @@ import io.tensorbus.distributed.algorithms.JoinHook;
 import io.tensorbus.distributed.algorithms.Joinable;
 import io.tensorbus.internal.distributed.Blocking;
 import io.tensorbus.internal.distributed.CoalescedBroadcast;
-import io.tensorbus.internal.distributed.Meters;
 import io.tensorbus.internal.tensor.Shapes;
 import io.tensorbus.nn.Module;
 import io.tensorbus.tensor.Tensor;
@@ -107,7 +106,7 @@ public final class DistributedDataParallel extends Module implements Joinable, A
     @Override
     public Tensor forward(Tensor input) {
         Objects.requireNonNull(input, "input must not be null");
-        long begin = Meters.start();
+        long begin = reducer.stepStart();
         boolean sync = Autograd.isGradEnabled() && requireGradSync;
         if (sync) {
             reducer.checkPriorReductionFinished();

@@ -63,7 +63,7 @@ final class Reducer {
     private Tensor usedMap;
     private Future<Void> usedMapWork;
     private final StepMeters meters;
-    /** When this step's forward began ({@code Meters.start()}; 0 when metrics are off). */
+    /** When this step's forward began ({@link #stepStart()}; 0 when nothing measures it). */
     private long stepBegin;
     private long completedIterations;
     private RuntimeException failure;
@@ -145,6 +145,11 @@ final class Reducer {
      * one did not finish, then arms the hooks. With unused-parameter detection, walks the graph from
      * {@code output} to find the parameters that will get no gradient.
      */
+    /** The start of a step's forward, for its meters and timeline ({@code 0}: neither is on). */
+    long stepStart() {
+        return meters.begin();
+    }
+
     void prepareForBackward(Tensor output, long forwardBegin) {
         checkPriorReductionFinished();
         stepBegin = forwardBegin;

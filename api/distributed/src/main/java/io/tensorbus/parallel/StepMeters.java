@@ -2,6 +2,8 @@ package io.tensorbus.parallel;
 
 import io.tensorbus.distributed.ProcessGroup;
 import io.tensorbus.internal.distributed.Meters;
+import io.tensorbus.internal.distributed.TimelineRecorder;
+import io.vertx.core.json.JsonObject;
 import java.util.List;
 
 /**
@@ -18,11 +20,19 @@ final class StepMeters {
     private final Meters.Operation bucket;
     private final Meters.Summary overlap;
 
+    private final int globalRank;
+
     StepMeters(ProcessGroup group) {
-        String rank = Integer.toString(group.isMember() ? group.globalRank(group.rank()) : -1);
+        this.globalRank = group.isMember() ? group.globalRank(group.rank()) : -1;
+        String rank = Integer.toString(globalRank);
         this.step = Meters.operation(STEP, false, "rank", rank);
         this.bucket = Meters.operation(BUCKET, true, "rank", rank);
         this.overlap = Meters.summary(OVERLAP, "rank", rank);
+    }
+
+    /** When a step begins: now, when metrics are on or this rank has a timeline; else 0 (nothing is measured). */
+    long begin() {
+        return Meters.on() || TimelineRecorder.of(globalRank) != null ? System.nanoTime() : 0;
     }
 
     /** Times bucket {@code b}'s reduction, just launched, when metrics are on. */
@@ -44,6 +54,7 @@ final class StepMeters {
      * {@code backwardEnd}; its {@code buckets} are reduced.
      */
     void ended(long stepBegin, long backwardEnd, List<Bucket> buckets, Throwable failure) {
+        timelineStep(stepBegin, backwardEnd, failure);
         if (stepBegin == 0 || !Meters.on()) {
             return;
         }
@@ -59,5 +70,17 @@ final class StepMeters {
         if (failure == null && total > 0) {
             overlap.record((double) during / total);
         }
+    }
+
+    /** The step on this rank's timeline, when it has one: forward and backward, then the wait for the reductions. */
+    private void timelineStep(long stepBegin, long backwardEnd, Throwable failure) {
+        TimelineRecorder timeline = TimelineRecorder.of(globalRank);
+        if (timeline == null || stepBegin == 0) {
+            return;
+        }
+        // stepBegin and backwardEnd are nanoTime readings; the timeline counts microseconds on its own base.
+        long start = timeline.now() - (System.nanoTime() - stepBegin) / 1000;
+        JsonObject args = new JsonObject().put("forward_backward_us", (backwardEnd - stepBegin) / 1000);
+        timeline.complete("ddp", failure == null ? "step" : "step (failed)", "ddp", start, args);
     }
 }

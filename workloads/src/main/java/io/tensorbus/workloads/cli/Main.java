@@ -5,9 +5,9 @@ import java.io.PrintStream;
 /**
  * The {@code tensorbus} command line (run by the {@code ./tensorbus} script): {@code info},
  * {@code bench SUITE [--json FILE]}, {@code run WORKLOAD [options]}, {@code launch ...} ({@link Launcher}),
- * {@code fr-trace DIR} and {@code secret}, declared by {@link TensorbusCommand}. {@code --help} (or {@code -h})
- * after any command or workload prints its usage and exits 0; bad usage prints the reason and where the usage is,
- * and exits with status {@link Cli#USAGE}.
+ * {@code fr-trace DIR}, {@code timeline DIR} and {@code secret}, declared by {@link TensorbusCommand}.
+ * {@code --help} (or {@code -h}) after any command or workload prints its usage and exits 0; bad usage prints the
+ * reason and where the usage is, and exits with status {@link Cli#USAGE}.
  */
 public final class Main {
     private Main() {

@@ -2,6 +2,7 @@ package io.tensorbus.workloads.cli;
 
 import io.tensorbus.c10d.JobSecret;
 import io.tensorbus.distributed.FlightRecorderTrace;
+import io.tensorbus.distributed.Timeline;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Path;
@@ -10,6 +11,7 @@ import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
@@ -18,8 +20,9 @@ import picocli.CommandLine.Model.CommandSpec;
 
 /**
  * The {@code tensorbus} command: {@code info}, {@code bench SUITE}, {@code run WORKLOAD}, {@code launch},
- * {@code fr-trace DIR}, {@code secret} and {@code help}. Every command and workload takes {@code --help}, generated
- * from its options; bad usage prints the reason and where the usage is, and exits with status {@link Cli#USAGE}.
+ * {@code fr-trace DIR}, {@code timeline DIR}, {@code secret} and {@code help}. Every command and workload takes
+ * {@code --help}, generated from its options; bad usage prints the reason and where the usage is, and exits with
+ * status {@link Cli#USAGE}.
  */
 @Command(name = "tensorbus", synopsisSubcommandLabel = "COMMAND",
         description = "PyTorch's torch.distributed for the JVM: benchmarks, workloads and a launcher.",
@@ -96,6 +99,23 @@ public final class TensorbusCommand implements Callable<Integer> {
             return report.findings().isEmpty() ? 0 : 1;
         } catch (IOException | IllegalArgumentException e) {
             console.err().println("tensorbus fr-trace: " + e.getMessage());
+            return 1;
+        }
+    }
+
+    @Command(name = "timeline", description = "merge the timelines the ranks wrote to DIR (a job run with"
+            + " TENSORBUS_TIMELINE=DIR) into one Trace Event Format file on rank 0's clock, for Perfetto or"
+            + " chrome://tracing, and name each collective's straggler")
+    int timeline(@Mixin HelpOption help,
+            @Parameters(paramLabel = "DIR", description = "the directory of rank_R.json files") Path dir,
+            @Option(names = {"-o", "--output"}, paramLabel = "FILE", description = "where the merged timeline goes"
+                    + " (default DIR/job.json)") Path output) {
+        try {
+            Timeline.Report report = Timeline.merge(dir, output != null ? output : dir.resolve("job.json"));
+            console.out().println(report.format());
+            return 0;
+        } catch (IOException | IllegalArgumentException e) {
+            console.err().println("tensorbus timeline: " + e.getMessage());
             return 1;
         }
     }

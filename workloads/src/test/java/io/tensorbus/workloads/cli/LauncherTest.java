@@ -447,4 +447,17 @@ class LauncherTest {
         assertEquals(65535, LaunchOptions.parse(List.of("--ranks-as-threads", "--metrics-port", "65535",
                 "--nproc-per-node", "2", ECHO)).metricsPort(1));
     }
+    @Test
+    @Timeout(120)
+    void theMergedTimelineOfThreeProcessesNamesTheRankThatSleptTheStraggler() throws IOException {
+        Path timelines = dir.resolve("timeline");
+        assertEquals(0, launch("--nproc-per-node", "3", StragglerMain.class.getName(), timelines.toString()), err());
+        Path merged = dir.resolve("job.json");
+        assertEquals(0, Main.run(new String[] {"timeline", timelines.toString(), "-o", merged.toString()},
+                new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8)),
+                err());
+        assertContains(out(), "merged the timelines of ranks [0, 1, 2]",
+                "allReduce #2 on group 'default': rank 2 called last");
+        assertTrue(Files.readString(merged).startsWith("{\"traceEvents\":["));
+    }
 }

@@ -3,10 +3,12 @@ package io.tensorbus.distributed.rpc;
 import io.netty.buffer.ByteBuf;
 import io.tensorbus.distributed.rpc.impl.RpcFrame;
 import io.tensorbus.internal.distributed.Meters;
+import io.tensorbus.internal.distributed.TimelineRecorder;
 import io.tensorbus.internal.distributed.autograd.DistAutogradContext;
 import io.vertx.core.AsyncResult;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
+import io.vertx.core.json.JsonObject;
 import io.vertx.core.net.NetClient;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
@@ -122,14 +124,28 @@ final class RpcCalls implements RpcCaller {
         return (Future<T>) call.promise().future();
     }
 
-    /** Times {@code call} and counts the bytes of its {@code body} when metrics are on. */
+    /**
+     * Times {@code call} and counts the bytes of its {@code body} when metrics are on, and puts it on this rank's
+     * timeline when it has one.
+     */
     private void measure(RpcCall call, RpcPayload.Encoded body) {
         long begin = Meters.start();
+        TimelineRecorder timeline = TimelineRecorder.of(worker.self().id());
+        if (begin == 0 && timeline == null) {
+            return;
+        }
+        long bytes = body.body().length + body.segments().stream().mapToLong(MemorySegment::byteSize).sum();
         if (begin != 0) {
-            long bytes = body.body().length + body.segments().stream().mapToLong(MemorySegment::byteSize).sum();
             Meters.Operation m = meters.computeIfAbsent(call.function(), f -> Meters.operation(CALLS_METER, true,
                     "worker", worker.self().name(), "function", f));
             call.promise().future().onComplete(r -> m.record(begin, bytes, r.cause()));
+        }
+        if (timeline != null) {
+            long at = timeline.now();
+            JsonObject args = new JsonObject().put("to", call.target().name()).put("bytes", bytes);
+            call.promise().future().onComplete(r -> timeline.span("rpc", call.function(), "rpc to "
+                    + call.target().name(), call.id(), at, r.failed() ? args.put("error",
+                    String.valueOf(r.cause().getMessage())) : args));
         }
     }
 

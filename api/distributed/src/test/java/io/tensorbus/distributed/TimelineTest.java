@@ -1,0 +1,163 @@
+package io.tensorbus.distributed;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.tensorbus.parallel.DistributedDataParallel;
+import io.tensorbus.parallel.Mlp;
+import io.tensorbus.tensor.Tensor;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The ranks' timelines, their merge on one clock, and the straggler it names. */
+@Timeout(value = 90, unit = TimeUnit.SECONDS)
+class TimelineTest {
+    private static final Set<String> PHASES = Set.of("B", "E", "X", "i", "I", "b", "e", "n", "M", "C", "s", "t", "f");
+
+    @TempDir
+    Path dir;
+
+    /** Rank 2 sleeps 300 ms before the second all-reduce: the merge names it the straggler of #2, and only of #2. */
+    @Test
+    void aRankThatSleepsBeforeACollectiveIsNamedItsStraggler() throws Exception {
+        Distributed.spawn(3, Duration.ofMinutes(1), b -> b.environment(withTimeline()), pg -> {
+            Tensor t = Tensor.zeros(64);
+            pg.allReduce(t).await(10, TimeUnit.SECONDS);
+            if (pg.rank() == 2) {
+                Thread.sleep(300);
+            }
+            pg.allReduce(t).await(10, TimeUnit.SECONDS);
+            if (pg.rank() == 0) {
+                pg.send(t, 1);
+            } else if (pg.rank() == 1) {
+                pg.recv(t, 0);
+            }
+            pg.barrier().await(10, TimeUnit.SECONDS);
+        });
+        Path out = dir.resolve("job.json");
+        Timeline.Report report = Timeline.merge(dir, out);
+        assertEquals(List.of(0, 1, 2), report.ranks());
+        Timeline.Straggler second = report.stragglers().stream().filter(s -> s.seq() == 2).findFirst().orElseThrow();
+        assertEquals(2, second.rank(), report.format());
+        assertEquals("allReduce", second.op());
+        assertTrue(second.lagMillis() >= 250, report.format());
+        assertTrue(report.stragglers().stream().filter(s -> s.seq() != 2).allMatch(s -> s.lagMillis() < 250),
+                report.format());
+        assertTrue(report.format().contains("allReduce #2 on group 'default': rank 2 called last"), report.format());
+        JsonObject merged = new JsonObject(Files.readString(out, StandardCharsets.UTF_8));
+        checkTraceEventFormat(merged);
+        JsonArray events = merged.getJsonArray("traceEvents");
+        assertTrue(events.stream().map(JsonObject.class::cast).anyMatch(e -> "p2p".equals(e.getString("cat"))
+                && "recv".equals(e.getString("name")) && e.getInteger("pid") == 1), "rank 1's receive is there");
+        assertEquals(2, merged.getJsonObject("otherData").getJsonArray("stragglers").getJsonObject(1)
+                .getInteger("rank"));
+    }
+
+    @Test
+    void ddpStepsAndTheirBucketReductionsAreOnTheTimeline() throws Exception {
+        Distributed.spawn(2, Duration.ofMinutes(1), b -> b.environment(withTimeline()), pg -> {
+            DistributedDataParallel ddp = DistributedDataParallel.builder(new Mlp(3), pg).build();
+            for (int step = 0; step < 2; step++) {
+                ddp.forward(Tensor.ones(4, 8)).sum().backward();
+            }
+        });
+        JsonObject merged = new JsonObject(Files.readString(write(), StandardCharsets.UTF_8));
+        checkTraceEventFormat(merged);
+        for (int rank = 0; rank < 2; rank++) {
+            int r = rank;
+            List<JsonObject> steps = merged.getJsonArray("traceEvents").stream().map(JsonObject.class::cast)
+                    .filter(e -> "ddp".equals(e.getString("cat")) && e.getInteger("pid") == r).toList();
+            assertEquals(2, steps.size(), "two steps of rank " + r);
+            assertTrue(steps.stream().allMatch(e -> e.getLong("dur") > 0
+                    && e.getJsonObject("args").getLong("forward_backward_us") <= e.getLong("dur")), steps.toString());
+        }
+    }
+
+    private Path write() throws Exception {
+        Path out = dir.resolve("job.json");
+        Timeline.merge(dir, out);
+        return out;
+    }
+
+    @Test
+    void eachRankMeasuresItsClockAgainstRankZeros() throws Exception {
+        Distributed.spawn(2, Duration.ofMinutes(1), b -> b.environment(withTimeline()), pg ->
+                pg.barrier().await(10, TimeUnit.SECONDS));
+        for (int rank = 0; rank < 2; rank++) {
+            String text = Files.readString(dir.resolve("rank_" + rank + ".json"), StandardCharsets.UTF_8).strip();
+            assertTrue(text.startsWith("[") && text.endsWith(","), "the array form, open for more events");
+            JsonArray events = new JsonArray(text.substring(0, text.length() - 1) + "]");
+            JsonObject clock = events.stream().map(JsonObject.class::cast)
+                    .filter(e -> "tensorbus_clock".equals(e.getString("name"))).findFirst().orElseThrow();
+            long offset = clock.getJsonObject("args").getLong("offset_us");
+            // One JVM, one clock: what the exchange measures is its own error, a few store round trips at most.
+            assertTrue(Math.abs(offset) < 20_000, "offset " + offset + " us on one host");
+        }
+    }
+
+    @Test
+    void aDirectoryWithoutTimelinesIsSaidPlainly() throws Exception {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () ->
+                Timeline.merge(dir, dir.resolve("job.json")));
+        assertTrue(e.getMessage().contains("holds no timeline"), e.getMessage());
+        Files.writeString(dir.resolve("rank_0.json"), "[{\"name\": ");
+        e = assertThrows(IllegalArgumentException.class, () -> Timeline.merge(dir, dir.resolve("job.json")));
+        assertTrue(e.getMessage().contains("rank_0.json is not a timeline"), e.getMessage());
+    }
+
+    private Map<String, String> withTimeline() {
+        Map<String, String> env = new HashMap<>(Distributed.environment());
+        env.put(Timeline.ENV, dir.toString());
+        return env;
+    }
+
+    /**
+     * The Trace Event Format's rules for what this project writes: named events of a known phase with a pid, times
+     * in microseconds, complete events with a duration, async begins matched by an end of the same category and id
+     * no earlier than them.
+     */
+    static void checkTraceEventFormat(JsonObject trace) {
+        JsonArray events = trace.getJsonArray("traceEvents");
+        assertNotNull(events, "traceEvents");
+        Map<String, Long> open = new HashMap<>();
+        for (Object o : events) {
+            JsonObject e = (JsonObject) o;
+            String ph = e.getString("ph");
+            assertTrue(e.getValue("name") instanceof String && PHASES.contains(ph), "name and phase: " + e);
+            assertTrue(e.getValue("pid") instanceof Number, "pid: " + e);
+            if (!"M".equals(ph)) {
+                assertTrue(e.getValue("ts") instanceof Number, "ts: " + e);
+            }
+            if ("X".equals(ph)) {
+                assertTrue(e.getLong("dur") >= 0, "dur: " + e);
+            }
+            if ("b".equals(ph) || "e".equals(ph)) {
+                assertNotNull(e.getString("cat"), "an async event's category: " + e);
+                assertNotNull(e.getValue("id"), "an async event's id: " + e);
+                String key = e.getInteger("pid") + "/" + e.getString("cat") + "/" + e.getValue("id");
+                if ("b".equals(ph)) {
+                    assertEquals(null, open.put(key, e.getLong("ts")), "one begin per id: " + e);
+                } else {
+                    Long begin = open.remove(key);
+                    assertNotNull(begin, "an end after its begin: " + e);
+                    assertTrue(e.getLong("ts") >= begin, "an end no earlier than its begin: " + e);
+                }
+            }
+        }
+        assertTrue(open.isEmpty(), "every begin ends: " + open);
+    }
+}
