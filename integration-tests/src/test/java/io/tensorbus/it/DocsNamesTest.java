@@ -49,7 +49,7 @@ class DocsNamesTest {
             "io.vertx.launcher.application", "io.smallrye.mutiny", "jcuda", "jcuda.driver", "jcuda.runtime",
             "org.jocl", "org.junit.jupiter.api", "com.hazelcast.core", "com.hazelcast.config",
             "io.micrometer.core.instrument", "io.micrometer.core.instrument.binder",
-            "io.micrometer.core.instrument.composite", "io.micrometer.prometheusmetrics");
+            "io.micrometer.core.instrument.composite", "io.micrometer.prometheusmetrics", "io.opentelemetry.api");
     /** PyTorch's (and the JDK's internal) names the docs compare with; none is a type of this repository. */
     private static final Set<String> FOREIGN = Set.of("TCPStore", "Work", "DistError", "DistBackendError",
             "DistNetworkError", "DistStoreError", "TensorPipeRpcBackendOptions", "SplitPoint", "PipelineStage",

@@ -1,6 +1,7 @@
 package io.tensorbus.distributed.rpc;
 
 import io.netty.buffer.ByteBuf;
+import io.opentelemetry.api.trace.Span;
 import io.tensorbus.distributed.rpc.impl.RpcFrame;
 import io.tensorbus.internal.distributed.Meters;
 import io.tensorbus.internal.distributed.TimelineRecorder;
@@ -42,6 +43,8 @@ final class RpcCalls implements RpcCaller {
     private final Map<Integer, String> lost = new ConcurrentHashMap<>();
     /** The meters of the calls of each function. */
     private final Map<String, Meters.Operation> meters = new ConcurrentHashMap<>();
+    /** The spans of calls, or null when the agent traces none. */
+    private final RpcTracing tracing;
     /** The workers known gone (a connection to them closed while up, or they left the cluster), with why. */
     private final Map<Integer, String> gone = new ConcurrentHashMap<>();
     private volatile boolean closed;
@@ -57,6 +60,7 @@ final class RpcCalls implements RpcCaller {
         this.client = client;
         this.rrefs = rrefs;
         this.invokeHere = invokeHere;
+        this.tracing = RpcTracing.of(worker.options());
     }
 
     /**
@@ -81,18 +85,28 @@ final class RpcCalls implements RpcCaller {
             values.addAll(Arrays.asList(args));
         }
         DistAutogradContext context = recorded(function) ? worker.autograd().current() : null;
+        Span span = tracing != null && RpcTracing.traces(function) ? tracing.startClient(function, worker.self(),
+                target) : null;
         RpcPayload.Encoded body;
         try {
             body = RpcPayload.encode(rrefs, values,
-                    RpcPayload.recorder(worker.autograd(), context, target, "arguments", function));
+                    RpcPayload.recorder(worker.autograd(), context, target, "arguments", function),
+                    span == null ? null : tracing.inject(span));
         } catch (RuntimeException e) {
-            throw new IllegalArgumentException("cannot send the arguments of '" + function + "' to " + target + ": "
-                    + e.getMessage(), e);
+            IllegalArgumentException refused = new IllegalArgumentException("cannot send the arguments of '"
+                    + function + "' to " + target + ": " + e.getMessage(), e);
+            if (span != null) {
+                RpcTracing.end(span, refused);
+            }
+            throw refused;
         }
         long id = ids.incrementAndGet();
         RpcCall call = new RpcCall(id, target, function, body.forks());
         pending.put(id, call);
         measure(call, body);
+        if (span != null) {
+            call.promise().future().onComplete(r -> RpcTracing.end(span, r.cause()));
+        }
         try {
             long timer = worker.vertx().setTimer(timeout.toMillis(),
                     t -> fail(id, new RpcTimeoutException("'" + function

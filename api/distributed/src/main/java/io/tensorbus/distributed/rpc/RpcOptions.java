@@ -1,5 +1,6 @@
 package io.tensorbus.distributed.rpc;
 
+import io.opentelemetry.api.OpenTelemetry;
 import io.tensorbus.c10d.JobSecret;
 import io.tensorbus.c10d.Store;
 import io.tensorbus.distributed.Distributed;
@@ -40,6 +41,7 @@ public final class RpcOptions {
     private final boolean sharedMemory;
     private final Path sharedMemoryDir;
     private final long sharedMemoryRingBytes;
+    private final OpenTelemetry openTelemetry;
 
     private RpcOptions(Builder b) {
         this.initMethod = b.initMethod;
@@ -59,6 +61,7 @@ public final class RpcOptions {
         this.sharedMemory = b.sharedMemory;
         this.sharedMemoryDir = b.sharedMemoryDir;
         this.sharedMemoryRingBytes = b.sharedMemoryRingBytes;
+        this.openTelemetry = b.openTelemetry;
     }
 
     /** A builder with PyTorch's defaults (env:// rendezvous, 60 s timeout, 16 worker threads). */
@@ -174,6 +177,11 @@ public final class RpcOptions {
         return sharedMemoryRingBytes;
     }
 
+    /** The OpenTelemetry that traces this agent's calls ({@link Builder#openTelemetry}), or null: none are traced. */
+    public OpenTelemetry openTelemetry() {
+        return openTelemetry;
+    }
+
     /** The settings of {@link RpcOptions}. */
     public static final class Builder {
         private String initMethod = "env://";
@@ -193,6 +201,7 @@ public final class RpcOptions {
         private boolean sharedMemory = !"false".equals(System.getProperty("tensorbus.rpc.sharedMemory"));
         private Path sharedMemoryDir = Path.of(System.getProperty("tensorbus.rpc.sharedMemoryDir", "/dev/shm"));
         private long sharedMemoryRingBytes = DEFAULT_RING_BYTES;
+        private OpenTelemetry openTelemetry;
 
         private Builder() {
         }
@@ -372,6 +381,16 @@ public final class RpcOptions {
                         + MIN_RING_BYTES + " to " + MAX_RING_BYTES + ", got " + bytes);
             }
             this.sharedMemoryRingBytes = bytes;
+            return this;
+        }
+
+        /**
+         * Traces this agent's calls with {@code otel} (the application's SDK, or {@code GlobalOpenTelemetry.get()}):
+         * each call of a user function is a client span, child of the caller's current span, whose context travels
+         * with the call, and the callee runs the function in a server span, its child. Off (null) by default.
+         */
+        public Builder openTelemetry(OpenTelemetry otel) {
+            this.openTelemetry = otel;
             return this;
         }
 

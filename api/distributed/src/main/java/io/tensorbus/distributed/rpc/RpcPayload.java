@@ -69,8 +69,16 @@ final class RpcPayload {
      * carries, or null for none.
      */
     static Encoded encode(RRefContext rrefs, List<Object> values, Recorder recorder) {
+        return encode(rrefs, values, recorder, null);
+    }
+
+    /**
+     * {@link #encode(RRefContext, List, Recorder)} for a call that carries the fields of its trace context
+     * ({@link RpcTracing}), or none when {@code trace} is null.
+     */
+    static Encoded encode(RRefContext rrefs, List<Object> values, Recorder recorder, Map<String, String> trace) {
         try (RRefCodec.Scope scope = RRefCodec.open(rrefs)) {
-            Encoded e = encode(rrefs.codec(), values, recorder);
+            Encoded e = encode(rrefs.codec(), values, recorder, trace);
             return new Encoded(e.body(), e.tensors(), scope.take());
         }
     }
@@ -102,14 +110,19 @@ final class RpcPayload {
         }
     }
 
-    private static Encoded encode(ObjectCodec codec, List<Object> values, Recorder recorder) {
+    private static Encoded encode(ObjectCodec codec, List<Object> values, Recorder recorder,
+                                  Map<String, String> trace) {
         List<Tensor> tensors = new ArrayList<>();
         List<Tensor> sources = new ArrayList<>();
         List<Object> descriptors = new ArrayList<>();
         Object top = lift(values, tensors, sources, descriptors, 0);
         AutogradMeta meta = recorder == null ? null : recorder.record(sources);
-        List<Object> parts = meta == null ? Arrays.asList(top, descriptors)
-                : Arrays.asList(top, descriptors, meta.contextId(), meta.messageId());
+        List<Object> parts = new ArrayList<>(meta == null ? Arrays.asList(top, descriptors)
+                : Arrays.asList(top, descriptors, meta.contextId(), meta.messageId()));
+        if (trace != null) {
+            // Last, so that a body without it is read as before: 2 or 4 parts, 3 or 5 with it.
+            parts.add(trace);
+        }
         return new Encoded(codec.encode(parts), List.copyOf(tensors));
     }
 
@@ -172,16 +185,23 @@ final class RpcPayload {
         private final Object top;
         private final List<Tensor> tensors;
         private final AutogradMeta meta;
+        private final Map<String, String> trace;
 
-        private Decoded(Object top, List<Tensor> tensors, AutogradMeta meta) {
+        private Decoded(Object top, List<Tensor> tensors, AutogradMeta meta, Map<String, String> trace) {
             this.top = top;
             this.tensors = tensors;
             this.meta = meta;
+            this.trace = trace;
         }
 
         /** The distributed autograd ids the message carries, or null. */
         AutogradMeta meta() {
             return meta;
+        }
+
+        /** The fields of the caller's trace context, checked, or null when the call carried none. */
+        Map<String, String> trace() {
+            return trace;
         }
 
         /** The attached tensors, in order (filled once the frame is read). */
@@ -241,12 +261,14 @@ final class RpcPayload {
     @SuppressWarnings("unchecked")
     private static Decoded decode(ObjectCodec codec, byte[] body, long budget) {
         List<Object> parts = (List<Object>) codec.decode(body, List.class);
-        if (parts.size() != 2 && parts.size() != 4) {
-            throw new IllegalArgumentException("a message body of " + parts.size() + " parts (2 or 4 are allowed)");
+        if (parts.size() < 2 || parts.size() > 5) {
+            throw new IllegalArgumentException("a message body of " + parts.size() + " parts (2 to 5 are allowed)");
         }
+        Map<String, String> trace = parts.size() % 2 == 1 ? RpcTracing.checkFields(parts.get(parts.size() - 1))
+                : null;
         List<Object> descriptors = (List<Object>) parts.get(1);
         AutogradMeta meta = null;
-        if (parts.size() == 4) {
+        if (parts.size() >= 4) {
             if (!(parts.get(2) instanceof Long context) || !(parts.get(3) instanceof Long message)) {
                 throw new IllegalArgumentException("distributed autograd ids that are not longs");
             }
@@ -275,7 +297,7 @@ final class RpcPayload {
             tensors.add(TensorInternals.uninitialized(dtype, shape)
                     .requiresGrad((Boolean) d.get(2) && dtype.isFloatingPoint()));
         }
-        return new Decoded(parts.get(0), tensors, meta);
+        return new Decoded(parts.get(0), tensors, meta, trace);
     }
 
     /** {@code e} as a receiver would read it: tensors copied, nothing shared. */

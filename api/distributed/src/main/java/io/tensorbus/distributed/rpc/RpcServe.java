@@ -1,5 +1,7 @@
 package io.tensorbus.distributed.rpc;
 
+import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.context.Scope;
 import io.tensorbus.distributed.rpc.impl.RpcFrame;
 import io.tensorbus.internal.distributed.Meters;
 import io.tensorbus.internal.distributed.autograd.DistAutogradContext;
@@ -45,6 +47,8 @@ final class RpcServe implements RpcServing {
     private final RpcAgent agent;
     /** The meters of the served calls of each function. */
     private final Map<String, Meters.Operation> meters = new ConcurrentHashMap<>();
+    /** The spans of served calls, or null when the agent traces none. */
+    private final RpcTracing tracing;
 
     RpcServe(LocalWorker worker, RRefContext rrefs, ExecutorService executor, Semaphore permits, RpcAgent agent) {
         this.worker = worker;
@@ -52,6 +56,7 @@ final class RpcServe implements RpcServing {
         this.executor = executor;
         this.permits = permits;
         this.agent = agent;
+        this.tracing = RpcTracing.of(worker.options());
     }
 
     /**
@@ -69,9 +74,21 @@ final class RpcServe implements RpcServing {
             raise(connection, id, e);
             return;
         }
-        invoke(connection.caller(), values, context).onComplete(r -> {
+        Object function = values.isEmpty() ? null : values.get(0);
+        Span span = tracing != null && function instanceof String f && RpcTracing.traces(f)
+                ? tracing.startServer(f, call.trace(), connection.caller(), worker.self()) : null;
+        Future<Object> result;
+        if (span == null) {
+            result = invoke(connection.caller(), values, context);
+        } else {
+            try (Scope ignored = span.makeCurrent()) {
+                result = invoke(connection.caller(), values, context);
+            }
+            result.onComplete(r -> RpcTracing.end(span, r.cause()));
+        }
+        result.onComplete(r -> {
             try {
-                reply(connection, id, context, r, values.isEmpty() ? null : values.get(0));
+                reply(connection, id, context, r, function);
             } finally {
                 releaseArguments(values);
             }
@@ -226,7 +243,8 @@ final class RpcServe implements RpcServing {
         Promise<T> result = Promise.promise();
         DistAutogradContext context = worker.autograd().current();
         try {
-            executor.execute(() -> run(() -> worker.autograd().callIn(context, task), result));
+            executor.execute(RpcTracing.inCurrentContext(() -> run(() -> worker.autograd().callIn(context, task),
+                    result)));
         } catch (RejectedExecutionException e) {
             result.fail(new RpcException("the RPC agent of " + worker.self() + " is shut down"));
         }
