@@ -5,6 +5,12 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.tensorbus.distributed.autograd.DistAutograd;
+import io.tensorbus.distributed.rpc.RpcAgent;
+import io.tensorbus.distributed.rpc.RpcOptions;
+import io.tensorbus.distributed.rpc.RpcRegistry;
+import io.tensorbus.distributed.rpc.RpcWorkers;
+import io.tensorbus.internal.distributed.TimelineRecorder;
 import io.tensorbus.parallel.DistributedDataParallel;
 import io.tensorbus.parallel.Mlp;
 import io.tensorbus.tensor.Tensor;
@@ -91,6 +97,29 @@ class TimelineTest {
         Path out = dir.resolve("job.json");
         Timeline.merge(dir, out);
         return out;
+    }
+
+    @Test
+    void rpcCallsAndDistributedBackwardPassesAreOnTheCallersTimeline() throws Exception {
+        TimelineRecorder timeline = TimelineRecorder.open(withTimeline(), 0);
+        RpcRegistry functions = new RpcRegistry().register("square", a -> ((Tensor) a.get(0)).mul((Tensor) a.get(0)));
+        try (RpcWorkers w = new RpcWorkers().start(2, r -> RpcOptions.builder().registry(functions))) {
+            RpcAgent a = w.get(0);
+            try (DistAutograd.Context c = a.distAutograd().context()) {
+                Tensor x = Tensor.ones(3).requiresGrad(true);
+                Tensor y = a.rpcSync("worker1", "square", x);
+                a.distAutograd().backward(c.id(), List.of(y.sum()));
+            }
+        } finally {
+            timeline.close();
+        }
+        String text = Files.readString(dir.resolve("rank_0.json"), StandardCharsets.UTF_8).strip();
+        JsonArray events = new JsonArray(text.substring(0, text.length() - 1) + "]");
+        checkTraceEventFormat(new JsonObject().put("traceEvents", events));
+        assertTrue(events.stream().map(JsonObject.class::cast).anyMatch(e -> "rpc".equals(e.getString("cat"))
+                && "square".equals(e.getString("name")) && "b".equals(e.getString("ph"))), events.encode());
+        assertTrue(events.stream().map(JsonObject.class::cast).anyMatch(e -> "dist_autograd".equals(
+                e.getString("cat")) && "e".equals(e.getString("ph"))), events.encode());
     }
 
     @Test

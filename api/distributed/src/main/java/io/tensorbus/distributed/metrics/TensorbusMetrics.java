@@ -24,8 +24,8 @@ import java.util.Objects;
  *   <li>{@code tensorbus.ddp.step} (timer from forward to the last bucket's reduced gradients),
  *       {@code tensorbus.ddp.bucket.allreduce} (timer) and {@code tensorbus.ddp.overlap} (the share of a step's
  *       bucket reductions that ran during backward, 0 to 1);</li>
- *   <li>{@code tensorbus.pipeline.stage.busy} (timer per stage and pass) and {@code tensorbus.pipeline.bubble}
- *       (the idle share of a step, 0 to 1);</li>
+ *   <li>{@code tensorbus.pipeline.stage.busy} (timer of each micro-batch a stage computes; tags {@code rank},
+ *       {@code pass});</li>
  *   <li>{@code tensorbus.store} (timer of store requests; tag {@code op});</li>
  *   <li>{@code tensorbus.memory.allocated}, {@code tensorbus.memory.peak} and {@code tensorbus.memory.cached}
  *       (gauges in bytes of the host's caching allocator; tag {@code device}).</li>

@@ -4,8 +4,11 @@ import io.tensorbus.distributed.rpc.RRef;
 import io.tensorbus.distributed.rpc.RpcAgent;
 import io.tensorbus.distributed.rpc.RpcFunctionLibrary;
 import io.tensorbus.distributed.rpc.RpcRegistry;
+import io.tensorbus.internal.distributed.Meters;
+import io.tensorbus.internal.distributed.TimelineRecorder;
 import io.tensorbus.nn.Module;
 import io.tensorbus.tensor.Tensor;
+import io.vertx.core.json.JsonObject;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -21,6 +24,9 @@ import java.util.concurrent.ConcurrentHashMap;
 public final class PipelineStages implements RpcFunctionLibrary {
     /** {@code [RRef<Module> stage, Tensor | RRef<Tensor> input]} to the stage's output. */
     static final String FORWARD = "pipeline.forward";
+    /** The timer of the time a stage computes ({@link io.tensorbus.distributed.metrics.TensorbusMetrics}). */
+    static final String BUSY_METER = Meters.PREFIX + "pipeline.stage.busy";
+    private static final Map<Integer, Meters.Operation> BUSY = new ConcurrentHashMap<>();
     /** {@code [RRef<Module> stage]} to {@code List<RRef<Tensor>>}, the stage's parameters, owned by its worker. */
     static final String PARAMETERS = "pipeline.parameters";
     /** {@code [RRef<Module> stage]}: closes this worker's own handles of the stage's parameter RRefs. */
@@ -75,10 +81,34 @@ public final class PipelineStages implements RpcFunctionLibrary {
         turns.await(ticket);
         try {
             synchronized (stage) {
-                return stage.forward(input);
+                long begin = Meters.start();
+                int rank = RpcAgent.current().self().id();
+                TimelineRecorder timeline = TimelineRecorder.of(rank);
+                long at = timeline == null ? 0 : timeline.now();
+                Throwable failure = null;
+                try {
+                    return stage.forward(input);
+                } catch (RuntimeException e) {
+                    failure = e;
+                    throw e;
+                } finally {
+                    busy(rank, begin, failure);
+                    if (timeline != null) {
+                        timeline.span("pipeline", "stage forward", "pipeline stage", ticket, at,
+                                new JsonObject().put("micro_batch", ticket));
+                    }
+                }
             }
         } finally {
             turns.done(ticket);
+        }
+    }
+
+    /** Records a stage's busy time on rank {@code rank}'s meters ({@code tensorbus.pipeline.stage.busy}). */
+    private static void busy(int rank, long begin, Throwable failure) {
+        if (begin != 0) {
+            BUSY.computeIfAbsent(rank, r -> Meters.operation(BUSY_METER, false, "rank", Integer.toString(r),
+                    "pass", "forward")).record(begin, 0, failure);
         }
     }
 

@@ -5,9 +5,12 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.tensorbus.DType;
 import io.tensorbus.distributed.autograd.DistAutograd;
 import io.tensorbus.distributed.autograd.Golden;
+import io.tensorbus.distributed.metrics.TensorbusMetrics;
 import io.tensorbus.distributed.optim.DistributedOptimizer;
 import io.tensorbus.distributed.optim.OptimizerSpec;
 import io.tensorbus.distributed.rpc.RRef;
@@ -15,9 +18,9 @@ import io.tensorbus.distributed.rpc.RpcAgent;
 import io.tensorbus.distributed.rpc.RpcOptions;
 import io.tensorbus.distributed.rpc.RpcRegistry;
 import io.tensorbus.distributed.rpc.RpcWorkers;
+import io.tensorbus.io.SafeTensors;
 import io.tensorbus.nn.Functional;
 import io.tensorbus.nn.Linear;
-import io.tensorbus.io.SafeTensors;
 import io.tensorbus.nn.Module;
 import io.tensorbus.nn.ReLU;
 import io.tensorbus.nn.Reduction;
@@ -184,6 +187,22 @@ class PipelineTest {
                         micro + " micro-batches: bn1's running mean, updated once per micro-batch");
             }
         }
+    }
+
+    @Test
+    void eachStagesBusyTimeIsMeteredPerMicroBatch() throws Exception {
+        RpcAgent master = start(3).get(0);
+        Generator g = new Generator(9);
+        Tensor x = Tensor.randn(g, DType.FLOAT32, 8, WIDTHS[0]);
+        Tensor y = Tensor.randn(g, DType.FLOAT32, 8, WIDTHS[WIDTHS.length - 1]);
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        try (TensorbusMetrics metrics = new TensorbusMetrics()) {
+            metrics.bindTo(registry);
+            pipelinedStep(master, 2, 4, Pipeline.Schedule.GPIPE, false, x, y);
+        }
+        // Two stages, four micro-batches, one forward each.
+        assertEquals(8, registry.find("tensorbus.pipeline.stage.busy").tags("pass", "forward", "outcome", "success")
+                .timers().stream().mapToLong(Timer::count).sum());
     }
 
     @Test

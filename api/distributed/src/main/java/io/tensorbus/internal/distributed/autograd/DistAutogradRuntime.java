@@ -3,9 +3,11 @@ package io.tensorbus.internal.distributed.autograd;
 import io.tensorbus.autograd.Autograd;
 import io.tensorbus.distributed.autograd.DistAutograd;
 import io.tensorbus.internal.distributed.Blocking;
+import io.tensorbus.internal.distributed.TimelineRecorder;
 import io.tensorbus.internal.tensor.TensorInternals;
 import io.tensorbus.tensor.Tensor;
 import io.vertx.core.Future;
+import io.vertx.core.json.JsonObject;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -14,6 +16,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.Callable;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * One RPC worker's distributed autograd: its {@link ContextContainer}, the context current on each thread, the
@@ -32,6 +35,8 @@ public final class DistAutogradRuntime implements DistAutograd {
 
     private final AutogradTransport transport;
     private final ContextContainer container;
+    /** The backward passes this worker started, numbering their spans on its timeline. */
+    private final AtomicLong passes = new AtomicLong();
     private final DistEngine engine;
     private final ThreadLocal<DistAutogradContext> current = new ThreadLocal<>();
 
@@ -63,7 +68,26 @@ public final class DistAutogradRuntime implements DistAutograd {
     @Override
     public Future<Void> backwardAsync(long contextId, List<Tensor> roots, boolean retainGraph, Mode mode) {
         Objects.requireNonNull(mode, "mode");
-        return engine.backward(container.retrieve(contextId), roots, retainGraph, mode == Mode.SMART, false);
+        long at = timelineNow();
+        return onTimeline(at, contextId, mode, engine.backward(container.retrieve(contextId), roots, retainGraph,
+                mode == Mode.SMART, false));
+    }
+
+    /** Now on this worker's timeline, or 0 when it has none. */
+    private long timelineNow() {
+        TimelineRecorder timeline = TimelineRecorder.of(transport.self());
+        return timeline == null ? 0 : timeline.now();
+    }
+
+    /** {@code pass}, which began at {@code at} ({@link #timelineNow()}), as a span on this worker's timeline. */
+    private Future<Void> onTimeline(long at, long contextId, Mode mode, Future<Void> pass) {
+        TimelineRecorder timeline = TimelineRecorder.of(transport.self());
+        if (timeline != null && at != 0) {
+            JsonObject args = new JsonObject().put("context", contextId).put("mode", mode.name());
+            pass.onComplete(r -> timeline.span("dist_autograd", "backward", "dist autograd", passes.incrementAndGet(),
+                    at, r.failed() ? args.put("error", String.valueOf(r.cause().getMessage())) : args));
+        }
+        return pass;
     }
 
     @Override
@@ -81,8 +105,9 @@ public final class DistAutogradRuntime implements DistAutograd {
         Objects.requireNonNull(mode, "mode");
         String what = "distributed backward of context " + ContextContainer.describe(contextId);
         Blocking.checkMayBlock(what);
-        Blocking.await(engine.backward(container.retrieve(contextId), roots, retainGraph, mode == Mode.SMART, true),
-                transport.timeout().multipliedBy(2), what);
+        long at = timelineNow();
+        Blocking.await(onTimeline(at, contextId, mode, engine.backward(container.retrieve(contextId), roots,
+                retainGraph, mode == Mode.SMART, true)), transport.timeout().multipliedBy(2), what);
     }
 
     @Override
