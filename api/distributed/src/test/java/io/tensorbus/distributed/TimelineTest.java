@@ -6,6 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.tensorbus.distributed.autograd.DistAutograd;
+import io.tensorbus.distributed.optim.DistributedOptimizer;
+import io.tensorbus.distributed.optim.OptimizerSpec;
+import io.tensorbus.distributed.rpc.RRef;
 import io.tensorbus.distributed.rpc.RpcAgent;
 import io.tensorbus.distributed.rpc.RpcOptions;
 import io.tensorbus.distributed.rpc.RpcRegistry;
@@ -100,15 +103,18 @@ class TimelineTest {
     }
 
     @Test
-    void rpcCallsAndDistributedBackwardPassesAreOnTheCallersTimeline() throws Exception {
+    void rpcCallsBackwardPassesAndOptimizerStepsAreOnTheCallersTimeline() throws Exception {
         TimelineRecorder timeline = TimelineRecorder.open(withTimeline(), 0);
         RpcRegistry functions = new RpcRegistry().register("square", a -> ((Tensor) a.get(0)).mul((Tensor) a.get(0)));
         try (RpcWorkers w = new RpcWorkers().start(2, r -> RpcOptions.builder().registry(functions))) {
             RpcAgent a = w.get(0);
-            try (DistAutograd.Context c = a.distAutograd().context()) {
-                Tensor x = Tensor.ones(3).requiresGrad(true);
+            Tensor x = Tensor.ones(3).requiresGrad(true);
+            try (RRef<Tensor> param = RRef.of(a, x);
+                 DistributedOptimizer opt = DistributedOptimizer.create(a, OptimizerSpec.sgd(0.1), List.of(param));
+                 DistAutograd.Context c = a.distAutograd().context()) {
                 Tensor y = a.rpcSync("worker1", "square", x);
                 a.distAutograd().backward(c.id(), List.of(y.sum()));
+                opt.step(c.id());
             }
         } finally {
             timeline.close();
@@ -120,6 +126,8 @@ class TimelineTest {
                 && "square".equals(e.getString("name")) && "b".equals(e.getString("ph"))), events.encode());
         assertTrue(events.stream().map(JsonObject.class::cast).anyMatch(e -> "dist_autograd".equals(
                 e.getString("cat")) && "e".equals(e.getString("ph"))), events.encode());
+        assertTrue(events.stream().map(JsonObject.class::cast).anyMatch(e -> "optimizer".equals(e.getString("cat"))
+                && "step".equals(e.getString("name"))), events.encode());
     }
 
     @Test

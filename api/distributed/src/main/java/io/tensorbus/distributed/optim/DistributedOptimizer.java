@@ -4,14 +4,17 @@ import io.tensorbus.distributed.rpc.RRef;
 import io.tensorbus.distributed.rpc.RpcAgent;
 import io.tensorbus.distributed.rpc.WorkerInfo;
 import io.tensorbus.internal.distributed.Blocking;
+import io.tensorbus.internal.distributed.TimelineRecorder;
 import io.tensorbus.optim.OptimizerState;
 import io.tensorbus.tensor.Tensor;
 import io.vertx.core.Future;
+import io.vertx.core.json.JsonObject;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * {@code torch.distributed.optim.DistributedOptimizer}: optimizes parameters that live on several workers, given
@@ -32,6 +35,8 @@ import java.util.Objects;
  */
 public final class DistributedOptimizer implements AutoCloseable {
     private final RpcAgent agent;
+    /** The steps this optimizer took, numbering their spans on the timeline. */
+    private final AtomicLong stepCount = new AtomicLong();
     private final List<RRef<Object>> locals;
 
     private DistributedOptimizer(RpcAgent agent, List<RRef<Object>> locals) {
@@ -77,11 +82,28 @@ public final class DistributedOptimizer implements AutoCloseable {
      *     there, say)
      */
     public Future<Void> stepAsync(long contextId) {
+        long at = timelineNow();
         List<Future<Object>> steps = new ArrayList<>();
         for (RRef<Object> local : locals) {
             steps.add(stepOnOwner(local, contextId));
         }
-        return Future.all(steps).mapEmpty();
+        return onTimeline(at, contextId, Future.all(steps).mapEmpty());
+    }
+
+    /** Now on this worker's timeline, or 0 when it has none. */
+    private long timelineNow() {
+        TimelineRecorder timeline = TimelineRecorder.of(agent.self().id());
+        return timeline == null ? 0 : timeline.now();
+    }
+
+    /** {@code step}, begun at {@code at} ({@link #timelineNow()}), as a span on this worker's timeline. */
+    private Future<Void> onTimeline(long at, long contextId, Future<Void> step) {
+        TimelineRecorder timeline = TimelineRecorder.of(agent.self().id());
+        if (timeline != null && at != 0) {
+            step.onComplete(r -> timeline.span("optimizer", "step", "optimizer", stepCount.incrementAndGet(), at,
+                    new JsonObject().put("context", contextId).put("owners", locals.size())));
+        }
+        return step;
     }
 
     /**
@@ -102,10 +124,12 @@ public final class DistributedOptimizer implements AutoCloseable {
                 steps.add(stepOnOwner(local, contextId));
             }
         }
+        long at = timelineNow();
         if (here != null) {
             here.step(agent.distAutograd().getGradients(contextId));
         }
-        Blocking.await(Future.all(steps), agent.options().timeout(), "DistributedOptimizer step");
+        Blocking.await(onTimeline(at, contextId, Future.all(steps).mapEmpty()), agent.options().timeout(),
+                "DistributedOptimizer step");
     }
 
     /** Steps the local optimizer {@code local} on its owner, over RPC. */
