@@ -146,8 +146,7 @@ public final class FlightRecorder {
 
     /** The time on this rank's timeline, or 0 when it has none. */
     long timelineNow() {
-        TimelineRecorder t = TimelineRecorder.of(globalRank());
-        return t == null ? 0 : t.now();
+        return TimelineRecorder.active() ? TimelineRecorder.now(globalRank()) : 0;
     }
 
     /**
@@ -166,10 +165,7 @@ public final class FlightRecorder {
             Meters.Operation m = meters(collective, op, dtype, bytes);
             work.onComplete(ar -> m.record(begin, bytes, ar.cause()));
         }
-        List<long[]> sizes = new ArrayList<>(buffers.length);
-        for (DeviceBuffer b : buffers) {
-            sizes.add(b.shape());
-        }
+        List<long[]> sizes = ring.length == 0 ? List.of() : shapes(buffers);
         Entry e = null;
         long seq;
         synchronized (this) {
@@ -185,16 +181,22 @@ public final class FlightRecorder {
             if (peer >= 0) {
                 args.put("peer", peer);
             }
-            TimelineRecorder t = TimelineRecorder.of(globalRank());
-            String lane = (collective ? "collectives " : "p2p ") + group.name();
-            work.onComplete(ar -> t.span(collective ? "collective" : "p2p", op, lane, seq, timelineBegin,
-                    ar.failed() ? args.put("error", String.valueOf(ar.cause().getMessage())) : args));
+            TimelineRecorder.spanWhenDone(globalRank(), timelineBegin, collective ? "collective" : "p2p", op,
+                    (collective ? "collectives " : "p2p ") + group.name(), seq, args, work);
         }
         if (e != null) {
             Entry entry = e;
             work.onComplete(ar -> finish(entry, ar.cause()));
         }
         return work;
+    }
+
+    private static List<long[]> shapes(DeviceBuffer[] buffers) {
+        List<long[]> sizes = new ArrayList<>(buffers.length);
+        for (DeviceBuffer b : buffers) {
+            sizes.add(b.shape());
+        }
+        return sizes;
     }
 
     /** The meters of {@code op} on {@code dtype} (null: none) in the size class of {@code bytes}, kept per group. */

@@ -82,7 +82,7 @@ public final class DistributedOptimizer implements AutoCloseable {
      *     there, say)
      */
     public Future<Void> stepAsync(long contextId) {
-        long at = timelineNow();
+        long at = TimelineRecorder.now(agent.self().id());
         List<Future<Object>> steps = new ArrayList<>();
         for (RRef<Object> local : locals) {
             steps.add(stepOnOwner(local, contextId));
@@ -90,20 +90,11 @@ public final class DistributedOptimizer implements AutoCloseable {
         return onTimeline(at, contextId, Future.all(steps).mapEmpty());
     }
 
-    /** Now on this worker's timeline, or 0 when it has none. */
-    private long timelineNow() {
-        TimelineRecorder timeline = TimelineRecorder.of(agent.self().id());
-        return timeline == null ? 0 : timeline.now();
-    }
-
-    /** {@code step}, begun at {@code at} ({@link #timelineNow()}), as a span on this worker's timeline. */
+    /** {@code step}, begun at {@code at} (0: no timeline), as a span on this worker's timeline. */
     private Future<Void> onTimeline(long at, long contextId, Future<Void> step) {
-        TimelineRecorder timeline = TimelineRecorder.of(agent.self().id());
-        if (timeline != null && at != 0) {
-            step.onComplete(r -> timeline.span("optimizer", "step", "optimizer", stepCount.incrementAndGet(), at,
-                    new JsonObject().put("context", contextId).put("owners", locals.size())));
-        }
-        return step;
+        return TimelineRecorder.spanWhenDone(agent.self().id(), at, "optimizer", "step", "optimizer",
+                stepCount.incrementAndGet(), new JsonObject().put("context", contextId).put("owners", locals.size()),
+                step);
     }
 
     /**
@@ -124,7 +115,7 @@ public final class DistributedOptimizer implements AutoCloseable {
                 steps.add(stepOnOwner(local, contextId));
             }
         }
-        long at = timelineNow();
+        long at = TimelineRecorder.now(agent.self().id());
         if (here != null) {
             here.step(agent.distAutograd().getGradients(contextId));
         }

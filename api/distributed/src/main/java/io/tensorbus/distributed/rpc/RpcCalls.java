@@ -144,8 +144,8 @@ final class RpcCalls implements RpcCaller {
      */
     private void measure(RpcCall call, RpcPayload.Encoded body) {
         long begin = Meters.start();
-        TimelineRecorder timeline = TimelineRecorder.of(worker.self().id());
-        if (begin == 0 && timeline == null) {
+        long at = TimelineRecorder.now(worker.self().id());
+        if (begin == 0 && at == 0) {
             return;
         }
         long bytes = body.body().length + body.segments().stream().mapToLong(MemorySegment::byteSize).sum();
@@ -154,12 +154,10 @@ final class RpcCalls implements RpcCaller {
                     "worker", worker.self().name(), "function", f));
             call.promise().future().onComplete(r -> m.record(begin, bytes, r.cause()));
         }
-        if (timeline != null) {
-            long at = timeline.now();
-            JsonObject args = new JsonObject().put("to", call.target().name()).put("bytes", bytes);
-            call.promise().future().onComplete(r -> timeline.span("rpc", call.function(), "rpc to "
-                    + call.target().name(), call.id(), at, r.failed() ? args.put("error",
-                    String.valueOf(r.cause().getMessage())) : args));
+        if (at != 0) {
+            TimelineRecorder.spanWhenDone(worker.self().id(), at, "rpc", call.function(), "rpc to "
+                    + call.target().name(), call.id(), new JsonObject().put("to", call.target().name())
+                    .put("bytes", bytes), call.promise().future());
         }
     }
 

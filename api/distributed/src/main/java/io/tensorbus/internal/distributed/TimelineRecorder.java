@@ -1,5 +1,6 @@
 package io.tensorbus.internal.distributed;
 
+import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
 import java.io.BufferedWriter;
 import java.io.IOException;
@@ -86,6 +87,31 @@ public final class TimelineRecorder {
     /** Microseconds since the epoch: the clock in microseconds, not milliseconds, so that two processes agree. */
     private static long epochMicros(Instant now) {
         return now.getEpochSecond() * 1_000_000 + now.getNano() / 1000;
+    }
+
+    /** Now on global rank {@code rank}'s timeline, or 0 when it has none (then a volatile read is all it costs). */
+    public static long now(int rank) {
+        TimelineRecorder t = of(rank);
+        return t == null ? 0 : t.now();
+    }
+
+    /** True when some rank of this JVM has a timeline: sites whose rank costs work to find check this first. */
+    public static boolean active() {
+        return any;
+    }
+
+    /**
+     * {@code work}, which began at {@code startMicros} ({@link #now(int)}; 0: nothing is drawn), drawn on rank
+     * {@code rank}'s timeline as a {@link #span} when it completes, its failure's message added to {@code args}.
+     */
+    public static <T> Future<T> spanWhenDone(int rank, long startMicros, String cat, String name, String lane, long seq,
+                                             JsonObject args, Future<T> work) {
+        TimelineRecorder t = startMicros == 0 ? null : of(rank);
+        if (t != null) {
+            work.onComplete(r -> t.span(cat, name, lane, seq, startMicros, r.failed()
+                    ? args.put("error", String.valueOf(r.cause().getMessage())) : args));
+        }
+        return work;
     }
 
     /** The file it writes. */

@@ -68,26 +68,15 @@ public final class DistAutogradRuntime implements DistAutograd {
     @Override
     public Future<Void> backwardAsync(long contextId, List<Tensor> roots, boolean retainGraph, Mode mode) {
         Objects.requireNonNull(mode, "mode");
-        long at = timelineNow();
+        long at = TimelineRecorder.now(transport.self());
         return onTimeline(at, contextId, mode, engine.backward(container.retrieve(contextId), roots, retainGraph,
                 mode == Mode.SMART, false));
     }
 
-    /** Now on this worker's timeline, or 0 when it has none. */
-    private long timelineNow() {
-        TimelineRecorder timeline = TimelineRecorder.of(transport.self());
-        return timeline == null ? 0 : timeline.now();
-    }
-
-    /** {@code pass}, which began at {@code at} ({@link #timelineNow()}), as a span on this worker's timeline. */
+    /** {@code pass}, which began at {@code at} (0: no timeline), as a span on this worker's timeline. */
     private Future<Void> onTimeline(long at, long contextId, Mode mode, Future<Void> pass) {
-        TimelineRecorder timeline = TimelineRecorder.of(transport.self());
-        if (timeline != null && at != 0) {
-            JsonObject args = new JsonObject().put("context", contextId).put("mode", mode.name());
-            pass.onComplete(r -> timeline.span("dist_autograd", "backward", "dist autograd", passes.incrementAndGet(),
-                    at, r.failed() ? args.put("error", String.valueOf(r.cause().getMessage())) : args));
-        }
-        return pass;
+        return TimelineRecorder.spanWhenDone(transport.self(), at, "dist_autograd", "backward", "dist autograd",
+                passes.incrementAndGet(), new JsonObject().put("context", contextId).put("mode", mode.name()), pass);
     }
 
     @Override
@@ -105,7 +94,7 @@ public final class DistAutogradRuntime implements DistAutograd {
         Objects.requireNonNull(mode, "mode");
         String what = "distributed backward of context " + ContextContainer.describe(contextId);
         Blocking.checkMayBlock(what);
-        long at = timelineNow();
+        long at = TimelineRecorder.now(transport.self());
         Blocking.await(onTimeline(at, contextId, mode, engine.backward(container.retrieve(contextId), roots,
                 retainGraph, mode == Mode.SMART, true)), transport.timeout().multipliedBy(2), what);
     }
