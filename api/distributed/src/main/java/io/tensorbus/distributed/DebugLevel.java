@@ -21,14 +21,17 @@ public enum DebugLevel {
     public static final String ENV = "TENSORBUS_DISTRIBUTED_DEBUG";
     /** The system property that overrides {@link #ENV}. */
     public static final String PROPERTY = "tensorbus.distributed.debug";
+    // A process's environment never changes, and reading it costs a map lookup with a fresh key: the flight recorder
+    // asks at every operation.
+    private static final String FROM_ENV = System.getenv(ENV);
 
     /**
-     * The level this process runs at, read each time (a test or a long-lived service may change the property).
+     * The level this process runs at, the property read each time (a test or a long-lived service may change it).
      *
      * @throws IllegalArgumentException when the setting is not OFF, INFO or DETAIL (in any case)
      */
     public static DebugLevel current() {
-        String v = System.getProperty(PROPERTY, System.getenv(ENV));
+        String v = System.getProperty(PROPERTY, FROM_ENV);
         if (v == null || v.isBlank()) {
             return OFF;
         }

@@ -53,22 +53,24 @@ public final class FlightRecorder {
         final List<long[]> sizes;
         final String dtype;
         final int peer;
-        final long createdNanos = System.nanoTime();
-        final long createdEpochMillis = System.currentTimeMillis();
+        final long createdNanos;
         volatile String state = "scheduled";
         volatile long endNanos;
         volatile String error;
 
-        Entry(long seq, boolean collective, String op, List<long[]> sizes, String dtype, int peer) {
+        Entry(long seq, boolean collective, String op, List<long[]> sizes, String dtype, int peer,
+              long createdNanos) {
             this.seq = seq;
             this.collective = collective;
             this.op = op;
             this.sizes = sizes;
             this.dtype = dtype;
             this.peer = peer;
+            this.createdNanos = createdNanos;
         }
 
-        JsonObject toJson() {
+        JsonObject toJson(long epochMillis, long epochNanos) {
+            long createdEpochMillis = epochMillis + Math.floorDiv(createdNanos - epochNanos, 1_000_000L);
             JsonArray shapes = new JsonArray();
             sizes.forEach(s -> shapes.add(new JsonArray(Arrays.stream(s).boxed().toList())));
             JsonObject j = new JsonObject().put("seq", seq).put("kind", collective ? "collective" : "p2p")
@@ -94,6 +96,10 @@ public final class FlightRecorder {
     private final ProcessGroup group;
     private final Map<MeterKey, Meters.Operation> meters = new ConcurrentHashMap<>();
     private final Entry[] ring;
+    // The wall clock read once: an entry's creation time derives from it and its nanoTime, saving a clock read
+    // per operation.
+    private final long epochMillis = System.currentTimeMillis();
+    private final long epochNanos = System.nanoTime();
     private final AtomicBoolean dumped = new AtomicBoolean();
     private long collectives;
     private long p2p;
@@ -161,17 +167,15 @@ public final class FlightRecorder {
                                  Future<T> work, DeviceBuffer... buffers) {
         long bytes = buffers.length == 0 ? 0 : buffers[0].byteSize();
         DType dtype = buffers.length == 0 ? null : buffers[0].dtype();
-        if (begin != 0) {
-            Meters.Operation m = meters(collective, op, dtype, bytes);
-            work.onComplete(ar -> m.record(begin, bytes, ar.cause()));
-        }
+        Meters.Operation m = begin == 0 ? null : meters(collective, op, dtype, bytes);
         List<long[]> sizes = ring.length == 0 ? List.of() : shapes(buffers);
         Entry e = null;
         long seq;
         synchronized (this) {
             seq = collective ? ++collectives : ++p2p;
             if (ring.length > 0) {
-                e = new Entry(seq, collective, op, sizes, dtype == null ? "" : dtype.toString(), peer);
+                e = new Entry(seq, collective, op, sizes, dtype == null ? "" : dtype.toString(), peer,
+                        begin != 0 ? begin : System.nanoTime());
                 ring[(int) (written++ % ring.length)] = e;
             }
         }
@@ -184,9 +188,18 @@ public final class FlightRecorder {
             TimelineRecorder.spanWhenDone(globalRank(), timelineBegin, collective ? "collective" : "p2p", op,
                     (collective ? "collectives " : "p2p ") + group.name(), seq, args, work);
         }
-        if (e != null) {
+        if (e != null || m != null) {
+            // One listener and one clock read at the end serve both the meters and the entry.
             Entry entry = e;
-            work.onComplete(ar -> finish(entry, ar.cause()));
+            work.onComplete(ar -> {
+                long end = System.nanoTime();
+                if (m != null) {
+                    m.record(begin, end, bytes, ar.cause());
+                }
+                if (entry != null) {
+                    finish(entry, end, ar.cause());
+                }
+            });
         }
         return work;
     }
@@ -208,8 +221,8 @@ public final class FlightRecorder {
                 size));
     }
 
-    private void finish(Entry e, Throwable cause) {
-        e.endNanos = System.nanoTime();
+    private void finish(Entry e, long endNanos, Throwable cause) {
+        e.endNanos = endNanos;
         e.error = cause == null ? null : String.valueOf(cause.getMessage());
         e.state = cause == null ? "completed" : "failed";
         if (DebugLevel.current().includes(DebugLevel.DETAIL)) {
@@ -242,7 +255,7 @@ public final class FlightRecorder {
         JsonArray entries = new JsonArray();
         long first = Math.max(0, written - ring.length);
         for (long i = first; i < written; i++) {
-            entries.add(ring[(int) (i % ring.length)].toJson());
+            entries.add(ring[(int) (i % ring.length)].toJson(epochMillis, epochNanos));
         }
         return new JsonObject().put("version", 1).put("group", group.name()).put("rank", globalRank())
                 .put("group_rank", group.rank()).put("group_ranks", new JsonArray(Arrays.stream(group.ranks()).boxed()

@@ -19,7 +19,7 @@ import java.util.function.ToIntFunction;
  * bus bandwidth of nccl-tests ({@link CollectivesBench#busBandwidthFactor}).
  *
  * <p>Before the first measurement every rank calls each operation at every size to be timed, the sizes taking turns
- * ({@code --jit-warmup} rounds, fewer above 4 MiB; the same count on every rank, so the collectives match), and
+ * ({@code --jit-warmup} rounds, fewer above 256 KiB; the same count on every rank, so the collectives match), and
  * before the timed calls of each measurement it waits until the JIT compilers are idle, so that the measurements time
  * compiled code, as the anchors' precompiled C++ is, rather than the JVM's interpreter or compiler threads that take
  * a rank's core mid-call.
@@ -28,6 +28,9 @@ import java.util.function.ToIntFunction;
  * comes from the launcher's {@code WORLD_SIZE}.
  */
 public final class CollectivesWorker {
+    /** The largest size warmed up with every one of {@code --jit-warmup} rounds; larger ones get fewer, by bytes. */
+    static final long FULL_WARMUP_BYTES = 256L << 10;
+
     private CollectivesWorker() {
     }
 
@@ -173,7 +176,8 @@ public final class CollectivesWorker {
 
     /**
      * Calls of {@code op} at every size to be timed, each after a barrier, the sizes taking turns: {@code rounds} up to
-     * 4 MiB and fewer above (as many bytes in all as {@code rounds} calls at 4 MiB, at least one call). Every size
+     * {@link #FULL_WARMUP_BYTES} and fewer above (as many bytes in all as {@code rounds} calls of that size, at least
+     * one call). Every size
      * takes paths of its own (a 4-byte tensor the kernels' scalar tails, large ones the shared area's shares and
      * pieces, called hundreds of times a call); taking turns puts every path in the profile each compiler works
      * from, where one size after another had the optimizing compiler build code without the small sizes' paths,
@@ -186,7 +190,7 @@ public final class CollectivesWorker {
             if (nbytes <= maxBytes && rounds > 0) {
                 int n = (int) (nbytes / 4);
                 calls.add(operation(pg, op, Tensor.ones(device, DType.FLOAT32, n), outputs(pg, device, n)));
-                counts.add((int) Math.max(1, rounds * Math.min(1.0, (4L << 20) / (double) nbytes)));
+                counts.add((int) Math.max(1, rounds * Math.min(1.0, FULL_WARMUP_BYTES / (double) nbytes)));
             }
         }
         for (int round = 0; round < rounds; round++) {

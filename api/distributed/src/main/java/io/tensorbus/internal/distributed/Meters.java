@@ -197,11 +197,21 @@ public final class Meters {
          * when positive and this kind counts them).
          */
         public void record(long startNanos, long bytes, Throwable cause) {
+            if (startNanos != 0) {
+                record(startNanos, System.nanoTime(), bytes, cause);
+            }
+        }
+
+        /**
+         * Records one operation that ran from {@code startNanos} ({@link #start()}; 0: nothing is recorded) to
+         * {@code endNanos} ({@link System#nanoTime()}), for a caller that reads the clock at the end anyway.
+         */
+        public void record(long startNanos, long endNanos, long bytes, Throwable cause) {
             Snapshot s = current;
             if (startNanos == 0 || s.registries.length == 0) {
                 return;
             }
-            long elapsed = System.nanoTime() - startNanos;
+            long elapsed = endNanos - startNanos;
             for (Meter t : (cause == null ? success : failure).on(s)) {
                 ((Timer) t).record(elapsed, TimeUnit.NANOSECONDS);
             }
