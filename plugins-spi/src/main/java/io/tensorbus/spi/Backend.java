@@ -97,4 +97,12 @@ public interface Backend {
 
     /** Fails pending operations, closes connections and releases resources; idempotent. */
     Future<Void> close();
+
+    /**
+     * The running totals this backend keeps about its own work, published as meters while metrics are on; asked
+     * once, after the group is up. None by default.
+     */
+    default List<BackendCounter> counters() {
+        return List.of();
+    }
 }

@@ -69,6 +69,7 @@ public final class ProcessGroup implements AutoCloseable {
     private final AtomicInteger subgroups = new AtomicInteger();
     private final AtomicBoolean closed = new AtomicBoolean();
     private final FlightRecorder flightRecorder = new FlightRecorder(this);
+    private final GroupMeters meters;
     /** The default group's entry in the exit hook's list; null for subgroups. */
     private volatile ProcessExit.Registration atExit;
 
@@ -83,6 +84,7 @@ public final class ProcessGroup implements AutoCloseable {
         this.properties = properties;
         this.secret = secret;
         this.release = release;
+        this.meters = GroupMeters.of(this, backend);
         if (backend != null && DebugLevel.current().includes(DebugLevel.INFO)) {
             LOG.log(System.Logger.Level.INFO, "process group ''{0}'' on global rank {1}: rank {2} of {3}, members {4},"
                     + " backend {5}, timeout {6}", name, globalRank, backend.rank(), globalRanks.length, members,
@@ -657,6 +659,7 @@ public final class ProcessGroup implements AutoCloseable {
             atExit.done();
         }
         DefaultGroups.destroyed(this);
+        meters.remove();
         Future<Void> done = backend == null ? Future.succeededFuture() : backend.close();
         return done.eventually(() -> {
             release.run();

@@ -27,8 +27,12 @@ import java.util.Objects;
  *   <li>{@code tensorbus.pipeline.stage.busy} (timer of each micro-batch a stage computes; tags {@code rank},
  *       {@code pass});</li>
  *   <li>{@code tensorbus.store} (timer of store requests; tag {@code op});</li>
+ *   <li>{@code tensorbus.backend.NAME}: counters a group's backend keeps about itself (tags {@code group},
+ *       {@code rank}, {@code backend}): the tcp backend's {@code shm.ring.full} (frames that found a shared-memory
+ *       ring to a peer full) and {@code shm.ring.full.time} (seconds they waited for room);</li>
  *   <li>{@code tensorbus.memory.allocated}, {@code tensorbus.memory.peak} and {@code tensorbus.memory.cached}
- *       (gauges in bytes of the host's caching allocator; tag {@code device}).</li>
+ *       (gauges in bytes of the caching allocator of the host and of each device a group is bound to; tag
+ *       {@code device}).</li>
  * </ul>
  *
  * <p>Timers publish a percentile histogram (1 us to 10 min), so Prometheus can compute latency quantiles across

@@ -98,7 +98,7 @@ public final class RpcAgent {
     /** The gauges of this agent ({@link io.tensorbus.distributed.metrics.TensorbusMetrics}), removed at close. */
     private void registerGauges() {
         String name = self().name();
-        Meters.GaugeHandle[] gauges = {
+        Meters.PolledMeter[] gauges = {
             Meters.gauge(RpcCalls.CALLS_METER + ".in.flight", calls, RpcCalls::pendingCount, null, "worker", name),
             Meters.gauge(Meters.PREFIX + "rrefs", rrefs, r -> r.owned().size(), null, "worker", name, "role",
                     "owner"),
@@ -106,7 +106,7 @@ public final class RpcAgent {
             Meters.gauge(Meters.PREFIX + "dist.autograd.contexts", worker.autograd(),
                     DistAutogradRuntime::contextCount, null, "worker", name),
         };
-        onClose(() -> Arrays.stream(gauges).forEach(Meters.GaugeHandle::remove));
+        onClose(() -> Arrays.stream(gauges).forEach(Meters.PolledMeter::remove));
     }
 
     /**

@@ -2,11 +2,15 @@ package io.tensorbus.internal.distributed;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
+import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
+import io.tensorbus.Device;
+import io.tensorbus.tensor.DeviceMemory;
 import io.tensorbus.tensor.HostMemory;
+import io.tensorbus.tensor.MemoryStats;
 import java.lang.ref.WeakReference;
 import java.time.Duration;
 import java.util.IdentityHashMap;
@@ -15,13 +19,16 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.function.DoubleSupplier;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import java.util.function.ToDoubleFunction;
+import java.util.function.ToLongFunction;
 
 /**
  * The meters of this process and the registries the public {@code TensorbusMetrics} binds: the recording handles
  * the groups, the RPC agent, DDP and the stores keep ({@link Operation}, {@link Summary}) and the gauges they
- * register ({@link GaugeHandle}). With no registry bound, {@link #on()} is false and {@link #start()} answers 0:
+ * register ({@link PolledMeter}). With no registry bound, {@link #on()} is false and {@link #start()} answers 0:
  * the recording sites skip all work for a volatile read and a branch. A handle resolves its meters on every bound
  * registry at its first use after a registry is bound or unbound, so recording costs the meters' own updates only;
  * gauges are kept here and registered on each registry when it is bound, so that a registry bound late sees the
@@ -41,17 +48,14 @@ public final class Meters {
     private static final String LARGEST_SIZE_CLASS = ">256MiB";
     private static final Map<Key, Operation> OPERATIONS = new ConcurrentHashMap<>();
     private static final Map<Key, Summary> SUMMARIES = new ConcurrentHashMap<>();
-    private static final Set<GaugeHandle> GAUGES = ConcurrentHashMap.newKeySet();
+    private static final Set<PolledMeter> POLLED = ConcurrentHashMap.newKeySet();
     private static final Map<MeterRegistry, Integer> BINDINGS = new IdentityHashMap<>();
     private static volatile Snapshot current = new Snapshot(new MeterRegistry[0]);
 
+    private static final Set<Device> DEVICES = ConcurrentHashMap.newKeySet();
+
     static {
-        gauge(PREFIX + "memory.allocated", Meters.class, c -> HostMemory.stats().allocatedBytes(), "bytes",
-                "device", "cpu");
-        gauge(PREFIX + "memory.peak", Meters.class, c -> HostMemory.stats().peakAllocatedBytes(), "bytes",
-                "device", "cpu");
-        gauge(PREFIX + "memory.cached", Meters.class, c -> HostMemory.stats().cachedBytes(), "bytes",
-                "device", "cpu");
+        memory(Device.CPU, HostMemory::stats);
     }
 
     /** A meter's name and tags, the key of the handles' caches. */
@@ -74,7 +78,7 @@ public final class Meters {
     public static synchronized void bind(MeterRegistry registry) {
         if (BINDINGS.merge(registry, 1, Integer::sum) == 1) {
             current = new Snapshot(BINDINGS.keySet().toArray(MeterRegistry[]::new));
-            GAUGES.forEach(g -> g.bindTo(registry));
+            POLLED.forEach(g -> g.bindTo(registry));
         }
     }
 
@@ -82,7 +86,7 @@ public final class Meters {
     public static synchronized void unbind(MeterRegistry registry) {
         if (BINDINGS.computeIfPresent(registry, (r, n) -> n == 1 ? null : n - 1) == null) {
             current = new Snapshot(BINDINGS.keySet().toArray(MeterRegistry[]::new));
-            GAUGES.forEach(g -> g.unbindFrom(registry));
+            POLLED.forEach(g -> g.unbindFrom(registry));
         }
     }
 
@@ -108,24 +112,69 @@ public final class Meters {
 
     /**
      * A gauge {@code name} that reads {@code f} of {@code object} (held weakly: NaN once it is collected) on every
-     * bound registry, now and later, until {@link GaugeHandle#remove()}.
+     * bound registry, now and later, until {@link PolledMeter#remove()}.
      */
-    public static <T> GaugeHandle gauge(String name, T object, ToDoubleFunction<T> f, String baseUnit,
+    public static <T> PolledMeter gauge(String name, T object, ToDoubleFunction<T> f, String baseUnit,
                                         String... tags) {
         WeakReference<T> ref = new WeakReference<>(object);
         ToDoubleFunction<WeakReference<T>> read = r -> {
             T o = r.get();
             return o == null ? Double.NaN : f.applyAsDouble(o);
         };
-        GaugeHandle g = new GaugeHandle(r -> Gauge.builder(name, ref, read).tags(tags).baseUnit(baseUnit)
-                .strongReference(true).register(r));
+        return polled(r -> Gauge.builder(name, ref, read).tags(tags).baseUnit(baseUnit).strongReference(true)
+                .register(r));
+    }
+
+    /**
+     * A counter {@code name} whose running total {@code total} reads (of a value that never decreases) on every
+     * bound registry, now and later, until {@link PolledMeter#remove()}; the handle holds {@code total} (Micrometer
+     * holds it weakly).
+     */
+    public static PolledMeter functionCounter(String name, DoubleSupplier total, String baseUnit, String description,
+                                              String... tags) {
+        return polled(r -> FunctionCounter.builder(name, total, DoubleSupplier::getAsDouble).tags(tags)
+                .baseUnit(baseUnit).description(description).register(r));
+    }
+
+    private static PolledMeter polled(Function<MeterRegistry, Meter> register) {
+        PolledMeter m = new PolledMeter(register);
         synchronized (Meters.class) {
-            GAUGES.add(g);
+            POLLED.add(m);
             for (MeterRegistry r : current.registries) {
-                g.bindTo(r);
+                m.bindTo(r);
             }
         }
-        return g;
+        return m;
+    }
+
+    /**
+     * Publishes the caching allocator's statistics of {@code device} ({@code tensorbus.memory.allocated},
+     * {@code .peak} and {@code .cached}, tagged {@code device}) for the rest of the process; once per device.
+     * A device whose runtime cannot answer reads NaN.
+     */
+    public static void deviceMemory(Device device) {
+        if (!device.isCpu() && DEVICES.add(device)) {
+            memory(device, () -> DeviceMemory.stats(device));
+        }
+    }
+
+    private static void memory(Device device, Supplier<MemoryStats> stats) {
+        String tag = device.toString();
+        // Held by the class, for good: the gauges read whatever the device's allocator says now.
+        gauge(PREFIX + "memory.allocated", Meters.class, c -> read(stats, MemoryStats::allocatedBytes), "bytes",
+                "device", tag);
+        gauge(PREFIX + "memory.peak", Meters.class, c -> read(stats, MemoryStats::peakAllocatedBytes), "bytes",
+                "device", tag);
+        gauge(PREFIX + "memory.cached", Meters.class, c -> read(stats, MemoryStats::cachedBytes), "bytes",
+                "device", tag);
+    }
+
+    private static double read(Supplier<MemoryStats> stats, ToLongFunction<MemoryStats> f) {
+        try {
+            return f.applyAsLong(stats.get());
+        } catch (RuntimeException e) {
+            return Double.NaN;
+        }
     }
 
     /**
@@ -240,12 +289,12 @@ public final class Meters {
         }
     }
 
-    /** A gauge on every bound registry, until {@link #remove()}. */
-    public static final class GaugeHandle {
-        private final Function<MeterRegistry, Gauge> register;
-        private final Map<MeterRegistry, Gauge> registered = new IdentityHashMap<>();
+    /** A meter that reads its value when a registry asks (a gauge, a function counter) on every bound registry. */
+    public static final class PolledMeter {
+        private final Function<MeterRegistry, Meter> register;
+        private final Map<MeterRegistry, Meter> registered = new IdentityHashMap<>();
 
-        private GaugeHandle(Function<MeterRegistry, Gauge> register) {
+        private PolledMeter(Function<MeterRegistry, Meter> register) {
             this.register = register;
         }
 
@@ -254,16 +303,16 @@ public final class Meters {
         }
 
         private synchronized void unbindFrom(MeterRegistry r) {
-            Gauge g = registered.remove(r);
-            if (g != null) {
-                r.remove(g);
+            Meter m = registered.remove(r);
+            if (m != null) {
+                r.remove(m);
             }
         }
 
-        /** Removes the gauge from every registry, now and later (what its object does when it closes). */
+        /** Removes the meter from every registry, now and later (what its object does when it closes). */
         public void remove() {
             synchronized (Meters.class) {
-                GAUGES.remove(this);
+                POLLED.remove(this);
                 for (MeterRegistry r : current.registries) {
                     unbindFrom(r);
                 }

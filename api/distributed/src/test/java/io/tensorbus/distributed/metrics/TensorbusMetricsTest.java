@@ -2,12 +2,14 @@ package io.tensorbus.distributed.metrics;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
+import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -178,6 +180,45 @@ class TensorbusMetricsTest {
             DistributionSummary overlap = registry.find("tensorbus.ddp.overlap").tags("rank", rank).summary();
             assertEquals(3, overlap.count());
             assertTrue(overlap.max() >= 0 && overlap.max() <= 1, "a share: " + overlap.max());
+        }
+    }
+
+    @Test
+    void aSendThatFindsTheSharedMemoryRingFullIsCountedWhileItsGroupLives() {
+        Distributed.spawn(2, Duration.ofMinutes(1), b -> b.groupName("stalling")
+                .property("tcp.sharedMemoryRingBytes", Integer.toString(64 << 10)), pg -> {
+            Tensor big = Tensor.zeros(4 << 20);
+            String rank = Integer.toString(pg.rank());
+            FunctionCounter full = registry.find("tensorbus.backend.shm.ring.full").tags("group", "stalling", "rank",
+                    rank, "backend", "tcp").functionCounter();
+            assertNotNull(full, "rank " + rank + "'s ring counter");
+            assertEquals(0.0, full.count());
+            pg.barrier().await(10, TimeUnit.SECONDS);
+            if (pg.rank() == 0) {
+                pg.send(big, 1);
+                assertTrue(full.count() >= 1, "a 16 MiB send through a 64 KiB ring waits for room: " + full.count());
+                FunctionCounter waited = registry.find("tensorbus.backend.shm.ring.full.time").tags("rank", "0",
+                        "group", "stalling").functionCounter();
+                assertTrue(waited.count() >= 0.1, "it waited while the receiver slept 0.3 s: " + waited.count()
+                        + " s");
+                assertEquals("seconds", waited.getId().getBaseUnit());
+            } else {
+                sleep(300);
+                pg.recv(big, 0);
+                assertEquals(0.0, full.count(), "the receiver wrote nothing");
+            }
+            pg.barrier().await(10, TimeUnit.SECONDS);
+        });
+        assertNull(registry.find("tensorbus.backend.shm.ring.full").tags("group", "stalling").functionCounter(),
+                "a destroyed group's counters are gone");
+    }
+
+    private static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
         }
     }
 

@@ -128,6 +128,11 @@ final class PeerConnection implements FrameReader.Listener {
         return state == null ? null : "shared memory with " + backend.who(peer) + ": " + state;
     }
 
+    /** The shared-memory link to this peer, or null when frames go over TCP. Any thread. */
+    SharedMemoryLink sharedMemoryLink() {
+        return link;
+    }
+
     /** True when frames go through shared memory. */
     boolean sharedMemory() {
         return link != null;

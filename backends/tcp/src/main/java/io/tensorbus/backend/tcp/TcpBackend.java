@@ -6,8 +6,10 @@ import io.tensorbus.c10d.CommunicationException;
 import io.tensorbus.c10d.PeerLostException;
 import io.tensorbus.c10d.ReduceOp;
 import io.tensorbus.spi.Backend;
+import io.tensorbus.spi.BackendCounter;
 import io.tensorbus.spi.BackendOptions;
 import io.tensorbus.spi.DeviceBuffer;
+import io.tensorbus.spi.support.shm.SharedMemoryLink;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.internal.ContextInternal;
@@ -22,6 +24,7 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
+import java.util.function.ToLongFunction;
 
 /**
  * The tcp backend of one process group: a full mesh of Vert.x connections (one per peer pair) that all run
@@ -643,6 +646,29 @@ final class TcpBackend implements Backend {
     void statusArrived(int peer, Frame reply) {
         assert onContext() : notOnContext();
         stallReports.statusArrived(peer, reply);
+    }
+
+    // ---- counters ---------------------------------------------------------------------------------------
+
+    /** How often and how long frames to this rank's peers found their shared-memory rings full. */
+    @Override
+    public List<BackendCounter> counters() {
+        return List.of(
+                new BackendCounter("shm.ring.full", null, "writes that found a shared-memory ring to a peer full",
+                        () -> sumOverLinks(SharedMemoryLink::ringFullCount)),
+                new BackendCounter("shm.ring.full.time", "seconds", "time frames waited for room in the shared-memory"
+                        + " rings", () -> sumOverLinks(SharedMemoryLink::ringFullNanos) / 1e9));
+    }
+
+    private double sumOverLinks(ToLongFunction<SharedMemoryLink> f) {
+        long total = 0;
+        for (PeerConnection c : peers) {
+            SharedMemoryLink link = c == null ? null : c.sharedMemoryLink();
+            if (link != null) {
+                total += f.applyAsLong(link);
+            }
+        }
+        return total;
     }
 
     // ---- lifecycle --------------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BooleanSupplier;
 import java.util.function.Predicate;
@@ -129,6 +130,8 @@ public final class SharedMemoryLink {
     private final ReentrantLock consumer = new ReentrantLock();
     /** Callers' threads polling the incoming ring now: the event loop may sleep without the peer ringing. */
     private final AtomicInteger callersPolling = new AtomicInteger();
+    private final AtomicLong fullCount = new AtomicLong();
+    private final AtomicLong fullNanos = new AtomicLong();
     private final Predicate<Runnable> guarded;
 
     /** One frame on its way into the ring; {@code owned} (a copy of the frame's rest) is released once written. */
@@ -138,6 +141,8 @@ public final class SharedMemoryLink {
         final ByteBuf owned;
         final Promise<Void> done = Promise.promise();
         long written;
+        /** Since when it has waited for room in the ring (0: it has not), under the producer lock. */
+        long fullSince;
 
         Write(MemorySegment[] parts, ByteBuf owned) {
             this.parts = parts;
@@ -256,11 +261,10 @@ public final class SharedMemoryLink {
                 return Future.failedFuture(new IOException("the shared-memory channel is closed"));
             }
             long[] cursor = {0, 0}; // part, offset within it
-            if (queue.isEmpty()) {
-                writeWhileRoom(parts, cursor, patienceNanos);
-            }
+            long fullSince = queue.isEmpty() ? writeWhileRoom(parts, cursor, patienceNanos) : 0;
             if (cursor[0] < parts.length) {
                 rest = copyOf(parts, (int) cursor[0], cursor[1]);
+                rest.fullSince = fullSince;
                 queue.addLast(rest);
             }
         } finally {
@@ -276,36 +280,68 @@ public final class SharedMemoryLink {
     /**
      * Writes and publishes {@code parts} from {@code cursor} on as room appears, until all are in or no room
      * appeared for {@code patienceNanos}; moves the cursor. Holds the producer lock.
+     *
+     * @return since when the frame has waited for room, when it gave up waiting (0 when all went in)
      */
-    private void writeWhileRoom(MemorySegment[] parts, long[] cursor, long patienceNanos) {
+    private long writeWhileRoom(MemorySegment[] parts, long[] cursor, long patienceNanos) {
         SharedMemoryRing out = channel.outgoing();
         long lastProgress = System.nanoTime();
+        long fullSince = 0;
         while (cursor[0] < parts.length) {
-            long n = 0;
-            while (cursor[0] < parts.length) {
-                MemorySegment p = parts[(int) cursor[0]];
-                long m = out.offer(p, cursor[1], p.byteSize() - cursor[1], n);
-                n += m;
-                cursor[1] += m;
-                if (cursor[1] < p.byteSize()) {
-                    break;
-                }
-                cursor[0]++;
-                cursor[1] = 0;
-            }
+            long n = offer(out, parts, cursor);
             long now = System.nanoTime();
             if (n > 0) {
                 lastProgress = now;
                 if (out.publish(n)) {
                     ringDoorbell.run();
                 }
-            } else if (now - lastProgress >= patienceNanos) {
-                return;
+                if (cursor[0] == parts.length) {
+                    roomFound(fullSince);
+                }
+                continue;
+            }
+            fullSince = ringFull(fullSince);
+            if (now - lastProgress >= patienceNanos) {
+                return fullSince;
             } else if (now - lastProgress > YIELD_AFTER_NANOS) {
                 Thread.yield();
             } else {
                 Thread.onSpinWait();
             }
+        }
+        return 0;
+    }
+
+    /** Offers {@code parts} from {@code cursor} on to {@code out} until it is full; moves the cursor, answers bytes. */
+    private static long offer(SharedMemoryRing out, MemorySegment[] parts, long[] cursor) {
+        long n = 0;
+        while (cursor[0] < parts.length) {
+            MemorySegment p = parts[(int) cursor[0]];
+            long m = out.offer(p, cursor[1], p.byteSize() - cursor[1], n);
+            n += m;
+            cursor[1] += m;
+            if (cursor[1] < p.byteSize()) {
+                break;
+            }
+            cursor[0]++;
+            cursor[1] = 0;
+        }
+        return n;
+    }
+
+    /** A frame found the ring full: counts its wait for room once, from now; answers since when it waits. */
+    private long ringFull(long fullSince) {
+        if (fullSince != 0) {
+            return fullSince;
+        }
+        fullCount.incrementAndGet();
+        return System.nanoTime();
+    }
+
+    /** A frame that waited for room since {@code fullSince} (0: it did not) is in the ring: its wait is counted. */
+    private void roomFound(long fullSince) {
+        if (fullSince != 0) {
+            fullNanos.addAndGet(System.nanoTime() - fullSince);
         }
     }
 
@@ -567,9 +603,11 @@ public final class SharedMemoryLink {
                     continue; // what was copied of it is not published and will be overwritten
                 }
                 if (w.written < w.size) {
+                    w.fullSince = ringFull(w.fullSince);
                     break;
                 }
                 queue.pollFirst();
+                roomFound(w.fullSince);
                 written.add(w);
             }
             ring = moved > 0 && out.publish(moved);
@@ -678,6 +716,19 @@ public final class SharedMemoryLink {
         }
         return unread + " bytes from it unread here" + (reader.isParked() ? " (a payload waits for its receive)" : "")
                 + ", " + unreadByPeer + " bytes to it unread there, " + queued + " frames waiting for room";
+    }
+
+    /** How many frames found the outgoing ring full and had to wait for room (each counted once). */
+    public long ringFullCount() {
+        return fullCount.get();
+    }
+
+    /**
+     * How long frames waited for room in the outgoing ring, in nanoseconds, all frames together: from finding it
+     * full to their last byte in (a frame still waiting counts once it is in).
+     */
+    public long ringFullNanos() {
+        return fullNanos.get();
     }
 
     /** True when frames wait for room, or may: a caller's thread is writing into the ring right now. */

@@ -196,6 +196,9 @@ class SharedMemoryLinkTest {
             assertTrue(collect.done.await(30, TimeUnit.SECONDS), "received " + collect.filled + " bytes");
             written.await(30, TimeUnit.SECONDS);
             assertArrayEquals(expected, collect.into);
+            assertEquals(1, links.writer.ringFullCount(), "one frame found the ring full, counted once");
+            assertTrue(links.writer.ringFullNanos() > 0, "and waited for room until the reader took it");
+            assertEquals(0, links.reader.ringFullCount(), "the reader wrote nothing");
         }
         assertEquals(List.of(), ourFiles());
     }
