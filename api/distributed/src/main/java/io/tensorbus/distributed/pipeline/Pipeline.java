@@ -64,12 +64,14 @@ public final class Pipeline implements AutoCloseable {
     private final Schedule schedule;
     /** The number of the next micro-batch, over the pipeline's life. */
     private final AtomicLong tickets = new AtomicLong();
+    private final PipelineBubbles bubbles;
 
     private Pipeline(RpcAgent agent, List<RRef<Module>> stages, int microBatches, Schedule schedule) {
         this.agent = agent;
         this.stages = List.copyOf(stages);
         this.microBatches = microBatches;
         this.schedule = schedule;
+        this.bubbles = new PipelineBubbles(agent, this.stages);
     }
 
     /**
@@ -137,6 +139,10 @@ public final class Pipeline implements AutoCloseable {
         if (batch.dim() == 0) {
             throw new IllegalArgumentException("a batch has a first dimension to split; got a scalar");
         }
+        return bubbles.measure(() -> stream(batch));
+    }
+
+    private Future<Tensor> stream(Tensor batch) {
         List<Flight> flights = split(batch).stream().map(this::through).toList();
         List<Future<Tensor>> outputs = flights.stream().map(Flight::output).toList();
         return Future.all(outputs).transform(r -> {

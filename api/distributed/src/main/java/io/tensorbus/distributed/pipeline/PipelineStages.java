@@ -13,6 +13,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The functions a {@link Pipeline} calls on the workers that hold its stages, registered in every
@@ -31,6 +32,8 @@ public final class PipelineStages implements RpcFunctionLibrary {
     static final String PARAMETERS = "pipeline.parameters";
     /** {@code [RRef<Module> stage]}: closes this worker's own handles of the stage's parameter RRefs. */
     static final String RELEASE = "pipeline.release";
+    /** {@code [RRef<Module> stage]} to the nanoseconds the stage has computed forward passes, all together. */
+    static final String COMPUTED = "pipeline.computed";
 
     /**
      * The handles {@code RRef.of} opened for each stage's parameters, by identity of the stage: the same ones go
@@ -40,6 +43,8 @@ public final class PipelineStages implements RpcFunctionLibrary {
 
     /** Each stage's micro-batch order, by identity of the stage. */
     private static final Map<Module, StageTurns> TURNS = new ConcurrentHashMap<>();
+    /** Each stage's forward computing time so far, in nanoseconds, by identity of the stage. */
+    private static final Map<Module, AtomicLong> COMPUTED_NANOS = new ConcurrentHashMap<>();
 
     /** Made by {@link java.util.ServiceLoader}. */
     public PipelineStages() {
@@ -47,7 +52,11 @@ public final class PipelineStages implements RpcFunctionLibrary {
 
     @Override
     public void registerInto(RpcRegistry registry) {
-        registry.register(FORWARD, PipelineStages::forward).register(PARAMETERS, args -> {
+        registry.register(FORWARD, PipelineStages::forward).register(COMPUTED, args -> {
+            check(args, 1);
+            AtomicLong nanos = COMPUTED_NANOS.get(stage(args.get(0)));
+            return nanos == null ? 0L : nanos.get();
+        }).register(PARAMETERS, args -> {
             check(args, 1);
             RpcAgent agent = RpcAgent.current();
             return List.copyOf(parameterHandles.computeIfAbsent(stage(args.get(0)), s -> {
@@ -59,6 +68,7 @@ public final class PipelineStages implements RpcFunctionLibrary {
             check(args, 1);
             Module stage = stage(args.get(0));
             TURNS.remove(stage);
+            COMPUTED_NANOS.remove(stage);
             List<RRef<Tensor>> handles = parameterHandles.remove(stage);
             if (handles != null) {
                 handles.forEach(RRef::close);
@@ -81,6 +91,7 @@ public final class PipelineStages implements RpcFunctionLibrary {
         turns.await(ticket);
         try {
             synchronized (stage) {
+                long computing = System.nanoTime();
                 long begin = Meters.start();
                 int rank = RpcAgent.current().self().id();
                 TimelineRecorder timeline = TimelineRecorder.of(rank);
@@ -92,6 +103,7 @@ public final class PipelineStages implements RpcFunctionLibrary {
                     failure = e;
                     throw e;
                 } finally {
+                    computed(stage).addAndGet(System.nanoTime() - computing);
                     busy(rank, begin, failure);
                     if (timeline != null) {
                         timeline.span("pipeline", "stage forward", "pipeline stage", ticket, at,
@@ -102,6 +114,10 @@ public final class PipelineStages implements RpcFunctionLibrary {
         } finally {
             turns.done(ticket);
         }
+    }
+
+    private static AtomicLong computed(Module stage) {
+        return COMPUTED_NANOS.computeIfAbsent(stage, s -> new AtomicLong());
     }
 
     /** Records a stage's busy time on rank {@code rank}'s meters ({@code tensorbus.pipeline.stage.busy}). */

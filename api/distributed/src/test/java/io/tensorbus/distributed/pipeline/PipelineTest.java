@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.tensorbus.DType;
@@ -67,6 +68,7 @@ class PipelineTest {
                     model.loadStateDict((Map<String, Tensor>) a.get(1), true);
                     return ((Number) a.get(0)).intValue() == 1 ? model.head(2) : model.tail(2);
                 })
+                .register("test.pipe.slow", a -> new SlowIdentity(((Number) a.get(0)).longValue()))
                 .register("test.pipe.state", a -> ((RRef<Module>) a.get(0)).localValue().stateDict());
     }
 
@@ -203,6 +205,55 @@ class PipelineTest {
         // Two stages, four micro-batches, one forward each.
         assertEquals(8, registry.find("tensorbus.pipeline.stage.busy").tags("pass", "forward", "outcome", "success")
                 .timers().stream().mapToLong(Timer::count).sum());
+    }
+
+    /** A stage that takes {@code millis} per micro-batch and passes it on unchanged. */
+    private static final class SlowIdentity extends Module {
+        private final long millis;
+
+        SlowIdentity(long millis) {
+            this.millis = millis;
+        }
+
+        @Override
+        public Tensor forward(Tensor input) {
+            try {
+                Thread.sleep(millis);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException(e);
+            }
+            return input;
+        }
+    }
+
+    /**
+     * Two stages of 30 ms a micro-batch and four micro-batches: a pass takes about five turns, in which each stage
+     * computes four, so each idles about a fifth of it (GPipe's (S-1)/(M+S-1)). The first pass sets the baseline.
+     */
+    @Test
+    void eachStagesBubbleIsTheShareOfAForwardPassItDidNotCompute() throws Exception {
+        RpcAgent master = start(3).get(0);
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        try (TensorbusMetrics metrics = new TensorbusMetrics()) {
+            metrics.bindTo(registry);
+            List<RRef<Module>> stages = List.of(master.remote("worker1", "test.pipe.slow", 30),
+                    master.remote("worker2", "test.pipe.slow", 30));
+            try (Pipeline pipe = Pipeline.of(master, stages, 4)) {
+                Tensor x = Tensor.ones(8, 3);
+                for (int pass = 0; pass < 3; pass++) {
+                    assertEquals(8, pipe.forward(x).size(0));
+                    Thread.sleep(100); // the stages' times after the pass come back
+                }
+            }
+            for (int k = 0; k < 2; k++) {
+                DistributionSummary bubble = registry.find("tensorbus.pipeline.bubble").tags("stage",
+                        Integer.toString(k), "worker", "worker" + (k + 1)).summary();
+                assertEquals(2, bubble.count(), "stage " + k + ": the second and third passes");
+                assertTrue(bubble.mean() > 0.05 && bubble.mean() < 0.7, "stage " + k + " idled about a fifth of"
+                        + " each pass: " + bubble.mean());
+            }
+        }
     }
 
     @Test
