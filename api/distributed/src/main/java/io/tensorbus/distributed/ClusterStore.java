@@ -2,6 +2,7 @@ package io.tensorbus.distributed;
 
 import io.tensorbus.c10d.Store;
 import io.tensorbus.distributed.impl.StoreChecks;
+import io.tensorbus.distributed.impl.StoreMeters;
 import io.tensorbus.distributed.impl.StoreTimers;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -111,7 +112,7 @@ public final class ClusterStore implements Store {
     public Future<Void> set(String key, byte[] value) {
         StoreChecks.key(key);
         Buffer copy = Buffer.buffer(StoreChecks.value("value", value));
-        return live().compose(v -> map.put(key, copy));
+        return StoreMeters.timed("cluster", "set", () -> live().compose(v -> map.put(key, copy)));
     }
 
     /**
@@ -122,7 +123,8 @@ public final class ClusterStore implements Store {
     @Override
     public Future<byte[]> get(String key) {
         StoreChecks.key(key);
-        return awaitKeys(List.of(key), timeout, "get of key '" + key + "'").map(values -> values.get(0));
+        return StoreMeters.timed("cluster", "get", () ->
+                awaitKeys(List.of(key), timeout, "get of key '" + key + "'").map(values -> values.get(0)));
     }
 
     /**
@@ -134,8 +136,8 @@ public final class ClusterStore implements Store {
     @Override
     public Future<Long> add(String key, long delta) {
         StoreChecks.key(key);
-        return swap(key, current -> counterText(key, current, delta))
-                .map(sum -> Long.parseLong(sum.toString(StandardCharsets.US_ASCII)));
+        return StoreMeters.timed("cluster", "add", () -> swap(key, current -> counterText(key, current, delta))
+                .map(sum -> Long.parseLong(sum.toString(StandardCharsets.US_ASCII))));
     }
 
     /**
@@ -148,9 +150,10 @@ public final class ClusterStore implements Store {
         StoreChecks.key(key);
         Buffer expectedCopy = Buffer.buffer(StoreChecks.value("expected", expected));
         Buffer desiredCopy = Buffer.buffer(StoreChecks.value("desired", desired));
-        return swap(key, current -> (current == null && expectedCopy.length() == 0)
+        return StoreMeters.timed("cluster", "compare_set", () ->
+                swap(key, current -> (current == null && expectedCopy.length() == 0)
                 || expectedCopy.equals(current) ? desiredCopy : null)
-                .map(now -> (now == null ? expectedCopy : now).getBytes());
+                .map(now -> (now == null ? expectedCopy : now).getBytes()));
     }
 
     /**
@@ -163,7 +166,7 @@ public final class ClusterStore implements Store {
     public Future<Void> wait(List<String> keys, Duration timeout) {
         List<String> copy = StoreChecks.keys(keys);
         StoreChecks.timeout(timeout);
-        return awaitKeys(copy, timeout, "wait for keys " + copy).mapEmpty();
+        return StoreMeters.timed("cluster", "wait", () -> awaitKeys(copy, timeout, "wait for keys " + copy).mapEmpty());
     }
 
     /**
@@ -174,13 +177,13 @@ public final class ClusterStore implements Store {
     @Override
     public Future<Boolean> deleteKey(String key) {
         StoreChecks.key(key);
-        return live().compose(v -> map.remove(key)).map(Objects::nonNull);
+        return StoreMeters.timed("cluster", "delete", () -> live().compose(v -> map.remove(key)).map(Objects::nonNull));
     }
 
     /** {@inheritDoc} Every key of the cluster map counts, whichever member set it. */
     @Override
     public Future<Long> numKeys() {
-        return live().compose(v -> map.size()).map(Integer::longValue);
+        return StoreMeters.timed("cluster", "num_keys", () -> live().compose(v -> map.size()).map(Integer::longValue));
     }
 
     /**
@@ -191,7 +194,8 @@ public final class ClusterStore implements Store {
     @Override
     public Future<Boolean> check(List<String> keys) {
         List<String> copy = StoreChecks.keys(keys);
-        return live().compose(v -> getAll(copy)).map(values -> !values.contains(null));
+        return StoreMeters.timed("cluster", "check", () ->
+                live().compose(v -> getAll(copy)).map(values -> !values.contains(null)));
     }
 
     /**
@@ -203,8 +207,8 @@ public final class ClusterStore implements Store {
     public Future<Void> append(String key, byte[] value) {
         StoreChecks.key(key);
         Buffer tail = Buffer.buffer(StoreChecks.value("value", value));
-        return swap(key, current -> current == null ? tail
-                : Buffer.buffer(current.length() + tail.length()).appendBuffer(current).appendBuffer(tail)).mapEmpty();
+        return StoreMeters.timed("cluster", "append", () -> swap(key, current -> current == null ? tail
+                : Buffer.buffer(current.length() + tail.length()).appendBuffer(current).appendBuffer(tail)).mapEmpty());
     }
 
     /**
@@ -215,7 +219,7 @@ public final class ClusterStore implements Store {
     @Override
     public Future<List<byte[]>> multiGet(List<String> keys) {
         List<String> copy = StoreChecks.keys(keys);
-        return awaitKeys(copy, timeout, "multiGet of keys " + copy);
+        return StoreMeters.timed("cluster", "multi_get", () -> awaitKeys(copy, timeout, "multiGet of keys " + copy));
     }
 
     /** {@inheritDoc} */

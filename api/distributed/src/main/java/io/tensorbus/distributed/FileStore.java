@@ -3,6 +3,7 @@ package io.tensorbus.distributed;
 import io.tensorbus.c10d.Store;
 import io.tensorbus.distributed.impl.FileStoreLog;
 import io.tensorbus.distributed.impl.StoreChecks;
+import io.tensorbus.distributed.impl.StoreMeters;
 import io.tensorbus.distributed.impl.StoreState;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -90,7 +91,7 @@ public final class FileStore implements Store {
         }
         this.file = file.toAbsolutePath().normalize();
         this.worldSize = worldSize;
-        this.waits = new HashStore(mirror, timeout, "FileStore " + this.file);
+        this.waits = new HashStore(mirror, timeout, "FileStore " + this.file).unmetered();
         Path directory = this.file.getParent();
         if (directory == null || !Files.isDirectory(directory)) {
             throw new IllegalArgumentException("the directory of FileStore file " + this.file + " does not exist");
@@ -128,11 +129,11 @@ public final class FileStore implements Store {
     public Future<Void> set(String key, byte[] value) {
         StoreChecks.key(key);
         byte[] copy = StoreChecks.value("value", value).clone();
-        return write(edit -> {
+        return StoreMeters.timed("file", "set", () -> write(edit -> {
             edit.view().set(key, copy);
             edit.written(key);
             return null;
-        });
+        }));
     }
 
     /**
@@ -143,7 +144,7 @@ public final class FileStore implements Store {
     @Override
     public Future<byte[]> get(String key) {
         StoreChecks.key(key);
-        return refresh().compose(v -> waits.get(key));
+        return StoreMeters.timed("file", "get", () -> refresh().compose(v -> waits.get(key)));
     }
 
     /**
@@ -155,11 +156,11 @@ public final class FileStore implements Store {
     @Override
     public Future<Long> add(String key, long delta) {
         StoreChecks.key(key);
-        return write(edit -> {
+        return StoreMeters.timed("file", "add", () -> write(edit -> {
             long sum = edit.view().add(key, delta);
             edit.written(key);
             return sum;
-        });
+        }));
     }
 
     /**
@@ -172,14 +173,14 @@ public final class FileStore implements Store {
         StoreChecks.key(key);
         byte[] expectedCopy = StoreChecks.value("expected", expected).clone();
         byte[] desiredCopy = StoreChecks.value("desired", desired).clone();
-        return write(edit -> {
+        return StoreMeters.timed("file", "compare_set", () -> write(edit -> {
             byte[] before = edit.view().get(key);
             byte[] result = edit.view().compareSet(key, expectedCopy, desiredCopy);
             if (edit.view().get(key) != before) {
                 edit.written(key);
             }
             return result.clone();
-        });
+        }));
     }
 
     /**
@@ -192,7 +193,7 @@ public final class FileStore implements Store {
     public Future<Void> wait(List<String> keys, Duration timeout) {
         List<String> copy = StoreChecks.keys(keys);
         StoreChecks.timeout(timeout);
-        return refresh().compose(v -> waits.wait(copy, timeout));
+        return StoreMeters.timed("file", "wait", () -> refresh().compose(v -> waits.wait(copy, timeout)));
     }
 
     /**
@@ -203,19 +204,20 @@ public final class FileStore implements Store {
     @Override
     public Future<Boolean> deleteKey(String key) {
         StoreChecks.key(key);
-        return write(edit -> {
+        return StoreMeters.timed("file", "delete", () -> write(edit -> {
             boolean existed = edit.view().delete(key);
             if (existed) {
                 edit.written(key);
             }
             return existed;
-        });
+        }));
     }
 
     /** The number of keys set by users (the internal counters of users are not counted). */
     @Override
     public Future<Long> numKeys() {
-        return read(edit -> edit.view().count(key -> !key.startsWith(INTERNAL)));
+        return StoreMeters.timed("file", "num_keys", () ->
+                read(edit -> edit.view().count(key -> !key.startsWith(INTERNAL))));
     }
 
     /**
@@ -226,7 +228,7 @@ public final class FileStore implements Store {
     @Override
     public Future<Boolean> check(List<String> keys) {
         List<String> copy = StoreChecks.keys(keys);
-        return read(edit -> edit.view().check(copy));
+        return StoreMeters.timed("file", "check", () -> read(edit -> edit.view().check(copy)));
     }
 
     /**
@@ -238,11 +240,11 @@ public final class FileStore implements Store {
     public Future<Void> append(String key, byte[] value) {
         StoreChecks.key(key);
         byte[] copy = StoreChecks.value("value", value).clone();
-        return write(edit -> {
+        return StoreMeters.timed("file", "append", () -> write(edit -> {
             edit.view().append(key, copy);
             edit.written(key);
             return null;
-        });
+        }));
     }
 
     /**
@@ -253,7 +255,7 @@ public final class FileStore implements Store {
     @Override
     public Future<List<byte[]>> multiGet(List<String> keys) {
         List<String> copy = StoreChecks.keys(keys);
-        return refresh().compose(v -> waits.multiGet(copy));
+        return StoreMeters.timed("file", "multi_get", () -> refresh().compose(v -> waits.multiGet(copy)));
     }
 
     /**
@@ -264,11 +266,11 @@ public final class FileStore implements Store {
     @Override
     public Future<Void> multiSet(Map<String, byte[]> entries) {
         Map<String, byte[]> copy = StoreChecks.entries(entries);
-        return write(edit -> {
+        return StoreMeters.timed("file", "multi_set", () -> write(edit -> {
             edit.view().multiSet(copy);
             copy.keySet().forEach(edit::written);
             return null;
-        });
+        }));
     }
 
     /** {@inheritDoc} */

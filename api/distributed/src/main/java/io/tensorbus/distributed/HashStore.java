@@ -2,6 +2,7 @@ package io.tensorbus.distributed;
 
 import io.tensorbus.c10d.Store;
 import io.tensorbus.distributed.impl.StoreChecks;
+import io.tensorbus.distributed.impl.StoreMeters;
 import io.tensorbus.distributed.impl.StoreState;
 import io.tensorbus.distributed.impl.StoreTimers;
 import io.tensorbus.distributed.impl.StoreWaiter;
@@ -25,13 +26,12 @@ import java.util.concurrent.TimeoutException;
  * <p>A {@link TcpStore} server's own view of the data it serves is a {@code HashStore} too (the one subclass).
  */
 public sealed class HashStore implements Store permits TcpStoreHost {
-
-
     private final StoreState state;
     private volatile Duration timeout;
     private final String name;
     private final Map<StoreWaiter, Promise<?>> pending = new ConcurrentHashMap<>();
     private volatile boolean closed;
+    private volatile boolean metered = true;
 
     /** An empty store whose waits time out after {@link Distributed#DEFAULT_TIMEOUT}. */
     public HashStore() {
@@ -60,6 +60,17 @@ public sealed class HashStore implements Store permits TcpStoreHost {
         this.name = name;
     }
 
+    /** The {@code store} tag of this store's meters, or null when its requests are another store's own. */
+    String kind() {
+        return metered ? "hash" : null;
+    }
+
+    /** Leaves this store's requests untimed: it is the inside of another store, which times them itself. */
+    HashStore unmetered() {
+        metered = false;
+        return this;
+    }
+
     /**
      * {@inheritDoc}
      *
@@ -69,10 +80,10 @@ public sealed class HashStore implements Store permits TcpStoreHost {
     public Future<Void> set(String key, byte[] value) {
         StoreChecks.key(key);
         byte[] copy = StoreChecks.value("value", value).clone();
-        return run(() -> {
+        return StoreMeters.timed(kind(), "set", () -> run(() -> {
             state.set(key, copy);
             return null;
-        });
+        }));
     }
 
     /**
@@ -83,7 +94,8 @@ public sealed class HashStore implements Store permits TcpStoreHost {
     @Override
     public Future<byte[]> get(String key) {
         StoreChecks.key(key);
-        return awaitKeys(List.of(key), timeout, "get of key '" + key + "'").map(values -> values.get(0).clone());
+        return StoreMeters.timed(kind(), "get", () ->
+                awaitKeys(List.of(key), timeout, "get of key '" + key + "'").map(values -> values.get(0).clone()));
     }
 
     /**
@@ -95,7 +107,7 @@ public sealed class HashStore implements Store permits TcpStoreHost {
     @Override
     public Future<Long> add(String key, long delta) {
         StoreChecks.key(key);
-        return run(() -> state.add(key, delta));
+        return StoreMeters.timed(kind(), "add", () -> run(() -> state.add(key, delta)));
     }
 
     /**
@@ -108,7 +120,8 @@ public sealed class HashStore implements Store permits TcpStoreHost {
         StoreChecks.key(key);
         byte[] expectedCopy = StoreChecks.value("expected", expected).clone();
         byte[] desiredCopy = StoreChecks.value("desired", desired).clone();
-        return run(() -> state.compareSet(key, expectedCopy, desiredCopy).clone());
+        return StoreMeters.timed(kind(), "compare_set", () ->
+                run(() -> state.compareSet(key, expectedCopy, desiredCopy).clone()));
     }
 
     /**
@@ -121,7 +134,7 @@ public sealed class HashStore implements Store permits TcpStoreHost {
     public Future<Void> wait(List<String> keys, Duration timeout) {
         List<String> copy = StoreChecks.keys(keys);
         StoreChecks.timeout(timeout);
-        return awaitKeys(copy, timeout, "wait for keys " + copy).mapEmpty();
+        return StoreMeters.timed(kind(), "wait", () -> awaitKeys(copy, timeout, "wait for keys " + copy).mapEmpty());
     }
 
     /**
@@ -132,12 +145,12 @@ public sealed class HashStore implements Store permits TcpStoreHost {
     @Override
     public Future<Boolean> deleteKey(String key) {
         StoreChecks.key(key);
-        return run(() -> state.delete(key));
+        return StoreMeters.timed(kind(), "delete", () -> run(() -> state.delete(key)));
     }
 
     @Override
     public Future<Long> numKeys() {
-        return run(state::size);
+        return StoreMeters.timed(kind(), "num_keys", () -> run(state::size));
     }
 
     /**
@@ -148,7 +161,7 @@ public sealed class HashStore implements Store permits TcpStoreHost {
     @Override
     public Future<Boolean> check(List<String> keys) {
         List<String> copy = StoreChecks.keys(keys);
-        return run(() -> state.check(copy));
+        return StoreMeters.timed(kind(), "check", () -> run(() -> state.check(copy)));
     }
 
     /**
@@ -160,10 +173,10 @@ public sealed class HashStore implements Store permits TcpStoreHost {
     public Future<Void> append(String key, byte[] value) {
         StoreChecks.key(key);
         byte[] copy = StoreChecks.value("value", value).clone();
-        return run(() -> {
+        return StoreMeters.timed(kind(), "append", () -> run(() -> {
             state.append(key, copy);
             return null;
-        });
+        }));
     }
 
     /**
@@ -174,7 +187,8 @@ public sealed class HashStore implements Store permits TcpStoreHost {
     @Override
     public Future<List<byte[]>> multiGet(List<String> keys) {
         List<String> copy = StoreChecks.keys(keys);
-        return awaitKeys(copy, timeout, "multiGet of keys " + copy).map(HashStore::copies);
+        return StoreMeters.timed(kind(), "multi_get", () ->
+                awaitKeys(copy, timeout, "multiGet of keys " + copy).map(HashStore::copies));
     }
 
     /**
@@ -185,10 +199,10 @@ public sealed class HashStore implements Store permits TcpStoreHost {
     @Override
     public Future<Void> multiSet(Map<String, byte[]> entries) {
         Map<String, byte[]> copy = StoreChecks.entries(entries);
-        return run(() -> {
+        return StoreMeters.timed(kind(), "multi_set", () -> run(() -> {
             state.multiSet(copy);
             return null;
-        });
+        }));
     }
 
     @Override

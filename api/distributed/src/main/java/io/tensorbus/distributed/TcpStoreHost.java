@@ -34,6 +34,12 @@ final class TcpStoreHost extends HashStore implements TcpStore {
         return true;
     }
 
+    /** The server's own requests are the TcpStore's, as its clients' are. */
+    @Override
+    String kind() {
+        return "tcp";
+    }
+
     @Override
     public void close() {
         closeAsync();

@@ -27,7 +27,8 @@ import java.util.Objects;
  *   <li>{@code tensorbus.pipeline.stage.busy} (timer of each micro-batch a stage computes; tags {@code rank},
  *       {@code pass}) and {@code tensorbus.pipeline.bubble} (the share of a forward pass, 0 to 1, in which a stage
  *       computed nothing, recorded by the driver from the second pass on; tags {@code stage}, {@code worker});</li>
- *   <li>{@code tensorbus.store} (timer of store requests; tag {@code op});</li>
+ *   <li>{@code tensorbus.store} (timer of store requests; tags {@code store}: {@code tcp}, {@code hash},
+ *       {@code file} or {@code cluster}, and {@code op});</li>
  *   <li>{@code tensorbus.backend.NAME}: counters a group's backend keeps about itself (tags {@code group},
  *       {@code rank}, {@code backend}): the tcp backend's {@code shm.ring.full} (frames that found a shared-memory
  *       ring to a peer full) and {@code shm.ring.full.time} (seconds they waited for room);</li>

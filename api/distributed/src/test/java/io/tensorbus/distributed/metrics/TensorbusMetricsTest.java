@@ -14,7 +14,10 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.tensorbus.c10d.CommunicationException;
+import io.tensorbus.c10d.Store;
 import io.tensorbus.distributed.Distributed;
+import io.tensorbus.distributed.FileStore;
+import io.tensorbus.distributed.HashStore;
 import io.tensorbus.distributed.TcpStore;
 import io.tensorbus.distributed.rpc.RpcAgent;
 import io.tensorbus.distributed.rpc.RpcOptions;
@@ -25,12 +28,16 @@ import io.tensorbus.parallel.Mlp;
 import io.tensorbus.tensor.Tensor;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 
 /** The meters tensorbus records into a bound registry: counts, bytes and outcomes of known operations. */
 @Timeout(value = 90, unit = TimeUnit.SECONDS)
@@ -160,6 +167,25 @@ class TensorbusMetricsTest {
             server.close();
         } finally {
             vertx.close().await(10, TimeUnit.SECONDS);
+        }
+    }
+
+    @Test
+    void hashAndFileStoresTimeTheirRequestsByKindAndOperation(@TempDir Path dir) throws Exception {
+        try (HashStore hash = new HashStore(); FileStore file = new FileStore(dir.resolve("store"), 1)) {
+            for (Store store : List.of(hash, file)) {
+                store.set("k", new byte[] {1}).await(10, TimeUnit.SECONDS);
+                store.add("n", 2).await(10, TimeUnit.SECONDS);
+                store.get("k").await(10, TimeUnit.SECONDS);
+                store.get("k").await(10, TimeUnit.SECONDS);
+                assertThrows(TimeoutException.class, () -> store.wait(List.of("never"), Duration.ofMillis(50))
+                        .await(10, TimeUnit.SECONDS));
+            }
+        }
+        for (String kind : List.of("hash", "file")) {
+            assertEquals(2, timer("tensorbus.store", "store", kind, "op", "get", "outcome", "success").count(), kind);
+            assertEquals(1, timer("tensorbus.store", "store", kind, "op", "add", "outcome", "success").count(), kind);
+            assertEquals(1, timer("tensorbus.store", "store", kind, "op", "wait", "outcome", "failure").count(), kind);
         }
     }
 
