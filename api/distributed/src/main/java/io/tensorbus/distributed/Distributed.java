@@ -8,6 +8,7 @@ import io.tensorbus.internal.distributed.ProcessExit;
 import io.tensorbus.internal.distributed.RankEnvironment;
 import io.tensorbus.internal.distributed.TimelineClock;
 import io.tensorbus.internal.distributed.TimelineRecorder;
+import io.tensorbus.internal.distributed.VertxMeters;
 import io.tensorbus.spi.Backend;
 import io.tensorbus.spi.BackendOptions;
 import io.tensorbus.spi.BackendProvider;
@@ -264,11 +265,13 @@ public final class Distributed {
     /**
      * A Vert.x instance with the native transport preferred (epoll: zero-copy writes from off-heap tensors) and
      * daemon threads, so that it never keeps a JVM alive after the program ends: the groups and agents built on
-     * it are closed at exit with a warning if the program left them open, as PyTorch does.
+     * it are closed at exit with a warning if the program left them open, as PyTorch does. While metrics are on
+     * and {@code io.vertx:vertx-micrometer-metrics} is on the class path, it reports Vert.x's own metrics (net,
+     * event bus, pools) to the bound registries too.
      */
     public static Vertx newVertx() {
         ProcessExit.install();
-        return Vertx.vertx(new VertxOptions().setPreferNativeTransport(true).setUseDaemonThread(true));
+        return VertxMeters.builder(new VertxOptions().setPreferNativeTransport(true).setUseDaemonThread(true)).build();
     }
 
     /** The body of one rank in {@link #spawn}. */

@@ -4,6 +4,7 @@ import com.hazelcast.config.Config;
 import com.hazelcast.config.JoinConfig;
 import com.hazelcast.config.NetworkConfig;
 import io.tensorbus.internal.distributed.ProcessExit;
+import io.tensorbus.internal.distributed.VertxMeters;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
@@ -85,7 +86,7 @@ public final class HazelcastCluster {
             int joinSeconds) {
         String instance = "tensorbus-" + UUID.randomUUID();
         config.setInstanceName(instance);
-        return Vertx.builder().with(new VertxOptions().setUseDaemonThread(true))
+        return VertxMeters.builder(new VertxOptions().setUseDaemonThread(true))
                 .withClusterManager(new HazelcastClusterManager(config)).buildClustered()
                 .recover(e -> Future.failedFuture(new IllegalStateException("could not join the Hazelcast cluster '"
                         + name + "' as " + host + " " + through + " within " + joinSeconds + " s (is a member up there,"

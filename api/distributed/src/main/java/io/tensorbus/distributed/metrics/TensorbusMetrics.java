@@ -37,6 +37,11 @@ import java.util.Objects;
  *       {@code device}).</li>
  * </ul>
  *
+ * <p>With {@code io.vertx:vertx-micrometer-metrics} on the class path, the Vert.x instances tensorbus makes while a
+ * registry is bound ({@code Distributed.newVertx()}, a group's own, a Hazelcast member's) also report Vert.x's own
+ * metrics ({@code vertx.net.*}, {@code vertx.eventbus.*}, ...) to it; a Vert.x an application passes in reports
+ * what the application built it with.
+ *
  * <p>Timers publish a percentile histogram (1 us to 10 min), so Prometheus can compute latency quantiles across
  * ranks. The {@code size} tag is the message's size class ({@code <=16B}, {@code <=256B}, ... {@code >256MiB}).
  * Thread-safe.

@@ -90,6 +90,11 @@ public final class Meters {
         }
     }
 
+    /** The registries bound now (none: metrics are off). */
+    public static List<MeterRegistry> registries() {
+        return List.of(current.registries);
+    }
+
     /** Now, for a later record, or 0 when metrics are off (the handles then record nothing). */
     public static long start() {
         return current.registries.length > 0 ? System.nanoTime() : 0;

@@ -249,6 +249,20 @@ class TensorbusMetricsTest {
     }
 
     @Test
+    void aVertxMadeWhileMetricsAreOnReportsItsOwnNetMetrics() {
+        Distributed.spawn(2, Duration.ofMinutes(1), b -> b.groupName("vertx-metered")
+                .property("tcp.sharedMemory", "false"), pg -> {
+            pg.allReduce(Tensor.ones(1024)).await(10, TimeUnit.SECONDS);
+            if (pg.rank() == 0) {
+                List<String> net = registry.getMeters().stream().map(m -> m.getId().getName())
+                        .filter(n -> n.startsWith("vertx.net.")).distinct().sorted().toList();
+                assertTrue(net.stream().anyMatch(n -> n.endsWith("bytes.written")), "Vert.x's net meters: " + net);
+            }
+            pg.barrier().await(10, TimeUnit.SECONDS);
+        });
+    }
+
+    @Test
     void hostMemoryIsAGaugeInBytes() {
         Tensor kept = Tensor.zeros(1 << 20);
         Gauge allocated = registry.find("tensorbus.memory.allocated").tags("device", "cpu").gauge();
