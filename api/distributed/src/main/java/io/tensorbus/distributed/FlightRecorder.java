@@ -104,6 +104,8 @@ public final class FlightRecorder {
     private long collectives;
     private long p2p;
     private long written;
+    /** When the group's last collective ended on the timeline, in its microseconds. */
+    private long lastCollectiveEndMicros;
 
     FlightRecorder(ProcessGroup group) {
         this.group = group;
@@ -180,13 +182,7 @@ public final class FlightRecorder {
             }
         }
         if (timelineBegin != 0) {
-            JsonObject args = new JsonObject().put("group", group.name()).put("seq", seq).put("bytes", bytes)
-                    .put("dtype", dtype == null ? "none" : dtype.toString());
-            if (peer >= 0) {
-                args.put("peer", peer);
-            }
-            TimelineRecorder.spanWhenDone(globalRank(), timelineBegin, collective ? "collective" : "p2p", op,
-                    (collective ? "collectives " : "p2p ") + group.name(), seq, args, work);
+            timeline(collective, op, peer, seq, bytes, dtype, timelineBegin, work);
         }
         if (e != null || m != null) {
             // One listener and one clock read at the end serve both the meters and the entry.
@@ -202,6 +198,40 @@ public final class FlightRecorder {
             });
         }
         return work;
+    }
+
+    /**
+     * Draws the operation on the rank's timeline when it ends: from its call (queued) to its end, a collective marked
+     * started when the group's collective before it ended, if that was later than the call (backends run a group's
+     * collectives one at a time, in call order, so that is when it could start).
+     */
+    private void timeline(boolean collective, String op, int peer, long seq, long bytes, DType dtype, long begin,
+                          Future<?> work) {
+        JsonObject args = new JsonObject().put("group", group.name()).put("seq", seq).put("bytes", bytes)
+                .put("dtype", dtype == null ? "none" : dtype.toString());
+        if (peer >= 0) {
+            args.put("peer", peer);
+        }
+        if (!collective) {
+            TimelineRecorder.spanWhenDone(globalRank(), begin, "p2p", op, "p2p " + group.name(), seq, args, work);
+            return;
+        }
+        TimelineRecorder t = TimelineRecorder.of(globalRank());
+        if (t != null) {
+            work.onComplete(r -> {
+                long end = t.now();
+                long started = startedAt(begin, end);
+                t.span("collective", op, "collectives " + group.name(), seq, begin, started, end, r.failed()
+                        ? args.put("error", String.valueOf(r.cause().getMessage())) : args);
+            });
+        }
+    }
+
+    /** When a collective called at {@code calledMicros} and ended at {@code endMicros} started (see timeline). */
+    private synchronized long startedAt(long calledMicros, long endMicros) {
+        long started = Math.max(calledMicros, lastCollectiveEndMicros);
+        lastCollectiveEndMicros = endMicros;
+        return started;
     }
 
     private static List<long[]> shapes(DeviceBuffer[] buffers) {

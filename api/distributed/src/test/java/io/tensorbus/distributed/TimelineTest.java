@@ -17,6 +17,7 @@ import io.tensorbus.internal.distributed.TimelineRecorder;
 import io.tensorbus.parallel.DistributedDataParallel;
 import io.tensorbus.parallel.Mlp;
 import io.tensorbus.tensor.Tensor;
+import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.nio.charset.StandardCharsets;
@@ -96,6 +97,45 @@ class TimelineTest {
         }
     }
 
+    /**
+     * Two all-reduces called back to back: the second waits in the queue while the first runs, so it is drawn from
+     * its call, marked started where the first ended, and ends after that.
+     */
+    @Test
+    void aCollectiveQueuedBehindAnotherIsMarkedStartedWhereThatOneEnded() throws Exception {
+        Distributed.spawn(2, Duration.ofMinutes(1), b -> b.environment(withTimeline()), pg -> {
+            Future<?> first = pg.allReduce(Tensor.ones(4 << 20));
+            Future<?> second = pg.allReduce(Tensor.ones(16));
+            second.await(20, TimeUnit.SECONDS);
+            first.await(20, TimeUnit.SECONDS);
+        });
+        JsonObject merged = new JsonObject(Files.readString(write(), StandardCharsets.UTF_8));
+        checkTraceEventFormat(merged);
+        for (int rank = 0; rank < 2; rank++) {
+            Map<String, JsonObject> second = new HashMap<>();
+            long firstEnd = -1;
+            for (Object o : merged.getJsonArray("traceEvents")) {
+                JsonObject e = (JsonObject) o;
+                boolean async = e.getValue("id") != null;
+                if (e.getInteger("pid") != rank || !"collective".equals(e.getString("cat")) || !async) {
+                    continue;
+                }
+                long seq = e.getLong("id") & ((1L << 40) - 1);
+                if (seq == 1 && "e".equals(e.getString("ph"))) {
+                    firstEnd = e.getLong("ts");
+                } else if (seq == 2) {
+                    second.put(e.getString("ph"), e);
+                }
+            }
+            JsonObject started = second.get("n");
+            assertNotNull(started, "rank " + rank + "'s second all-reduce is marked started: " + second);
+            assertEquals("started", started.getString("name"));
+            assertEquals(firstEnd, started.getLong("ts"), "where the first ended");
+            assertTrue(second.get("b").getLong("ts") < started.getLong("ts"), "called before it started");
+            assertTrue(started.getLong("ts") <= second.get("e").getLong("ts"), "started before it ended");
+        }
+    }
+
     private Path write() throws Exception {
         Path out = dir.resolve("job.json");
         Timeline.merge(dir, out);
@@ -165,7 +205,7 @@ class TimelineTest {
     /**
      * The Trace Event Format's rules for what this project writes: named events of a known phase with a pid, times
      * in microseconds, complete events with a duration, async begins matched by an end of the same category and id
-     * no earlier than them.
+     * no earlier than them, async instants inside their span.
      */
     static void checkTraceEventFormat(JsonObject trace) {
         JsonArray events = trace.getJsonArray("traceEvents");
@@ -181,6 +221,11 @@ class TimelineTest {
             }
             if ("X".equals(ph)) {
                 assertTrue(e.getLong("dur") >= 0, "dur: " + e);
+            }
+            if ("n".equals(ph)) {
+                Long begin = open.get(e.getInteger("pid") + "/" + e.getString("cat") + "/" + e.getValue("id"));
+                assertNotNull(begin, "an async instant inside its span: " + e);
+                assertTrue(e.getLong("ts") >= begin, "an async instant no earlier than its begin: " + e);
             }
             if ("b".equals(ph) || "e".equals(ph)) {
                 assertNotNull(e.getString("cat"), "an async event's category: " + e);

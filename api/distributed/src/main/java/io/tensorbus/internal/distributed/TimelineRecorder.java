@@ -129,13 +129,24 @@ public final class TimelineRecorder {
      * {@code lane}, as an async begin and end pair; {@code seq} tells overlapping spans of one lane apart.
      */
     public void span(String cat, String name, String lane, long seq, long startMicros, JsonObject args) {
-        long end = now();
+        span(cat, name, lane, seq, startMicros, 0, now(), args);
+    }
+
+    /**
+     * A {@link #span} from {@code startMicros} (queued) to {@code endMicros}, marked {@code started} inside at
+     * {@code startedMicros} (an async instant event) when that is later than the start.
+     */
+    public void span(String cat, String name, String lane, long seq, long startMicros, long startedMicros,
+                     long endMicros, JsonObject args) {
         int tid = lane(lane);
         long id = (long) tid << 40 | (seq & ((1L << 40) - 1));
-        JsonObject b = new JsonObject().put("name", name).put("cat", cat).put("ph", "b").put("id", id)
-                .put("ts", startMicros).put("pid", rank).put("tid", tid).put("args", args);
-        offer(b);
-        offer(new JsonObject().put("name", name).put("cat", cat).put("ph", "e").put("id", id).put("ts", end)
+        offer(new JsonObject().put("name", name).put("cat", cat).put("ph", "b").put("id", id).put("ts", startMicros)
+                .put("pid", rank).put("tid", tid).put("args", args));
+        if (startedMicros > startMicros) {
+            offer(new JsonObject().put("name", "started").put("cat", cat).put("ph", "n").put("id", id)
+                    .put("ts", startedMicros).put("pid", rank).put("tid", tid));
+        }
+        offer(new JsonObject().put("name", name).put("cat", cat).put("ph", "e").put("id", id).put("ts", endMicros)
                 .put("pid", rank).put("tid", tid));
     }
 
