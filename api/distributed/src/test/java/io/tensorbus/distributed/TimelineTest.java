@@ -1,6 +1,7 @@
 package io.tensorbus.distributed;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -13,6 +14,7 @@ import io.tensorbus.distributed.rpc.RpcAgent;
 import io.tensorbus.distributed.rpc.RpcOptions;
 import io.tensorbus.distributed.rpc.RpcRegistry;
 import io.tensorbus.distributed.rpc.RpcWorkers;
+import io.tensorbus.internal.distributed.TimelineClock;
 import io.tensorbus.internal.distributed.TimelineRecorder;
 import io.tensorbus.parallel.DistributedDataParallel;
 import io.tensorbus.parallel.Mlp;
@@ -184,6 +186,36 @@ class TimelineTest {
             // One JVM, one clock: what the exchange measures is its own error, a few store round trips at most.
             assertTrue(Math.abs(offset) < 20_000, "offset " + offset + " us on one host");
         }
+    }
+
+    /**
+     * A rank whose peer records no timeline (rank 0 without the variable, or another rank) gives up aligning after
+     * the first exchange's wait instead of failing the group's start; the rank that pinged leaves the pings rank 0
+     * would wait for.
+     */
+    @Test
+    void aClockExchangeWithoutTheOtherSideGoesOnUnaligned() throws Exception {
+        try (HashStore store = new HashStore()) {
+            TimelineRecorder one = TimelineRecorder.open(withTimeline(), 1);
+            try {
+                TimelineClock.sync(store, 1, 2, one, Duration.ofMillis(200)).await(10, TimeUnit.SECONDS);
+                assertTrue(store.check(List.of("timeline/clock/ping/1/7")).await(10, TimeUnit.SECONDS));
+            } finally {
+                one.close();
+            }
+            TimelineRecorder zero = TimelineRecorder.open(withTimeline(), 0);
+            try {
+                TimelineClock.sync(store, 0, 3, zero, Duration.ofMillis(200)).await(10, TimeUnit.SECONDS);
+                assertTrue(store.check(List.of("timeline/clock/pong/1/7")).await(10, TimeUnit.SECONDS),
+                        "rank 1's pings answered");
+                assertFalse(store.check(List.of("timeline/clock/pong/2/0")).await(10, TimeUnit.SECONDS),
+                        "rank 2, which sent none, skipped");
+            } finally {
+                zero.close();
+            }
+        }
+        String text = Files.readString(dir.resolve("rank_1.json"), StandardCharsets.UTF_8).strip();
+        assertFalse(text.contains("offset_us"), "rank 1 measured no offset: " + text);
     }
 
     @Test

@@ -5,6 +5,7 @@ import io.vertx.core.Future;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.TimeoutException;
 
 /**
  * Measures each rank's clock against rank 0's through the job's store, as Horovod aligns its timeline: rank R writes
@@ -16,36 +17,90 @@ public final class TimelineClock {
     /** Round trips per rank. */
     static final int ROUNDS = 8;
     private static final String PREFIX = "timeline/clock/";
+    /** How long a rank waits for rank 0's first answer before it gives up aligning its timeline. */
+    static final Duration FIRST_ANSWER = Duration.ofSeconds(10);
 
     private TimelineClock() {
     }
 
     /**
      * Runs the exchange for {@code rank} of {@code world} and writes the offset into {@code timeline}; every rank of
-     * the job must call it with its own recorder (rank 0 answers, writing offset 0).
+     * the job must call it with its own recorder (rank 0 answers, writing offset 0). A side that hears nothing from
+     * the other within {@link #FIRST_ANSWER} (the other runs without {@value TimelineRecorder#ENV}) goes on without
+     * it, saying so: that rank's timeline is then not aligned.
      *
-     * @param timeout how long any one step may wait for the other side
+     * @param timeout how long any later step may wait for the other side
      */
     public static Future<Void> sync(Store store, int rank, int world, TimelineRecorder timeline, Duration timeout) {
+        Duration first = timeout.compareTo(FIRST_ANSWER) < 0 ? timeout : FIRST_ANSWER;
         if (rank == 0) {
             timeline.clockOffset(0, 0);
             Future<Void> done = Future.succeededFuture();
             for (int r = 1; r < world; r++) {
-                for (int k = 0; k < ROUNDS; k++) {
-                    String key = r + "/" + k;
-                    done = done.compose(v -> store.wait(List.of(PREFIX + "ping/" + key), timeout))
-                            .compose(v -> store.set(PREFIX + "pong/" + key, bytes(timeline.now())));
-                }
+                int peer = r;
+                done = done.compose(v -> answer(store, peer, timeline, first, timeout));
             }
             return done;
         }
         long[] best = {Long.MAX_VALUE, 0};
-        Future<Void> done = Future.succeededFuture();
-        for (int k = 0; k < ROUNDS; k++) {
-            String key = rank + "/" + k;
+        Future<Void> done = unansweredAfter(round(store, key(rank, 0), timeline, first, best));
+        for (int k = 1; k < ROUNDS; k++) {
+            String key = key(rank, k);
             done = done.compose(v -> round(store, key, timeline, timeout, best));
         }
-        return done.onSuccess(v -> timeline.clockOffset(best[1], best[0]));
+        return done.onSuccess(v -> timeline.clockOffset(best[1], best[0])).recover(e -> {
+            if (!(e instanceof Unanswered)) {
+                return Future.failedFuture(e);
+            }
+            warn("rank 0 did not answer rank " + rank + "'s clock ping within " + first.toMillis() + " ms", rank);
+            // The pings rank 0 may still wait for, should it answer late.
+            Future<Void> pinged = Future.succeededFuture();
+            for (int k = 1; k < ROUNDS; k++) {
+                String key = key(rank, k);
+                pinged = pinged.compose(v -> store.set(PREFIX + "ping/" + key, bytes(0)));
+            }
+            return pinged;
+        });
+    }
+
+    /** Rank 0's side with {@code peer}: answers each of its pings, unless the first does not come in time. */
+    private static Future<Void> answer(Store store, int peer, TimelineRecorder timeline, Duration first,
+                                       Duration timeout) {
+        Future<Void> done = unansweredAfter(store.wait(List.of(PREFIX + "ping/" + key(peer, 0)), first));
+        for (int k = 0; k < ROUNDS; k++) {
+            String key = key(peer, k);
+            Future<Void> waited = k == 0 ? done : done.compose(v -> store.wait(List.of(PREFIX + "ping/" + key),
+                    timeout));
+            done = waited.compose(v -> store.set(PREFIX + "pong/" + key, bytes(timeline.now())));
+        }
+        return done.recover(e -> {
+            if (!(e instanceof Unanswered)) {
+                return Future.failedFuture(e);
+            }
+            warn("rank " + peer + " sent no clock ping within " + first.toMillis() + " ms", peer);
+            return Future.succeededFuture();
+        });
+    }
+
+    /** {@code step}, its timeout turned into {@link Unanswered}. */
+    private static Future<Void> unansweredAfter(Future<Void> step) {
+        return step.recover(e -> Future.failedFuture(e instanceof TimeoutException ? new Unanswered(e) : e));
+    }
+
+    private static void warn(String what, int rank) {
+        System.err.println("tensorbus: " + what + " (does every rank run with " + TimelineRecorder.ENV + " set?):"
+                + " rank " + rank + "'s timeline is not aligned with rank 0's");
+    }
+
+    private static String key(int rank, int round) {
+        return rank + "/" + round;
+    }
+
+    /** The other side did not answer the first exchange in time. */
+    private static final class Unanswered extends RuntimeException {
+        Unanswered(Throwable cause) {
+            super(cause.getMessage(), cause, false, false);
+        }
     }
 
     /** One round trip; keeps in {@code best} the shortest round trip and its offset. */
