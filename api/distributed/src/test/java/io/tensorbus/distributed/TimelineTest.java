@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.tensorbus.distributed.autograd.DistAutograd;
 import io.tensorbus.distributed.optim.DistributedOptimizer;
 import io.tensorbus.distributed.optim.OptimizerSpec;
+import io.tensorbus.distributed.optim.ZeroRedundancyOptimizer;
 import io.tensorbus.distributed.rpc.RRef;
 import io.tensorbus.distributed.rpc.RpcAgent;
 import io.tensorbus.distributed.rpc.RpcOptions;
@@ -138,6 +139,27 @@ class TimelineTest {
         }
     }
 
+    @Test
+    void zeroRedundancyOptimizerStepsAreOnEachRanksTimeline() throws Exception {
+        Distributed.spawn(2, Duration.ofMinutes(1), b -> b.environment(withTimeline()), pg -> {
+            List<Tensor> params = new Mlp(3).parameters();
+            ZeroRedundancyOptimizer zero = ZeroRedundancyOptimizer.builder(OptimizerSpec.sgd(0.1)).group(pg)
+                    .build(params);
+            for (int step = 0; step < 2; step++) {
+                params.forEach(p -> p.setGrad(Tensor.onesLike(p)));
+                zero.step();
+            }
+        });
+        JsonObject merged = new JsonObject(Files.readString(write(), StandardCharsets.UTF_8));
+        checkTraceEventFormat(merged);
+        for (int rank = 0; rank < 2; rank++) {
+            int r = rank;
+            assertEquals(2, merged.getJsonArray("traceEvents").stream().map(JsonObject.class::cast)
+                    .filter(e -> e.getInteger("pid") == r && "zero step".equals(e.getString("name"))
+                            && "b".equals(e.getString("ph"))).count(), "rank " + r + "'s two steps");
+        }
+    }
+
     private Path write() throws Exception {
         Path out = dir.resolve("job.json");
         Timeline.merge(dir, out);
@@ -170,6 +192,26 @@ class TimelineTest {
                 e.getString("cat")) && "e".equals(e.getString("ph"))), events.encode());
         assertTrue(events.stream().map(JsonObject.class::cast).anyMatch(e -> "optimizer".equals(e.getString("cat"))
                 && "step".equals(e.getString("name"))), events.encode());
+    }
+
+    /** RPC alone, no process group: each worker opens its timeline, measures its clock and draws its calls. */
+    @Test
+    void aJobOfRpcAloneHasATimelineOnOneClock() throws Exception {
+        RpcRegistry functions = new RpcRegistry().register("twice", a -> ((Tensor) a.get(0)).mul(2));
+        try (RpcWorkers w = new RpcWorkers().start(2, r -> RpcOptions.builder().registry(functions)
+                .environment(withTimeline()))) {
+            Tensor y = w.get(0).rpcSync("worker1", "twice", Tensor.ones(3));
+            assertEquals(6.0, y.sum().item(), 1e-6);
+        }
+        JsonObject merged = new JsonObject(Files.readString(write(), StandardCharsets.UTF_8));
+        checkTraceEventFormat(merged);
+        List<JsonObject> events = merged.getJsonArray("traceEvents").stream().map(JsonObject.class::cast).toList();
+        assertTrue(events.stream().anyMatch(e -> "rpc".equals(e.getString("cat"))
+                && "twice".equals(e.getString("name")) && e.getInteger("pid") == 0), "worker0's call is drawn");
+        for (int rank = 0; rank < 2; rank++) {
+            String text = Files.readString(dir.resolve("rank_" + rank + ".json"), StandardCharsets.UTF_8);
+            assertTrue(text.contains("offset_us"), "rank " + rank + " measured its clock: " + text);
+        }
     }
 
     @Test

@@ -13,12 +13,14 @@ import io.tensorbus.distributed.algorithms.Joinable;
 import io.tensorbus.internal.distributed.Blocking;
 import io.tensorbus.internal.distributed.CoalescedBroadcast;
 import io.tensorbus.internal.distributed.OffLoop;
+import io.tensorbus.internal.distributed.TimelineRecorder;
 import io.tensorbus.optim.Optimizer;
 import io.tensorbus.optim.OptimizerState;
 import io.tensorbus.optim.ParamGroup;
 import io.tensorbus.tensor.MemoryScope;
 import io.tensorbus.tensor.Tensor;
 import io.vertx.core.Future;
+import io.vertx.core.json.JsonObject;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -53,6 +55,8 @@ import java.util.TreeMap;
  */
 public final class ZeroRedundancyOptimizer implements Joinable {
     private final ProcessGroup group;
+    /** The steps taken, numbering them on the timeline. */
+    private long steps;
     private final List<ParamGroup> paramGroups;
     /** Every parameter in group order: a parameter's index here is its index in the full state dict. */
     private final List<Tensor> all;
@@ -214,7 +218,14 @@ public final class ZeroRedundancyOptimizer implements Joinable {
     public void step() {
         Blocking.checkMayBlock("ZeroRedundancyOptimizer.step");
         Join.notifyJoinContext(this);
+        int rank = group.globalRank(group.rank());
+        TimelineRecorder timeline = TimelineRecorder.of(rank);
+        long at = timeline == null ? 0 : timeline.now();
         stepAndSync();
+        if (timeline != null) {
+            timeline.span("optimizer", "zero step", "optimizer", ++steps, at, new JsonObject()
+                    .put("group", group.name()).put("owned_parameters", byRank.get(group.rank()).size()));
+        }
     }
 
     private void stepAndSync() {

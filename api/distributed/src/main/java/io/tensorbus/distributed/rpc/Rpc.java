@@ -8,6 +8,8 @@ import io.tensorbus.distributed.PrefixStore;
 import io.tensorbus.internal.distributed.ProcessExit;
 import io.tensorbus.internal.distributed.RankDefault;
 import io.tensorbus.internal.distributed.RankEnvironment;
+import io.tensorbus.internal.distributed.TimelineClock;
+import io.tensorbus.internal.distributed.TimelineRecorder;
 import io.tensorbus.distributed.impl.Rendezvous;
 import io.tensorbus.distributed.impl.SetupWatch;
 import io.tensorbus.spi.support.SecretHandshake;
@@ -141,10 +143,28 @@ public final class Rpc {
                     agent.complete(a);
                     return a;
                 })
+                .compose(a -> timeline(a, rv, store, options).map(a))
                 .onFailure(e -> {
                     agent.tryFail(e);
                     server.close();
                 });
+    }
+
+    /**
+     * Opens this worker's timeline when its environment asks for one ({@value TimelineRecorder#ENV}) and no process
+     * group of its rank opened it already, and measures its clock against rank 0's through the agent's store, so that
+     * a job of RPC alone has a timeline too; it closes with the agent.
+     */
+    private static Future<Void> timeline(RpcAgent a, Rendezvous rv, Store store, RpcOptions options) {
+        if (TimelineRecorder.of(rv.rank()) != null) {
+            return Future.succeededFuture();
+        }
+        TimelineRecorder t = TimelineRecorder.open(options.environment(), rv.rank());
+        if (t == null) {
+            return Future.succeededFuture();
+        }
+        a.onClose(t::close);
+        return TimelineClock.sync(store, rv.rank(), rv.worldSize(), t, options.initTimeout());
     }
 
     /**
