@@ -30,6 +30,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
 import java.util.function.UnaryOperator;
+import java.util.stream.IntStream;
 
 /**
  * The entry points of {@code torch.distributed}: {@link #initProcessGroup} creates the default group of
@@ -82,52 +83,68 @@ public final class Distributed {
         Vertx vertx = options.vertx() != null ? options.vertx() : newVertx();
         boolean ownsVertx = options.vertx() == null;
         Object scope = RankEnvironment.scope();
-        return Rendezvous.resolve(options, vertx).compose(rv -> {
-            Store scoped = new PrefixStore(options.groupName(), rv.store());
-            Map<String, String> props = new HashMap<>(options.properties());
-            props.putIfAbsent("tcp.bindHost", rv.bindHost());
-            props.putIfAbsent(Rendezvous.ADVERTISE_HOST, rv.advertiseHost());
-            props.putIfAbsent(BackendOptions.SETUP_TIMEOUT_MILLIS, Long.toString(options.setupTimeout().toMillis()));
-            int[] ranks = new int[rv.worldSize()];
-            for (int i = 0; i < ranks.length; i++) {
-                ranks[i] = i;
+        return Rendezvous.resolve(options, vertx)
+                .compose(rv -> join(options, provider, rv, vertx, ownsVertx, processDefault, scope))
+                .onFailure(e -> {
+                    if (ownsVertx) {
+                        vertx.close();
+                    }
+                });
+    }
+
+    /**
+     * The group of this rank once the rendezvous {@code rv} is done: the backend's connections, then, when the rank
+     * keeps a timeline, its clock measured against rank 0's.
+     */
+    private static Future<ProcessGroup> join(InitOptions options, BackendProvider provider, Rendezvous rv,
+                                             Vertx vertx, boolean ownsVertx, boolean processDefault, Object scope) {
+        Store scoped = new PrefixStore(options.groupName(), rv.store());
+        Map<String, String> props = backendProperties(options, rv);
+        int[] ranks = IntStream.range(0, rv.worldSize()).toArray();
+        BackendOptions bo = new BackendOptions(rv.rank(), rv.worldSize(), scoped, options.timeout(),
+                options.groupName(), ranks, vertx, props, options.secret());
+        TimelineRecorder timeline = TimelineRecorder.open(options.environment(), rv.rank());
+        Runnable release = release(timeline, options.store() == null ? rv.store() : null, ownsVertx ? vertx : null);
+        String who = "rank " + rv.rank() + " (" + rv.advertiseHost() + ")";
+        String what = "group '" + options.groupName() + "'";
+        Future<ProcessGroup> made = SetupWatch.run(vertx, scoped, options.groupName(), what, who,
+                        options.setupTimeout(), () -> provider.create(bo), Backend::close)
+                .map(b -> {
+                    ProcessGroup pg = new ProcessGroup(b, options.groupName(), ranks, rv.rank(), scoped, vertx,
+                            options.timeout(), Map.copyOf(props), options.secret(), release);
+                    pg.closeAtExit();
+                    if (processDefault) {
+                        DefaultGroups.initialised(scope, pg);
+                    }
+                    return pg;
+                })
+                .onFailure(e -> release.run());
+        return timeline == null ? made : then(made, pg -> TimelineClock.sync(scoped, rv.rank(), rv.worldSize(),
+                timeline, options.setupTimeout()));
+    }
+
+    /** The backend's properties: the options' own, and where to bind, what to advertise, how long set-up may take. */
+    private static Map<String, String> backendProperties(InitOptions options, Rendezvous rv) {
+        Map<String, String> props = new HashMap<>(options.properties());
+        props.putIfAbsent("tcp.bindHost", rv.bindHost());
+        props.putIfAbsent(Rendezvous.ADVERTISE_HOST, rv.advertiseHost());
+        props.putIfAbsent(BackendOptions.SETUP_TIMEOUT_MILLIS, Long.toString(options.setupTimeout().toMillis()));
+        return props;
+    }
+
+    /** What a group releases when it is destroyed or fails to start: its timeline, and the store and Vert.x it made. */
+    private static Runnable release(TimelineRecorder timeline, Store ownStore, Vertx ownVertx) {
+        return () -> {
+            if (timeline != null) {
+                timeline.close();
             }
-            BackendOptions bo = new BackendOptions(rv.rank(), rv.worldSize(), scoped, options.timeout(),
-                    options.groupName(), ranks, vertx, props, options.secret());
-            boolean ownsStore = options.store() == null;
-            TimelineRecorder timeline = TimelineRecorder.open(options.environment(), rv.rank());
-            Runnable release = () -> {
-                if (timeline != null) {
-                    timeline.close();
-                }
-                if (ownsStore) {
-                    rv.store().close();
-                }
-                if (ownsVertx) {
-                    vertx.close();
-                }
-            };
-            String who = "rank " + rv.rank() + " (" + rv.advertiseHost() + ")";
-            String what = "group '" + options.groupName() + "'";
-            Future<ProcessGroup> made = SetupWatch.run(vertx, scoped, options.groupName(), what, who,
-                            options.setupTimeout(), () -> provider.create(bo), Backend::close)
-                    .map(b -> {
-                        ProcessGroup pg = new ProcessGroup(b, options.groupName(), ranks, rv.rank(), scoped, vertx,
-                                options.timeout(), Map.copyOf(props), options.secret(), release);
-                        pg.closeAtExit();
-                        if (processDefault) {
-                            DefaultGroups.initialised(scope, pg);
-                        }
-                        return pg;
-                    })
-                    .onFailure(e -> release.run());
-            return timeline == null ? made : then(made, pg -> TimelineClock.sync(scoped, rv.rank(), rv.worldSize(),
-                    timeline, options.setupTimeout()));
-        }).onFailure(e -> {
-            if (ownsVertx) {
-                vertx.close();
+            if (ownStore != null) {
+                ownStore.close();
             }
-        });
+            if (ownVertx != null) {
+                ownVertx.close();
+            }
+        };
     }
 
     /**
