@@ -229,7 +229,7 @@ class TensorbusMetricsTest {
                         + " s");
                 assertEquals("seconds", waited.getId().getBaseUnit());
             } else {
-                sleep(300);
+                Thread.sleep(300);
                 pg.recv(big, 0);
                 assertEquals(0.0, full.count(), "the receiver wrote nothing");
             }
@@ -237,15 +237,6 @@ class TensorbusMetricsTest {
         });
         assertNull(registry.find("tensorbus.backend.shm.ring.full").tags("group", "stalling").functionCounter(),
                 "a destroyed group's counters are gone");
-    }
-
-    private static void sleep(long millis) {
-        try {
-            Thread.sleep(millis);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException(e);
-        }
     }
 
     @Test

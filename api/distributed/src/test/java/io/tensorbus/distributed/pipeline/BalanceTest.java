@@ -79,8 +79,8 @@ class BalanceTest {
         assertThrows(IllegalArgumentException.class, () -> Balance.byCost(1, new double[] {-1}));
     }
 
-    /** A layer that takes {@code millis} in its forward and passes its input on. */
-    private static final class Slow extends Module {
+    /** A layer that takes {@code millis} in its forward and passes its input on (a pipeline stage in PipelineTest). */
+    static final class Slow extends Module {
         private final long millis;
 
         Slow(long millis) {

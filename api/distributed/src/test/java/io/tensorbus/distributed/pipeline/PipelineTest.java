@@ -68,7 +68,7 @@ class PipelineTest {
                     model.loadStateDict((Map<String, Tensor>) a.get(1), true);
                     return ((Number) a.get(0)).intValue() == 1 ? model.head(2) : model.tail(2);
                 })
-                .register("test.pipe.slow", a -> new SlowIdentity(((Number) a.get(0)).longValue()))
+                .register("test.pipe.slow", a -> new BalanceTest.Slow(((Number) a.get(0)).longValue()))
                 .register("test.pipe.state", a -> ((RRef<Module>) a.get(0)).localValue().stateDict());
     }
 
@@ -205,26 +205,6 @@ class PipelineTest {
         // Two stages, four micro-batches, one forward each.
         assertEquals(8, registry.find("tensorbus.pipeline.stage.busy").tags("pass", "forward", "outcome", "success")
                 .timers().stream().mapToLong(Timer::count).sum());
-    }
-
-    /** A stage that takes {@code millis} per micro-batch and passes it on unchanged. */
-    private static final class SlowIdentity extends Module {
-        private final long millis;
-
-        SlowIdentity(long millis) {
-            this.millis = millis;
-        }
-
-        @Override
-        public Tensor forward(Tensor input) {
-            try {
-                Thread.sleep(millis);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IllegalStateException(e);
-            }
-            return input;
-        }
     }
 
     /**
