@@ -1,0 +1,322 @@
+package io.tensorbus.distributed;
+
+import io.tensorbus.c10d.Store;
+import io.tensorbus.distributed.impl.PyTorchStoreWire;
+import io.tensorbus.distributed.impl.PyTorchStoreWire.Answer;
+import io.tensorbus.distributed.impl.StoreChecks;
+import io.vertx.core.Context;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.net.NetClient;
+import io.vertx.core.net.NetClientOptions;
+import io.vertx.core.net.NetSocket;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Function;
+
+/**
+ * A client of a TCPStore that PyTorch hosts ({@code torch.distributed.TCPStore(..., is_master=True)}, or the store
+ * of {@code init_process_group(init_method="tcp://...")}), speaking its 1.13 wire ({@link PyTorchStoreWire}): the
+ * keys and values are the ones Python code sees. Like PyTorch's own client it sends one request at a time on one
+ * connection; a wait that times out drops the connection (the 1.13 wire cannot cancel a wait) and the next request
+ * opens a new one. PyTorch's store authenticates nothing, so neither can this client: use it on loopback or a network
+ * you trust, as PyTorch's documentation says of its own. The 2.2+ wire (a validation handshake, renumbered
+ * commands) is not spoken yet. Thread-safe; never blocks.
+ */
+public final class PyTorchTcpStore implements Store {
+    private final NetClient client;
+    private final String host;
+    private final int port;
+    private final Context context;
+    private final ArrayDeque<Request> queue = new ArrayDeque<>();
+    private volatile Duration timeout;
+    // The fields below change on the context only.
+    private NetSocket socket;
+    private Buffer received = Buffer.buffer();
+    private Request current;
+    private boolean closed;
+
+    /** One request and how its answer is read. */
+    private record Request(Buffer bytes, Answer answer, Function<Buffer, Object> decode, Duration timeout,
+                           String what, Promise<Object> done) {
+    }
+
+    private PyTorchTcpStore(Vertx vertx, String host, int port, Duration timeout) {
+        this.client = vertx.createNetClient(new NetClientOptions().setConnectTimeout((int) Math.min(
+                Integer.MAX_VALUE, StoreChecks.millis(timeout))));
+        this.host = host;
+        this.port = port;
+        this.context = vertx.getOrCreateContext();
+        this.timeout = timeout;
+    }
+
+    /**
+     * Connects to the TCPStore at {@code host:port}.
+     *
+     * @param timeout how long a get, a wait and the connection itself may take (PyTorch's store timeout)
+     * @return the store once connected; failed naming the address when nobody answers there
+     * @throws IllegalArgumentException for a port outside 1..65535 or a timeout that is not positive
+     */
+    public static Future<PyTorchTcpStore> connect(Vertx vertx, String host, int port, Duration timeout) {
+        Objects.requireNonNull(vertx, "vertx");
+        Objects.requireNonNull(host, "host");
+        StoreChecks.timeout(timeout);
+        if (port < 1 || port > 65535) {
+            throw new IllegalArgumentException("a TCPStore port is in 1..65535, got " + port);
+        }
+        PyTorchTcpStore store = new PyTorchTcpStore(vertx, host, port, timeout);
+        Promise<PyTorchTcpStore> connected = Promise.promise();
+        store.context.runOnContext(v -> store.open().onComplete(r -> {
+            if (r.succeeded()) {
+                connected.complete(store);
+            } else {
+                store.client.close();
+                connected.fail(r.cause());
+            }
+        }));
+        return connected.future();
+    }
+
+    private Future<NetSocket> open() {
+        if (socket != null) {
+            return Future.succeededFuture(socket);
+        }
+        return client.connect(port, host).recover(e -> Future.failedFuture(new IllegalStateException(
+                "cannot reach the PyTorch TCPStore at " + address() + ": " + e.getMessage(), e))).map(s -> {
+                    socket = s;
+                    received = Buffer.buffer();
+                    s.handler(this::arrived);
+                    s.closeHandler(v -> lost(s));
+                    return s;
+                });
+    }
+
+    /** {@code host:port}. */
+    public String address() {
+        return host + ":" + port;
+    }
+
+    @Override
+    public Future<Void> set(String key, byte[] value) {
+        StoreChecks.key(key);
+        byte[] copy = StoreChecks.value("value", value).clone();
+        return call(PyTorchStoreWire.request(PyTorchStoreWire.SET, key, copy), Answer.NONE, b -> null, timeout,
+                "set of key '" + key + "'").mapEmpty();
+    }
+
+    /** {@inheritDoc} As PyTorch's client: waits for the key (up to {@link #timeout()}), then reads it. */
+    @Override
+    public Future<byte[]> get(String key) {
+        StoreChecks.key(key);
+        return wait(List.of(key), timeout).compose(v -> call(PyTorchStoreWire.request(PyTorchStoreWire.GET, key),
+                Answer.VECTOR, PyTorchTcpStore::vector, timeout, "get of key '" + key + "'"))
+                .map(byte[].class::cast);
+    }
+
+    @Override
+    public Future<Long> add(String key, long delta) {
+        StoreChecks.key(key);
+        return call(PyTorchStoreWire.request(PyTorchStoreWire.ADD, key, delta), Answer.LONG, b -> b.getLongLE(0),
+                timeout, "add to key '" + key + "'").map(Long.class::cast);
+    }
+
+    @Override
+    public Future<byte[]> compareSet(String key, byte[] expected, byte[] desired) {
+        StoreChecks.key(key);
+        byte[] e = StoreChecks.value("expected", expected).clone();
+        byte[] d = StoreChecks.value("desired", desired).clone();
+        return call(PyTorchStoreWire.request(PyTorchStoreWire.COMPARE_SET, key, e, d), Answer.VECTOR,
+                PyTorchTcpStore::vector, timeout, "compare-set of key '" + key + "'").map(byte[].class::cast);
+    }
+
+    /** {@inheritDoc} A wait that times out drops the connection; the next request opens another. */
+    @Override
+    public Future<Void> wait(List<String> keys, Duration timeout) {
+        List<String> copy = StoreChecks.keys(keys);
+        StoreChecks.timeout(timeout);
+        return call(PyTorchStoreWire.keysRequest(PyTorchStoreWire.WAIT, copy), Answer.BYTE, b -> expect(b,
+                PyTorchStoreWire.STOP_WAITING, "WAIT"), timeout, "wait for keys " + copy).mapEmpty();
+    }
+
+    @Override
+    public Future<Boolean> deleteKey(String key) {
+        StoreChecks.key(key);
+        return call(PyTorchStoreWire.request(PyTorchStoreWire.DELETE_KEY, key), Answer.LONG, b -> b.getLongLE(0) > 0,
+                timeout, "delete of key '" + key + "'").map(Boolean.class::cast);
+    }
+
+    @Override
+    public Future<Long> numKeys() {
+        return call(PyTorchStoreWire.request(PyTorchStoreWire.GET_NUM_KEYS), Answer.LONG, b -> b.getLongLE(0),
+                timeout, "count of keys").map(Long.class::cast);
+    }
+
+    @Override
+    public Future<Boolean> check(List<String> keys) {
+        List<String> copy = StoreChecks.keys(keys);
+        return call(PyTorchStoreWire.keysRequest(PyTorchStoreWire.CHECK, copy), Answer.BYTE, b -> {
+            byte r = b.getByte(0);
+            if (r != PyTorchStoreWire.READY && r != PyTorchStoreWire.NOT_READY) {
+                throw new IllegalStateException("CHECK answered " + r + ", neither READY (0) nor NOT_READY (1)");
+            }
+            return r == PyTorchStoreWire.READY;
+        }, timeout, "check of keys " + copy).map(Boolean.class::cast);
+    }
+
+    @Override
+    public Duration timeout() {
+        return timeout;
+    }
+
+    @Override
+    public void setTimeout(Duration timeout) {
+        this.timeout = StoreChecks.timeout(timeout);
+    }
+
+    /** Fails what is pending and closes the connection; idempotent. */
+    @Override
+    public void close() {
+        context.runOnContext(v -> {
+            closed = true;
+            failAll(new IllegalStateException("the PyTorch TCPStore client of " + address() + " is closed"));
+            if (socket != null) {
+                socket.close();
+            }
+            client.close();
+        });
+    }
+
+    private static byte[] vector(Buffer b) {
+        return b.getBytes(8, b.length());
+    }
+
+    private static Object expect(Buffer b, byte wanted, String command) {
+        if (b.getByte(0) != wanted) {
+            throw new IllegalStateException(command + " answered " + b.getByte(0) + ", expected " + wanted);
+        }
+        return null;
+    }
+
+    private Future<Object> call(Buffer bytes, Answer answer, Function<Buffer, Object> decode, Duration limit,
+                                String what) {
+        Promise<Object> done = Promise.promise();
+        context.runOnContext(v -> {
+            if (closed) {
+                done.fail(new IllegalStateException("the PyTorch TCPStore client of " + address() + " is closed"));
+                return;
+            }
+            queue.add(new Request(bytes, answer, decode, limit, what, done));
+            next();
+        });
+        return done.future();
+    }
+
+    /** Sends the next request when none is out. On the context. */
+    private void next() {
+        if (current != null || queue.isEmpty()) {
+            return;
+        }
+        Request r = queue.poll();
+        current = r;
+        long timer = context.owner().setTimer(StoreChecks.millis(r.timeout()), id -> timedOut(r));
+        r.done().future().onComplete(x -> context.owner().cancelTimer(timer));
+        open().compose(s -> s.write(r.bytes())).onComplete(w -> {
+            if (w.failed()) {
+                finish(r, null, w.cause());
+            } else if (r.answer() == Answer.NONE) {
+                finish(r, null, null);
+            } else {
+                read();
+            }
+        });
+    }
+
+    private void arrived(Buffer data) {
+        received.appendBuffer(data);
+        read();
+    }
+
+    /** Completes the current request when its whole answer is there. On the context. */
+    private void read() {
+        Request r = current;
+        if (r == null || r.answer() == Answer.NONE) {
+            return;
+        }
+        Object value;
+        try {
+            long n = r.answer().length(received, 0);
+            if (n < 0) {
+                return;
+            }
+            Buffer answer = received.getBuffer(0, (int) n);
+            received = received.getBuffer((int) n, received.length());
+            value = r.decode().apply(answer);
+        } catch (RuntimeException e) {
+            drop();
+            finish(r, null, new IllegalStateException("the PyTorch TCPStore at " + address() + " answered the "
+                    + r.what() + " with bytes it does not send: " + e.getMessage(), e));
+            return;
+        }
+        finish(r, value, null);
+    }
+
+    private void finish(Request r, Object value, Throwable failure) {
+        if (current != r) {
+            return;
+        }
+        current = null;
+        if (failure == null) {
+            r.done().tryComplete(value);
+        } else {
+            r.done().tryFail(failure);
+        }
+        next();
+    }
+
+    /** A request's answer did not come in time: the connection goes, since its answer may still come on it. */
+    private void timedOut(Request r) {
+        if (current != r) {
+            return;
+        }
+        drop();
+        finish(r, null, new TimeoutException("PyTorch TCPStore " + address() + ": " + r.what() + " timed out after "
+                + StoreChecks.describe(r.timeout())));
+    }
+
+    private void drop() {
+        NetSocket s = socket;
+        socket = null;
+        received = Buffer.buffer();
+        if (s != null) {
+            s.close();
+        }
+    }
+
+    private void lost(NetSocket s) {
+        if (socket != s) {
+            return;
+        }
+        socket = null;
+        Request r = current;
+        if (r != null) {
+            finish(r, null, new IllegalStateException("the PyTorch TCPStore at " + address()
+                    + " closed the connection during the " + r.what()));
+        }
+    }
+
+    private void failAll(Throwable cause) {
+        Request r = current;
+        current = null;
+        if (r != null) {
+            r.done().tryFail(cause);
+        }
+        while (!queue.isEmpty()) {
+            queue.poll().done().tryFail(cause);
+        }
+    }
+}
