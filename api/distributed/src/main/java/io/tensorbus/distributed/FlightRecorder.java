@@ -212,18 +212,11 @@ public final class FlightRecorder {
         if (peer >= 0) {
             args.put("peer", peer);
         }
-        if (!collective) {
+        if (collective) {
+            TimelineRecorder.spanWhenDone(globalRank(), begin, end -> startedAt(begin, end), "collective", op,
+                    "collectives " + group.name(), seq, args, work);
+        } else {
             TimelineRecorder.spanWhenDone(globalRank(), begin, "p2p", op, "p2p " + group.name(), seq, args, work);
-            return;
-        }
-        TimelineRecorder t = TimelineRecorder.of(globalRank());
-        if (t != null) {
-            work.onComplete(r -> {
-                long end = t.now();
-                long started = startedAt(begin, end);
-                t.span("collective", op, "collectives " + group.name(), seq, begin, started, end, r.failed()
-                        ? args.put("error", String.valueOf(r.cause().getMessage())) : args);
-            });
         }
     }
 

@@ -13,6 +13,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.function.LongUnaryOperator;
 
 /**
  * One rank's timeline (Horovod's timeline): the spans of its collectives, messages, RPC calls and DDP steps, written
@@ -106,10 +107,23 @@ public final class TimelineRecorder {
      */
     public static <T> Future<T> spanWhenDone(int rank, long startMicros, String cat, String name, String lane, long seq,
                                              JsonObject args, Future<T> work) {
+        return spanWhenDone(rank, startMicros, end -> 0, cat, name, lane, seq, args, work);
+    }
+
+    /**
+     * {@link #spanWhenDone(int, long, String, String, String, long, JsonObject, Future)}, marked started at what
+     * {@code startedAt} answers for the span's end (both in this timeline's microseconds; no mark when that is not
+     * after the start).
+     */
+    public static <T> Future<T> spanWhenDone(int rank, long startMicros, LongUnaryOperator startedAt, String cat,
+                                             String name, String lane, long seq, JsonObject args, Future<T> work) {
         TimelineRecorder t = startMicros == 0 ? null : of(rank);
         if (t != null) {
-            work.onComplete(r -> t.span(cat, name, lane, seq, startMicros, r.failed()
-                    ? args.put("error", String.valueOf(r.cause().getMessage())) : args));
+            work.onComplete(r -> {
+                long end = t.now();
+                t.span(cat, name, lane, seq, startMicros, startedAt.applyAsLong(end), end, r.failed()
+                        ? args.put("error", String.valueOf(r.cause().getMessage())) : args);
+            });
         }
         return work;
     }
