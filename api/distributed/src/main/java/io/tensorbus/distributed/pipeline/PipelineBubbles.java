@@ -58,7 +58,9 @@ final class PipelineBubbles {
         Future<T> result = pass.get();
         result.onComplete(r -> {
             long wall = System.nanoTime() - begin;
-            boolean stillAlone = running.getAndDecrement() == 1 && alone && started.get() == id;
+            running.decrementAndGet();
+            // Alone at its start, and none started since: no other pass ran beside it.
+            boolean stillAlone = alone && started.get() == id;
             Future<long[]> after = computed();
             synchronized (this) {
                 lastComputed = after;

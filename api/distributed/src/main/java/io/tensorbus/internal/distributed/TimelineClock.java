@@ -66,12 +66,11 @@ public final class TimelineClock {
     /** Rank 0's side with {@code peer}: answers each of its pings, unless the first does not come in time. */
     private static Future<Void> answer(Store store, int peer, TimelineRecorder timeline, Duration first,
                                        Duration timeout) {
-        Future<Void> done = unansweredAfter(store.wait(List.of(PREFIX + "ping/" + key(peer, 0)), first));
-        for (int k = 0; k < ROUNDS; k++) {
+        String key0 = key(peer, 0);
+        Future<Void> done = pong(store, key0, timeline, unansweredAfter(ping(store, key0, first)));
+        for (int k = 1; k < ROUNDS; k++) {
             String key = key(peer, k);
-            Future<Void> waited = k == 0 ? done : done.compose(v -> store.wait(List.of(PREFIX + "ping/" + key),
-                    timeout));
-            done = waited.compose(v -> store.set(PREFIX + "pong/" + key, bytes(timeline.now())));
+            done = done.compose(v -> pong(store, key, timeline, ping(store, key, timeout)));
         }
         return done.recover(e -> {
             if (!(e instanceof Unanswered)) {
@@ -80,6 +79,16 @@ public final class TimelineClock {
             warn("rank " + peer + " sent no clock ping within " + first.toMillis() + " ms", peer);
             return Future.succeededFuture();
         });
+    }
+
+    /** Waits up to {@code timeout} for the ping of round {@code key}. */
+    private static Future<Void> ping(Store store, String key, Duration timeout) {
+        return store.wait(List.of(PREFIX + "ping/" + key), timeout);
+    }
+
+    /** Once {@code pinged}, answers the ping of round {@code key} with rank 0's time. */
+    private static Future<Void> pong(Store store, String key, TimelineRecorder timeline, Future<Void> pinged) {
+        return pinged.compose(v -> store.set(PREFIX + "pong/" + key, bytes(timeline.now())));
     }
 
     /** {@code step}, its timeout turned into {@link Unanswered}. */
