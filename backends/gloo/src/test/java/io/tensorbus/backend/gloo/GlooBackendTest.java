@@ -1,0 +1,127 @@
+package io.tensorbus.backend.gloo;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.tensorbus.DType;
+import io.tensorbus.c10d.CollectiveMismatchException;
+import io.tensorbus.c10d.ReduceOp;
+import io.tensorbus.spi.Backend;
+import io.tensorbus.spi.DeviceBuffer;
+import io.tensorbus.spi.contract.Buffers;
+import io.tensorbus.spi.contract.Ranks;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/** JVM ranks of the gloo backend among themselves: the interop script at several world sizes, and its failures. */
+class GlooBackendTest {
+    private static Vertx vertx;
+
+    @BeforeAll
+    static void start() {
+        vertx = Vertx.vertx();
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        vertx.close().await(10, TimeUnit.SECONDS);
+    }
+
+    private static Ranks ranks(int n, Duration timeout) throws Exception {
+        return Ranks.create(new GlooBackendProvider(), vertx, n, timeout, Map.of());
+    }
+
+    @ParameterizedTest
+    @ValueSource(ints = {2, 3, 4, 5})
+    @Timeout(value = 120, unit = TimeUnit.SECONDS)
+    void everyScriptedOpGivesTheExpectedResultOnEveryRank(int world) throws Exception {
+        List<String[]> steps = GlooScript.load("gloo_script.txt");
+        try (Ranks ranks = ranks(world, Duration.ofSeconds(60))) {
+            ExecutorService pool = Executors.newFixedThreadPool(world);
+            try {
+                List<CompletableFuture<Void>> runs = new ArrayList<>();
+                for (int r = 0; r < world; r++) {
+                    Backend b = ranks.get(r);
+                    runs.add(CompletableFuture.runAsync(() -> {
+                        try {
+                            new GlooScript(b).run(steps);
+                        } catch (Exception e) {
+                            throw new CompletionException(e);
+                        }
+                    }, pool));
+                }
+                for (CompletableFuture<Void> run : runs) {
+                    run.get(100, TimeUnit.SECONDS);
+                }
+            } finally {
+                pool.shutdownNow();
+            }
+        }
+    }
+
+    @Test
+    @Timeout(value = 60, unit = TimeUnit.SECONDS)
+    void aRankThatCallsAnotherCollectiveFailsNamingBothOps() throws Exception {
+        try (Ranks ranks = ranks(2, Duration.ofSeconds(20))) {
+            DeviceBuffer a = Buffers.alloc(DType.FLOAT32, 100);
+            DeviceBuffer b = Buffers.alloc(DType.FLOAT32, 100);
+            Future<Void> reduce = ranks.get(0).allReduce(a, ReduceOp.SUM);
+            Future<Void> broadcast = ranks.get(1).broadcast(b, 0);
+            Throwable e = failure(broadcast);
+            assertInstanceOf(CollectiveMismatchException.class, e);
+            assertTrue(e.getMessage().contains("allReduce") && e.getMessage().contains("broadcast"), e.getMessage());
+            assertInstanceOf(CollectiveMismatchException.class, failure(reduce));
+        }
+    }
+
+    @Test
+    @Timeout(value = 60, unit = TimeUnit.SECONDS)
+    void anySourceReceiveTakesWhicheverRankSends() throws Exception {
+        try (Ranks ranks = ranks(3, Duration.ofSeconds(20))) {
+            DeviceBuffer into = Buffers.alloc(DType.INT64, 3);
+            Future<Integer> got = ranks.get(0).recv(into, Backend.ANY_SOURCE, 5);
+            DeviceBuffer sent = Buffers.alloc(DType.INT64, 3);
+            Buffers.putLong(sent, 1, 42);
+            ranks.get(2).send(sent, 0, 5).await(10, TimeUnit.SECONDS);
+            assertEquals(2, got.await(10, TimeUnit.SECONDS));
+            assertEquals(42, Buffers.getLong(into, 1));
+        }
+    }
+
+    @Test
+    @Timeout(value = 60, unit = TimeUnit.SECONDS)
+    void averagingIsRefusedAsProcessGroupGlooRefusesIt() throws Exception {
+        try (Ranks ranks = ranks(1, Duration.ofSeconds(20))) {
+            Throwable e = failure(ranks.get(0).allReduce(Buffers.alloc(DType.FLOAT32, 2), ReduceOp.AVG));
+            assertInstanceOf(UnsupportedOperationException.class, e);
+            assertTrue(e.getMessage().contains("SUM"), e.getMessage());
+        }
+    }
+
+    private static Throwable failure(Future<?> f) throws Exception {
+        try {
+            f.await(30, TimeUnit.SECONDS);
+        } catch (CompletionException e) {
+            return e.getCause();
+        } catch (RuntimeException e) {
+            return e;
+        }
+        throw new AssertionError("expected a failure");
+    }
+}
