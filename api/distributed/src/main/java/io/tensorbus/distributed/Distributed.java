@@ -2,6 +2,7 @@ package io.tensorbus.distributed;
 
 import io.tensorbus.c10d.JobSecret;
 import io.tensorbus.c10d.Store;
+import io.tensorbus.distributed.impl.PyTorchJoin;
 import io.tensorbus.distributed.impl.Rendezvous;
 import io.tensorbus.distributed.impl.SetupWatch;
 import io.tensorbus.internal.distributed.ProcessExit;
@@ -98,7 +99,8 @@ public final class Distributed {
      */
     private static Future<ProcessGroup> join(InitOptions options, BackendProvider provider, Rendezvous rv,
                                              Vertx vertx, boolean ownsVertx, boolean processDefault, Object scope) {
-        Store scoped = new PrefixStore(options.groupName(), rv.store());
+        Store job = options.pytorchInterop() ? PyTorchJoin.jobStore(rv.store(), options.store() == null) : null;
+        Store scoped = job != null ? PyTorchJoin.groupStore(job) : new PrefixStore(options.groupName(), rv.store());
         Map<String, String> props = backendProperties(options, rv);
         int[] ranks = IntStream.range(0, rv.worldSize()).toArray();
         BackendOptions bo = new BackendOptions(rv.rank(), rv.worldSize(), scoped, options.timeout(),
@@ -119,6 +121,10 @@ public final class Distributed {
                     return pg;
                 })
                 .onFailure(e -> release.run());
+        if (job != null) {
+            made = then(made, pg -> PyTorchJoin.afterBackend(vertx, job, rv.rank(), rv.worldSize(),
+                    options.setupTimeout()));
+        }
         return timeline == null ? made : then(made, pg -> TimelineClock.sync(scoped, rv.rank(), rv.worldSize(),
                 timeline, options.setupTimeout()));
     }
@@ -129,6 +135,9 @@ public final class Distributed {
         props.putIfAbsent("tcp.bindHost", rv.bindHost());
         props.putIfAbsent(Rendezvous.ADVERTISE_HOST, rv.advertiseHost());
         props.putIfAbsent(BackendOptions.SETUP_TIMEOUT_MILLIS, Long.toString(options.setupTimeout().toMillis()));
+        if (options.pytorchInterop()) {
+            props.put(PyTorchJoin.INTEROP_PROPERTY, "true");
+        }
         return props;
     }
 

@@ -42,6 +42,10 @@ public final class InitOptions {
     private final Map<String, String> environment;
     private final JobSecret secret;
     private final Duration setupTimeout;
+    private final boolean pytorchInterop;
+
+    /** The environment variable that turns {@link #pytorchInterop()} on ({@code 1}), as {@code --pytorch-interop}. */
+    public static final String PYTORCH_INTEROP_ENV = "TENSORBUS_PYTORCH_INTEROP";
 
     private InitOptions(Builder b) {
         this.backend = b.backend;
@@ -57,6 +61,11 @@ public final class InitOptions {
         this.secret = b.secret != null ? b.secret : JobSecret.fromEnvironment(environment);
         Duration setup = b.setupTimeout != null ? b.setupTimeout : setupTimeoutOf(environment);
         this.setupTimeout = setup.compareTo(timeout) < 0 ? setup : timeout;
+        this.pytorchInterop = b.pytorchInterop || "1".equals(environment.get(PYTORCH_INTEROP_ENV));
+        if (pytorchInterop && store == null && !backend.equals("gloo")) {
+            throw new IllegalArgumentException("PyTorch interop needs backend 'gloo' (ProcessGroupGloo's wire), not '"
+                    + backend + "'");
+        }
     }
 
     /**
@@ -164,6 +173,16 @@ public final class InitOptions {
         return secret;
     }
 
+    /**
+     * Whether this group is one with PyTorch processes ({@code --pytorch-interop}): the {@code tcp://} and
+     * {@code env://} store speaks PyTorch's TCPStore wire (rank 0 hosts it, as {@code init_process_group} does), and
+     * the group follows PyTorch 1.13's key layout ({@code default_pg/0/...}, the store-based barrier, the sequence
+     * number). PyTorch authenticates nothing, so neither the store nor gloo's connections prove the job secret here.
+     */
+    public boolean pytorchInterop() {
+        return pytorchInterop;
+    }
+
     /** Builds {@link InitOptions}; every setter checks its argument. */
     public static final class Builder {
         private String backend = "tcp";
@@ -178,6 +197,7 @@ public final class InitOptions {
         private Map<String, String> environment;
         private JobSecret secret;
         private Duration setupTimeout;
+        private boolean pytorchInterop;
 
         private Builder() {
         }
@@ -248,6 +268,15 @@ public final class InitOptions {
         /** Rendezvous through {@code store} instead of the init method (c10d's {@code store=} argument). */
         public Builder store(Store store) {
             this.store = Objects.requireNonNull(store, "store");
+            return this;
+        }
+
+        /**
+         * Joins a job whose other ranks are PyTorch processes ({@link InitOptions#pytorchInterop()}); needs the
+         * {@code gloo} backend. Off by default, or on when {@value #PYTORCH_INTEROP_ENV}{@code =1}.
+         */
+        public Builder pytorchInterop(boolean on) {
+            this.pytorchInterop = on;
             return this;
         }
 

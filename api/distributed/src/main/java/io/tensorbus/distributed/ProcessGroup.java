@@ -10,6 +10,7 @@ import io.tensorbus.c10d.ReduceOp;
 import io.tensorbus.c10d.Store;
 import io.tensorbus.distributed.impl.HostStagingBackend;
 import io.tensorbus.distributed.impl.MonitoredBarrier;
+import io.tensorbus.distributed.impl.PyTorchJoin;
 import io.tensorbus.distributed.impl.RankBlocks;
 import io.tensorbus.distributed.impl.TensorBuffers;
 import io.tensorbus.internal.distributed.Blocking;
@@ -635,6 +636,10 @@ public final class ProcessGroup implements AutoCloseable {
      * own connections from {@code provider}, under a prefix of this group's store; elsewhere, a non-member's.
      */
     Future<ProcessGroup> subgroup(int[] ranks, Duration limit, BackendProvider provider) {
+        if (properties.containsKey(PyTorchJoin.INTEROP_PROPERTY)) {
+            return Future.failedFuture(new UnsupportedOperationException("group '" + name + "' is one with PyTorch"
+                    + " processes, and subgroups of such a group (new_group's keys and barriers) are not matched yet"));
+        }
         String subName = name + ".sub" + subgroups.getAndIncrement();
         int self = members.self();
         int mine = Arrays.binarySearch(ranks, self);

@@ -12,6 +12,7 @@ import io.vertx.core.buffer.Buffer;
 import io.vertx.core.net.NetClient;
 import io.vertx.core.net.NetClientOptions;
 import io.vertx.core.net.NetSocket;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.List;
@@ -40,6 +41,11 @@ public final class PyTorchTcpStore implements Store {
     private Buffer received = Buffer.buffer();
     private Request current;
     private boolean closed;
+    /** The server this client hosts ({@link #host}), closed with it. */
+    private volatile PyTorchStoreServer hosted;
+    private static final long RETRY_NANOS = 100_000_000L;
+    /** PyTorch's {@code initKey_}: sent as is, without the {@code /} of user keys. */
+    private static final byte[] INIT_KEY = "init/".getBytes(StandardCharsets.UTF_8);
 
     /** One request and how its answer is read. */
     private record Request(Buffer bytes, Answer answer, Function<Buffer, Object> decode, Duration timeout,
@@ -71,15 +77,77 @@ public final class PyTorchTcpStore implements Store {
         }
         PyTorchTcpStore store = new PyTorchTcpStore(vertx, host, port, timeout);
         Promise<PyTorchTcpStore> connected = Promise.promise();
-        store.context.runOnContext(v -> store.open().onComplete(r -> {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        store.context.runOnContext(v -> store.openBefore(deadline, vertx, connected));
+        return connected.future();
+    }
+
+    /**
+     * Hosts a TCPStore for PyTorch clients on {@code host:port} ({@link PyTorchStoreServer}) and connects to it, as
+     * PyTorch's {@code TCPStore(is_master=True)} does; closing the client closes the server.
+     *
+     * @param port the port to listen on, 0 for any free one ({@link #port()} tells which)
+     * @throws IllegalArgumentException for a port outside 0..65535 or a timeout that is not positive
+     */
+    public static Future<PyTorchTcpStore> host(Vertx vertx, String host, int port, Duration timeout) {
+        return PyTorchStoreServer.start(vertx, host, port).compose(server -> connect(vertx, host, server.port(),
+                timeout).map(client -> {
+                    client.hosted = server;
+                    return client;
+                }).onFailure(e -> server.close()));
+    }
+
+    /** The port of the store this client talks to. */
+    public int port() {
+        return port;
+    }
+
+    /** Connects, retrying a refused connection every 100 ms until {@code deadline}, as PyTorch's client does. */
+    private void openBefore(long deadline, Vertx vertx, Promise<PyTorchTcpStore> connected) {
+        open().onComplete(r -> {
             if (r.succeeded()) {
-                connected.complete(store);
+                connected.complete(this);
+            } else if (System.nanoTime() + RETRY_NANOS < deadline) {
+                vertx.setTimer(RETRY_NANOS / 1_000_000, id -> openBefore(deadline, vertx, connected));
             } else {
-                store.client.close();
+                client.close();
                 connected.fail(r.cause());
             }
-        }));
-        return connected.future();
+        });
+    }
+
+    /**
+     * What PyTorch's TCPStore constructor does when it waits for workers: adds 1 to the counter {@code init/}
+     * (outside the {@code /} namespace of user keys) and, on the process that hosts the store, waits until
+     * {@code numWorkers} processes have. A PyTorch master waits for this from every client, JVM ones included.
+     *
+     * @throws IllegalArgumentException when {@code numWorkers} is below 1
+     */
+    public Future<Void> waitForWorkers(int numWorkers, boolean isServer) {
+        if (numWorkers < 1) {
+            throw new IllegalArgumentException("numWorkers=" + numWorkers + " must be at least 1");
+        }
+        long deadline = System.nanoTime() + timeout.toNanos();
+        return addToInitKey(1).compose(n -> isServer ? workersBefore(numWorkers, n, deadline)
+                : Future.succeededFuture());
+    }
+
+    private Future<Void> workersBefore(int numWorkers, long seen, long deadline) {
+        if (seen >= numWorkers) {
+            return Future.succeededFuture();
+        }
+        if (System.nanoTime() > deadline) {
+            return Future.failedFuture(new TimeoutException("only " + seen + " of " + numWorkers + " workers"
+                    + " reached the PyTorch TCPStore at " + address() + " within " + StoreChecks.describe(timeout)));
+        }
+        Promise<Long> later = Promise.promise();
+        context.owner().setTimer(10, id -> addToInitKey(0).onComplete(later));
+        return later.future().compose(n -> workersBefore(numWorkers, n, deadline));
+    }
+
+    private Future<Long> addToInitKey(long delta) {
+        return call(PyTorchStoreWire.request(PyTorchStoreWire.ADD, INIT_KEY, delta), Answer.LONG, b -> b.getLongLE(0),
+                timeout, "add to key 'init/'").map(Long.class::cast);
     }
 
     private Future<NetSocket> open() {
@@ -188,6 +256,9 @@ public final class PyTorchTcpStore implements Store {
                 socket.close();
             }
             client.close();
+            if (hosted != null) {
+                hosted.close();
+            }
         });
     }
 

@@ -4,6 +4,7 @@ import io.tensorbus.c10d.Store;
 import io.tensorbus.distributed.ClusterStore;
 import io.tensorbus.distributed.FileStore;
 import io.tensorbus.distributed.InitOptions;
+import io.tensorbus.distributed.PyTorchTcpStore;
 import io.tensorbus.distributed.TcpStore;
 import io.tensorbus.internal.distributed.AdvertisedHost;
 import io.vertx.core.Future;
@@ -55,6 +56,10 @@ public record Rendezvous(int rank, int worldSize, Store store, String bindHost, 
                 int port = port(required(env, "MASTER_PORT"), "MASTER_PORT");
                 return tcp(options, vertx, env, host, port, rw);
             }
+            if (options.pytorchInterop() && !url.startsWith("tcp://")) {
+                throw new IllegalArgumentException("PyTorch interop meets PyTorch's store through env:// or "
+                        + "tcp://host:port, not '" + url + "'");
+            }
             if (url.startsWith(CLUSTER)) {
                 return cluster(options, vertx, url.substring(CLUSTER.length()), rankAndWorld(options, env, false));
             }
@@ -78,6 +83,9 @@ public record Rendezvous(int rank, int worldSize, Store store, String bindHost, 
                                           int port, int[] rw) {
         boolean hosted = "1".equals(env.get("TENSORBUS_STORE_HOSTED"));
         boolean server = rw[0] == 0 && !hosted;
+        if (options.pytorchInterop()) {
+            return pytorchTcp(options, vertx, env, host, port, rw, server);
+        }
         if (server && port == 0) {
             throw new IllegalArgumentException("port 0 needs a launcher that hosts the store and publishes its port "
                     + "(tensorbus launch does); rank 0 cannot tell the others which port it bound");
@@ -92,6 +100,26 @@ public record Rendezvous(int rank, int worldSize, Store store, String bindHost, 
         String bind = options.properties().getOrDefault("tcp.bindHost", isLoopback(host) ? "127.0.0.1" : "0.0.0.0");
         String advertise = advertise(options, env, bind, host, rw[0]);
         return store.map(s -> new Rendezvous(rw[0], rw[1], s, bind, advertise));
+    }
+
+    /**
+     * The store of a job with PyTorch processes: PyTorch's TCPStore wire, hosted by rank 0 as
+     * {@code init_process_group} hosts it, every process counted under {@code init/} as PyTorch's clients are.
+     */
+    private static Future<Rendezvous> pytorchTcp(InitOptions options, Vertx vertx, Map<String, String> env,
+                                                 String host, int port, int[] rw, boolean server) {
+        if (server && port == 0) {
+            throw new IllegalArgumentException("port 0 cannot be told to PyTorch's ranks; give the store's port");
+        }
+        Future<PyTorchTcpStore> store = server ? PyTorchTcpStore.host(vertx, host, port, options.timeout())
+                : PyTorchTcpStore.connect(vertx, host, port, options.setupTimeout()).map(c -> {
+                    c.setTimeout(options.timeout());
+                    return c;
+                });
+        String bind = options.properties().getOrDefault("tcp.bindHost", isLoopback(host) ? "127.0.0.1" : "0.0.0.0");
+        String advertise = advertise(options, env, bind, host, rw[0]);
+        return store.compose(s -> s.waitForWorkers(rw[1], server).map(v -> new Rendezvous(rw[0], rw[1], s, bind,
+                advertise)).onFailure(e -> s.close()));
     }
 
     /** {@code cluster://name}: the store {@code name} of the cluster that {@code vertx} is a member of. */

@@ -1,0 +1,153 @@
+package io.tensorbus.backend.gloo;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.tensorbus.c10d.JobSecret;
+import io.tensorbus.distributed.Distributed;
+import io.tensorbus.distributed.InitOptions;
+import io.tensorbus.distributed.ProcessGroup;
+import io.tensorbus.tensor.Tensor;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code Distributed.initProcessGroup} with {@code pytorchInterop} meets Python's own
+ * {@code init_process_group("gloo", init_method="tcp://...")} (Debian's python3-torch 1.13), whichever side is rank
+ * 0 and hosts the store, and the group carries an all-reduce, a broadcast, a ring of sends and a barrier. Skipped,
+ * saying why, where Python has no torch.
+ */
+class PyTorchInteropInitTest {
+    private static final Path PYTHON = Path.of("/usr/bin/python3");
+    private static final String PEER = String.join("\n",
+            "import datetime, os, sys, torch",
+            "import torch.distributed as dist",
+            "port, rank, world = map(int, sys.argv[1:4])",
+            "dist.init_process_group('gloo', init_method='tcp://127.0.0.1:%d' % port, rank=rank, world_size=world,",
+            "                        timeout=datetime.timedelta(seconds=60))",
+            "t = torch.arange(6, dtype=torch.float32) * (rank + 1)",
+            "dist.all_reduce(t)",
+            "assert t.tolist() == [i * world * (world + 1) / 2 for i in range(6)], t",
+            "w = torch.tensor([1.5, 2.5, 3.5, 4.5]) if rank == 0 else torch.zeros(4)",
+            "dist.broadcast(w, 0)",
+            "assert w.tolist() == [1.5, 2.5, 3.5, 4.5], w",
+            "out = torch.zeros(3, dtype=torch.int64)",
+            "req = dist.isend(torch.tensor([rank, rank * 10, rank * 100]), (rank + 1) % world, tag=5)",
+            "src = (rank + world - 1) % world",
+            "dist.recv(out, src, tag=5)",
+            "req.wait()",
+            "assert out.tolist() == [src, src * 10, src * 100], out",
+            "dist.barrier()",
+            "dist.destroy_process_group()",
+            "print('python rank %d ok' % rank, flush=True)");
+    @TempDir
+    Path dir;
+    private Vertx vertx;
+    private Process python;
+
+    @BeforeEach
+    void start() throws Exception {
+        Assumptions.assumeTrue(Files.isExecutable(PYTHON), "skipped: no " + PYTHON);
+        Process probe = new ProcessBuilder(PYTHON.toString(), "-c", "import torch.distributed")
+                .redirectErrorStream(true).start();
+        Assumptions.assumeTrue(probe.waitFor(60, TimeUnit.SECONDS) && probe.exitValue() == 0,
+                "skipped: Python has no torch.distributed (apt-get install python3-torch)");
+        vertx = Vertx.vertx();
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        if (python != null) {
+            python.destroyForcibly();
+        }
+        if (vertx != null) {
+            vertx.close().await(10, TimeUnit.SECONDS);
+        }
+    }
+
+    @Test
+    @Timeout(value = 120, unit = TimeUnit.SECONDS)
+    void aJvmRankZeroHostsTheStoreForAPythonRank() throws Exception {
+        int port = freePort();
+        Future<ProcessGroup> jvm = init(port, 0, 2);
+        python = python(port, 1, 2);
+        runJvmSide(jvm.await(90, TimeUnit.SECONDS));
+        pythonPassed();
+    }
+
+    @Test
+    @Timeout(value = 120, unit = TimeUnit.SECONDS)
+    void aJvmRankJoinsAStoreThatPythonRankZeroHosts() throws Exception {
+        int port = freePort();
+        python = python(port, 0, 2);
+        runJvmSide(init(port, 1, 2).await(90, TimeUnit.SECONDS));
+        pythonPassed();
+    }
+
+    private Future<ProcessGroup> init(int port, int rank, int world) {
+        return Distributed.initProcessGroup(InitOptions.builder().backend("gloo").pytorchInterop(true)
+                .initMethod("tcp://127.0.0.1:" + port).rank(rank).worldSize(world).timeout(Duration.ofSeconds(60))
+                .environment(Map.of()).secret(JobSecret.none()).vertx(vertx).build());
+    }
+
+    private static void runJvmSide(ProcessGroup pg) throws Exception {
+        int rank = pg.rank();
+        int world = pg.size();
+        float[] values = new float[6];
+        for (int i = 0; i < 6; i++) {
+            values[i] = i * (rank + 1);
+        }
+        Tensor t = Tensor.of(values, 6);
+        pg.allReduce(t).await(60, TimeUnit.SECONDS);
+        for (int i = 0; i < 6; i++) {
+            assertEquals(i * world * (world + 1) / 2f, t.toFloatArray()[i], "all-reduce element " + i);
+        }
+        Tensor w = rank == 0 ? Tensor.of(new float[] {1.5f, 2.5f, 3.5f, 4.5f}, 4) : Tensor.of(new float[4], 4);
+        pg.broadcast(w, 0).await(60, TimeUnit.SECONDS);
+        assertArrayEquals(new float[] {1.5f, 2.5f, 3.5f, 4.5f}, w.toFloatArray());
+        Tensor out = Tensor.of(new long[3], 3);
+        Future<Void> sent = pg.isend(Tensor.of(new long[] {rank, rank * 10L, rank * 100L}, 3), (rank + 1) % world, 5);
+        int src = (rank + world - 1) % world;
+        assertEquals(src, pg.irecv(out, src, 5).await(60, TimeUnit.SECONDS));
+        sent.await(60, TimeUnit.SECONDS);
+        assertArrayEquals(new long[] {src, src * 10L, src * 100L}, out.toLongArray());
+        pg.barrier().await(60, TimeUnit.SECONDS);
+        pg.destroy().await(10, TimeUnit.SECONDS);
+    }
+
+    private Process python(int port, int rank, int world) throws IOException {
+        ProcessBuilder pb = new ProcessBuilder(PYTHON.toString(), "-c", PEER, Integer.toString(port),
+                Integer.toString(rank), Integer.toString(world)).redirectErrorStream(true)
+                .redirectOutput(dir.resolve("python.log").toFile());
+        pb.environment().put("GLOO_SOCKET_IFNAME", "lo");
+        return pb.start();
+    }
+
+    private void pythonPassed() throws Exception {
+        boolean ended = python.waitFor(60, TimeUnit.SECONDS);
+        String printed = Files.readString(dir.resolve("python.log"));
+        assertTrue(ended, "Python ends: " + printed);
+        assertEquals(0, python.exitValue(), printed);
+        assertTrue(printed.contains("ok"), printed);
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0)) {
+            return s.getLocalPort();
+        }
+    }
+}
