@@ -3,6 +3,7 @@ package io.tensorbus.workloads.cli;
 import io.tensorbus.workloads.bench.CollectivesBench;
 import io.tensorbus.workloads.bench.DdpBench;
 import io.tensorbus.workloads.bench.DistAutogradBench;
+import io.tensorbus.workloads.bench.GlooMixedBench;
 import io.tensorbus.workloads.bench.NnBench;
 import io.tensorbus.workloads.bench.P2pBench;
 import io.tensorbus.workloads.bench.PipelineBench;
@@ -21,7 +22,7 @@ import picocli.CommandLine.Command;
         description = "run a benchmark suite; one line per measurement, also written as JSON with --json FILE",
         subcommands = {TensorBench.Suite.class, NnBench.Suite.class, P2pBench.Suite.class,
             CollectivesBench.Suite.class, DdpBench.Suite.class, RpcBench.Suite.class, DistAutogradBench.Suite.class,
-            PipelineBench.Suite.class, ZeroBench.Suite.class, SoakBench.Suite.class})
+            PipelineBench.Suite.class, ZeroBench.Suite.class, SoakBench.Suite.class, GlooMixedBench.Suite.class})
 public final class BenchCommand extends CommandGroup {
     @Override
     String member() {
