@@ -3,6 +3,7 @@ package io.tensorbus.backend.gloo;
 import io.tensorbus.c10d.CommunicationException;
 import io.tensorbus.c10d.Store;
 import io.tensorbus.spi.BackendOptions;
+import io.tensorbus.spi.support.ListenAddresses;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.internal.ContextInternal;
@@ -190,18 +191,8 @@ final class GlooRendezvous {
     }
 
     private String advertisedHost(String bindHost) {
-        String advertised = options.property("gloo.advertiseHost", options.property("tcp.advertiseHost", null));
-        if (advertised != null) {
-            return advertised;
-        }
-        if (!bindHost.equals("0.0.0.0")) {
-            return bindHost;
-        }
-        try {
-            return InetAddress.getLocalHost().getHostAddress();
-        } catch (UnknownHostException e) {
-            throw new IllegalStateException("cannot tell this host's address; set gloo.advertiseHost", e);
-        }
+        return ListenAddresses.advertised(options.property("gloo.advertiseHost",
+                options.property("tcp.advertiseHost", null)), bindHost, "gloo.advertiseHost");
     }
 
     /** gethostname(2), which gloo writes under {@code rank_<rank>}. */

@@ -6,6 +6,7 @@ import io.tensorbus.c10d.CommunicationException;
 import io.tensorbus.c10d.Store;
 import io.tensorbus.spi.Backend;
 import io.tensorbus.spi.BackendOptions;
+import io.tensorbus.spi.support.ListenAddresses;
 import io.tensorbus.spi.support.SecretHandshake;
 import io.tensorbus.spi.support.shm.SharedMemoryArea;
 import io.tensorbus.spi.support.shm.SharedMemoryChannel;
@@ -21,8 +22,6 @@ import io.vertx.core.net.NetServer;
 import io.vertx.core.net.NetServerOptions;
 import io.vertx.core.net.NetSocket;
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -121,18 +120,7 @@ final class Mesh {
     }
 
     private String advertisedHost(String bindHost) {
-        String advertised = options.property("tcp.advertiseHost", null);
-        if (advertised != null) {
-            return advertised;
-        }
-        if (!bindHost.equals("0.0.0.0")) {
-            return bindHost;
-        }
-        try {
-            return InetAddress.getLocalHost().getHostAddress();
-        } catch (UnknownHostException e) {
-            throw new IllegalStateException("cannot tell this host's address; set tcp.advertiseHost", e);
-        }
+        return ListenAddresses.advertised(options.property("tcp.advertiseHost", null), bindHost, "tcp.advertiseHost");
     }
 
     /**
