@@ -160,7 +160,7 @@ class SamplePluginTest {
         BackendProvider unavailable = BackendProvider.all().stream()
                 .filter(p -> p.name().equals("unavailable-sample")).findFirst().orElseThrow();
         assertFalse(unavailable.isAvailable());
-        Throwable unknown = assertThrows(IllegalArgumentException.class, () -> BackendProvider.named("gloo"));
+        Throwable unknown = assertThrows(IllegalArgumentException.class, () -> BackendProvider.named("mpi"));
         assertTrue(unknown.getMessage().contains("traced") && unknown.getMessage().contains("unavailable-sample"),
                 unknown.getMessage());
     }
