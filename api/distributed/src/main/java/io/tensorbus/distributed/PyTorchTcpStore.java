@@ -4,6 +4,7 @@ import io.tensorbus.c10d.Store;
 import io.tensorbus.distributed.impl.PyTorchStoreWire;
 import io.tensorbus.distributed.impl.PyTorchStoreWire.Answer;
 import io.tensorbus.distributed.impl.StoreChecks;
+import io.tensorbus.distributed.impl.StoreCounter;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -128,21 +129,10 @@ public final class PyTorchTcpStore implements Store {
             throw new IllegalArgumentException("numWorkers=" + numWorkers + " must be at least 1");
         }
         long deadline = System.nanoTime() + timeout.toNanos();
-        return addToInitKey(1).compose(n -> isServer ? workersBefore(numWorkers, n, deadline)
-                : Future.succeededFuture());
-    }
-
-    private Future<Void> workersBefore(int numWorkers, long seen, long deadline) {
-        if (seen >= numWorkers) {
-            return Future.succeededFuture();
-        }
-        if (System.nanoTime() > deadline) {
-            return Future.failedFuture(new TimeoutException("only " + seen + " of " + numWorkers + " workers"
-                    + " reached the PyTorch TCPStore at " + address() + " within " + StoreChecks.describe(timeout)));
-        }
-        Promise<Long> later = Promise.promise();
-        context.owner().setTimer(10, id -> addToInitKey(0).onComplete(later));
-        return later.future().compose(n -> workersBefore(numWorkers, n, deadline));
+        return addToInitKey(1).compose(n -> !isServer ? Future.succeededFuture()
+                : StoreCounter.awaitAtLeast(context.owner(), () -> addToInitKey(0), n, numWorkers, deadline,
+                        seen -> "only " + seen + " of " + numWorkers + " workers reached the PyTorch TCPStore at "
+                                + address() + " within " + StoreChecks.describe(timeout)));
     }
 
     private Future<Long> addToInitKey(long delta) {

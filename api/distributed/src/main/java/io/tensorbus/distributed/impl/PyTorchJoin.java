@@ -3,11 +3,9 @@ package io.tensorbus.distributed.impl;
 import io.tensorbus.c10d.Store;
 import io.tensorbus.distributed.PrefixStore;
 import io.vertx.core.Future;
-import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import java.security.SecureRandom;
 import java.time.Duration;
-import java.util.concurrent.TimeoutException;
 
 /**
  * What PyTorch 1.13's {@code init_process_group} does in the store around its ProcessGroupGloo, done by a JVM rank of
@@ -24,7 +22,6 @@ public final class PyTorchJoin {
     public static final String INTEROP_PROPERTY = "pytorch.interop";
     static final String BARRIER_KEY = "store_based_barrier_key:1";
     static final String SEQ_NUM_KEY = "SEQ_NUM_STORE_KEY";
-    private static final long POLL_MS = 10;
     private static final SecureRandom RANDOM = new SecureRandom();
 
     private PyTorchJoin() {
@@ -48,22 +45,10 @@ public final class PyTorchJoin {
         long deadline = System.nanoTime() + timeout.toNanos();
         Store group = groupStore(jobStore);
         return jobStore.add(BARRIER_KEY, 1)
-                .compose(n -> barrier(vertx, jobStore, n, worldSize, deadline, timeout))
+                .compose(n -> StoreCounter.awaitAtLeast(vertx, () -> jobStore.add(BARRIER_KEY, 0), n, worldSize,
+                        deadline, seen -> "PyTorch's store-based barrier '" + BARRIER_KEY + "' saw " + seen + " of "
+                                + worldSize + " ranks within " + timeout.toMillis() + " ms"))
                 .compose(v -> rank == 0 ? group.set(SEQ_NUM_KEY, sequenceNumber()) : group.get(SEQ_NUM_KEY).mapEmpty());
-    }
-
-    private static Future<Void> barrier(Vertx vertx, Store store, long arrived, int worldSize, long deadline,
-                                        Duration timeout) {
-        if (arrived >= worldSize) {
-            return Future.succeededFuture();
-        }
-        if (System.nanoTime() > deadline) {
-            return Future.failedFuture(new TimeoutException("PyTorch's store-based barrier '" + BARRIER_KEY + "' saw "
-                    + arrived + " of " + worldSize + " ranks within " + timeout.toMillis() + " ms"));
-        }
-        Promise<Long> next = Promise.promise();
-        vertx.setTimer(POLL_MS, id -> store.add(BARRIER_KEY, 0).onComplete(next));
-        return next.future().compose(n -> barrier(vertx, store, n, worldSize, deadline, timeout));
     }
 
     /** 1 plus a random number, as ProcessGroupGloo's rank 0 makes it, in the little-endian bytes of {@code toVec}. */

@@ -105,20 +105,20 @@ final class GlooContext {
         if (broken != null) {
             return Future.failedFuture(broken);
         }
-        Promise<Integer> done = Promise.promise();
-        for (int peer : from) {
-            Future<Void> posted = pairs[peer].tryRecv(slot, into);
-            if (posted != null) {
-                posted.onComplete(ar -> new AnyRecv(Set.of(), into, done).finish(ar, peer));
-                return done.future();
-            }
-        }
         Set<Integer> peers = new HashSet<>();
         for (int peer : from) {
             peers.add(peer);
         }
-        recvsFromAny.computeIfAbsent(slot, s -> new ArrayDeque<>()).add(new AnyRecv(peers, into, done));
-        return done.future();
+        AnyRecv recv = new AnyRecv(peers, into, Promise.promise());
+        for (int peer : from) {
+            Future<Void> posted = pairs[peer].tryRecv(slot, into);
+            if (posted != null) {
+                posted.onComplete(ar -> recv.finish(ar, peer));
+                return recv.done().future();
+            }
+        }
+        recvsFromAny.computeIfAbsent(slot, s -> new ArrayDeque<>()).add(recv);
+        return recv.done().future();
     }
 
     /** The oldest receive-from-any on {@code slot} that {@code peer} may fill, taken; null when there is none. */
