@@ -100,7 +100,8 @@ public final class Distributed {
     private static Future<ProcessGroup> join(InitOptions options, BackendProvider provider, Rendezvous rv,
                                              Vertx vertx, boolean ownsVertx, boolean processDefault, Object scope) {
         Store job = options.pytorchInterop() ? PyTorchJoin.jobStore(rv.store(), options.store() == null) : null;
-        Store scoped = job != null ? PyTorchJoin.groupStore(job) : new PrefixStore(options.groupName(), rv.store());
+        Store scoped = job != null ? PyTorchJoin.groupStore(job, options.pytorchWire())
+                : new PrefixStore(options.groupName(), rv.store());
         Map<String, String> props = backendProperties(options, rv);
         int[] ranks = IntStream.range(0, rv.worldSize()).toArray();
         BackendOptions bo = new BackendOptions(rv.rank(), rv.worldSize(), scoped, options.timeout(),
@@ -122,8 +123,8 @@ public final class Distributed {
                 })
                 .onFailure(e -> release.run());
         if (job != null) {
-            made = then(made, pg -> PyTorchJoin.afterBackend(vertx, job, rv.rank(), rv.worldSize(),
-                    options.setupTimeout()));
+            made = then(made, pg -> PyTorchJoin.afterBackend(vertx, job, options.pytorchWire(), rv.rank(),
+                    rv.worldSize(), options.setupTimeout()));
         }
         return timeline == null ? made : then(made, pg -> TimelineClock.sync(scoped, rv.rank(), rv.worldSize(),
                 timeline, options.setupTimeout()));
@@ -136,7 +137,7 @@ public final class Distributed {
         props.putIfAbsent(Rendezvous.ADVERTISE_HOST, rv.advertiseHost());
         props.putIfAbsent(BackendOptions.SETUP_TIMEOUT_MILLIS, Long.toString(options.setupTimeout().toMillis()));
         if (options.pytorchInterop()) {
-            props.put(PyTorchJoin.INTEROP_PROPERTY, "true");
+            props.put(PyTorchJoin.INTEROP_PROPERTY, options.pytorchWire().name());
         }
         return props;
     }

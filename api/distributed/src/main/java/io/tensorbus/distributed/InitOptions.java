@@ -42,9 +42,12 @@ public final class InitOptions {
     private final Map<String, String> environment;
     private final JobSecret secret;
     private final Duration setupTimeout;
-    private final boolean pytorchInterop;
+    private final PyTorchWire pytorchWire;
 
-    /** The environment variable that turns {@link #pytorchInterop()} on ({@code 1}), as {@code --pytorch-interop}. */
+    /**
+     * The environment variable that turns {@link #pytorchInterop()} on, naming the PyTorch version of the job's other
+     * processes ({@code 1.13}, {@code 2.4.0}), as {@code --pytorch-interop}.
+     */
     public static final String PYTORCH_INTEROP_ENV = "TENSORBUS_PYTORCH_INTEROP";
 
     private InitOptions(Builder b) {
@@ -61,8 +64,8 @@ public final class InitOptions {
         this.secret = b.secret != null ? b.secret : JobSecret.fromEnvironment(environment);
         Duration setup = b.setupTimeout != null ? b.setupTimeout : setupTimeoutOf(environment);
         this.setupTimeout = setup.compareTo(timeout) < 0 ? setup : timeout;
-        this.pytorchInterop = b.pytorchInterop || "1".equals(environment.get(PYTORCH_INTEROP_ENV));
-        if (pytorchInterop && store == null && !backend.equals("gloo")) {
+        this.pytorchWire = b.pytorchWire != null ? b.pytorchWire : wireOf(environment.get(PYTORCH_INTEROP_ENV));
+        if (pytorchWire != null && store == null && !backend.equals("gloo")) {
             throw new IllegalArgumentException("PyTorch interop needs backend 'gloo' (ProcessGroupGloo's wire), not '"
                     + backend + "'");
         }
@@ -180,7 +183,24 @@ public final class InitOptions {
      * number). PyTorch authenticates nothing, so neither the store nor gloo's connections prove the job secret here.
      */
     public boolean pytorchInterop() {
-        return pytorchInterop;
+        return pytorchWire != null;
+    }
+
+    /** The wire of the job's PyTorch processes ({@link PyTorchWire}), or null when {@link #pytorchInterop()} is off. */
+    public PyTorchWire pytorchWire() {
+        return pytorchWire;
+    }
+
+    private static PyTorchWire wireOf(String version) {
+        if (version == null || version.isBlank()) {
+            return null;
+        }
+        try {
+            return PyTorchWire.forVersion(version);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(PYTORCH_INTEROP_ENV + " names the PyTorch version of the job's other "
+                    + "processes (1.13, 2.4.0): " + e.getMessage(), e);
+        }
     }
 
     /** Builds {@link InitOptions}; every setter checks its argument. */
@@ -197,7 +217,7 @@ public final class InitOptions {
         private Map<String, String> environment;
         private JobSecret secret;
         private Duration setupTimeout;
-        private boolean pytorchInterop;
+        private PyTorchWire pytorchWire;
 
         private Builder() {
         }
@@ -272,11 +292,12 @@ public final class InitOptions {
         }
 
         /**
-         * Joins a job whose other ranks are PyTorch processes ({@link InitOptions#pytorchInterop()}); needs the
-         * {@code gloo} backend. Off by default, or on when {@value #PYTORCH_INTEROP_ENV}{@code =1}.
+         * Joins a job whose other ranks are PyTorch processes of {@code wire}'s releases
+         * ({@link InitOptions#pytorchInterop()}, {@link PyTorchWire#forVersion}); needs the {@code gloo} backend. Off
+         * by default, or on when {@value #PYTORCH_INTEROP_ENV} names a version.
          */
-        public Builder pytorchInterop(boolean on) {
-            this.pytorchInterop = on;
+        public Builder pytorchInterop(PyTorchWire wire) {
+            this.pytorchWire = Objects.requireNonNull(wire, "wire");
             return this;
         }
 

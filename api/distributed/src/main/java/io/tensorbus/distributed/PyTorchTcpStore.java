@@ -3,6 +3,7 @@ package io.tensorbus.distributed;
 import io.tensorbus.c10d.Store;
 import io.tensorbus.distributed.impl.PyTorchStoreWire;
 import io.tensorbus.distributed.impl.PyTorchStoreWire.Answer;
+import io.tensorbus.distributed.impl.PyTorchStoreWire.Command;
 import io.tensorbus.distributed.impl.StoreChecks;
 import io.tensorbus.distributed.impl.StoreCounter;
 import io.vertx.core.Context;
@@ -23,18 +24,19 @@ import java.util.function.Function;
 
 /**
  * A client of a TCPStore that PyTorch hosts ({@code torch.distributed.TCPStore(..., is_master=True)}, or the store
- * of {@code init_process_group(init_method="tcp://...")}), speaking its 1.13 wire ({@link PyTorchStoreWire}): the
- * keys and values are the ones Python code sees. Like PyTorch's own client it sends one request at a time on one
- * connection; a wait that times out drops the connection (the 1.13 wire cannot cancel a wait) and the next request
- * opens a new one. PyTorch's store authenticates nothing, so neither can this client: use it on loopback or a network
- * you trust, as PyTorch's documentation says of its own. The 2.2+ wire (a validation handshake, renumbered
- * commands) is not spoken yet. Thread-safe; never blocks.
+ * of {@code init_process_group(init_method="tcp://...")}), speaking the wire of the server's release
+ * ({@link PyTorchWire}; from 2.2 every connection opens with a validation): the keys and values are the ones Python
+ * code sees. Like PyTorch's own client it sends one request at a time on one connection; a wait that times out drops
+ * the connection (the server forgets a closed connection's waits on either wire) and the next request opens a new
+ * one. PyTorch's store authenticates nothing, so neither can this client: use it on loopback or a network you trust,
+ * as PyTorch's documentation says of its own. Thread-safe; never blocks.
  */
 public final class PyTorchTcpStore implements Store {
     private final NetClient client;
     private final String host;
     private final int port;
     private final Context context;
+    private final PyTorchWire wire;
     private final ArrayDeque<Request> queue = new ArrayDeque<>();
     private volatile Duration timeout;
     // The fields below change on the context only.
@@ -42,6 +44,8 @@ public final class PyTorchTcpStore implements Store {
     private Buffer received = Buffer.buffer();
     private Request current;
     private boolean closed;
+    /** Whether the server ever answered this client: a silent one may speak another wire. */
+    private boolean heard;
     /** The server this client hosts ({@link #host}), closed with it. */
     private volatile PyTorchStoreServer hosted;
     private static final long RETRY_NANOS = 100_000_000L;
@@ -53,30 +57,34 @@ public final class PyTorchTcpStore implements Store {
                            String what, Promise<Object> done) {
     }
 
-    private PyTorchTcpStore(Vertx vertx, String host, int port, Duration timeout) {
+    private PyTorchTcpStore(Vertx vertx, String host, int port, Duration timeout, PyTorchWire wire) {
         this.client = vertx.createNetClient(new NetClientOptions().setConnectTimeout((int) Math.min(
                 Integer.MAX_VALUE, StoreChecks.millis(timeout))));
         this.host = host;
         this.port = port;
         this.context = vertx.getOrCreateContext();
         this.timeout = timeout;
+        this.wire = wire;
     }
 
     /**
      * Connects to the TCPStore at {@code host:port}.
      *
      * @param timeout how long a get, a wait and the connection itself may take (PyTorch's store timeout)
+     * @param wire the wire of the PyTorch release that hosts the store
      * @return the store once connected; failed naming the address when nobody answers there
      * @throws IllegalArgumentException for a port outside 1..65535 or a timeout that is not positive
      */
-    public static Future<PyTorchTcpStore> connect(Vertx vertx, String host, int port, Duration timeout) {
+    public static Future<PyTorchTcpStore> connect(Vertx vertx, String host, int port, Duration timeout,
+                                                  PyTorchWire wire) {
         Objects.requireNonNull(vertx, "vertx");
         Objects.requireNonNull(host, "host");
+        Objects.requireNonNull(wire, "wire");
         StoreChecks.timeout(timeout);
         if (port < 1 || port > 65535) {
             throw new IllegalArgumentException("a TCPStore port is in 1..65535, got " + port);
         }
-        PyTorchTcpStore store = new PyTorchTcpStore(vertx, host, port, timeout);
+        PyTorchTcpStore store = new PyTorchTcpStore(vertx, host, port, timeout, wire);
         Promise<PyTorchTcpStore> connected = Promise.promise();
         long deadline = System.nanoTime() + timeout.toNanos();
         store.context.runOnContext(v -> store.openBefore(deadline, vertx, connected));
@@ -85,17 +93,24 @@ public final class PyTorchTcpStore implements Store {
 
     /**
      * Hosts a TCPStore for PyTorch clients on {@code host:port} ({@link PyTorchStoreServer}) and connects to it, as
-     * PyTorch's {@code TCPStore(is_master=True)} does; closing the client closes the server.
+     * PyTorch's {@code TCPStore(is_master=True)} does; closing the client closes the server. The server serves
+     * clients of either wire; this one speaks {@code wire}.
      *
      * @param port the port to listen on, 0 for any free one ({@link #port()} tells which)
      * @throws IllegalArgumentException for a port outside 0..65535 or a timeout that is not positive
      */
-    public static Future<PyTorchTcpStore> host(Vertx vertx, String host, int port, Duration timeout) {
+    public static Future<PyTorchTcpStore> host(Vertx vertx, String host, int port, Duration timeout,
+                                               PyTorchWire wire) {
         return PyTorchStoreServer.start(vertx, host, port).compose(server -> connect(vertx, host, server.port(),
-                timeout).map(client -> {
+                timeout, wire).map(client -> {
                     client.hosted = server;
                     return client;
                 }).onFailure(e -> server.close()));
+    }
+
+    /** The wire this client speaks. */
+    public PyTorchWire wire() {
+        return wire;
     }
 
     /** The port of the store this client talks to. */
@@ -136,7 +151,7 @@ public final class PyTorchTcpStore implements Store {
     }
 
     private Future<Long> addToInitKey(long delta) {
-        return call(PyTorchStoreWire.request(PyTorchStoreWire.ADD, INIT_KEY, delta), Answer.LONG, b -> b.getLongLE(0),
+        return call(PyTorchStoreWire.request(wire, Command.ADD, INIT_KEY, delta), Answer.LONG, b -> b.getLongLE(0),
                 timeout, "add to key 'init/'").map(Long.class::cast);
     }
 
@@ -150,6 +165,9 @@ public final class PyTorchTcpStore implements Store {
                     received = Buffer.buffer();
                     s.handler(this::arrived);
                     s.closeHandler(v -> lost(s));
+                    if (wire == PyTorchWire.V2_2) {
+                        s.write(PyTorchStoreWire.validation());
+                    }
                     return s;
                 });
     }
@@ -163,7 +181,7 @@ public final class PyTorchTcpStore implements Store {
     public Future<Void> set(String key, byte[] value) {
         StoreChecks.key(key);
         byte[] copy = StoreChecks.value("value", value).clone();
-        return call(PyTorchStoreWire.request(PyTorchStoreWire.SET, key, copy), Answer.NONE, b -> null, timeout,
+        return call(PyTorchStoreWire.request(wire, Command.SET, key, copy), Answer.NONE, b -> null, timeout,
                 "set of key '" + key + "'").mapEmpty();
     }
 
@@ -171,7 +189,7 @@ public final class PyTorchTcpStore implements Store {
     @Override
     public Future<byte[]> get(String key) {
         StoreChecks.key(key);
-        return wait(List.of(key), timeout).compose(v -> call(PyTorchStoreWire.request(PyTorchStoreWire.GET, key),
+        return wait(List.of(key), timeout).compose(v -> call(PyTorchStoreWire.request(wire, Command.GET, key),
                 Answer.VECTOR, PyTorchTcpStore::vector, timeout, "get of key '" + key + "'"))
                 .map(byte[].class::cast);
     }
@@ -179,7 +197,7 @@ public final class PyTorchTcpStore implements Store {
     @Override
     public Future<Long> add(String key, long delta) {
         StoreChecks.key(key);
-        return call(PyTorchStoreWire.request(PyTorchStoreWire.ADD, key, delta), Answer.LONG, b -> b.getLongLE(0),
+        return call(PyTorchStoreWire.request(wire, Command.ADD, key, delta), Answer.LONG, b -> b.getLongLE(0),
                 timeout, "add to key '" + key + "'").map(Long.class::cast);
     }
 
@@ -188,7 +206,7 @@ public final class PyTorchTcpStore implements Store {
         StoreChecks.key(key);
         byte[] e = StoreChecks.value("expected", expected).clone();
         byte[] d = StoreChecks.value("desired", desired).clone();
-        return call(PyTorchStoreWire.request(PyTorchStoreWire.COMPARE_SET, key, e, d), Answer.VECTOR,
+        return call(PyTorchStoreWire.request(wire, Command.COMPARE_SET, key, e, d), Answer.VECTOR,
                 PyTorchTcpStore::vector, timeout, "compare-set of key '" + key + "'").map(byte[].class::cast);
     }
 
@@ -197,27 +215,27 @@ public final class PyTorchTcpStore implements Store {
     public Future<Void> wait(List<String> keys, Duration timeout) {
         List<String> copy = StoreChecks.keys(keys);
         StoreChecks.timeout(timeout);
-        return call(PyTorchStoreWire.keysRequest(PyTorchStoreWire.WAIT, copy), Answer.BYTE, b -> expect(b,
+        return call(PyTorchStoreWire.keysRequest(wire, Command.WAIT, copy), Answer.BYTE, b -> expect(b,
                 PyTorchStoreWire.STOP_WAITING, "WAIT"), timeout, "wait for keys " + copy).mapEmpty();
     }
 
     @Override
     public Future<Boolean> deleteKey(String key) {
         StoreChecks.key(key);
-        return call(PyTorchStoreWire.request(PyTorchStoreWire.DELETE_KEY, key), Answer.LONG, b -> b.getLongLE(0) > 0,
+        return call(PyTorchStoreWire.request(wire, Command.DELETE_KEY, key), Answer.LONG, b -> b.getLongLE(0) > 0,
                 timeout, "delete of key '" + key + "'").map(Boolean.class::cast);
     }
 
     @Override
     public Future<Long> numKeys() {
-        return call(PyTorchStoreWire.request(PyTorchStoreWire.GET_NUM_KEYS), Answer.LONG, b -> b.getLongLE(0),
+        return call(PyTorchStoreWire.request(wire, Command.GET_NUM_KEYS), Answer.LONG, b -> b.getLongLE(0),
                 timeout, "count of keys").map(Long.class::cast);
     }
 
     @Override
     public Future<Boolean> check(List<String> keys) {
         List<String> copy = StoreChecks.keys(keys);
-        return call(PyTorchStoreWire.keysRequest(PyTorchStoreWire.CHECK, copy), Answer.BYTE, b -> {
+        return call(PyTorchStoreWire.keysRequest(wire, Command.CHECK, copy), Answer.BYTE, b -> {
             byte r = b.getByte(0);
             if (r != PyTorchStoreWire.READY && r != PyTorchStoreWire.NOT_READY) {
                 throw new IllegalStateException("CHECK answered " + r + ", neither READY (0) nor NOT_READY (1)");
@@ -298,6 +316,7 @@ public final class PyTorchTcpStore implements Store {
     }
 
     private void arrived(Buffer data) {
+        heard = true;
         received.appendBuffer(data);
         read();
     }
@@ -345,8 +364,10 @@ public final class PyTorchTcpStore implements Store {
             return;
         }
         drop();
+        String hint = heard ? "" : " (the server has answered nothing yet: does it speak this client's " + wire
+                + " wire? PyTorch 1.13 and 2.0 speak V1_13, 2.2 and later V2_2)";
         finish(r, null, new TimeoutException("PyTorch TCPStore " + address() + ": " + r.what() + " timed out after "
-                + StoreChecks.describe(r.timeout())));
+                + StoreChecks.describe(r.timeout()) + hint));
     }
 
     private void drop() {

@@ -56,7 +56,8 @@ class PyTorchStoreServerTest {
         Vertx vertx = Distributed.newVertx();
         try (PyTorchStoreServer server = PyTorchStoreServer.start(vertx, "127.0.0.1", 0)
                 .await(10, TimeUnit.SECONDS)) {
-            PyTorchTcpStore jvm = PyTorchTcpStore.connect(vertx, "127.0.0.1", server.port(), Duration.ofSeconds(60))
+            PyTorchTcpStore jvm = PyTorchTcpStore.connect(vertx, "127.0.0.1", server.port(), Duration.ofSeconds(60),
+                    PyTorchWire.V1_13)
                     .await(10, TimeUnit.SECONDS);
             jvm.set("from_java", "hello".getBytes(StandardCharsets.UTF_8)).await(10, TimeUnit.SECONDS);
             assertEquals(5, jvm.add("counter", 5).await(10, TimeUnit.SECONDS));
@@ -96,7 +97,8 @@ class PyTorchStoreServerTest {
             raw.closeHandler(v -> closed.tryComplete());
             raw.write(Buffer.buffer().appendByte((byte) 7).appendLongLE(2).appendString("/k"));
             closed.future().await(10, TimeUnit.SECONDS);
-            PyTorchTcpStore jvm = PyTorchTcpStore.connect(vertx, "127.0.0.1", server.port(), Duration.ofSeconds(5))
+            PyTorchTcpStore jvm = PyTorchTcpStore.connect(vertx, "127.0.0.1", server.port(), Duration.ofSeconds(5),
+                    PyTorchWire.V1_13)
                     .await(10, TimeUnit.SECONDS);
             jvm.set("k", new byte[] {1}).await(10, TimeUnit.SECONDS);
             assertArrayEquals(new byte[] {1}, jvm.get("k").await(10, TimeUnit.SECONDS));

@@ -55,7 +55,8 @@ class PyTorchTcpStoreTest {
         try (BufferedReader out = new BufferedReader(new InputStreamReader(python.getInputStream(),
                 StandardCharsets.UTF_8))) {
             int port = Integer.parseInt(out.readLine().trim());
-            PyTorchTcpStore store = PyTorchTcpStore.connect(vertx, "127.0.0.1", port, Duration.ofSeconds(30))
+            PyTorchTcpStore store = PyTorchTcpStore.connect(vertx, "127.0.0.1", port, Duration.ofSeconds(30),
+                    PyTorchWire.V1_13)
                     .await(30, TimeUnit.SECONDS);
             try {
                 assertArrayEquals("hello".getBytes(StandardCharsets.UTF_8), store.get("from_python")
@@ -98,10 +99,10 @@ class PyTorchTcpStoreTest {
         Vertx vertx = Vertx.vertx();
         try {
             IllegalArgumentException port = assertThrows(IllegalArgumentException.class,
-                    () -> PyTorchTcpStore.connect(vertx, "127.0.0.1", 0, Duration.ofSeconds(1)));
+                    () -> PyTorchTcpStore.connect(vertx, "127.0.0.1", 0, Duration.ofSeconds(1), PyTorchWire.V1_13));
             assertTrue(port.getMessage().contains("1..65535"), port.getMessage());
             assertThrows(IllegalArgumentException.class,
-                    () -> PyTorchTcpStore.connect(vertx, "127.0.0.1", 29500, Duration.ZERO));
+                    () -> PyTorchTcpStore.connect(vertx, "127.0.0.1", 29500, Duration.ZERO, PyTorchWire.V1_13));
         } finally {
             vertx.close();
         }

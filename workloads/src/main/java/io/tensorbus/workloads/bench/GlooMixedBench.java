@@ -4,6 +4,7 @@ import io.tensorbus.c10d.JobSecret;
 import io.tensorbus.distributed.Distributed;
 import io.tensorbus.distributed.InitOptions;
 import io.tensorbus.distributed.ProcessGroup;
+import io.tensorbus.distributed.PyTorchWire;
 import io.tensorbus.tensor.Tensor;
 import io.tensorbus.workloads.cli.Cli;
 import java.io.IOException;
@@ -47,7 +48,7 @@ public final class GlooMixedBench {
      * rank 0, which times them).
      */
     static void jvmRank(int port, int warmup) throws Exception {
-        InitOptions options = InitOptions.builder().backend("gloo").pytorchInterop(true)
+        InitOptions options = InitOptions.builder().backend("gloo").pytorchInterop(PyTorchWire.V1_13)
                 .initMethod("tcp://127.0.0.1:" + port).rank(1).worldSize(2).timeout(Duration.ofMinutes(5))
                 .environment(Map.of()).secret(JobSecret.none()).build();
         try (ProcessGroup pg = Distributed.initProcessGroup(options).await(300, TimeUnit.SECONDS)) {

@@ -8,6 +8,7 @@ import io.tensorbus.data.FashionMnist;
 import io.tensorbus.distributed.Distributed;
 import io.tensorbus.distributed.InitOptions;
 import io.tensorbus.distributed.ProcessGroup;
+import io.tensorbus.distributed.PyTorchWire;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -97,7 +98,7 @@ class PyTorchExamplesTest {
     }
 
     private static ProcessGroup join(int port, int rank) throws Exception {
-        return Distributed.initProcessGroup(InitOptions.builder().backend("gloo").pytorchInterop(true)
+        return Distributed.initProcessGroup(InitOptions.builder().backend("gloo").pytorchInterop(PyTorchWire.V1_13)
                 .initMethod("tcp://127.0.0.1:" + port).rank(rank).worldSize(2).timeout(Duration.ofSeconds(90))
                 .environment(Map.of()).secret(JobSecret.none()).build()).await(120, TimeUnit.SECONDS);
     }

@@ -1,19 +1,25 @@
 package io.tensorbus.distributed.impl;
 
+import io.tensorbus.distributed.PyTorchWire;
+import io.tensorbus.distributed.impl.PyTorchStoreWire.Command;
 import io.vertx.core.Context;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.net.NetSocket;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
- * One PyTorch client's connection to a {@code PyTorchStoreServer}: reads its requests on PyTorch 1.13's wire
- * ({@link PyTorchStoreWire}) one at a time, answers each from the shared {@link StoreState}, and holds later bytes
- * while a WAIT waits (PyTorch's client sends nothing else meanwhile). A request it does not serve (a key watch, the
- * 2.2+ wire, a GET of an absent key, a length past {@link PyTorchStoreWire#MAX_BYTES}) closes the connection,
- * saying why in the log. On the socket's context.
+ * One PyTorch client's connection to a {@code PyTorchStoreServer}: tells the client's wire ({@link PyTorchWire}) from
+ * its first bytes (a 2.2+ client opens with VALIDATE, byte 0, and the magic {@code CE F7 85 3C}; on 1.13's wire a
+ * byte 0 is a SET, whose key length cannot start with those bytes), then reads its requests
+ * ({@link PyTorchStoreWire}) one at a time and answers each from the shared {@link StoreState}. While a WAIT waits it
+ * reads nothing but a CANCEL_WAIT (PyTorch's client sends nothing else meanwhile). A request it does not serve (a key
+ * watch, a GET of an absent key, a wrong magic, a length past {@link PyTorchStoreWire#MAX_BYTES}) closes the
+ * connection, saying why in the log. On the socket's context.
  */
 public final class PyTorchStoreConnection {
     private static final System.Logger LOG = System.getLogger(PyTorchStoreConnection.class.getName());
@@ -24,6 +30,8 @@ public final class PyTorchStoreConnection {
     private Buffer received = Buffer.buffer();
     private StoreWaiter waiting;
     private boolean closed;
+    /** The client's wire, once its first bytes have told it. */
+    private PyTorchWire wire;
 
     private PyTorchStoreConnection(NetSocket socket, StoreState state, Context context) {
         this.socket = socket;
@@ -52,9 +60,9 @@ public final class PyTorchStoreConnection {
         }
     }
 
-    /** Serves every whole request that arrived, unless a WAIT holds the connection. */
+    /** Serves every whole request that arrived; while a WAIT waits, only a CANCEL_WAIT. */
     private void serveWhatArrived() {
-        while (!closed && waiting == null) {
+        while (!closed && (wire != null || detectWire())) {
             Reader r = new Reader(received);
             Buffer answer;
             try {
@@ -73,24 +81,59 @@ public final class PyTorchStoreConnection {
         }
     }
 
-    /** Serves the request at the start of {@code r}; null when it has no answer (yet), or is not all there. */
+    /** True once the first bytes tell the client's wire (a 2.2+ client opens with VALIDATE and the magic). */
+    private boolean detectWire() {
+        if (received.length() == 0 || received.getByte(0) == 0 && received.length() < 5) {
+            return false;
+        }
+        boolean validated = received.getByte(0) == 0 && received.getIntLE(1) == PyTorchStoreWire.VALIDATION_MAGIC;
+        wire = validated ? PyTorchWire.V2_2 : PyTorchWire.V1_13;
+        return true;
+    }
+
+    /**
+     * Serves the request at the start of {@code r}; null when it has no answer (yet), or is not all there. While a
+     * WAIT waits only a CANCEL_WAIT is read: anything else stays unread until the wait ends.
+     */
     private Buffer serveOne(Reader r) {
-        int command = r.command();
-        if (command < 0) {
+        int code = r.command();
+        if (code < 0) {
             return null;
         }
-        return switch ((byte) command) {
-            case PyTorchStoreWire.SET -> set(r);
-            case PyTorchStoreWire.COMPARE_SET -> compareSet(r);
-            case PyTorchStoreWire.GET -> get(r);
-            case PyTorchStoreWire.ADD -> add(r);
-            case PyTorchStoreWire.CHECK -> check(r);
-            case PyTorchStoreWire.WAIT -> await(r);
-            case PyTorchStoreWire.GET_NUM_KEYS -> r.done() ? longAnswer(state.size()) : null;
-            case PyTorchStoreWire.DELETE_KEY -> delete(r);
-            default -> throw new Refused("command " + command + " is not served (PyTorch 1.13's SET..DELETE_KEY"
-                    + " are, but not WATCH_KEY; a 2.2+ client opens with a validation this server does not speak)");
+        Command command = Command.of(wire, code);
+        if (waiting != null && command != Command.CANCEL_WAIT) {
+            r.complete = false;
+            return null;
+        }
+        if (command == null) {
+            throw new Refused("command " + code + " is not one of PyTorch's " + wire + " TCPStore wire");
+        }
+        return switch (command) {
+            case VALIDATE -> validate(r);
+            case SET -> set(r);
+            case COMPARE_SET -> compareSet(r);
+            case GET -> get(r);
+            case ADD -> add(r);
+            case CHECK -> check(r);
+            case WAIT -> await(r);
+            case GET_NUM_KEYS -> longAnswer(state.size());
+            case DELETE_KEY -> delete(r);
+            case APPEND -> append(r);
+            case MULTI_GET -> multiGet(r);
+            case MULTI_SET -> multiSet(r);
+            case CANCEL_WAIT -> cancelWait();
+            case PING -> ping(r);
+            case WATCH_KEY -> throw new Refused("WATCH_KEY is not served (key watches are PyTorch's internal use)");
         };
+    }
+
+    private Buffer validate(Reader r) {
+        int magic = r.intValue();
+        if (r.done() && magic != PyTorchStoreWire.VALIDATION_MAGIC) {
+            throw new Refused(String.format("VALIDATE with 0x%08X, not PyTorch's 0x%08X", magic,
+                    PyTorchStoreWire.VALIDATION_MAGIC));
+        }
+        return null;
     }
 
     private Buffer set(Reader r) {
@@ -115,11 +158,15 @@ public final class PyTorchStoreConnection {
         if (!r.done()) {
             return null;
         }
+        return vector(present(key));
+    }
+
+    private byte[] present(String key) {
         byte[] value = state.get(key);
         if (value == null) {
             throw new Refused("GET of absent key '" + key + "' (PyTorch's client waits for a key before it gets it)");
         }
-        return vector(value);
+        return value;
     }
 
     private Buffer add(Reader r) {
@@ -163,6 +210,62 @@ public final class PyTorchStoreConnection {
         waiting = null;
         socket.write(Buffer.buffer().appendByte(PyTorchStoreWire.STOP_WAITING));
         serveWhatArrived();
+    }
+
+    private Buffer append(Reader r) {
+        String key = r.string();
+        byte[] value = r.bytes();
+        if (r.done()) {
+            state.append(key, value);
+        }
+        return null;
+    }
+
+    private Buffer multiGet(Reader r) {
+        List<String> keys = r.keys();
+        if (!r.done()) {
+            return null;
+        }
+        Buffer answer = Buffer.buffer();
+        for (String key : keys) {
+            answer.appendBuffer(vector(present(key)));
+        }
+        return answer;
+    }
+
+    private Buffer multiSet(Reader r) {
+        long n = r.count();
+        Map<String, byte[]> entries = new LinkedHashMap<>();
+        for (long i = 0; i < n && r.done(); i++) {
+            String key = r.string();
+            byte[] value = r.bytes();
+            if (r.done()) {
+                entries.put(key, value);
+            }
+        }
+        if (r.done()) {
+            state.multiSet(entries);
+        }
+        return null;
+    }
+
+    /**
+     * Ends this connection's WAIT. When the keys came first and the STOP_WAITING is not written yet, it is written
+     * now, before the WAIT_CANCELED, as PyTorch's server (which answers a wait at once) would have.
+     */
+    private Buffer cancelWait() {
+        StoreWaiter w = waiting;
+        waiting = null;
+        Buffer answer = Buffer.buffer();
+        if (w != null && !state.cancel(w)) {
+            answer.appendByte(PyTorchStoreWire.STOP_WAITING);
+        }
+        return answer.appendByte(PyTorchStoreWire.WAIT_CANCELED);
+    }
+
+    private Buffer ping(Reader r) {
+        int nonce = r.intValue();
+        return r.done() ? Buffer.buffer().appendIntLE(nonce) : null;
     }
 
     private Buffer delete(Reader r) {
@@ -226,6 +329,25 @@ public final class PyTorchStoreConnection {
             return v;
         }
 
+        int intValue() {
+            if (!complete || in.length() - at < 4) {
+                complete = false;
+                return 0;
+            }
+            int v = in.getIntLE(at);
+            at += 4;
+            return v;
+        }
+
+        /** A count of keys or entries, bounded so a bad frame cannot make this server loop for long. */
+        long count() {
+            long n = longValue();
+            if (complete && (n < 0 || n > 1 << 20)) {
+                throw new Refused("a request for " + Long.toUnsignedString(n) + " keys");
+            }
+            return n;
+        }
+
         byte[] bytes() {
             long n = longValue();
             if (!complete) {
@@ -250,12 +372,9 @@ public final class PyTorchStoreConnection {
         }
 
         List<String> keys() {
-            long n = longValue();
+            long n = count();
             if (!complete) {
                 return null;
-            }
-            if (n < 0 || n > 1 << 20) {
-                throw new Refused("a request for " + Long.toUnsignedString(n) + " keys");
             }
             List<String> keys = new ArrayList<>();
             for (int i = 0; i < n && complete; i++) {

@@ -5,6 +5,7 @@ import io.tensorbus.distributed.ClusterStore;
 import io.tensorbus.distributed.FileStore;
 import io.tensorbus.distributed.InitOptions;
 import io.tensorbus.distributed.PyTorchTcpStore;
+import io.tensorbus.distributed.PyTorchWire;
 import io.tensorbus.distributed.TcpStore;
 import io.tensorbus.internal.distributed.AdvertisedHost;
 import io.vertx.core.Future;
@@ -111,8 +112,9 @@ public record Rendezvous(int rank, int worldSize, Store store, String bindHost, 
         if (server && port == 0) {
             throw new IllegalArgumentException("port 0 cannot be told to PyTorch's ranks; give the store's port");
         }
-        Future<PyTorchTcpStore> store = server ? PyTorchTcpStore.host(vertx, host, port, options.timeout())
-                : PyTorchTcpStore.connect(vertx, host, port, options.setupTimeout()).map(c -> {
+        PyTorchWire wire = options.pytorchWire();
+        Future<PyTorchTcpStore> store = server ? PyTorchTcpStore.host(vertx, host, port, options.timeout(), wire)
+                : PyTorchTcpStore.connect(vertx, host, port, options.setupTimeout(), wire).map(c -> {
                     c.setTimeout(options.timeout());
                     return c;
                 });

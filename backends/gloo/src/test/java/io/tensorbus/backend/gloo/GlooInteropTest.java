@@ -10,6 +10,7 @@ import io.tensorbus.c10d.Store;
 import io.tensorbus.distributed.PrefixStore;
 import io.tensorbus.distributed.PyTorchStoreServer;
 import io.tensorbus.distributed.PyTorchTcpStore;
+import io.tensorbus.distributed.PyTorchWire;
 import io.tensorbus.spi.Backend;
 import io.tensorbus.spi.BackendOptions;
 import io.tensorbus.spi.contract.Buffers;
@@ -158,7 +159,7 @@ class GlooInteropTest {
      * number the others wait for.
      */
     private Future<Backend> join(int port, int world, int rank) {
-        return PyTorchTcpStore.connect(vertx, "127.0.0.1", port, TIMEOUT).compose(store -> {
+        return PyTorchTcpStore.connect(vertx, "127.0.0.1", port, TIMEOUT, PyTorchWire.V1_13).compose(store -> {
             Store group = new PrefixStore("default_pg/0", store);
             BackendOptions options = new BackendOptions(rank, world, group, TIMEOUT, "default_pg", null, vertx,
                     Map.of());

@@ -8,6 +8,7 @@ import io.tensorbus.c10d.JobSecret;
 import io.tensorbus.distributed.Distributed;
 import io.tensorbus.distributed.InitOptions;
 import io.tensorbus.distributed.ProcessGroup;
+import io.tensorbus.distributed.PyTorchWire;
 import io.tensorbus.tensor.Tensor;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -99,7 +100,7 @@ class PyTorchInteropInitTest {
     }
 
     private Future<ProcessGroup> init(int port, int rank, int world) {
-        return Distributed.initProcessGroup(InitOptions.builder().backend("gloo").pytorchInterop(true)
+        return Distributed.initProcessGroup(InitOptions.builder().backend("gloo").pytorchInterop(PyTorchWire.V1_13)
                 .initMethod("tcp://127.0.0.1:" + port).rank(rank).worldSize(world).timeout(Duration.ofSeconds(60))
                 .environment(Map.of()).secret(JobSecret.none()).vertx(vertx).build());
     }
