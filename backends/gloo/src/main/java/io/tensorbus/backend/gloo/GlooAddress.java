@@ -30,6 +30,11 @@ record GlooAddress(byte[] sockaddr, long seq) {
         sockaddr = sockaddr.clone();
     }
 
+    /** This address with sequence number {@code seq}. */
+    GlooAddress withSeq(long seq) {
+        return new GlooAddress(sockaddr, seq);
+    }
+
     /** The address of a socket listening at {@code at}, sequence number unset. */
     static GlooAddress of(InetSocketAddress at) {
         byte[] ss = new byte[SOCKADDR_BYTES];
@@ -60,16 +65,25 @@ record GlooAddress(byte[] sockaddr, long seq) {
      * @throws IllegalArgumentException when the list is too short or the address is neither IPv4 nor IPv6
      */
     static GlooAddress parse(byte[] list, int index) {
-        int from = index * BYTES;
-        if (from + BYTES > list.length) {
-            throw new IllegalArgumentException("a list of " + list.length + " bytes holds no gloo address #" + index
-                    + " (" + BYTES + " bytes each)");
+        return parse(list, index * BYTES, "a list of " + list.length + " bytes holds no gloo address #" + index
+                + " (" + BYTES + " bytes each)");
+    }
+
+    /**
+     * Reads the address at byte {@code from} of {@code bytes}.
+     *
+     * @throws IllegalArgumentException saying {@code missing} when the bytes end first, or when the address is
+     *     neither IPv4 nor IPv6
+     */
+    static GlooAddress parse(byte[] bytes, int from, String missing) {
+        if (from < 0 || from + BYTES > bytes.length) {
+            throw new IllegalArgumentException(missing);
         }
         long seq = 0;
         for (int i = 7; i >= 0; i--) {
-            seq = (seq << 8) | (list[from + SOCKADDR_BYTES + i] & 0xff);
+            seq = (seq << 8) | (bytes[from + SOCKADDR_BYTES + i] & 0xff);
         }
-        GlooAddress a = new GlooAddress(Arrays.copyOfRange(list, from, from + SOCKADDR_BYTES), seq);
+        GlooAddress a = new GlooAddress(Arrays.copyOfRange(bytes, from, from + SOCKADDR_BYTES), seq);
         a.family();
         return a;
     }
@@ -96,8 +110,9 @@ record GlooAddress(byte[] sockaddr, long seq) {
 
     /**
      * True when this side of a pair connects to {@code peer} and false when it accepts, as gloo's
-     * {@code Pair::connect} decides: the raw addresses compared byte by byte, then the ports as the native
-     * {@code uint16_t}s of their network-order bytes; the greater side connects.
+     * {@code Pair::connect} (from 31b1f02, {@code Device::isInitiator}) decides: the raw addresses compared byte by
+     * byte, then the ports as the native {@code uint16_t}s of their network-order bytes, then (two pairs of one
+     * listening socket) the sequence numbers; the greater side connects.
      *
      * @throws IllegalArgumentException when the families differ or the addresses are equal
      */
@@ -110,6 +125,9 @@ record GlooAddress(byte[] sockaddr, long seq) {
         int rv = Arrays.compareUnsigned(sockaddr, from, to, peer.sockaddr, from, to);
         if (rv == 0) {
             rv = rawPort() - peer.rawPort();
+        }
+        if (rv == 0) {
+            rv = (int) (seq - peer.seq);
         }
         if (rv == 0) {
             throw new IllegalArgumentException("a gloo pair cannot connect to itself (" + this + ")");

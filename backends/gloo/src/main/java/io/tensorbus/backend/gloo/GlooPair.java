@@ -62,24 +62,39 @@ final class GlooPair {
 
     /** Takes over the connected socket and starts reading it. */
     void attach(NetSocketInternal connected) {
+        attach(connected, null);
+    }
+
+    /**
+     * Takes over the connected socket and starts reading it, {@code first} (the bytes that came behind a handshake
+     * the caller read, or null) before the rest; takes ownership of {@code first}.
+     */
+    void attach(NetSocketInternal connected, ByteBuf first) {
         this.socket = connected;
         connected.messageHandler(message -> {
             if (message instanceof ByteBuf buf) {
-                if (context.broken() != null) {
-                    buf.release();
-                    return;
-                }
-                try {
-                    feed(buf);
-                } catch (RuntimeException e) {
-                    context.peerFailed(peer, "it broke gloo's framing (" + e.getMessage() + ")", e);
-                } finally {
-                    buf.release();
-                }
+                arrived(buf);
             }
         });
         connected.closeHandler(v -> context.peerFailed(peer, "its connection closed", null));
         connected.exceptionHandler(e -> context.peerFailed(peer, "its connection failed: " + e.getMessage(), e));
+        if (first != null) {
+            arrived(first);
+        }
+    }
+
+    private void arrived(ByteBuf buf) {
+        if (context.broken() != null) {
+            buf.release();
+            return;
+        }
+        try {
+            feed(buf);
+        } catch (RuntimeException e) {
+            context.peerFailed(peer, "it broke gloo's framing (" + e.getMessage() + ")", e);
+        } finally {
+            buf.release();
+        }
     }
 
     /** Posts a send of {@code bytes} on {@code slot}; completes once they are written to the socket. */

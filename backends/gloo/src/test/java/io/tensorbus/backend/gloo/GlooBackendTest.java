@@ -27,7 +27,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /** JVM ranks of the gloo backend among themselves: the interop script at several world sizes, and its failures. */
 class GlooBackendTest {
@@ -47,12 +47,14 @@ class GlooBackendTest {
         return Ranks.create(new GlooBackendProvider(), vertx, n, timeout, Map.of());
     }
 
-    @ParameterizedTest
-    @ValueSource(ints = {2, 3, 4, 5})
+    /** Both rendezvous: one socket per group (2.2+, the default) and one per pair (1.13). */
+    @ParameterizedTest(name = "world {0}, wire {1}")
+    @CsvSource({"2, V2_2", "3, V2_2", "4, V2_2", "5, V2_2", "2, V1_13", "4, V1_13"})
     @Timeout(value = 120, unit = TimeUnit.SECONDS)
-    void everyScriptedOpGivesTheExpectedResultOnEveryRank(int world) throws Exception {
+    void everyScriptedOpGivesTheExpectedResultOnEveryRank(int world, String wire) throws Exception {
         List<String[]> steps = GlooScript.load("gloo_script.txt");
-        try (Ranks ranks = ranks(world, Duration.ofSeconds(60))) {
+        try (Ranks ranks = Ranks.create(new GlooBackendProvider(), vertx, world, Duration.ofSeconds(60),
+                Map.of(GlooRendezvous.WIRE_PROPERTY, wire))) {
             ExecutorService pool = Executors.newFixedThreadPool(world);
             try {
                 List<CompletableFuture<Void>> runs = new ArrayList<>();

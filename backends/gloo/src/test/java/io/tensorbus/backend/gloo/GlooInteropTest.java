@@ -162,7 +162,7 @@ class GlooInteropTest {
         return PyTorchTcpStore.connect(vertx, "127.0.0.1", port, TIMEOUT, PyTorchWire.V1_13).compose(store -> {
             Store group = new PrefixStore("default_pg/0", store);
             BackendOptions options = new BackendOptions(rank, world, group, TIMEOUT, "default_pg", null, vertx,
-                    Map.of());
+                    Map.of(GlooRendezvous.WIRE_PROPERTY, "V1_13"));
             return new GlooBackendProvider().create(options)
                     .compose(b -> storeBarrier(store, world).map(v -> b))
                     .compose(b -> rank != 0 ? Future.succeededFuture(b)
