@@ -80,13 +80,22 @@ final class RingReduceScatter {
         return tmp.asSlice((i & 1) * segmentBytes, length);
     }
 
+    /** gloo's {@code c = reduce(a, b)}: {@code acc}, this rank's value, first; the peer's segment second. */
+    private void reduce(MemorySegment acc, MemorySegment received) {
+        if (GlooMinMax.handles(op, dtype)) {
+            GlooMinMax.reduceInto(op, dtype, acc, received);
+        } else {
+            HostReductions.reduceInto(op, dtype, acc, received);
+        }
+    }
+
     private Future<Void> step(int i, long issueBefore) {
         Future<Void> ready = Future.succeededFuture();
         if (i >= 2) {
             long[] prev = offsets(context.rank() + 1, i - 2);
             if (prev[3] > 0) {
                 ready = recvs[i - 2].map(v -> {
-                    HostReductions.reduceInto(op, dtype, out.asSlice(prev[1], prev[3]), scratch(i, prev[3]));
+                    reduce(out.asSlice(prev[1], prev[3]), scratch(i, prev[3]));
                     return null;
                 });
             }

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.tensorbus.c10d.JobSecret;
+import io.tensorbus.c10d.ReduceOp;
 import io.tensorbus.distributed.Distributed;
 import io.tensorbus.distributed.InitOptions;
 import io.tensorbus.distributed.ProcessGroup;
@@ -55,6 +56,21 @@ class PyTorchInteropInitTest {
             "dist.barrier()",
             "dist.destroy_process_group()",
             "print('python rank %d ok' % rank, flush=True)");
+    /** MIN and MAX where NaNs and zeros of both signs meet; prints the results' bits. */
+    private static final String MIN_MAX = String.join("\n",
+            "import datetime, sys, torch",
+            "import torch.distributed as dist",
+            "port, rank, world = map(int, sys.argv[1:4])",
+            "dist.init_process_group('gloo', init_method='tcp://127.0.0.1:%d' % port, rank=rank, world_size=world,",
+            "                        timeout=datetime.timedelta(seconds=60))",
+            "n = float('nan')",
+            "x = [n, 1.0, 0.0, -0.0, 2.0, n, -0.0, 5.0] if rank == 0 else [1.0, n, -0.0, 0.0, n, 3.0, 0.0, -5.0]",
+            "a, b = torch.tensor(x), torch.tensor(x)",
+            "dist.all_reduce(a, op=dist.ReduceOp.MIN)",
+            "dist.all_reduce(b, op=dist.ReduceOp.MAX)",
+            "print('bits', ' '.join('%08x' % (v & 0xffffffff) for v in torch.cat([a, b]).view(torch.int32).tolist()),",
+            "      flush=True)",
+            "dist.destroy_process_group()");
     @TempDir
     Path dir;
     private Vertx vertx;
@@ -99,6 +115,55 @@ class PyTorchInteropInitTest {
         pythonPassed();
     }
 
+    /**
+     * gloo reduces MIN and MAX with {@code std::min} and {@code std::max}, keeping this rank's value where a NaN or
+     * zeros of both signs meet; a JVM rank in place of a Python one must leave the same bits as two Python ranks.
+     */
+    @Test
+    @Timeout(value = 120, unit = TimeUnit.SECONDS)
+    void minAndMaxLeaveTheBitsTwoPythonRanksLeaveWhereNaNsAndSignedZerosMeet() throws Exception {
+        int pure = freePort();
+        Process p0 = script(MIN_MAX, pure, 0, 2, "pure0.log");
+        Process p1 = script(MIN_MAX, pure, 1, 2, "pure1.log");
+        String reference = bits(p0, "pure0.log");
+        assertEquals(reference, bits(p1, "pure1.log"));
+
+        int mixed = freePort();
+        python = script(MIN_MAX, mixed, 0, 2, "python.log");
+        try (ProcessGroup pg = init(mixed, 1, 2).await(90, TimeUnit.SECONDS)) {
+            float n = Float.NaN;
+            float[] x = {1.0f, n, -0.0f, 0.0f, n, 3.0f, 0.0f, -5.0f};
+            Tensor a = Tensor.of(x.clone(), 8);
+            Tensor b = Tensor.of(x.clone(), 8);
+            pg.allReduce(a, ReduceOp.MIN).await(60, TimeUnit.SECONDS);
+            pg.allReduce(b, ReduceOp.MAX).await(60, TimeUnit.SECONDS);
+            StringBuilder jvm = new StringBuilder();
+            for (float[] r : new float[][] {a.toFloatArray(), b.toFloatArray()}) {
+                for (float v : r) {
+                    jvm.append(jvm.isEmpty() ? "" : " ").append(String.format("%08x", Float.floatToRawIntBits(v)));
+                }
+            }
+            assertEquals(reference, jvm.toString(), "the JVM rank's MIN then MAX");
+            assertEquals(reference, bits(python, "python.log"), "the Python rank beside it");
+        }
+    }
+
+    private Process script(String code, int port, int rank, int world, String log) throws IOException {
+        ProcessBuilder pb = new ProcessBuilder(PYTHON.toString(), "-c", code, Integer.toString(port),
+                Integer.toString(rank), Integer.toString(world)).redirectErrorStream(true)
+                .redirectOutput(dir.resolve(log).toFile());
+        pb.environment().put("GLOO_SOCKET_IFNAME", "lo");
+        return pb.start();
+    }
+
+    private String bits(Process p, String log) throws Exception {
+        boolean ended = p.waitFor(60, TimeUnit.SECONDS);
+        String printed = Files.readString(dir.resolve(log));
+        assertTrue(ended && p.exitValue() == 0, "Python ends well: " + printed);
+        return printed.lines().filter(l -> l.startsWith("bits ")).findFirst()
+                .orElseThrow(() -> new AssertionError("no bits in " + printed)).substring(5).trim();
+    }
+
     private Future<ProcessGroup> init(int port, int rank, int world) {
         return Distributed.initProcessGroup(InitOptions.builder().backend("gloo").pytorchInterop(PyTorchWire.V1_13)
                 .initMethod("tcp://127.0.0.1:" + port).rank(rank).worldSize(world).timeout(Duration.ofSeconds(60))
@@ -131,11 +196,7 @@ class PyTorchInteropInitTest {
     }
 
     private Process python(int port, int rank, int world) throws IOException {
-        ProcessBuilder pb = new ProcessBuilder(PYTHON.toString(), "-c", PEER, Integer.toString(port),
-                Integer.toString(rank), Integer.toString(world)).redirectErrorStream(true)
-                .redirectOutput(dir.resolve("python.log").toFile());
-        pb.environment().put("GLOO_SOCKET_IFNAME", "lo");
-        return pb.start();
+        return script(PEER, port, rank, world, "python.log");
     }
 
     private void pythonPassed() throws Exception {
