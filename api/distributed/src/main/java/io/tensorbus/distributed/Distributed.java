@@ -116,6 +116,9 @@ public final class Distributed {
                     ProcessGroup pg = new ProcessGroup(b, options.groupName(), ranks, rv.rank(), scoped, vertx,
                             options.timeout(), Map.copyOf(props), options.secret(), release);
                     pg.closeAtExit();
+                    if (job != null) {
+                        pg.joinedPyTorchJob(job);
+                    }
                     if (processDefault) {
                         DefaultGroups.initialised(scope, pg);
                     }
@@ -123,8 +126,8 @@ public final class Distributed {
                 })
                 .onFailure(e -> release.run());
         if (job != null) {
-            made = then(made, pg -> PyTorchJoin.afterBackend(vertx, job, options.pytorchWire(), rv.rank(),
-                    rv.worldSize(), options.setupTimeout()));
+            made = then(made, pg -> PyTorchJoin.afterBackend(vertx, job, options.pytorchWire(), 1,
+                    rv.rank(), rv.worldSize(), options.setupTimeout()));
         }
         return timeline == null ? made : then(made, pg -> TimelineClock.sync(scoped, rv.rank(), rv.worldSize(),
                 timeline, options.setupTimeout()));

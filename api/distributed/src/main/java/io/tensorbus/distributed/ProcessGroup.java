@@ -73,6 +73,8 @@ public final class ProcessGroup implements AutoCloseable {
     private final GroupMeters meters;
     /** The default group's entry in the exit hook's list; null for subgroups. */
     private volatile ProcessExit.Registration atExit;
+    /** The store of the PyTorch job whose default group this is ({@link #joinedPyTorchJob}), else null. */
+    private volatile Store pytorchJob;
 
     ProcessGroup(Backend backend, String name, int[] globalRanks, int globalRank, Store store, Vertx vertx,
                  Duration timeout, Map<String, String> properties, JobSecret secret, Runnable release) {
@@ -637,8 +639,7 @@ public final class ProcessGroup implements AutoCloseable {
      */
     Future<ProcessGroup> subgroup(int[] ranks, Duration limit, BackendProvider provider) {
         if (properties.containsKey(PyTorchJoin.INTEROP_PROPERTY)) {
-            return Future.failedFuture(new UnsupportedOperationException("group '" + name + "' is one with PyTorch"
-                    + " processes, and subgroups of such a group (new_group's keys and barriers) are not matched yet"));
+            return pytorchSubgroup(ranks, limit, provider);
         }
         String subName = name + ".sub" + subgroups.getAndIncrement();
         int self = members.self();
@@ -652,6 +653,43 @@ public final class ProcessGroup implements AutoCloseable {
                 secret);
         return provider.create(options).map(b -> new ProcessGroup(b, subName, ranks, self, sub, vertx, limit,
                 properties, secret, () -> { }));
+    }
+
+    /** Marks this group as the default group of a PyTorch job whose store is {@code job} (PyTorch's default store). */
+    void joinedPyTorchJob(Store job) {
+        this.pytorchJob = job;
+    }
+
+    /**
+     * A subgroup as PyTorch's {@code new_group} makes it, so the job's PyTorch processes meet it: named
+     * {@code str(_group_count)} (the default group is "0", then one per group in the order all processes make them),
+     * its members' backend under that name in the job's store, then {@link PyTorchJoin#afterBackend} on every
+     * process. Only the job's default group makes them, as PyTorch counts groups across the job.
+     */
+    private Future<ProcessGroup> pytorchSubgroup(int[] ranks, Duration limit, BackendProvider provider) {
+        Store job = pytorchJob;
+        if (job == null) {
+            return Future.failedFuture(new UnsupportedOperationException("group '" + name + "' is a subgroup of a"
+                    + " PyTorch job: make its groups from the job's default group, as new_group does"));
+        }
+        PyTorchWire wire = PyTorchWire.valueOf(properties.get(PyTorchJoin.INTEROP_PROPERTY));
+        int groupCount = 1 + subgroups.incrementAndGet();
+        String subName = String.valueOf(groupCount - 1);
+        int self = members.self();
+        int mine = Arrays.binarySearch(ranks, self);
+        Future<ProcessGroup> made;
+        if (mine < 0) {
+            made = Future.succeededFuture(new ProcessGroup(null, subName, ranks, self, store, vertx, limit, properties,
+                    secret, () -> { }));
+        } else {
+            Store sub = PyTorchJoin.groupStore(job, wire, subName);
+            BackendOptions options = new BackendOptions(mine, ranks.length, sub, limit, subName, ranks, vertx,
+                    properties, secret);
+            made = provider.create(options).map(b -> new ProcessGroup(b, subName, ranks, self, sub, vertx, limit,
+                    properties, secret, () -> { }));
+        }
+        return made.compose(pg -> PyTorchJoin.afterBackend(vertx, job, wire, groupCount, mine < 0 ? -1 : mine,
+                size(), limit).map(pg).onFailure(e -> pg.destroy()));
     }
 
     /** Closes the connections (and, for the default group, the store and Vert.x it created); idempotent. */

@@ -27,7 +27,7 @@ public final class PyTorchJoin {
     static final String GLOO_DEVICE = "cpu";
     /** The backend property that marks a group of a job with PyTorch processes; its value names the wire. */
     public static final String INTEROP_PROPERTY = "pytorch.interop";
-    static final String BARRIER_KEY = "store_based_barrier_key:1";
+    static final String BARRIER_PREFIX = "store_based_barrier_key:";
     static final String SEQ_NUM_KEY = "SEQ_NUM_STORE_KEY";
     private static final SecureRandom RANDOM = new SecureRandom();
 
@@ -41,26 +41,49 @@ public final class PyTorchJoin {
 
     /** The store of the default group's ProcessGroupGloo on {@code wire}, inside {@link #jobStore}. */
     public static Store groupStore(Store jobStore, PyTorchWire wire) {
-        return wire == PyTorchWire.V1_13 ? new PrefixStore(FIRST_GROUP, jobStore)
-                : new PrefixStore(GLOO_DEVICE + "/", new PrefixStore(FIRST_GROUP + "/", jobStore));
+        return groupStore(jobStore, wire, FIRST_GROUP);
     }
 
     /**
-     * The steps after the group's backend is up. On 1.13's wire the store-based barrier (add 1, then wait until every
-     * rank has), then rank 0 writes the group's sequence number and the others read it; on 2.2's rank 0 writes it.
+     * The store of group {@code name}'s ProcessGroupGloo on {@code wire}, inside {@link #jobStore}: PyTorch names its
+     * groups {@code str(_group_count)} in the order every process makes them, the default group {@code "0"}.
      */
-    public static Future<Void> afterBackend(Vertx vertx, Store jobStore, PyTorchWire wire, int rank, int worldSize,
-                                            Duration timeout) {
-        Store group = groupStore(jobStore, wire);
-        if (wire == PyTorchWire.V2_2) {
-            return rank == 0 ? group.set(SEQ_NUM_KEY, sequenceNumber()) : Future.succeededFuture();
-        }
+    public static Store groupStore(Store jobStore, PyTorchWire wire, String name) {
+        return wire == PyTorchWire.V1_13 ? new PrefixStore(name, jobStore)
+                : new PrefixStore(GLOO_DEVICE + "/", new PrefixStore(name + "/", jobStore));
+    }
+
+    /**
+     * The steps after a group's backend is up, on every process of the job, member or not: on 1.13's wire the
+     * store-based barrier {@code store_based_barrier_key:<groupCount>} over the whole job (add 1, then wait until
+     * every process has), then the group's rank 0 writes its sequence number and its other ranks read it; on 2.2's
+     * the group's rank 0 writes it and nobody waits.
+     *
+     * @param groupCount PyTorch's {@code _group_count} once the group is made: 1 for the default group, n + 1 for
+     *     the group named n
+     * @param groupRank this process's rank in the group, or -1 when it is not a member
+     * @param jobSize the number of processes in the job
+     */
+    public static Future<Void> afterBackend(Vertx vertx, Store jobStore, PyTorchWire wire, int groupCount,
+                                            int groupRank, int jobSize, Duration timeout) {
+        Store group = groupStore(jobStore, wire, String.valueOf(groupCount - 1));
+        Future<Void> barrier = wire == PyTorchWire.V2_2 ? Future.succeededFuture()
+                : storeBasedBarrier(vertx, jobStore, BARRIER_PREFIX + groupCount, jobSize, timeout);
+        return barrier.compose(v -> {
+            if (groupRank == 0) {
+                return group.set(SEQ_NUM_KEY, sequenceNumber());
+            }
+            return groupRank > 0 && wire == PyTorchWire.V1_13 ? group.get(SEQ_NUM_KEY).mapEmpty()
+                    : Future.succeededFuture();
+        });
+    }
+
+    private static Future<Void> storeBasedBarrier(Vertx vertx, Store jobStore, String key, int jobSize,
+                                                  Duration timeout) {
         long deadline = System.nanoTime() + timeout.toNanos();
-        return jobStore.add(BARRIER_KEY, 1)
-                .compose(n -> StoreCounter.awaitAtLeast(vertx, () -> jobStore.add(BARRIER_KEY, 0), n, worldSize,
-                        deadline, seen -> "PyTorch's store-based barrier '" + BARRIER_KEY + "' saw " + seen + " of "
-                                + worldSize + " ranks within " + timeout.toMillis() + " ms"))
-                .compose(v -> rank == 0 ? group.set(SEQ_NUM_KEY, sequenceNumber()) : group.get(SEQ_NUM_KEY).mapEmpty());
+        return jobStore.add(key, 1).compose(n -> StoreCounter.awaitAtLeast(vertx, () -> jobStore.add(key, 0), n,
+                jobSize, deadline, seen -> "PyTorch's store-based barrier '" + key + "' saw " + seen + " of "
+                        + jobSize + " processes within " + timeout.toMillis() + " ms"));
     }
 
     /** 1 plus a random number, as ProcessGroupGloo's rank 0 makes it, in the little-endian bytes of {@code toVec}. */

@@ -24,7 +24,8 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * Two JVM ranks in interop mode leave in the store the keys a PyTorch process of each wire looks for: its
- * {@code init_process_group} (from {@code distributed_c10d.py} at 1.13 and at 2.2+) and its gloo rendezvous. Needs
+ * {@code init_process_group} and {@code new_group} (from {@code distributed_c10d.py} at 1.13 and at 2.2+) and its
+ * gloo rendezvous. Needs
  * no Python: a third client of the wire reads the keys back.
  */
 @Timeout(value = 90, unit = TimeUnit.SECONDS)
@@ -42,7 +43,10 @@ class InteropKeyLayoutTest {
                 .environment(Map.of()).secret(JobSecret.none()).vertx(vertx).build());
     }
 
-    /** Joins two JVM ranks on {@code wire}, all-reduces, and answers which of {@code keys} a third client finds. */
+    /**
+     * Joins two JVM ranks on {@code wire}, all-reduces, makes group "1" of both and all-reduces there, and answers
+     * which of {@code keys} a third client finds.
+     */
     private List<Boolean> joinAndLook(PyTorchWire wire, List<String> keys) throws Exception {
         int port;
         try (ServerSocket s = new ServerSocket(0)) {
@@ -55,6 +59,12 @@ class InteropKeyLayoutTest {
             Tensor y = Tensor.of(new float[] {10, 20}, 2);
             Future.all(a.allReduce(x), b.allReduce(y)).await(30, TimeUnit.SECONDS);
             assertArrayEquals(new float[] {11, 22}, x.toFloatArray());
+            Future<ProcessGroup> s0 = Distributed.newGroup(a, 0, 1);
+            Future<ProcessGroup> s1 = Distributed.newGroup(b, 0, 1);
+            ProcessGroup sa = s0.await(30, TimeUnit.SECONDS);
+            ProcessGroup sb = s1.await(30, TimeUnit.SECONDS);
+            Future.all(sa.allReduce(x), sb.allReduce(y)).await(30, TimeUnit.SECONDS);
+            assertArrayEquals(new float[] {22, 44}, y.toFloatArray());
             PyTorchTcpStore look = PyTorchTcpStore.connect(vertx, "127.0.0.1", port, Duration.ofSeconds(10), wire)
                     .await(10, TimeUnit.SECONDS);
             try {
@@ -71,15 +81,18 @@ class InteropKeyLayoutTest {
 
     @Test
     void onThe113WireTheGroupSitsUnderDefaultPg0WithTheStoreBasedBarrier() throws Exception {
-        assertEquals(List.of(true, true, true, true, true, false), joinAndLook(PyTorchWire.V1_13, List.of(
-                "default_pg/0/0/0", "default_pg/0/0/1", "default_pg/0/0/rank_1", "default_pg/store_based_barrier_key:1",
-                "default_pg/0/SEQ_NUM_STORE_KEY", "default_pg/0//cpu//0/0")));
+        assertEquals(List.of(true, true, true, true, true, false, true, true, true), joinAndLook(PyTorchWire.V1_13,
+                List.of("default_pg/0/0/0", "default_pg/0/0/1", "default_pg/0/0/rank_1",
+                        "default_pg/store_based_barrier_key:1", "default_pg/0/SEQ_NUM_STORE_KEY",
+                        "default_pg/0//cpu//0/0", "default_pg/1/0/1", "default_pg/store_based_barrier_key:2",
+                        "default_pg/1/SEQ_NUM_STORE_KEY")));
     }
 
     @Test
     void onThe22WireTheGroupSitsUnderItsDeviceWithNoStoreBasedBarrier() throws Exception {
-        assertEquals(List.of(true, true, true, false, false), joinAndLook(PyTorchWire.V2_2, List.of(
+        assertEquals(List.of(true, true, true, false, false, true, false), joinAndLook(PyTorchWire.V2_2, List.of(
                 "default_pg/0//cpu//0/0", "default_pg/0//cpu//0/1", "default_pg/0//cpu//SEQ_NUM_STORE_KEY",
-                "default_pg/store_based_barrier_key:1", "default_pg/0/0/rank_1")));
+                "default_pg/store_based_barrier_key:1", "default_pg/0/0/rank_1", "default_pg/1//cpu//0/1",
+                "default_pg/store_based_barrier_key:2")));
     }
 }

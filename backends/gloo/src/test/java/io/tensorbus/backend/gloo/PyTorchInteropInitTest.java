@@ -18,6 +18,7 @@ import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
@@ -71,6 +72,25 @@ class PyTorchInteropInitTest {
             "print('bits', ' '.join('%08x' % (v & 0xffffffff) for v in torch.cat([a, b]).view(torch.int32).tolist()),",
             "      flush=True)",
             "dist.destroy_process_group()");
+    /** Three groups made by new_group, as the JVM rank makes them: all ranks, rank 1 alone, all ranks again. */
+    private static final String SUBGROUPS = String.join("\n",
+            "import datetime, sys, torch",
+            "import torch.distributed as dist",
+            "port, rank, world = map(int, sys.argv[1:4])",
+            "dist.init_process_group('gloo', init_method='tcp://127.0.0.1:%d' % port, rank=rank, world_size=world,",
+            "                        timeout=datetime.timedelta(seconds=60))",
+            "g1 = dist.new_group([0, 1])",
+            "g2 = dist.new_group([1])",
+            "g3 = dist.new_group([0, 1])",
+            "t = torch.tensor([rank + 1.0, 10.0])",
+            "dist.all_reduce(t, group=g1)",
+            "assert t.tolist() == [3.0, 20.0], t",
+            "u = torch.tensor([7, 8]) if rank == 0 else torch.zeros(2, dtype=torch.int64)",
+            "dist.broadcast(u, 0, group=g3)",
+            "assert u.tolist() == [7, 8], u",
+            "dist.barrier(group=g3)",
+            "dist.destroy_process_group()",
+            "print('python rank %d ok' % rank, flush=True)");
     @TempDir
     Path dir;
     private Vertx vertx;
@@ -145,6 +165,31 @@ class PyTorchInteropInitTest {
             }
             assertEquals(reference, jvm.toString(), "the JVM rank's MIN then MAX");
             assertEquals(reference, bits(python, "python.log"), "the Python rank beside it");
+        }
+    }
+
+    /** new_group's names, keys and barriers: groups made on both sides meet, a group without Python too. */
+    @Test
+    @Timeout(value = 120, unit = TimeUnit.SECONDS)
+    void groupsMadeByNewGroupOnBothSidesMeet() throws Exception {
+        int port = freePort();
+        python = script(SUBGROUPS, port, 0, 2, "python.log");
+        try (ProcessGroup pg = init(port, 1, 2).await(90, TimeUnit.SECONDS)) {
+            ProcessGroup g1 = Distributed.newGroup(pg, 0, 1).await(60, TimeUnit.SECONDS);
+            ProcessGroup g2 = Distributed.newGroup(pg, 1).await(60, TimeUnit.SECONDS);
+            ProcessGroup g3 = Distributed.newGroup(pg, 0, 1).await(60, TimeUnit.SECONDS);
+            assertEquals(List.of("1", "2", "3"), List.of(g1.name(), g2.name(), g3.name()), "PyTorch's group names");
+            Tensor t = Tensor.of(new float[] {2.0f, 10.0f}, 2);
+            g1.allReduce(t).await(60, TimeUnit.SECONDS);
+            assertArrayEquals(new float[] {3.0f, 20.0f}, t.toFloatArray());
+            Tensor alone = Tensor.of(new float[] {5.0f}, 1);
+            g2.allReduce(alone).await(60, TimeUnit.SECONDS);
+            assertArrayEquals(new float[] {5.0f}, alone.toFloatArray());
+            Tensor u = Tensor.of(new long[2], 2);
+            g3.broadcast(u, 0).await(60, TimeUnit.SECONDS);
+            assertArrayEquals(new long[] {7, 8}, u.toLongArray());
+            g3.barrier().await(60, TimeUnit.SECONDS);
+            pythonPassed();
         }
     }
 
