@@ -131,8 +131,9 @@ final class GlooBackend implements Backend {
 
     @Override
     public Future<Void> allToAll(List<DeviceBuffer> outputs, List<DeviceBuffer> inputs) {
-        return Future.failedFuture(new UnsupportedOperationException("the gloo backend does not carry allToAll yet"
-                + " (gloo's alltoall is not matched); use the tcp backend for it"));
+        MemorySegment[] outs = outputs.stream().map(DeviceBuffer::segment).toArray(MemorySegment[]::new);
+        MemorySegment[] ins = inputs.stream().map(DeviceBuffer::segment).toArray(MemorySegment[]::new);
+        return collective(Slot.ALLTOALL, slot -> AllToAll.run(context, outs, ins, slot));
     }
 
     @Override

@@ -105,8 +105,27 @@ final class GlooScript {
                 await(sent);
                 check(what, out, data(from, num(s[2]), dtype, false));
             }
+            case "alltoall" -> allToAll(what, DTYPES.get(s[1]), num(s[2]), s[3].equals("even"));
             default -> throw new IllegalArgumentException("unknown step " + what);
         }
+    }
+
+    /** Rank s sends rank d {@code count(s, d)} elements of block {@code 100 s + d}. */
+    private void allToAll(String what, DType dtype, long n, boolean even) throws Exception {
+        List<DeviceBuffer> ins = new ArrayList<>();
+        List<DeviceBuffer> outs = new ArrayList<>();
+        for (int r = 0; r < world; r++) {
+            ins.add(data(100L * rank + r, count(rank, r, n, even), dtype, false));
+            outs.add(Buffers.alloc(dtype, count(r, rank, n, even)));
+        }
+        await(backend.allToAll(outs, ins));
+        for (int s = 0; s < world; s++) {
+            check(what + " block " + s, outs.get(s), data(100L * s + rank, count(s, rank, n, even), dtype, false));
+        }
+    }
+
+    private static long count(int s, int d, long n, boolean even) {
+        return even ? n : ((s + 2L * d) % 3) * n;
     }
 
     private void gather(String what, DType dtype, long n, int root) throws Exception {

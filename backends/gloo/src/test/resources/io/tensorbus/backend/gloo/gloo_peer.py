@@ -105,6 +105,19 @@ for step in script:
         dist.recv(out, (rank + world - 1) % world, tag=tag)
         sent.wait()
         check(' '.join(step), out, data((rank + world - 1) % world, n, dtype))
+    elif kind == 'alltoall':
+        dtype, n, even = DTYPES[step[1]], num(step[2]), step[3] == 'even'
+
+        def count(s, d):
+            return n if even else ((s + 2 * d) % 3) * n
+        inp = torch.cat([data(100 * rank + d, count(rank, d), dtype) for d in range(world)])
+        out = torch.zeros(sum(count(s, rank) for s in range(world)), dtype=dtype)
+        if even:
+            dist.all_to_all_single(out, inp)
+        else:
+            dist.all_to_all_single(out, inp, [count(s, rank) for s in range(world)],
+                                   [count(rank, d) for d in range(world)])
+        check(' '.join(step), out, torch.cat([data(100 * s + rank, count(s, rank), dtype) for s in range(world)]))
     else:
         sys.exit('unknown step ' + kind)
 dist.destroy_process_group()
