@@ -31,38 +31,28 @@ final class GlooMinMax {
 
     /** {@code acc[i] = gloo's min or max of (acc[i], src[i])}; the segments have the same size. */
     static void reduceInto(ReduceOp op, DType dtype, MemorySegment acc, MemorySegment src) {
-        boolean min = op.type() == ReduceOp.Type.MIN;
-        long n = acc.byteSize() / dtype.byteSize();
-        switch (dtype) {
-            case FLOAT32 -> {
-                for (long i = 0; i < n; i++) {
-                    float a = acc.getAtIndex(F, i);
-                    float b = src.getAtIndex(F, i);
-                    if (min ? b < a : a < b) {
-                        acc.setAtIndex(F, i, b);
-                    }
-                }
-            }
-            case FLOAT64 -> {
-                for (long i = 0; i < n; i++) {
-                    double a = acc.getAtIndex(D, i);
-                    double b = src.getAtIndex(D, i);
-                    if (min ? b < a : a < b) {
-                        acc.setAtIndex(D, i, b);
-                    }
-                }
-            }
-            case FLOAT16, BFLOAT16 -> {
-                for (long i = 0; i < n; i++) {
-                    float a = half(dtype, acc.getAtIndex(S, i));
-                    float b = half(dtype, src.getAtIndex(S, i));
-                    if (min ? b < a : a < b) {
-                        acc.setAtIndex(S, i, src.getAtIndex(S, i));
-                    }
-                }
-            }
-            default -> throw new IllegalArgumentException(op + " of " + dtype + " is not gloo's floating-point rule");
+        if (!handles(op, dtype)) {
+            throw new IllegalArgumentException(op + " of " + dtype + " is not gloo's floating-point rule");
         }
+        boolean min = op.type() == ReduceOp.Type.MIN;
+        long size = dtype.byteSize();
+        long n = acc.byteSize() / size;
+        for (long i = 0; i < n; i++) {
+            double a = value(dtype, acc, i);
+            double b = value(dtype, src, i);
+            if (min ? b < a : a < b) {
+                MemorySegment.copy(src, i * size, acc, i * size, size);
+            }
+        }
+    }
+
+    /** Element {@code i} widened to a double, which keeps every order and NaN of the narrower types. */
+    private static double value(DType dtype, MemorySegment s, long i) {
+        return switch (dtype) {
+            case FLOAT32 -> s.getAtIndex(F, i);
+            case FLOAT64 -> s.getAtIndex(D, i);
+            default -> half(dtype, s.getAtIndex(S, i));
+        };
     }
 
     private static float half(DType dtype, short bits) {
