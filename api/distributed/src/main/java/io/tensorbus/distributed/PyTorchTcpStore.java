@@ -365,7 +365,7 @@ public final class PyTorchTcpStore implements Store {
         }
         drop();
         String hint = heard ? "" : " (the server has answered nothing yet: does it speak this client's " + wire
-                + " wire? PyTorch 1.13 and 2.0 speak V1_13, 2.2 and later V2_2)";
+                + " wire? PyTorch 1.13 speaks V1_13, 2.2 and later V2_2)";
         finish(r, null, new TimeoutException("PyTorch TCPStore " + address() + ": " + r.what() + " timed out after "
                 + StoreChecks.describe(r.timeout()) + hint));
     }

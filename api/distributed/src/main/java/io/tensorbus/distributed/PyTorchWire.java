@@ -8,13 +8,13 @@ import java.util.regex.Pattern;
  * Which PyTorch release's wire a JVM rank speaks in a job with PyTorch processes: the commands and handshake of its
  * {@code TCPStore}, how gloo's TCP transport rendezvouses, and the keys {@code init_process_group} writes. PyTorch
  * changed all three in the 2.x line, and the processes of one job must agree; {@link #forVersion} picks the wire of a
- * {@code torch.__version__}. PyTorch 2.1 is not served: its TCPStore sat between the two wires (key watches gone and
- * the later commands renumbered, the validation landing about its branch cut), and which one it shipped could not be
- * confirmed from the sources.
+ * {@code torch.__version__}. PyTorch 2.0 and 2.1 are not served: 2.0 joined 1.13's store and gloo with 2.x's
+ * per-device key prefix, and 2.1's TCPStore sat between the two wires (key watches gone and the later commands
+ * renumbered, the validation landing about its branch cut); neither mix could be confirmed from the sources.
  */
 public enum PyTorchWire {
     /**
-     * PyTorch 1.13 and 2.0: TCPStore commands numbered from {@code SET=0} with no handshake; gloo (as Debian's
+     * PyTorch 1.13: TCPStore commands numbered from {@code SET=0} with no handshake; gloo (as Debian's
      * {@code libgloo0} 5b14351) listens once per pair and publishes one address per peer; the default group's gloo
      * keys sit under {@code default_pg/0/0/}, followed by the store-based barrier and rank 0's sequence number.
      */
@@ -35,7 +35,7 @@ public enum PyTorchWire {
      * The wire of PyTorch {@code version}, as {@code torch.__version__} prints it ({@code 1.13.1}, {@code 2.4.0+cpu}).
      *
      * @throws IllegalArgumentException when {@code version} is not {@code major.minor[...]}, is older than 1.13, or
-     *     is 2.1
+     *     is 2.0 or 2.1
      */
     public static PyTorchWire forVersion(String version) {
         Objects.requireNonNull(version, "version");
@@ -49,11 +49,11 @@ public enum PyTorchWire {
         if (major < 1 || major == 1 && minor < 13) {
             throw new IllegalArgumentException("PyTorch " + version + " is older than 1.13, the oldest wire served");
         }
-        if (major == 2 && minor == 1) {
-            throw new IllegalArgumentException("PyTorch 2.1 is not served: its TCPStore wire (between 2.0's and "
-                    + "2.2's) could not be confirmed from the sources; use 2.0 or earlier (V1_13), or 2.2 or later"
-                    + " (V2_2)");
+        if (major == 2 && minor <= 1) {
+            throw new IllegalArgumentException("PyTorch " + version + " is not served: 2.0 mixed 1.13's store and gloo"
+                    + " with 2.x's key prefixes, and 2.1's TCPStore sat between the two wires, neither confirmed from"
+                    + " the sources; 1.13 (V1_13) and 2.2 or later (V2_2) are served");
         }
-        return major == 1 || major == 2 && minor == 0 ? V1_13 : V2_2;
+        return major == 1 ? V1_13 : V2_2;
     }
 }

@@ -172,7 +172,9 @@ class PyTorchStoreWireTest {
     @Test
     void aVersionNamesItsWire() throws Exception {
         assertEquals(PyTorchWire.V1_13, PyTorchWire.forVersion("1.13.1"));
-        assertEquals(PyTorchWire.V1_13, PyTorchWire.forVersion("2.0.1+cpu"));
+        IllegalArgumentException mixed = assertThrows(IllegalArgumentException.class,
+                () -> PyTorchWire.forVersion("2.0.1+cpu"));
+        assertTrue(mixed.getMessage().contains("not served"), mixed.getMessage());
         assertEquals(PyTorchWire.V2_2, PyTorchWire.forVersion("2.2"));
         IllegalArgumentException between = assertThrows(IllegalArgumentException.class,
                 () -> PyTorchWire.forVersion("2.1.2"));

@@ -20,7 +20,7 @@ public final class PyTorchJobOptions {
             + " pass it (default: tcp://127.0.0.1:29500)")
     private String initMethod = "tcp://127.0.0.1:29500";
     @Option(names = "--pytorch-version", paramLabel = "V", description = "torch.__version__ of the Python ranks:"
-            + " 1.13 and 2.0 speak one wire, 2.2 and later another (default: 1.13, Debian's python3-torch)")
+            + " 1.13 speaks one wire, 2.2 and later another (default: 1.13, Debian's python3-torch)")
     private String pytorchVersion = "1.13";
     @Option(names = "--rank", paramLabel = "R", required = true, description = "this rank in the job")
     private int rank;

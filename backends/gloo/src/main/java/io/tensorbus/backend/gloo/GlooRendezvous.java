@@ -23,7 +23,7 @@ import java.util.List;
 
 /**
  * gloo's {@code rendezvous::Context::connectFullMesh} through the group's store, in the form of the PyTorch release the
- * group speaks with (property {@value #WIRE_PROPERTY}): {@link PerPairRendezvous} (gloo 5b14351, PyTorch 1.13 and 2.0:
+ * group speaks with (property {@value #WIRE_PROPERTY}): {@link PerPairRendezvous} (gloo 5b14351, PyTorch 1.13:
  * a listening socket per pair) or {@link ListenerRendezvous} (gloo 6d8b511 on, PyTorch 2.2 and later: one listening
  * socket per group, pairs named by a sequence number); the latter when the property is absent. This class holds what
  * both share: the set-up deadline, the group's event loop, the client that dials, and how failures are named. The
@@ -60,7 +60,7 @@ abstract class GlooRendezvous {
         String wire = options.property(WIRE_PROPERTY, "V2_2");
         if (!wire.equals("V1_13") && !wire.equals("V2_2")) {
             throw new IllegalArgumentException("backend property " + WIRE_PROPERTY + "=" + wire + " names no gloo "
-                    + "rendezvous: V1_13 (PyTorch 1.13, 2.0) or V2_2 (PyTorch 2.2 and later)");
+                    + "rendezvous: V1_13 (PyTorch 1.13) or V2_2 (PyTorch 2.2 and later)");
         }
         ContextInternal loop = ((VertxInternal) options.vertx()).createEventLoopContext();
         GlooRendezvous r = wire.equals("V1_13") ? new PerPairRendezvous(options, loop)

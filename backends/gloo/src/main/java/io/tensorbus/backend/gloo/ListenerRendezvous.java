@@ -73,9 +73,13 @@ final class ListenerRendezvous extends GlooRendezvous {
     private Future<Void> connect(int peer, GlooAddress self) {
         return here(store.get(PREFIX + peer)).compose(bytes -> {
             RankInfo theirs = RankInfo.parse(bytes, options.worldSize());
-            GlooAddress remote = theirs.address().withSeq(theirs.seqs()[options.rank()]);
+            GlooAddress remote = theirs.address().withSeq(theirs.seqFor(options.rank()));
             if (!self.connectsTo(remote)) {
                 return dialedBy.get(peer).future();
+            }
+            if (!dialedBy.get(peer).tryComplete()) {
+                return Future.failedFuture(failure("was dialed by a connection naming its pair with rank " + peer
+                        + ", which by gloo's rule this rank dials itself", null));
             }
             return dial(peer, remote).map(socket -> {
                 socket.write(Buffer.buffer(SEQ_BYTES).appendLongLE(remote.seq()));
@@ -85,9 +89,13 @@ final class ListenerRendezvous extends GlooRendezvous {
         });
     }
 
-    /** Reads the sequence number a dialing pair writes first, then hands it the connection and what came behind. */
+    /**
+     * Reads the sequence number a dialing pair writes first, then hands it the connection and what came behind; a
+     * connection that names no pair within the set-up timeout is closed.
+     */
     private void readSeq(NetSocketInternal socket) {
         ByteBuf head = Unpooled.buffer(SEQ_BYTES);
+        long silent = options.vertx().setTimer(options.setupTimeout().toMillis(), id -> socket.close());
         socket.messageHandler(message -> {
             if (!(message instanceof ByteBuf in)) {
                 return;
@@ -97,6 +105,7 @@ final class ListenerRendezvous extends GlooRendezvous {
                 in.release();
                 return;
             }
+            options.vertx().cancelTimer(silent);
             long seq = head.getLongLE(0);
             if (seq < 0 || seq >= options.worldSize() || seq == options.rank()
                     || !dialedBy.get((int) seq).tryComplete()) {

@@ -13,7 +13,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * gloo 5b14351's {@code connectFullMesh} (PyTorch 1.13 and 2.0, Debian's {@code libgloo0}): every rank writes its host
+ * gloo 5b14351's {@code connectFullMesh} (PyTorch 1.13, Debian's {@code libgloo0}): every rank writes its host
  * name under {@code 0/rank_<rank>} and, under {@code 0/<rank>}, one listening address per peer in rank order (a
  * listening socket per pair); then each pair connects, the side with the greater address dialing, with no handshake.
  */

@@ -9,11 +9,12 @@ import java.nio.charset.StandardCharsets;
  * and later): its host name, its group's listening address, and for every rank of the group (itself included) the
  * sequence number that rank's pair must name when it dials. Encoded as gloo's {@code Rank::bytes}: a native
  * {@code size_t} length and the host name, a {@code size_t} length and the address bytes, then one native
- * {@code ssize_t} per rank.
+ * {@code ssize_t} per rank. A gloo that numbers pairs by rank ({@code GLOO_ENABLE_RANK_AS_SEQUENCE_NUMBER=1}, or
+ * lazy init) publishes none: then the pair with rank r answers to r ({@link #seqFor}).
  *
  * @param hostName gethostname(2) of the rank
  * @param address the listening socket's address, sequence number unset (-1)
- * @param seqs per rank of the group, the sequence number its pair with this rank names
+ * @param seqs per rank of the group, the sequence number its pair with this rank names; empty when they are the ranks
  */
 record RankInfo(String hostName, GlooAddress address, long[] seqs) {
     /** The longest host name accepted from a peer (HOST_NAME_MAX is 64 on Linux; gloo's buffer is 1024). */
@@ -52,15 +53,20 @@ record RankInfo(String hostName, GlooAddress address, long[] seqs) {
         }
         GlooAddress address = GlooAddress.parse(bytes, b.position(), "a gloo rank record ends inside its address");
         b.position(b.position() + GlooAddress.BYTES);
-        if (b.remaining() != 8L * size) {
+        if (b.remaining() != 8L * size && b.hasRemaining()) {
             throw new IllegalArgumentException("a gloo rank record carries " + b.remaining() + " bytes of sequence"
-                    + " numbers; a group of " + size + " needs " + 8L * size);
+                    + " numbers; a group of " + size + " needs " + 8L * size + " (or none, numbered by rank)");
         }
-        long[] seqs = new long[size];
-        for (int i = 0; i < size; i++) {
+        long[] seqs = new long[b.remaining() / 8];
+        for (int i = 0; i < seqs.length; i++) {
             seqs[i] = b.getLong();
         }
         return new RankInfo(new String(host, StandardCharsets.UTF_8), address, seqs);
+    }
+
+    /** The sequence number this record's rank expects from the pair with {@code rank}. */
+    long seqFor(int rank) {
+        return seqs.length == 0 ? rank : seqs[rank];
     }
 
     private static long length(ByteBuffer b, int max, String what) {

@@ -102,6 +102,23 @@ class ListenerRendezvousTest {
         assertEquals("127.0.0.2", published.address().socketAddress().getAddress().getHostAddress());
     }
 
+    /** GLOO_ENABLE_RANK_AS_SEQUENCE_NUMBER=1 (or lazy init): no numbers published, a pair answers to the rank. */
+    @Test
+    void aRecordWithoutSequenceNumbersIsDialedWithTheDialersRank() throws Exception {
+        Promise<Buffer> firstBytes = Promise.promise();
+        NetServer python = vertx.createNetServer().connectHandler(s -> s.handler(b -> firstBytes.tryComplete(b)));
+        python.listen(0, "127.0.0.1").await(10, TimeUnit.SECONDS);
+        Store store = new HashStore();
+        byte[] bare = new RankInfo("python-host", GlooAddress.of(new InetSocketAddress("127.0.0.1",
+                python.actualPort())), new long[0]).bytes();
+        assertEquals(0, RankInfo.parse(bare, 2).seqs().length);
+        new PrefixStore("0", store).set("0", bare).await(10, TimeUnit.SECONDS);
+        Future<Backend> jvm = jvmRank1(store, "127.0.0.2");
+        assertEquals("0100000000000000", HEX.formatHex(firstBytes.future().await(20, TimeUnit.SECONDS)
+                .getBytes(0, 8)), "the JVM rank's own rank, 1");
+        jvm.await(20, TimeUnit.SECONDS).close();
+    }
+
     @Test
     void theSmallerSideWaitsForAConnectionNamingItsPair() throws Exception {
         Store store = new HashStore();
