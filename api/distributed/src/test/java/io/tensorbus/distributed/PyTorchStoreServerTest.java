@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.tensorbus.spi.contract.TorchPython;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
@@ -12,7 +13,6 @@ import io.vertx.core.net.NetSocket;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
@@ -27,12 +27,13 @@ import org.junit.jupiter.api.Timeout;
  * client shares the keys. Skipped, saying why, where Python's torch is missing.
  */
 class PyTorchStoreServerTest {
-    private static final Path PYTHON = Path.of("/usr/bin/python3");
+    private static final Path PYTHON = TorchPython.PYTHON;
     private static final String CLIENT = String.join("\n",
-            "import datetime, sys, torch",
+            "import datetime, os, sys, torch",
             "import torch.distributed as dist",
+            "libuv = {'use_libuv': False} if os.environ.get('USE_LIBUV') == '0' else {}  # 2.x built without libuv",
             "s = dist.TCPStore('127.0.0.1', int(sys.argv[1]), 2, False, datetime.timedelta(seconds=30),",
-            "                  wait_for_workers=False)",
+            "                  wait_for_workers=False, **libuv)",
             "assert s.get('from_java') == b'hello', s.get('from_java')",
             "s.set('from_python', b'world')",
             "assert s.add('counter', 2) == 7, 'Java added 5 first'",
@@ -52,12 +53,12 @@ class PyTorchStoreServerTest {
     @Test
     @Timeout(value = 120, unit = TimeUnit.SECONDS)
     void aPyTorchClientAndItsProcessGroupRunOnAJvmHostedStore() throws Exception {
-        Assumptions.assumeTrue(Files.isExecutable(PYTHON), "skipped: no " + PYTHON);
+        PyTorchWire wire = PyTorchWire.forVersion(TorchPython.assumeTorch());
         Vertx vertx = Distributed.newVertx();
         try (PyTorchStoreServer server = PyTorchStoreServer.start(vertx, "127.0.0.1", 0)
                 .await(10, TimeUnit.SECONDS)) {
             PyTorchTcpStore jvm = PyTorchTcpStore.connect(vertx, "127.0.0.1", server.port(), Duration.ofSeconds(60),
-                    PyTorchWire.V1_13)
+                    wire)
                     .await(10, TimeUnit.SECONDS);
             jvm.set("from_java", "hello".getBytes(StandardCharsets.UTF_8)).await(10, TimeUnit.SECONDS);
             assertEquals(5, jvm.add("counter", 5).await(10, TimeUnit.SECONDS));

@@ -21,10 +21,11 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * Both TCPStore wires byte for byte, against transcripts written down from PyTorch's sources: what a client of ours
- * writes, and what our server answers to the bytes PyTorch's clients write. The 2.1+ transcripts follow
+ * writes, and what our server answers to the bytes PyTorch's clients write. The 2.2+ transcripts follow
  * {@code TCPStore.cpp} ({@code SendBuffer}: the command byte, then {@code appendString} as a u64 length and the bytes,
  * {@code appendValue} in native little-endian order; the constructor's first query {@code VALIDATE} with the u32
- * {@code 0x3C85F7CE}) and {@code TCPStoreBackend.hpp}'s {@code QueryType}; no live PyTorch 2.x ran them.
+ * {@code 0x3C85F7CE}) and {@code TCPStoreBackend.hpp}'s {@code QueryType}. The live check is the interop tests run
+ * against a PyTorch 2.x ({@code tools/pytorch2}).
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class PyTorchStoreWireTest {

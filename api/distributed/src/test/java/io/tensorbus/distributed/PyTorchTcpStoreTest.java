@@ -6,17 +6,16 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.tensorbus.spi.contract.TorchPython;
 import io.vertx.core.Vertx;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -26,11 +25,13 @@ import org.junit.jupiter.api.Timeout;
  * goes on on a new connection. Skipped, saying why, where Python's torch is missing.
  */
 class PyTorchTcpStoreTest {
-    private static final Path PYTHON = Path.of("/usr/bin/python3");
+    private static final Path PYTHON = TorchPython.PYTHON;
     private static final String HOST = String.join("\n",
             "import datetime, sys",
             "from torch.distributed import TCPStore",
-            "s = TCPStore('127.0.0.1', 0, 2, True, datetime.timedelta(seconds=60), wait_for_workers=False)",
+            "import os",
+            "libuv = {'use_libuv': False} if os.environ.get('USE_LIBUV') == '0' else {}  # 2.x built without libuv",
+            "s = TCPStore('127.0.0.1', 0, 2, True, datetime.timedelta(seconds=60), wait_for_workers=False, **libuv)",
             "print(s.port, flush=True)",
             "s.set('from_python', b'hello')",
             "assert s.get('from_java') == b'world', s.get('from_java')",
@@ -38,25 +39,21 @@ class PyTorchTcpStoreTest {
             "assert s.add('counter', 0) == 15",
             "print('python ok', flush=True)");
 
-    private static void assumeTorch() throws Exception {
-        Assumptions.assumeTrue(Files.isExecutable(PYTHON), "skipped: no " + PYTHON);
-        Process p = new ProcessBuilder(PYTHON.toString(), "-c", "import torch.distributed").redirectErrorStream(true)
-                .start();
-        Assumptions.assumeTrue(p.waitFor(60, TimeUnit.SECONDS) && p.exitValue() == 0,
-                "skipped: Python has no torch.distributed (apt-get install python3-torch)");
+    /** Skips, saying why, without a Python with torch; answers the wire of its version. */
+    private static PyTorchWire assumeTorch() throws Exception {
+        return PyTorchWire.forVersion(TorchPython.assumeTorch());
     }
 
     @Test
     @Timeout(value = 90, unit = TimeUnit.SECONDS)
     void aJvmClientSharesKeysWithPythonThroughAPyTorchHostedStore() throws Exception {
-        assumeTorch();
+        PyTorchWire wire = assumeTorch();
         Process python = new ProcessBuilder(PYTHON.toString(), "-c", HOST).redirectErrorStream(true).start();
         Vertx vertx = Distributed.newVertx();
         try (BufferedReader out = new BufferedReader(new InputStreamReader(python.getInputStream(),
                 StandardCharsets.UTF_8))) {
             int port = Integer.parseInt(out.readLine().trim());
-            PyTorchTcpStore store = PyTorchTcpStore.connect(vertx, "127.0.0.1", port, Duration.ofSeconds(30),
-                    PyTorchWire.V1_13)
+            PyTorchTcpStore store = PyTorchTcpStore.connect(vertx, "127.0.0.1", port, Duration.ofSeconds(30), wire)
                     .await(30, TimeUnit.SECONDS);
             try {
                 assertArrayEquals("hello".getBytes(StandardCharsets.UTF_8), store.get("from_python")

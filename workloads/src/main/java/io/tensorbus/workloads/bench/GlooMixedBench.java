@@ -45,10 +45,10 @@ public final class GlooMixedBench {
 
     /**
      * The JVM rank of a mixed job: the script's all-reduces and barriers in its order (rank 1 beside the script's
-     * rank 0, which times them).
+     * rank 0, which times them), on the wire of the script's PyTorch.
      */
-    static void jvmRank(int port, int warmup) throws Exception {
-        InitOptions options = InitOptions.builder().backend("gloo").pytorchInterop(PyTorchWire.V1_13)
+    static void jvmRank(int port, int warmup, PyTorchWire wire) throws Exception {
+        InitOptions options = InitOptions.builder().backend("gloo").pytorchInterop(wire)
                 .initMethod("tcp://127.0.0.1:" + port).rank(1).worldSize(2).timeout(Duration.ofMinutes(5))
                 .environment(Map.of()).secret(JobSecret.none()).build();
         try (ProcessGroup pg = Distributed.initProcessGroup(options).await(300, TimeUnit.SECONDS)) {
@@ -80,7 +80,8 @@ public final class GlooMixedBench {
 
     private static Map<Long, Double> runScript(String python, List<String> args, Runnable beside, Path log)
             throws Exception {
-        List<String> cmd = new ArrayList<>(List.of(python, SCRIPT.toString()));
+        // An absolute path: the Python may run from another directory (a chroot, say).
+        List<String> cmd = new ArrayList<>(List.of(python, SCRIPT.toAbsolutePath().toString()));
         cmd.addAll(args);
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile());
         pb.environment().put("GLOO_SOCKET_IFNAME", "lo");
@@ -102,6 +103,17 @@ public final class GlooMixedBench {
         }
     }
 
+    /** {@code torch.__version__} of {@code python}. */
+    private static String torchVersion(String python) throws IOException, InterruptedException {
+        Process p = new ProcessBuilder(python, "-c", "import torch; print(torch.__version__)").redirectErrorStream(true)
+                .start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
+        if (!p.waitFor(60, TimeUnit.SECONDS) || p.exitValue() != 0) {
+            throw new IllegalStateException(python + " has no torch: " + out);
+        }
+        return out.lines().reduce((a, b) -> b).orElse("");
+    }
+
     private static int freePort() throws IOException {
         try (ServerSocket s = new ServerSocket(0)) {
             return s.getLocalPort();
@@ -110,7 +122,7 @@ public final class GlooMixedBench {
 
     /** {@code tensorbus bench gloo-mixed}: its options, and the run. */
     @Command(name = "gloo-mixed", description = "all-reduce of 4 B and 64 MiB: a PyTorch rank and a JVM rank"
-            + " against two PyTorch ranks, over gloo (needs Debian's python3-torch)")
+            + " against two PyTorch ranks, over gloo (needs Debian's python3-torch, or --python of a 2.2+)")
     public static final class Suite extends BenchSuite {
         @Option(names = "--python", paramLabel = "PATH", description = "the Python with torch (default:"
                 + " /usr/bin/python3)")
@@ -130,6 +142,7 @@ public final class GlooMixedBench {
             }
             return () -> {
                 try {
+                    PyTorchWire wire = PyTorchWire.forVersion(torchVersion(python));
                     Path log = Files.createTempFile("gloo-mixed", ".log");
                     for (int round = 1; round <= n; round++) {
                         Map<Long, Double> pure = runScript(python, List.of("--warmup", Integer.toString(w),
@@ -138,7 +151,7 @@ public final class GlooMixedBench {
                         Map<Long, Double> mixed = runScript(python, List.of("--warmup", Integer.toString(w),
                                 "--init-method", "tcp://127.0.0.1:" + port, "--rank", "0"), () -> {
                                     try {
-                                        jvmRank(port, w);
+                                        jvmRank(port, w, wire);
                                     } catch (Exception e) {
                                         throw new IllegalStateException("the JVM rank failed: " + e, e);
                                     }

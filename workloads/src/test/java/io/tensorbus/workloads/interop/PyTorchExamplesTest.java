@@ -9,6 +9,7 @@ import io.tensorbus.distributed.Distributed;
 import io.tensorbus.distributed.InitOptions;
 import io.tensorbus.distributed.ProcessGroup;
 import io.tensorbus.distributed.PyTorchWire;
+import io.tensorbus.spi.contract.TorchPython;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -24,7 +25,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -35,21 +35,18 @@ import org.junit.jupiter.api.io.TempDir;
  * python3-torch, on the Fashion-MNIST subset embedded in tensorbus. Skipped, saying why, where Python has no torch.
  */
 class PyTorchExamplesTest {
-    private static final Path PYTHON = Path.of("/usr/bin/python3");
+    private static final Path PYTHON = TorchPython.PYTHON;
     private static final Path EXAMPLES = Path.of("..", "examples", "pytorch");
     private static final Path DATA = Path.of("..", "api", "core", "src", "main", "resources", "io", "tensorbus",
             "data", "fashion-mnist");
     @TempDir
     Path dir;
     private Process python;
+    private PyTorchWire wire;
 
     @BeforeEach
     void needTorch() throws Exception {
-        Assumptions.assumeTrue(Files.isExecutable(PYTHON), "skipped: no " + PYTHON);
-        Process probe = new ProcessBuilder(PYTHON.toString(), "-c", "import torch.distributed")
-                .redirectErrorStream(true).start();
-        Assumptions.assumeTrue(probe.waitFor(60, TimeUnit.SECONDS) && probe.exitValue() == 0,
-                "skipped: Python has no torch.distributed (apt-get install python3-torch)");
+        wire = PyTorchWire.forVersion(TorchPython.assumeTorch());
     }
 
     @AfterEach
@@ -64,7 +61,7 @@ class PyTorchExamplesTest {
     void aJvmEvaluatorScoresThePythonTrainersWeightsAsThePythonRankDoes() throws Exception {
         int port = freePort();
         python = python("trainer.py", "--init-method", "tcp://127.0.0.1:" + port, "--world-size", "2",
-                "--epochs", "2", "--data", DATA.toString());
+                "--epochs", "2", "--data", DATA.toAbsolutePath().normalize().toString());
         ByteArrayOutputStream printed = new ByteArrayOutputStream();
         try (ProcessGroup pg = join(port, 1)) {
             long[] counts = PyTorchEvaluator.run(pg, FashionMnist.embedded(false),
@@ -97,14 +94,16 @@ class PyTorchExamplesTest {
         assertTrue(answer[1] > 0.6f && answer[0] < 1.5f, "loss " + answer[0] + ", accuracy " + answer[1] + "\n" + log);
     }
 
-    private static ProcessGroup join(int port, int rank) throws Exception {
-        return Distributed.initProcessGroup(InitOptions.builder().backend("gloo").pytorchInterop(PyTorchWire.V1_13)
+    private ProcessGroup join(int port, int rank) throws Exception {
+        return Distributed.initProcessGroup(InitOptions.builder().backend("gloo").pytorchInterop(wire)
                 .initMethod("tcp://127.0.0.1:" + port).rank(rank).worldSize(2).timeout(Duration.ofSeconds(90))
                 .environment(Map.of()).secret(JobSecret.none()).build()).await(120, TimeUnit.SECONDS);
     }
 
     private Process python(String script, String... args) throws IOException {
-        List<String> cmd = new ArrayList<>(List.of(PYTHON.toString(), EXAMPLES.resolve(script).toString()));
+        // Absolute paths: another Python (TorchPython.ENV) may run from another directory.
+        List<String> cmd = new ArrayList<>(List.of(PYTHON.toString(),
+                EXAMPLES.resolve(script).toAbsolutePath().normalize().toString()));
         cmd.addAll(List.of(args));
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true)
                 .redirectOutput(dir.resolve("python.log").toFile());

@@ -46,11 +46,16 @@ public final class PyTorchJoin {
 
     /**
      * The store of group {@code name}'s ProcessGroupGloo on {@code wire}, inside {@link #jobStore}: PyTorch names its
-     * groups {@code str(_group_count)} in the order every process makes them, the default group {@code "0"}.
+     * groups {@code str(_group_count)} in the order every process makes them, the default group {@code "0"}. From 2.x
+     * a new group's store is the default group's own ({@code _world.pg_map} keeps each group's prefixed store, and
+     * {@code new_group} takes the default group's), so group "1" sits under {@code default_pg/0//1//cpu/}.
      */
     public static Store groupStore(Store jobStore, PyTorchWire wire, String name) {
-        return wire == PyTorchWire.V1_13 ? new PrefixStore(name, jobStore)
-                : new PrefixStore(GLOO_DEVICE + "/", new PrefixStore(name + "/", jobStore));
+        if (wire == PyTorchWire.V1_13) {
+            return new PrefixStore(name, jobStore);
+        }
+        Store parent = name.equals(FIRST_GROUP) ? jobStore : new PrefixStore(FIRST_GROUP + "/", jobStore);
+        return new PrefixStore(GLOO_DEVICE + "/", new PrefixStore(name + "/", parent));
     }
 
     /**

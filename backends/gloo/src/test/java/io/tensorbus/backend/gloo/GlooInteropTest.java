@@ -14,6 +14,7 @@ import io.tensorbus.distributed.PyTorchWire;
 import io.tensorbus.spi.Backend;
 import io.tensorbus.spi.BackendOptions;
 import io.tensorbus.spi.contract.Buffers;
+import io.tensorbus.spi.contract.TorchPython;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import java.io.IOException;
@@ -30,33 +31,29 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * JVM ranks of the gloo backend and PyTorch ranks (Debian's {@code python3-torch} 1.13, its ProcessGroupGloo) in
- * one job: every op of {@code gloo_script.txt} with the same generated data on both sides, each side checking its
- * results; the store hosted by Python in one test and by the JVM in the others. Skipped, saying why, where Python
- * has no torch.
+ * JVM ranks of the gloo backend and PyTorch ranks (Debian's {@code python3-torch} 1.13, or the PyTorch
+ * {@link TorchPython#ENV} names, its ProcessGroupGloo) in one job: every op of {@code gloo_script.txt} with the same
+ * generated data on both sides, each side checking its results; the store hosted by Python in one test and by the
+ * JVM in the others. Skipped, saying why, where Python has no torch.
  */
 class GlooInteropTest {
-    private static final Path PYTHON = Path.of("/usr/bin/python3");
+    private static final Path PYTHON = TorchPython.PYTHON;
     private static final Duration TIMEOUT = Duration.ofSeconds(60);
     @TempDir
     Path dir;
     private Vertx vertx;
     private final List<Process> pythons = new ArrayList<>();
+    private PyTorchWire wire;
 
     @BeforeEach
     void start() throws Exception {
-        Assumptions.assumeTrue(Files.isExecutable(PYTHON), "skipped: no " + PYTHON);
-        Process probe = new ProcessBuilder(PYTHON.toString(), "-c", "import torch.distributed")
-                .redirectErrorStream(true).start();
-        Assumptions.assumeTrue(probe.waitFor(60, TimeUnit.SECONDS) && probe.exitValue() == 0,
-                "skipped: Python has no torch.distributed (apt-get install python3-torch)");
+        wire = PyTorchWire.forVersion(TorchPython.assumeTorch());
         for (String f : List.of("gloo_peer.py", "gloo_script.txt")) {
             try (InputStream in = getClass().getResourceAsStream(f)) {
                 Files.write(dir.resolve(f), in.readAllBytes());
@@ -154,17 +151,20 @@ class GlooInteropTest {
     }
 
     /**
-     * A JVM rank joins the job as PyTorch 1.13's {@code init_process_group(store=PrefixStore('default_pg', s))}
-     * does: the gloo group under {@code default_pg/0}, then the store-based barrier and, on rank 0, the sequence
-     * number the others wait for.
+     * A JVM rank joins the job as PyTorch's {@code init_process_group(store=PrefixStore('default_pg', s))} does: the
+     * gloo group under {@code default_pg/0} (2.2+: {@code default_pg/0//cpu/}), then on 1.13 the store-based barrier,
+     * and on rank 0 the sequence number.
      */
     private Future<Backend> join(int port, int world, int rank) {
-        return PyTorchTcpStore.connect(vertx, "127.0.0.1", port, TIMEOUT, PyTorchWire.V1_13).compose(store -> {
-            Store group = new PrefixStore("default_pg/0", store);
+        return PyTorchTcpStore.connect(vertx, "127.0.0.1", port, TIMEOUT, wire).compose(store -> {
+            // 2.2+ joins the group's name and its device with a trailing '/': default_pg/0//cpu//...
+            Store group = new PrefixStore(wire == PyTorchWire.V1_13 ? "default_pg/0" : "default_pg/0//cpu/", store);
             BackendOptions options = new BackendOptions(rank, world, group, TIMEOUT, "default_pg", null, vertx,
-                    Map.of(GlooRendezvous.WIRE_PROPERTY, "V1_13"));
+                    Map.of(GlooRendezvous.WIRE_PROPERTY, wire.name()));
             return new GlooBackendProvider().create(options)
-                    .compose(b -> storeBarrier(store, world).map(v -> b))
+                    // 2.2+ runs no store-based barrier after init (TORCH_DIST_INIT_BARRIER is off by default).
+                    .compose(b -> wire == PyTorchWire.V1_13 ? storeBarrier(store, world).map(v -> b)
+                            : Future.succeededFuture(b))
                     .compose(b -> rank != 0 ? Future.succeededFuture(b)
                             : group.set("SEQ_NUM_STORE_KEY", new byte[] {1, 0, 0, 0, 0, 0, 0, 0}).map(v -> b));
         });

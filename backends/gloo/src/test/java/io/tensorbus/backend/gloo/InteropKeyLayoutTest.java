@@ -92,7 +92,7 @@ class InteropKeyLayoutTest {
     void onThe22WireTheGroupSitsUnderItsDeviceWithNoStoreBasedBarrier() throws Exception {
         assertEquals(List.of(true, true, true, false, false, true, false), joinAndLook(PyTorchWire.V2_2, List.of(
                 "default_pg/0//cpu//0/0", "default_pg/0//cpu//0/1", "default_pg/0//cpu//SEQ_NUM_STORE_KEY",
-                "default_pg/store_based_barrier_key:1", "default_pg/0/0/rank_1", "default_pg/1//cpu//0/1",
+                "default_pg/store_based_barrier_key:1", "default_pg/0/0/rank_1", "default_pg/0//1//cpu//0/1",
                 "default_pg/store_based_barrier_key:2")));
     }
 }

@@ -30,7 +30,8 @@ import org.junit.jupiter.api.Timeout;
  * The rendezvous of gloo as PyTorch 2.2 and later link it, against transcripts written from gloo's sources (6d8b511
  * and on: {@code tcp::Rank::bytes}, {@code Address::bytes}, {@code Device::connectAsInitiator} writing the
  * {@code sequence_number_t}, {@code Listener::handleEvents} reading it): the test plays rank 0 of a gloo 2.x process
- * by hand, byte by byte, beside a JVM rank 1. No live PyTorch 2.x ran these.
+ * by hand, byte by byte, beside a JVM rank 1; the interop tests run against a live PyTorch 2.x
+ * ({@code tools/pytorch2}) are the other half.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class ListenerRendezvousTest {
@@ -81,18 +82,29 @@ class ListenerRendezvousTest {
         return new RankInfo("python-host", GlooAddress.of(at), new long[] {0, seq}).bytes();
     }
 
+    /** A listening "rank 0" on 127.0.0.1 that keeps the first bytes a dialer writes. */
+    private record Listener(NetServer server, Promise<Buffer> firstBytes) {
+        InetSocketAddress address() {
+            return new InetSocketAddress("127.0.0.1", server.actualPort());
+        }
+    }
+
+    private Listener listener() throws Exception {
+        Promise<Buffer> firstBytes = Promise.promise();
+        NetServer server = vertx.createNetServer().connectHandler(s -> s.handler(b -> firstBytes.tryComplete(b)));
+        server.listen(0, "127.0.0.1").await(10, TimeUnit.SECONDS);
+        return new Listener(server, firstBytes);
+    }
+
     @Test
     void theGreaterSideDialsAndFirstWritesTheSequenceNumberItWasGiven() throws Exception {
-        Promise<Buffer> firstBytes = Promise.promise();
-        NetServer python = vertx.createNetServer().connectHandler(s -> s.handler(b -> firstBytes.tryComplete(b)));
-        python.listen(0, "127.0.0.1").await(10, TimeUnit.SECONDS);
+        Listener python = listener();
         Store store = new HashStore();
         Store group = new PrefixStore("0", store);
-        group.set("0", rank0(new InetSocketAddress("127.0.0.1", python.actualPort()), 77))
-                .await(10, TimeUnit.SECONDS);
+        group.set("0", rank0(python.address(), 77)).await(10, TimeUnit.SECONDS);
         // The JVM rank listens on 127.0.0.2, the greater address, so it is the initiator.
         Future<Backend> jvm = jvmRank1(store, "127.0.0.2");
-        Buffer first = firstBytes.future().await(20, TimeUnit.SECONDS);
+        Buffer first = python.firstBytes().future().await(20, TimeUnit.SECONDS);
         assertEquals("4d00000000000000", HEX.formatHex(first.getBytes(0, 8)), "ssize_t 77, native order");
         jvm.await(20, TimeUnit.SECONDS).close();
 
@@ -105,16 +117,13 @@ class ListenerRendezvousTest {
     /** GLOO_ENABLE_RANK_AS_SEQUENCE_NUMBER=1 (or lazy init): no numbers published, a pair answers to the rank. */
     @Test
     void aRecordWithoutSequenceNumbersIsDialedWithTheDialersRank() throws Exception {
-        Promise<Buffer> firstBytes = Promise.promise();
-        NetServer python = vertx.createNetServer().connectHandler(s -> s.handler(b -> firstBytes.tryComplete(b)));
-        python.listen(0, "127.0.0.1").await(10, TimeUnit.SECONDS);
+        Listener python = listener();
         Store store = new HashStore();
-        byte[] bare = new RankInfo("python-host", GlooAddress.of(new InetSocketAddress("127.0.0.1",
-                python.actualPort())), new long[0]).bytes();
+        byte[] bare = new RankInfo("python-host", GlooAddress.of(python.address()), new long[0]).bytes();
         assertEquals(0, RankInfo.parse(bare, 2).seqs().length);
         new PrefixStore("0", store).set("0", bare).await(10, TimeUnit.SECONDS);
         Future<Backend> jvm = jvmRank1(store, "127.0.0.2");
-        assertEquals("0100000000000000", HEX.formatHex(firstBytes.future().await(20, TimeUnit.SECONDS)
+        assertEquals("0100000000000000", HEX.formatHex(python.firstBytes().future().await(20, TimeUnit.SECONDS)
                 .getBytes(0, 8)), "the JVM rank's own rank, 1");
         jvm.await(20, TimeUnit.SECONDS).close();
     }

@@ -11,6 +11,7 @@ import io.tensorbus.distributed.InitOptions;
 import io.tensorbus.distributed.ProcessGroup;
 import io.tensorbus.distributed.PyTorchWire;
 import io.tensorbus.tensor.Tensor;
+import io.tensorbus.spi.contract.TorchPython;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import java.io.IOException;
@@ -22,7 +23,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -35,7 +35,7 @@ import org.junit.jupiter.api.io.TempDir;
  * saying why, where Python has no torch.
  */
 class PyTorchInteropInitTest {
-    private static final Path PYTHON = Path.of("/usr/bin/python3");
+    private static final Path PYTHON = TorchPython.PYTHON;
     private static final String PEER = String.join("\n",
             "import datetime, os, sys, torch",
             "import torch.distributed as dist",
@@ -95,14 +95,11 @@ class PyTorchInteropInitTest {
     Path dir;
     private Vertx vertx;
     private Process python;
+    private PyTorchWire wire;
 
     @BeforeEach
     void start() throws Exception {
-        Assumptions.assumeTrue(Files.isExecutable(PYTHON), "skipped: no " + PYTHON);
-        Process probe = new ProcessBuilder(PYTHON.toString(), "-c", "import torch.distributed")
-                .redirectErrorStream(true).start();
-        Assumptions.assumeTrue(probe.waitFor(60, TimeUnit.SECONDS) && probe.exitValue() == 0,
-                "skipped: Python has no torch.distributed (apt-get install python3-torch)");
+        wire = PyTorchWire.forVersion(TorchPython.assumeTorch());
         vertx = Vertx.vertx();
     }
 
@@ -210,7 +207,7 @@ class PyTorchInteropInitTest {
     }
 
     private Future<ProcessGroup> init(int port, int rank, int world) {
-        return Distributed.initProcessGroup(InitOptions.builder().backend("gloo").pytorchInterop(PyTorchWire.V1_13)
+        return Distributed.initProcessGroup(InitOptions.builder().backend("gloo").pytorchInterop(wire)
                 .initMethod("tcp://127.0.0.1:" + port).rank(rank).worldSize(world).timeout(Duration.ofSeconds(60))
                 .environment(Map.of()).secret(JobSecret.none()).vertx(vertx).build());
     }

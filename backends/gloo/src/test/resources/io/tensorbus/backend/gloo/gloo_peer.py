@@ -14,7 +14,10 @@ host, port, rank, world = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(s
 hosting = len(sys.argv) > 5 and sys.argv[5] == 'host'
 os.environ.setdefault('GLOO_SOCKET_IFNAME', 'lo')
 timeout = datetime.timedelta(seconds=60)
-store = dist.TCPStore(host, port, None, hosting, timeout, wait_for_workers=False)
+# A PyTorch built without libuv (Debian's 2.x) must say so, as its own jobs do through USE_LIBUV=0; 1.13 has no such
+# argument.
+libuv = {'use_libuv': False} if os.environ.get('USE_LIBUV') == '0' else {}
+store = dist.TCPStore(host, port, None, hosting, timeout, wait_for_workers=False, **libuv)
 if hosting:
     print('port', store.port, flush=True)
 dist.init_process_group('gloo', store=dist.PrefixStore('default_pg', store), rank=rank, world_size=world,
