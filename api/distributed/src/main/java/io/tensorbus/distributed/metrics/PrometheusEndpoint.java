@@ -14,7 +14,9 @@ import java.security.MessageDigest;
 import java.util.HexFormat;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Serves this process's tensorbus meters to Prometheus: {@code GET /metrics} answers the text exposition format of a
@@ -38,6 +40,8 @@ public final class PrometheusEndpoint implements AutoCloseable {
     /** The content type of the text exposition format 0.0.4. */
     static final String CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
     private static final Map<String, Future<PrometheusEndpoint>> BY_ADDRESS = new ConcurrentHashMap<>();
+    /** How long a failed start waits for its Vert.x to close before it reports the failure anyway, in ms. */
+    private static final long CLOSE_GRACE_MILLIS = 2000;
 
     private final Vertx vertx;
     private final HttpServer server;
@@ -83,7 +87,11 @@ public final class PrometheusEndpoint implements AutoCloseable {
                 started.complete(new PrometheusEndpoint(vertx, r.result(), registry, binding, host));
             } else {
                 binding.close();
-                vertx.close().onComplete(c -> started.fail(r.cause()));
+                vertx.close().onComplete(c -> started.tryFail(r.cause()));
+                // Vert.x may never complete that close: a server whose listen failed can try to notify the event
+                // loop the close is shutting down (Netty rejects it), and the rank's set-up would then wait forever.
+                CompletableFuture.delayedExecutor(CLOSE_GRACE_MILLIS, TimeUnit.MILLISECONDS)
+                        .execute(() -> started.tryFail(r.cause()));
             }
         });
         return started.future();
