@@ -131,15 +131,25 @@ class GlooInteropTest {
             }, threads));
         }
         threads.shutdown();
-        for (CompletableFuture<Void> run : runs) {
+        AssertionError failed = null;
+        for (int i = 0; i < runs.size(); i++) {
             try {
-                run.get(150, TimeUnit.SECONDS);
+                runs.get(i).get(failed == null ? 150 : 70, TimeUnit.SECONDS);
             } catch (Exception e) {
-                for (Process p : python) {
-                    p.waitFor(70, TimeUnit.SECONDS);
+                // Every JVM rank's failure is kept: the first one in rank order may only echo another's.
+                AssertionError mine = new AssertionError("JVM rank " + jvmRanks[i] + " failed", e);
+                if (failed == null) {
+                    failed = mine;
+                } else {
+                    failed.addSuppressed(mine);
                 }
-                throw new AssertionError("a JVM rank failed; the Python ranks printed:\n" + output(), e);
             }
+        }
+        if (failed != null) {
+            for (Process p : python) {
+                p.waitFor(70, TimeUnit.SECONDS);
+            }
+            throw new AssertionError("a JVM rank failed; the Python ranks printed:\n" + output(), failed);
         }
         for (Process p : python) {
             boolean ended = p.waitFor(60, TimeUnit.SECONDS);
