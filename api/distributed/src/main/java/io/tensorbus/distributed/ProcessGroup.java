@@ -642,13 +642,21 @@ public final class ProcessGroup implements AutoCloseable {
             return pytorchSubgroup(ranks, limit, provider);
         }
         String subName = name + ".sub" + subgroups.getAndIncrement();
+        return subgroup(ranks, limit, provider, subName, new PrefixStore(subName, store));
+    }
+
+    /**
+     * The handle of subgroup {@code subName} of {@code ranks}: on a member, its backend from {@code provider} over
+     * {@code sub}; elsewhere, a non-member's.
+     */
+    private Future<ProcessGroup> subgroup(int[] ranks, Duration limit, BackendProvider provider, String subName,
+                                          Store sub) {
         int self = members.self();
         int mine = Arrays.binarySearch(ranks, self);
         if (mine < 0) {
             return Future.succeededFuture(new ProcessGroup(null, subName, ranks, self, store, vertx, limit, properties,
                     secret, () -> { }));
         }
-        Store sub = new PrefixStore(subName, store);
         BackendOptions options = new BackendOptions(mine, ranks.length, sub, limit, subName, ranks, vertx, properties,
                 secret);
         return provider.create(options).map(b -> new ProcessGroup(b, subName, ranks, self, sub, vertx, limit,
@@ -675,21 +683,10 @@ public final class ProcessGroup implements AutoCloseable {
         PyTorchWire wire = PyTorchWire.valueOf(properties.get(PyTorchJoin.INTEROP_PROPERTY));
         int groupCount = 1 + subgroups.incrementAndGet();
         String subName = String.valueOf(groupCount - 1);
-        int self = members.self();
-        int mine = Arrays.binarySearch(ranks, self);
-        Future<ProcessGroup> made;
-        if (mine < 0) {
-            made = Future.succeededFuture(new ProcessGroup(null, subName, ranks, self, store, vertx, limit, properties,
-                    secret, () -> { }));
-        } else {
-            Store sub = PyTorchJoin.groupStore(job, wire, subName);
-            BackendOptions options = new BackendOptions(mine, ranks.length, sub, limit, subName, ranks, vertx,
-                    properties, secret);
-            made = provider.create(options).map(b -> new ProcessGroup(b, subName, ranks, self, sub, vertx, limit,
-                    properties, secret, () -> { }));
-        }
-        return made.compose(pg -> PyTorchJoin.afterBackend(vertx, job, wire, groupCount, mine < 0 ? -1 : mine,
-                size(), limit).map(pg).onFailure(e -> pg.destroy()));
+        int mine = Arrays.binarySearch(ranks, members.self());
+        return subgroup(ranks, limit, provider, subName, PyTorchJoin.groupStore(job, wire, subName))
+                .compose(pg -> PyTorchJoin.afterBackend(vertx, job, wire, groupCount, mine < 0 ? -1 : mine, size(),
+                        limit).map(pg).onFailure(e -> pg.destroy()));
     }
 
     /** Closes the connections (and, for the default group, the store and Vert.x it created); idempotent. */
