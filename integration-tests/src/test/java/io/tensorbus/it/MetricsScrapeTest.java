@@ -95,7 +95,8 @@ class MetricsScrapeTest {
                 assertEquals(200, r.statusCode(), r.body());
                 last = r.body();
                 List<PrometheusText.Sample> s = PrometheusText.parse(last);
-                if (allReduces(s).size() == ranks && allReduces(s).stream().allMatch(x -> x.value() == 5)) {
+                if (finished(s, "tensorbus_collective_seconds_count", ranks, 5)
+                        && finished(s, "tensorbus_collective_bytes_total", ranks, 5 * 1024)) {
                     return s;
                 }
             } catch (IOException notYet) {
@@ -106,9 +107,15 @@ class MetricsScrapeTest {
         throw new AssertionError("port " + port + " never showed the all-reduces; last answer: " + last);
     }
 
-    private static List<PrometheusText.Sample> allReduces(List<PrometheusText.Sample> s) {
-        return s.stream().filter(x -> x.name().equals("tensorbus_collective_seconds_count")
+    /**
+     * Whether {@code ranks} ranks' all-reduce sample {@code name} reads {@code value}. A scrape reads one meter after
+     * another while the job runs, so the timer may already count the fifth all-reduce while the byte counter beside
+     * it does not yet: the scrape is done when both show it.
+     */
+    private static boolean finished(List<PrometheusText.Sample> s, String name, int ranks, double value) {
+        List<PrometheusText.Sample> found = s.stream().filter(x -> x.name().equals(name)
                 && "allReduce".equals(x.labels().get("op"))).toList();
+        return found.size() == ranks && found.stream().allMatch(x -> x.value() == value);
     }
 
     /** Rank {@code rank}'s five all-reduces of 1 KiB: count, bytes, histogram, and the gauges beside them. */
