@@ -38,6 +38,11 @@ final class GlooBackend implements Backend {
                 .toArray();
     }
 
+    /** The transport context, for tests that watch a pair's state. */
+    GlooContext context() {
+        return context;
+    }
+
     @Override
     public String name() {
         return GlooBackendProvider.NAME;

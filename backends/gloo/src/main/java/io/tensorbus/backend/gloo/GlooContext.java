@@ -22,8 +22,9 @@ import java.util.Set;
  * several peers, and what tells a wrong collective from a late one. gloo sends nothing that names a collective
  * but its slot, so a peer's notice on a collective slot whose counter this rank is running under another
  * collective's prefix is a mismatch, found as soon as the notice arrives. The first failure breaks the context,
- * as gloo's pairs stay broken after an error: their streams can no longer be trusted to line up. Everything here
- * runs on {@link #loop()}.
+ * as gloo's pairs stay broken after an error: their streams can no longer be trusted to line up. A peer whose
+ * connection ended owing nothing breaks it only once an operation needs that peer again. Everything here runs on
+ * {@link #loop()}.
  */
 final class GlooContext {
     private final int rank;
@@ -89,12 +90,24 @@ final class GlooContext {
 
     /** Sends {@code bytes} to {@code peer} on {@code slot}. */
     Future<Void> send(int peer, long slot, MemorySegment bytes) {
-        return broken != null ? Future.failedFuture(broken) : pairs[peer].send(slot, bytes);
+        return failure(peer) != null ? Future.failedFuture(broken) : pairs[peer].send(slot, bytes);
     }
 
     /** Receives {@code into.byteSize()} bytes from {@code peer} on {@code slot}. */
     Future<Void> recv(int peer, long slot, MemorySegment into) {
-        return broken != null ? Future.failedFuture(broken) : pairs[peer].recv(slot, into);
+        return failure(peer) != null ? Future.failedFuture(broken) : pairs[peer].recv(slot, into);
+    }
+
+    /**
+     * What an operation with {@code peer} fails with: the context's failure, or the peer's ended connection, which
+     * breaks the context now, as that operation can never finish; null when it may go ahead.
+     */
+    private Throwable failure(int peer) {
+        PeerLostException ended = pairs[peer].ended();
+        if (broken == null && ended != null) {
+            breakWith(ended);
+        }
+        return broken;
     }
 
     /**
@@ -102,11 +115,11 @@ final class GlooContext {
      * which asks the peers in the order given); completes with that peer.
      */
     Future<Integer> recvFromAny(int[] from, long slot, MemorySegment into) {
-        if (broken != null) {
-            return Future.failedFuture(broken);
-        }
         Set<Integer> peers = new HashSet<>();
         for (int peer : from) {
+            if (failure(peer) != null) {
+                return Future.failedFuture(broken);
+            }
             peers.add(peer);
         }
         AnyRecv recv = new AnyRecv(peers, into, Promise.promise());
@@ -119,6 +132,11 @@ final class GlooContext {
         }
         recvsFromAny.computeIfAbsent(slot, s -> new ArrayDeque<>()).add(recv);
         return recv.done().future();
+    }
+
+    /** Whether a receive-from-any waits on {@code peer} among others. */
+    boolean waitsOnAnyOf(int peer) {
+        return recvsFromAny.values().stream().anyMatch(w -> w.stream().anyMatch(r -> r.from().contains(peer)));
     }
 
     /** The oldest receive-from-any on {@code slot} that {@code peer} may fill, taken; null when there is none. */
@@ -197,9 +215,14 @@ final class GlooContext {
     /** The connection to {@code peer} failed: every operation of the context fails, naming it. */
     void peerFailed(int peer, String why, Throwable cause) {
         if (broken == null) {
-            breakWith(new PeerLostException(group, -1, peer, "gloo group '" + group + "': lost rank " + peer
-                    + " from rank " + rank + ": " + why, cause));
+            breakWith(lost(peer, why, cause));
         }
+    }
+
+    /** The failure of losing {@code peer}, naming both ranks and {@code why}. */
+    PeerLostException lost(int peer, String why, Throwable cause) {
+        return new PeerLostException(group, -1, peer, "gloo group '" + group + "': lost rank " + peer + " from rank "
+                + rank + ": " + why, cause);
     }
 
     /** Fails every outstanding and later operation with {@code cause} and closes the connections. */

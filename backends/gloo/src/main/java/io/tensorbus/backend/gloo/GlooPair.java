@@ -2,6 +2,7 @@ package io.tensorbus.backend.gloo;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
+import io.tensorbus.c10d.PeerLostException;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.internal.net.NetSocketInternal;
@@ -29,6 +30,8 @@ final class GlooPair {
     private long readingSlot;
     private long payloadLeft = -1;
     private long filled;
+    /** Set when the peer's connection ended with nothing owed either way: what a later operation here fails with. */
+    private PeerLostException ended;
 
     GlooPair(GlooContext context, int peer) {
         this.context = context;
@@ -76,11 +79,38 @@ final class GlooPair {
                 arrived(buf);
             }
         });
-        connected.closeHandler(v -> context.peerFailed(peer, "its connection closed", null));
-        connected.exceptionHandler(e -> context.peerFailed(peer, "its connection failed: " + e.getMessage(), e));
+        connected.closeHandler(v -> ended("its connection closed", null));
+        connected.exceptionHandler(e -> ended("its connection failed: " + e.getMessage(), e));
         if (first != null) {
             arrived(first);
         }
+    }
+
+    /**
+     * The peer's connection ended. gloo fails only what was posted on that pair: a peer that finished its last
+     * collective closes while this rank may still pass that collective's data on to other ranks, and that must not
+     * fail. So a pair that owes nothing either way is only marked, and the next operation on it breaks the context;
+     * one with a send, a receive, a notice or a message half-read outstanding breaks it now.
+     */
+    private void ended(String why, Throwable cause) {
+        if (ended != null || context.broken() != null) {
+            return;
+        }
+        if (owesNothing() && !context.waitsOnAnyOf(peer)) {
+            ended = context.lost(peer, why + " after its last message here", cause);
+        } else {
+            context.peerFailed(peer, why, cause);
+        }
+    }
+
+    /** Why the peer's connection ended, when it ended owing nothing; else null. */
+    PeerLostException ended() {
+        return ended;
+    }
+
+    /** No operation, notice or message is outstanding between this rank and the peer. */
+    private boolean owesNothing() {
+        return payloadLeft < 0 && header.writerIndex() == 0 && slots.values().stream().allMatch(SlotQueue::idle);
     }
 
     private void arrived(ByteBuf buf) {

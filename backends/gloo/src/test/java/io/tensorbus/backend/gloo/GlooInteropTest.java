@@ -27,7 +27,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -119,17 +118,17 @@ class GlooInteropTest {
         List<String[]> steps = GlooScript.load("gloo_script.txt");
         // A thread per JVM rank: each blocks on its ops, and the common pool may have one thread only.
         ExecutorService threads = Executors.newFixedThreadPool(jvmRanks.length);
-        // The JVM ranks close once the Python ranks have ended: a rank that closed right after its last collective
-        // was seen (twice in many runs) to fail a Python rank's last all-reduce with "Connection closed by peer",
-        // a teardown race of its own, recorded on issue 38, that this test of the ops' results steps around.
-        List<Backend> backends = new CopyOnWriteArrayList<>();
         for (int rank : jvmRanks) {
             Future<Backend> joined = join(port, world, rank);
             runs.add(CompletableFuture.runAsync(() -> {
                 try {
                     Backend b = joined.await(90, TimeUnit.SECONDS);
-                    backends.add(b);
-                    new GlooScript(b).run(steps);
+                    try {
+                        new GlooScript(b).run(steps);
+                    } finally {
+                        // Right after its last op, as a rank ends: ranks still passing that op on must not fail.
+                        b.close().await(10, TimeUnit.SECONDS);
+                    }
                 } catch (Exception e) {
                     throw new CompletionException(e);
                 }
@@ -156,18 +155,12 @@ class GlooInteropTest {
             }
             throw new AssertionError("a JVM rank failed; the Python ranks printed:\n" + output(), failed);
         }
-        try {
-            for (Process p : python) {
-                boolean ended = p.waitFor(60, TimeUnit.SECONDS);
-                String printed = output();
-                assertTrue(ended, "Python ends: " + printed);
-                assertEquals(0, p.exitValue(), printed);
-                assertTrue(printed.contains("ok after"), printed);
-            }
-        } finally {
-            for (Backend b : backends) {
-                b.close().await(10, TimeUnit.SECONDS);
-            }
+        for (Process p : python) {
+            boolean ended = p.waitFor(60, TimeUnit.SECONDS);
+            String printed = output();
+            assertTrue(ended, "Python ends: " + printed);
+            assertEquals(0, p.exitValue(), printed);
+            assertTrue(printed.contains("ok after"), printed);
         }
     }
 
