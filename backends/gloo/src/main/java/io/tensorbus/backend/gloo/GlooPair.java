@@ -22,6 +22,8 @@ import java.util.Map;
 final class GlooPair {
     private final GlooContext context;
     private final int peer;
+    /** Payloads from this size up are read into the receive's memory; smaller ones are copied out of Netty's. */
+    static final long IN_PLACE_MIN = 64 * 1024;
     private final Map<Long, SlotQueue> slots = new HashMap<>();
     private final ByteBuf header = Unpooled.buffer(Preamble.BYTES, Preamble.BYTES);
     private NetSocketInternal socket;
@@ -32,6 +34,9 @@ final class GlooPair {
     private long filled;
     /** Set when the peer's connection ended with nothing owed either way: what a later operation here fails with. */
     private PeerLostException ended;
+    /** The receive's own memory, handed to Netty to read the payload into, until it comes back; else null. */
+    private ByteBuf inPlace;
+    private long bytesInPlace;
 
     GlooPair(GlooContext context, int peer) {
         this.context = context;
@@ -74,6 +79,7 @@ final class GlooPair {
      */
     void attach(NetSocketInternal connected, ByteBuf first) {
         this.socket = connected;
+        InPlaceReads.install(connected).feed(this);
         connected.messageHandler(message -> {
             if (message instanceof ByteBuf buf) {
                 arrived(buf);
@@ -288,7 +294,12 @@ final class GlooPair {
 
     private void readPayload(ByteBuf in) {
         int n = (int) Math.min(payloadLeft, in.readableBytes());
-        if (reading != null) {
+        if (in == inPlace) {
+            // Netty read these bytes into the receive itself, where they belong.
+            inPlace = null;
+            filled += n;
+            bytesInPlace += n;
+        } else if (reading != null) {
             MemorySegment into = reading.bytes();
             int at = in.readerIndex();
             for (ByteBuffer part : in.nioBuffers(at, n)) {
@@ -326,6 +337,31 @@ final class GlooPair {
 
     private void write(ByteBuf notice) {
         socket.writeMessage(notice);
+    }
+
+    /**
+     * The receive's memory from where its payload has reached, for Netty to read the rest into ({@link InPlaceReads}):
+     * only for a large payload into native memory, and never twice at once; else null. Called on the socket's loop,
+     * which is the context's: a call from elsewhere gets null.
+     */
+    ByteBuf inPlaceTarget() {
+        if (!context.loop().nettyEventLoop().inEventLoop()) {
+            return null;
+        }
+        if (inPlace != null && inPlace.refCnt() == 0) {
+            inPlace = null; // Netty released it unread: the socket ended.
+        }
+        if (inPlace != null || reading == null || payloadLeft < IN_PLACE_MIN || !reading.bytes().isNative()) {
+            return null;
+        }
+        long n = Math.min(payloadLeft, Integer.MAX_VALUE);
+        inPlace = Unpooled.wrappedBuffer(reading.bytes().asSlice(filled, n).asByteBuffer()).clear();
+        return inPlace;
+    }
+
+    /** The payload bytes Netty read straight into receives so far, for tests. */
+    long bytesInPlace() {
+        return bytesInPlace;
     }
 
     /** Off-heap and byte[] memory is sent in place; other heap arrays (long[], ...) have no byte view. */

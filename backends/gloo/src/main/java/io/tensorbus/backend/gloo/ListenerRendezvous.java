@@ -94,6 +94,7 @@ final class ListenerRendezvous extends GlooRendezvous {
      * connection that names no pair within the set-up timeout is closed.
      */
     private void readSeq(NetSocketInternal socket) {
+        InPlaceReads.install(socket); // before the first read, which fixes the channel's read handle
         ByteBuf head = Unpooled.buffer(SEQ_BYTES);
         long silent = options.vertx().setTimer(options.setupTimeout().toMillis(), id -> socket.close());
         socket.messageHandler(message -> {

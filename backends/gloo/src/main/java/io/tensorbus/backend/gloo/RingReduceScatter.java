@@ -4,6 +4,7 @@ import io.tensorbus.DType;
 import io.tensorbus.c10d.ReduceOp;
 import io.tensorbus.spi.support.HostReductions;
 import io.vertx.core.Future;
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
 /**
@@ -39,9 +40,19 @@ final class RingReduceScatter {
         this.numSegments = numSegments;
         this.perRank = numSegments / context.size();
         this.segmentBytes = segmentBytes;
-        this.tmp = MemorySegment.ofArray(new byte[Math.toIntExact(segmentBytes * 2)]);
+        this.tmp = scratch(segmentBytes * 2);
         this.recvs = Steps.futures(Math.toIntExact(numSegments + 2));
         this.sends = Steps.futures(Math.toIntExact(numSegments + 2));
+    }
+
+    /**
+     * gloo's two segments of scratch: off the heap once segments are large, so that Netty reads them in place
+     * ({@link GlooPair#inPlaceTarget()}); on it below, where an allocation per collective would cost more than the
+     * copy it saves.
+     */
+    private static MemorySegment scratch(long bytes) {
+        return bytes >= 2 * GlooPair.IN_PLACE_MIN ? Arena.ofAuto().allocate(bytes, 64)
+                : MemorySegment.ofArray(new byte[Math.toIntExact(bytes)]);
     }
 
     long numSegments() {

@@ -16,6 +16,7 @@ import io.tensorbus.spi.contract.Ranks;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -147,6 +148,37 @@ class GlooBackendTest {
         }
     }
 
+    /** A large message lands straight in the receive's memory, on either rendezvous and transport, and whole. */
+    @ParameterizedTest(name = "wire {0}, native transport {1}")
+    @CsvSource({"V2_2, false", "V1_13, false", "V2_2, true", "V1_13, true"})
+    @Timeout(value = 60, unit = TimeUnit.SECONDS)
+    void aLargeMessageIsReadIntoTheReceiveItself(String wire, boolean nativeTransport) throws Exception {
+        Vertx own = Vertx.vertx(new VertxOptions().setPreferNativeTransport(nativeTransport));
+        try (Ranks ranks = Ranks.create(new GlooBackendProvider(), own, 2, Duration.ofSeconds(20),
+                Map.of(GlooRendezvous.WIRE_PROPERTY, wire))) {
+            assertEquals(nativeTransport, own.isNativeTransportEnabled(), "the transport asked for");
+            int n = 1 << 20;
+            DeviceBuffer sent = Buffers.alloc(DType.INT64, n);
+            for (int i = 0; i < n; i += 4099) {
+                Buffers.putLong(sent, i, 31L * i + 7);
+            }
+            Buffers.putLong(sent, n - 1, -5);
+            DeviceBuffer got = Buffers.alloc(DType.INT64, n);
+            Future<Integer> recv = ranks.get(1).recv(got, 0, 4);
+            ranks.get(0).send(sent, 1, 4).await(10, TimeUnit.SECONDS);
+            assertEquals(0, recv.await(10, TimeUnit.SECONDS));
+            for (int i = 0; i < n; i += 4099) {
+                assertEquals(31L * i + 7, Buffers.getLong(got, i), "element " + i);
+            }
+            assertEquals(-5, Buffers.getLong(got, n - 1));
+            GlooContext one = ((GlooBackend) ranks.get(1)).context();
+            long inPlace = onLoop(one, () -> one.pair(0).bytesInPlace());
+            assertTrue(inPlace > n, "most of the 8 MiB read in place: " + inPlace + " bytes");
+        } finally {
+            own.close().await(10, TimeUnit.SECONDS);
+        }
+    }
+
     /** A pair's connection closing while a send to it is outstanding fails the operation at once. */
     @Test
     @Timeout(value = 60, unit = TimeUnit.SECONDS)
@@ -159,8 +191,8 @@ class GlooBackendTest {
         }
     }
 
-    private static boolean onLoop(GlooContext context, Supplier<Boolean> read) throws Exception {
-        Promise<Boolean> p = Promise.promise();
+    private static <T> T onLoop(GlooContext context, Supplier<T> read) throws Exception {
+        Promise<T> p = Promise.promise();
         context.loop().runOnContext(v -> p.complete(read.get()));
         return p.future().await(10, TimeUnit.SECONDS);
     }
