@@ -183,15 +183,20 @@ final class Mesh {
             sameHost[0] = published.length > 1 && published[1].equals(hostSuffix().trim());
             int colon = address.lastIndexOf(':');
             return client.connect(Integer.parseInt(address.substring(colon + 1)), address.substring(0, colon));
-        }).compose(socket -> SecretHandshake.connect(socket, options.secret(), CHANNEL,
-                        Duration.ofMillis(handshakeMillis), vertx)
+        }).compose(socket -> greet((NetSocketInternal) socket, peer, sameHost[0]));
+    }
+
+    /** Proves the job secret to {@code peer} on its new connection, says HELLO, and waits for its answer. */
+    private Future<Void> greet(NetSocketInternal socket, int peer, boolean sameHost) {
+        PeerConnection.readAdaptively(socket);
+        return SecretHandshake.connect(socket, options.secret(), CHANNEL, Duration.ofMillis(handshakeMillis), vertx)
                 .recover(e -> Future.failedFuture(initError(backend.who(peer) + " of group '" + options.groupName()
                         + "' could not be reached: " + e.getMessage())))
                 .compose(v -> {
-                    handshake((NetSocketInternal) socket, peer, -1, sameHost[0]);
-                    socket.write(BufferInternal.buffer(hello(sameHost[0]).encode()));
+                    handshake(socket, peer, -1, sameHost);
+                    socket.write(BufferInternal.buffer(hello(sameHost).encode()));
                     return connected.get(peer).future();
-                }));
+                });
     }
 
     /**
@@ -210,6 +215,7 @@ final class Mesh {
     }
 
     private void accepted(NetSocket socket) {
+        PeerConnection.readAdaptively((NetSocketInternal) socket);
         // A connection that does not prove the secret and say HELLO in time is dropped; the timer stops once
         // it has. A refused one is closed (and logged) by the secret handshake.
         long timer = vertx.setTimer(handshakeMillis, id -> socket.close());

@@ -138,6 +138,23 @@ final class PeerConnection implements FrameReader.Listener {
         return link != null;
     }
 
+    /**
+     * Makes Netty read {@code socket} into buffers that adapt to what arrives (512 B up to 8 MiB, growing while reads
+     * fill them). Vert.x reads a socket with a receive buffer size into buffers of that size (8 MiB here), allocated
+     * afresh for every read: a doorbell or a 4-byte message paid for 8 MiB. Netty fixes a channel's read handle at
+     * its first read, so this is called on a new connection before the secret handshake reads it; set later, it
+     * changes nothing.
+     */
+    static void readAdaptively(NetSocketInternal socket) {
+        socket.channelHandlerContext().channel().config().setRecvByteBufAllocator(
+                new AdaptiveRecvByteBufAllocator(512, 64 * 1024, 8 << 20));
+    }
+
+    /** The size of the next buffer Netty reads this socket into, for tests. */
+    int nextReadBytes() {
+        return socket.channelHandlerContext().channel().unsafe().recvBufAllocHandle().guess();
+    }
+
     /** The group rank at the other end. */
     int peer() {
         return peer;
@@ -150,10 +167,6 @@ final class PeerConnection implements FrameReader.Listener {
 
     /** Starts reading; the handshake already consumed its frames. */
     void start() {
-        // Vert.x reads a socket with a receive buffer size into buffers of that size (8 MiB here), allocated
-        // and zeroed afresh for every read: a doorbell or a 4-byte message cost a millisecond of memset.
-        socket.channelHandlerContext().channel().config().setRecvByteBufAllocator(
-                new AdaptiveRecvByteBufAllocator(512, 64 * 1024, 1 << 20));
         socket.messageHandler(this::handle);
         socket.closeHandler(v -> {
             readWhatIsLeft();

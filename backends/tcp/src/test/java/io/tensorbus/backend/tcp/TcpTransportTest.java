@@ -144,6 +144,28 @@ class TcpTransportTest {
         fail(what + ": the backend kept the connection open");
     }
 
+    /**
+     * A peer's socket reads small messages into small buffers, not into one of SO_RCVBUF's 8 MiB per read: Netty
+     * fixes a channel's read handle at its first read, so the adaptive one must be set before the handshake.
+     */
+    @Test
+    void peerSocketsReadSmallMessagesIntoSmallBuffers() throws Exception {
+        try (Ranks ranks = ranks(2, Map.of("tcp.sharedMemory", "false"))) {
+            List<Future<Void>> fs = new ArrayList<>();
+            for (int r = 0; r < 2; r++) {
+                fs.add(ranks.get(r).allReduce(Buffers.alloc(DType.FLOAT32, 10), ReduceOp.SUM));
+            }
+            for (Future<Void> f : fs) {
+                f.await(20, TimeUnit.SECONDS);
+            }
+            for (int r = 0; r < 2; r++) {
+                PeerConnection c = ((TcpBackend) ranks.get(r)).connection(1 - r);
+                int next = c.eventLoop().submit(c::nextReadBytes).get(10, TimeUnit.SECONDS);
+                assertTrue(next <= 64 * 1024, "rank " + r + " reads into buffers of " + next + " bytes");
+            }
+        }
+    }
+
     @Test
     void strangersOnTheListeningPortAreDisconnectedAndTheGroupKeepsWorking() throws Exception {
         try (Ranks ranks = ranks(3, Map.of())) {
