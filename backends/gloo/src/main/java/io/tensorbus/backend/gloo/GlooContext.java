@@ -238,12 +238,14 @@ final class GlooContext {
             waiting.forEach(r -> r.done().tryFail(cause));
         }
         recvsFromAny.clear();
+        List<Future<Void>> closing = new ArrayList<>();
         for (GlooPair p : pairs) {
             if (p != null) {
-                p.fail(cause);
+                closing.add(p.fail(cause));
             }
         }
-        onBreak.forEach(Runnable::run);
+        // Closing a server or the client closes its connections at once: only after the pairs have lingered.
+        Future.join(closing).onComplete(closed -> onBreak.forEach(Runnable::run));
     }
 
     /** Runs {@code action} when the context breaks or closes (closing what the set-up opened). */

@@ -3,6 +3,7 @@ package io.tensorbus.backend.gloo;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.tensorbus.c10d.PeerLostException;
+import io.tensorbus.spi.support.LingeringClose;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.internal.net.NetSocketInternal;
@@ -24,6 +25,8 @@ final class GlooPair {
     private final int peer;
     /** Payloads from this size up are read into the receive's memory; smaller ones are copied out of Netty's. */
     static final long IN_PLACE_MIN = 64 * 1024;
+    /** How long a closing connection reads and drops what the peer still sends, in milliseconds. */
+    private static final long LINGER_MILLIS = 1000;
     private final Map<Long, SlotQueue> slots = new HashMap<>();
     private final ByteBuf header = Unpooled.buffer(Preamble.BYTES, Preamble.BYTES);
     private NetSocketInternal socket;
@@ -181,21 +184,23 @@ final class GlooPair {
         write(Preamble.notice(Preamble.NOTIFY_SEND_READY, slot, 0).encode());
     }
 
-    /** Fails every posted operation with {@code cause} and closes the connection. */
-    void fail(Throwable cause) {
+    /**
+     * Fails every posted operation with {@code cause} and closes the connection, lingering so that what was written
+     * last (a notice that names this rank's collective, say) reaches the peer rather than a reset; completes once the
+     * connection is closed.
+     */
+    Future<Void> fail(Throwable cause) {
         for (SlotQueue q : slots.values()) {
             q.sends.forEach(t -> t.done().tryFail(cause));
             q.recvs.forEach(t -> t.done().tryFail(cause));
         }
         if (reading != null) {
             reading.done().tryFail(cause);
+            reading = null;
         }
         slots.clear();
-        if (socket != null) {
-            socket.closeHandler(null);
-            socket.close();
-        }
         header.release();
+        return socket == null ? Future.succeededFuture() : LingeringClose.close(socket, LINGER_MILLIS);
     }
 
     /** The slots with operations still outstanding, for a timeout's message. */
@@ -351,7 +356,8 @@ final class GlooPair {
         if (inPlace != null && inPlace.refCnt() == 0) {
             inPlace = null; // Netty released it unread: the socket ended.
         }
-        if (inPlace != null || reading == null || payloadLeft < IN_PLACE_MIN || !reading.bytes().isNative()) {
+        if (inPlace != null || reading == null || payloadLeft < IN_PLACE_MIN || !reading.bytes().isNative()
+                || context.broken() != null) {
             return null;
         }
         long n = Math.min(payloadLeft, Integer.MAX_VALUE);

@@ -93,7 +93,10 @@ class GlooBackendTest {
             Throwable e = failure(broadcast);
             assertInstanceOf(CollectiveMismatchException.class, e);
             assertTrue(e.getMessage().contains("allReduce") && e.getMessage().contains("broadcast"), e.getMessage());
-            assertInstanceOf(CollectiveMismatchException.class, failure(reduce));
+            // Rank 1's notice must reach rank 0 before its connection closes: 9 to 13 in 300 runs lost it to a hard
+            // close (its server closed the connection under it) before the close lingered.
+            Throwable other = failure(reduce);
+            assertInstanceOf(CollectiveMismatchException.class, other, other.getMessage());
         }
     }
 

@@ -3,11 +3,9 @@ package io.tensorbus.backend.tcp;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.AdaptiveRecvByteBufAllocator;
-import io.netty.channel.Channel;
 import io.netty.channel.EventLoop;
-import io.netty.channel.socket.DuplexChannel;
-import io.netty.util.ReferenceCountUtil;
 import io.tensorbus.spi.DeviceBuffer;
+import io.tensorbus.spi.support.LingeringClose;
 import io.tensorbus.spi.support.shm.SharedMemoryChannel;
 import io.tensorbus.spi.support.shm.SharedMemoryLink;
 import io.vertx.core.Future;
@@ -18,7 +16,6 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 
 /**
@@ -271,27 +268,12 @@ final class PeerConnection implements FrameReader.Listener {
      * yet: a peer still sending into a collective would then see only a reset, not why this rank left.
      */
     private Future<Void> drainThenClose() {
-        Promise<Void> closed = Promise.promise();
-        Channel channel = socket.channelHandlerContext().channel();
         cancelParkTimer();
         parked = null;
         reader.discard();
         // What this rank wrote into the ring stays readable through the peer's own mapping.
         closeSharedMemory();
-        socket.messageHandler(ReferenceCountUtil::release);
-        socket.closeHandler(v -> closed.tryComplete());
-        socket.exceptionHandler(e -> socket.close());
-        var linger = channel.eventLoop().schedule(() -> {
-            socket.close();
-        }, LINGER_MILLIS, TimeUnit.MILLISECONDS);
-        closed.future().onComplete(v -> linger.cancel(false));
-        channel.config().setAutoRead(true);
-        if (channel instanceof DuplexChannel duplex) {
-            duplex.shutdownOutput();
-        } else {
-            socket.close();
-        }
-        return closed.future();
+        return LingeringClose.close(socket, LINGER_MILLIS);
     }
 
     /** The parked payload's receive was posted: stream the payload into {@code sink}. */
