@@ -21,12 +21,12 @@ import java.util.Map;
  * first out per slot. Everything here runs on the context's event loop.
  */
 final class GlooPair {
-    private final GlooContext context;
-    private final int peer;
     /** Payloads from this size up are read into the receive's memory; smaller ones are copied out of Netty's. */
     static final long IN_PLACE_MIN = 64 * 1024;
     /** How long a closing connection reads and drops what the peer still sends, in milliseconds. */
     private static final long LINGER_MILLIS = 1000;
+    private final GlooContext context;
+    private final int peer;
     private final Map<Long, SlotQueue> slots = new HashMap<>();
     private final ByteBuf header = Unpooled.buffer(Preamble.BYTES, Preamble.BYTES);
     private NetSocketInternal socket;
